@@ -1,0 +1,183 @@
+"""Decisions a seat can make, and their text form.
+
+Owns: the ``Decision`` record, its text form (which round-trips through
+``parse_decision``) and the interned decisions the engine lists in its hot path.
+Must not import: anything doing I/O, a clock or global randomness.
+
+Text forms (one line, tokens separated by single spaces):
+
+==========================  ===================================================
+``3up 7g 10r Cy``           set-up (RULES §2.3): the three cards laid face up
+                            (under ``choose_for_others``: given to the left)
+``play hand 7x2``           play two 7s from the hand (``play 3up 10x1``: from
+                            the 3UP cards); the copies played are the first
+                            ones in colour order (colours do not matter)
+``play hand C+1``           play a special card (always one)
+``play hand 7g 7r``         ``four_of_a_colour`` only: the exact cards, in the
+                            order they go on the pile (the last on top)
+``down 2``                  turn over the 3DOWN card in slot 2 (RULES §3.3)
+``pickup``                  pick up the pile: only when nothing can be played
+``draw``                    the draw before an extra action (RULES §3.6)
+``decline``                 ``may_decline``: draw one card, end the turn
+``swap 10r 7g``             ``four_of_a_colour``: 3UP card 10r <-> hand card 7g
+``keep``                    ``four_of_a_colour``: decline the swap
+==========================  ===================================================
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from .cards import (
+    CLEAR,
+    KIND_TEXT,
+    MAX_COPIES,
+    Card,
+    CardError,
+    card_text,
+    make_card,
+    parse_kind_colour,
+)
+
+# Decision codes.
+CHOOSE_UP = 0
+PLAY = 1
+DOWN = 2
+PICKUP = 3
+DRAW = 4
+DECLINE = 5
+SWAP = 6
+KEEP = 7
+
+# Sources of a play (RULES §3.1).
+HAND = 0
+UP = 1
+DOWNSRC = 2
+SOURCE_NAMES = ("hand", "3up", "3down")
+
+
+class Decision(NamedTuple):
+    """One decision.  Compares by value (it is a tuple), so a parsed decision equals
+    the engine's listed one.  ``cards`` is empty for plays written by number and
+    count, where the engine picks the copies."""
+
+    code: int
+    text: str
+    src: int = -1
+    kind: int = 0
+    count: int = 0  # type: ignore[assignment]  # shadows tuple.count, on purpose
+    cards: tuple[Card, ...] = ()
+    slot: int = -1
+
+    def __str__(self) -> str:
+        return self.text
+
+    def __repr__(self) -> str:
+        return f"Decision({self.text!r})"
+
+
+class DecisionSyntaxError(ValueError):
+    """A decision's text form could not be read."""
+
+
+PICKUP_D = Decision(PICKUP, "pickup")
+DRAW_D = Decision(DRAW, "draw")
+DECLINE_D = Decision(DECLINE, "decline")
+KEEP_D = Decision(KEEP, "keep")
+DOWN_D = tuple(Decision(DOWN, f"down {i}", DOWNSRC, slot=i) for i in range(3))
+
+_MAX_COUNT = 7 * MAX_COPIES
+
+
+def _play_text(src: int, kind: int, count: int) -> str:
+    if kind >= CLEAR:
+        return f"play {SOURCE_NAMES[src]} {KIND_TEXT[kind]}"
+    return f"play {SOURCE_NAMES[src]} {KIND_TEXT[kind]}x{count}"
+
+
+#: PLAYS[src][kind] = (play of 1 card, of 2 cards, ...) -- interned, sliced by the
+#: engine when it lists legal decisions (a slice of a prebuilt tuple is the fastest
+#: way to list "1, 2 or all n copies").  A special kind has one entry: specials are
+#: played one at a time (RULES §3.2).
+PLAYS: tuple[tuple[tuple[Decision, ...], ...], ...] = tuple(
+    tuple(
+        tuple(
+            Decision(PLAY, _play_text(src, kind, c), src, kind, c)
+            for c in range(1, (_MAX_COUNT if kind < CLEAR else 1) + 1)
+        )
+        if kind
+        else ()
+        for kind in range(14)
+    )
+    for src in range(2)
+)
+
+
+def play_cards(src: int, cards: tuple[Card, ...]) -> Decision:
+    """A play naming its cards (``four_of_a_colour``)."""
+    from .cards import KIND
+
+    kind = KIND[cards[0]]
+    text = f"play {SOURCE_NAMES[src]} " + " ".join(card_text(c) for c in cards)
+    return Decision(PLAY, text, src, kind, len(cards), cards)
+
+
+def choose_up(cards: tuple[Card, ...]) -> Decision:
+    return Decision(CHOOSE_UP, "3up " + " ".join(card_text(c) for c in cards), cards=cards)
+
+
+def swap(up_card: Card, hand_card: Card) -> Decision:
+    return Decision(SWAP, f"swap {card_text(up_card)} {card_text(hand_card)}", cards=(up_card, hand_card))
+
+
+_SIMPLE = {"pickup": PICKUP_D, "draw": DRAW_D, "decline": DECLINE_D, "keep": KEEP_D}
+_KIND_BY_TEXT = {t: k for k, t in enumerate(KIND_TEXT) if t}
+
+SYNTAX_HELP = (
+    "decisions are written '3up 7g 10r Cy', 'play hand 7x2', 'play 3up C+1', "
+    "'play hand 7g 7r', 'down 0', 'pickup', 'draw', 'decline', 'swap 10r 7g' or 'keep'"
+)
+
+
+def _cards(tokens: list[str], text: str) -> tuple[Card, ...]:
+    try:
+        return tuple(make_card(*parse_kind_colour(t)) for t in tokens)
+    except CardError as e:
+        raise DecisionSyntaxError(f"{text!r}: {e}") from None
+
+
+def parse_decision(text: str) -> Decision:
+    """Read a decision's text form.  The result equals the engine's listed decision
+    with the same text.  Raises DecisionSyntaxError saying what would be right."""
+    if not isinstance(text, str):
+        raise DecisionSyntaxError(f"a decision is a string, not {type(text).__name__}")
+    tokens = text.split()
+    if not tokens:
+        raise DecisionSyntaxError(f"empty decision: {SYNTAX_HELP}")
+    head = tokens[0]
+    if len(tokens) == 1 and head in _SIMPLE:
+        return _SIMPLE[head]
+    if head == "down" and len(tokens) == 2 and tokens[1] in ("0", "1", "2"):
+        return DOWN_D[int(tokens[1])]
+    if head == "3up" and len(tokens) == 4:
+        return choose_up(_cards(tokens[1:], text))
+    if head == "swap" and len(tokens) == 3:
+        a, b = _cards(tokens[1:], text)
+        return swap(a, b)
+    if head == "play" and len(tokens) >= 3 and tokens[1] in ("hand", "3up"):
+        src = SOURCE_NAMES.index(tokens[1])
+        body = tokens[2:]
+        if len(body) == 1:
+            kind = _KIND_BY_TEXT.get(body[0])
+            if kind is not None and kind >= CLEAR:
+                return PLAYS[src][kind][0]
+            num, sep, count = body[0].partition("x")
+            kind = _KIND_BY_TEXT.get(num)
+            if sep and kind is not None and kind < CLEAR and count.isdigit():
+                c = int(count)
+                if 1 <= c <= _MAX_COUNT:
+                    return PLAYS[src][kind][c - 1]
+                raise DecisionSyntaxError(f"{text!r}: a play holds 1 to {_MAX_COUNT} cards")
+        cards = _cards(body, text)
+        return play_cards(src, cards)
+    raise DecisionSyntaxError(f"{text!r} is not a decision: {SYNTAX_HELP}")

@@ -1,0 +1,201 @@
+"""Events: their per-seat filtering (RULES §6), text form and JSON-ready form.
+
+Owns what each seat is shown of each event.  Filtering replaces what a seat may not
+know with ``None`` -- it never has to remember which fields are secret elsewhere:
+the three private events are listed here, and everything else is public.
+
+Text forms (tokens separated by single spaces; ``?`` = hidden from this seat):
+
+    deal 0 1g 4r 7b 9y Co C+1k   |  deal 0 ?
+    chosen 0
+    reveal 0 7g 10r Cy
+    piles 2 0 1
+    turn 12 0
+    extra 0 1
+    play 0 hand 7g 7r            |  play 0 3up 10r   |  play 0 3down 2 7g
+    fail 0 2 4g pile 9r 9b       |  fail 0 2 ? pile 9r 9b
+    pickup 0 9r 9b
+    clear 0 C+1 5                |  clear 0 three 4
+    reverse -1
+    draw 0 2 refill 7g 3r        |  draw 0 2 refill ?
+    colour 0
+    swap 0 10r 7g
+    keep 0
+    finish 0 1
+    end winner places 1 2 points 0 34
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from .cards import card_text, make_card, parse_kind_colour
+from .decisions import SOURCE_NAMES
+
+Event = tuple[Any, ...]
+
+#: Events holding something private, and the index of the private field.
+_PRIVATE = {"deal": 2, "fail": 3, "draw": 3}
+
+
+def filter_event(ev: Event, seat: int | None) -> Event:
+    """``ev`` as ``seat`` may see it (RULES §6).  ``seat=None``: the omniscient view;
+    ``seat=-1``: a spectator's (public) view."""
+    i = _PRIVATE.get(ev[0])
+    if i is None or seat is None or ev[1] == seat or ev[i] is None:
+        return ev
+    return ev[:i] + (None,) + ev[i + 1 :]
+
+
+def events_for(events: Iterable[Event], seat: int | None) -> list[Event]:
+    return [filter_event(e, seat) for e in events]
+
+
+def _cards(cards: Iterable[int] | None) -> str:
+    if cards is None:
+        return "?"
+    return " ".join(card_text(c) for c in cards)
+
+
+def event_text(ev: Event) -> str:
+    """The text form of an (already filtered) event."""
+    kind = ev[0]
+    if kind == "deal":
+        return f"deal {ev[1]} {_cards(ev[2])}"
+    if kind in ("chosen", "colour", "keep"):
+        return f"{kind} {ev[1]}"
+    if kind == "reveal":
+        return f"reveal {ev[1]} {_cards(ev[2])}"
+    if kind == "piles":
+        return "piles " + " ".join(str(x) for x in ev[1])
+    if kind == "turn":
+        return f"turn {ev[1]} {ev[2]}"
+    if kind == "extra":
+        return f"extra {ev[1]} {ev[2]}"
+    if kind == "play":
+        _, s, src, cards, slot = ev
+        where = SOURCE_NAMES[src] + (f" {slot}" if slot >= 0 else "")
+        return f"play {s} {where} {_cards(cards)}"
+    if kind == "fail":
+        _, s, slot, card, pile = ev
+        c = "?" if card is None else card_text(card)
+        return f"fail {s} {slot} {c} pile" + ("" if not pile else " " + _cards(pile))
+    if kind == "pickup":
+        return f"pickup {ev[1]}" + ("" if not ev[2] else " " + _cards(ev[2]))
+    if kind == "clear":
+        return f"clear {ev[1]} {ev[2]} {ev[3]}"
+    if kind == "reverse":
+        return f"reverse {ev[1]}"
+    if kind == "draw":
+        _, s, n, cards, why = ev
+        return f"draw {s} {n} {why} {_cards(cards)}"
+    if kind == "swap":
+        return f"swap {ev[1]} {card_text(ev[2])} {card_text(ev[3])}"
+    if kind == "finish":
+        return f"finish {ev[1]} {ev[2]}"
+    if kind == "end":
+        _, how, places, points = ev
+        return (f"end {how} places " + " ".join(map(str, places))
+                + " points " + " ".join(map(str, points)))
+    raise ValueError(f"unknown event {ev!r}")
+
+
+class EventSyntaxError(ValueError):
+    """An event's text form could not be read."""
+
+
+def _parse_cards(tokens: list[str]) -> tuple[int, ...] | None:
+    if tokens == ["?"]:
+        return None
+    return tuple(make_card(*parse_kind_colour(t)) for t in tokens)
+
+
+def parse_event(text: str) -> Event:
+    """Read an event's text form (cards come back as their first copy's id)."""
+    t = text.split()
+    try:
+        kind = t[0]
+        if kind == "deal":
+            return ("deal", int(t[1]), _parse_cards(t[2:]))
+        if kind in ("chosen", "colour", "keep"):
+            return (kind, int(t[1]))
+        if kind == "reveal":
+            return ("reveal", int(t[1]), _parse_cards(t[2:]))
+        if kind == "piles":
+            return ("piles", tuple(int(x) for x in t[1:]))
+        if kind in ("turn", "extra", "finish"):
+            return (kind, int(t[1]), int(t[2]))
+        if kind == "play":
+            src = SOURCE_NAMES.index(t[2])
+            if src == 2:
+                return ("play", int(t[1]), src, _parse_cards(t[4:]), int(t[3]))
+            return ("play", int(t[1]), src, _parse_cards(t[3:]), -1)
+        if kind == "fail":
+            card = None if t[3] == "?" else make_card(*parse_kind_colour(t[3]))
+            assert t[4] == "pile"
+            return ("fail", int(t[1]), int(t[2]), card, _parse_cards(t[5:]) or ())
+        if kind == "pickup":
+            return ("pickup", int(t[1]), _parse_cards(t[2:]) or ())
+        if kind == "clear":
+            return ("clear", int(t[1]), t[2], int(t[3]))
+        if kind == "reverse":
+            return ("reverse", int(t[1]))
+        if kind == "draw":
+            return ("draw", int(t[1]), int(t[2]), _parse_cards(t[4:]), t[3])
+        if kind == "swap":
+            a, b = _parse_cards(t[2:4]) or ()
+            return ("swap", int(t[1]), a, b)
+        if kind == "end":
+            i = t.index("points")
+            return ("end", t[1], tuple(int(x) for x in t[3:i]), tuple(int(x) for x in t[i + 1 :]))
+    except (IndexError, ValueError, AssertionError) as e:
+        raise EventSyntaxError(f"{text!r} is not an event: {e}") from None
+    raise EventSyntaxError(f"{text!r} is not an event")
+
+
+def event_dict(ev: Event) -> dict[str, Any]:
+    """A JSON-ready form of an (already filtered) event: ``type`` plus named fields,
+    cards as text, hidden values as ``null``."""
+    kind = ev[0]
+
+    def cl(cards: Iterable[int] | None) -> list[str] | None:
+        return None if cards is None else [card_text(c) for c in cards]
+
+    if kind == "deal":
+        return {"type": kind, "seat": ev[1], "cards": cl(ev[2])}
+    if kind in ("chosen", "colour", "keep"):
+        return {"type": kind, "seat": ev[1]}
+    if kind == "reveal":
+        return {"type": kind, "seat": ev[1], "cards": cl(ev[2])}
+    if kind == "piles":
+        return {"type": kind, "perm": list(ev[1])}
+    if kind == "turn":
+        return {"type": kind, "turn": ev[1], "seat": ev[2]}
+    if kind == "extra":
+        return {"type": kind, "seat": ev[1], "left": ev[2]}
+    if kind == "play":
+        d: dict[str, Any] = {"type": kind, "seat": ev[1], "source": SOURCE_NAMES[ev[2]],
+                             "cards": cl(ev[3])}
+        if ev[4] >= 0:
+            d["slot"] = ev[4]
+        return d
+    if kind == "fail":
+        return {"type": kind, "seat": ev[1], "slot": ev[2],
+                "card": None if ev[3] is None else card_text(ev[3]), "pile": cl(ev[4])}
+    if kind == "pickup":
+        return {"type": kind, "seat": ev[1], "cards": cl(ev[2])}
+    if kind == "clear":
+        return {"type": kind, "seat": ev[1], "how": ev[2], "count": ev[3]}
+    if kind == "reverse":
+        return {"type": kind, "direction": ev[1]}
+    if kind == "draw":
+        return {"type": kind, "seat": ev[1], "count": ev[2], "why": ev[4], "cards": cl(ev[3])}
+    if kind == "swap":
+        return {"type": kind, "seat": ev[1], "up_card": card_text(ev[2]),
+                "hand_card": card_text(ev[3])}
+    if kind == "finish":
+        return {"type": kind, "seat": ev[1], "place": ev[2]}
+    if kind == "end":
+        return {"type": kind, "how": ev[1], "places": list(ev[2]), "points": list(ev[3])}
+    raise ValueError(f"unknown event {ev!r}")

@@ -1,0 +1,370 @@
+"""Running one game among players: the referee loop, time control and fault handling.
+
+Owns: the ``Player`` interface every kind of bot implements (in-process, stdio,
+ZeroMQ, a human at the terminal), the fault types and policy, the clock, and the game
+record.  The rules live in ``referee.game``; this module only asks players, checks
+their answers through ``Game.apply`` and records what happened.
+
+Fault semantics (documented for bot authors in protocol/PROTOCOL.md):
+
+* A fault is a timeout, a crash, a malformed or oversized message, a protocol
+  violation or an illegal decision.  Each is recorded with the bot, the game, the
+  turn and a readable detail.
+* Policy ``substitute`` (default): the referee plays a substitute decision for the
+  seat -- the first decision of its legal list -- and counts a strike.  A seat over
+  ``strike_limit`` strikes forfeits.  Policy ``forfeit``: the first fault forfeits.
+* A crash or a lost connection forfeits at once (nobody is left to answer).
+* A forfeited seat finishes last; the game goes on for the others, and the forfeited
+  seat plays on with the substitute policy (first legal decision) so that the other
+  seats' game is not changed in kind.  Several forfeits: the earlier forfeit ranks
+  lower.  The others keep the order the game gives them.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from .game import Decision, Game, GameConfig, IllegalDecision
+from .game.cards import card_text
+from .game.events import event_text, filter_event
+from .game.state import competition_ranks
+
+FAULT_KINDS = (
+    "timeout",
+    "crash",
+    "malformed",
+    "oversized",
+    "protocol",
+    "illegal",
+)
+
+
+class BotFault(Exception):
+    """A bot did something wrong.  ``kind`` is one of FAULT_KINDS; ``fatal`` faults
+    (the bot is gone) forfeit at once."""
+
+    def __init__(self, kind: str, detail: str, *, fatal: bool = False) -> None:
+        super().__init__(detail)
+        self.kind = kind
+        self.detail = detail
+        self.fatal = fatal
+
+
+@dataclass(frozen=True)
+class TimeControl:
+    """Seconds.  A decision may take ``per_decision`` plus whatever is left of the
+    ``bank``; time beyond ``per_decision`` is taken from the bank (as Kaggle and
+    CodinGame do).  ``startup`` bounds the start of the bot and its handshake."""
+
+    startup: float = 10.0
+    per_decision: float = 1.0
+    bank: float = 10.0
+
+
+@dataclass(frozen=True)
+class FaultPolicy:
+    mode: str = "substitute"  # or "forfeit"
+    strike_limit: int = 3
+
+    def __post_init__(self) -> None:
+        if self.mode not in ("substitute", "forfeit"):
+            raise ValueError(f"fault policy must be 'substitute' or 'forfeit', not {self.mode!r}")
+        if self.strike_limit < 0:
+            raise ValueError("strike_limit must be 0 or more")
+
+
+@dataclass
+class DecisionRequest:
+    """What a player is asked: everything its seat may know, and nothing more."""
+
+    game_id: str
+    request_id: int
+    seat: int
+    observation: dict[str, Any]
+    legal: Sequence[Decision]
+    events: list[tuple[Any, ...]]  # filtered for the seat, since its previous request
+    time_left: float  # seconds for this decision (per-decision limit + bank)
+
+
+class Player(Protocol):
+    """One bot in one seat, as the runner sees it.  Implementations: in-process bots
+    (``InProcessPlayer``), external bots over stdio or ZeroMQ, a human."""
+
+    name: str
+
+    def start_game(self, game_id: str, seat: int, config: GameConfig, seed: int) -> None:
+        """A new game begins; raise BotFault if the bot cannot take part."""
+
+    def decide(self, request: DecisionRequest) -> Decision | str:
+        """One decision (a listed Decision or its text form); raise BotFault on a fault."""
+
+    def end_game(self, game_id: str, result: dict[str, Any]) -> None:
+        """The game is over (places, points, how it ended, faults)."""
+
+
+class InProcessPlayer:
+    """A built-in bot (``referee.bots``) behind the Player interface."""
+
+    def __init__(self, bot: Any, name: str | None = None) -> None:
+        self.bot = bot
+        self.name = name or bot.name
+
+    def start_game(self, game_id: str, seat: int, config: GameConfig, seed: int) -> None:
+        self.bot.new_game(seed * 7919 + seat)
+
+    def decide(self, request: DecisionRequest) -> Decision | str:
+        result: Decision | str = self.bot.decide(request.observation, request.legal)
+        return result
+
+    def end_game(self, game_id: str, result: dict[str, Any]) -> None:
+        pass
+
+
+@dataclass
+class Fault:
+    seat: int
+    bot: str
+    kind: str
+    detail: str
+    turn: int
+    action: str  # "substituted", "forfeit"
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+    def __str__(self) -> str:
+        return (f"{self.bot} (seat {self.seat}) turn {self.turn}: {self.kind}: {self.detail} "
+                f"[{self.action}]")
+
+
+@dataclass
+class GameRecord:
+    """Everything needed to re-run a game exactly, with this project or any other
+    implementation of the rules: configuration, deck order, first player, who sat
+    where, every decision, every event, the result, faults and timings."""
+
+    game_id: str
+    config: GameConfig
+    seed: int
+    deck: list[str]
+    first_player: int
+    bots: list[str]
+    decisions: list[dict[str, Any]] = field(default_factory=list)
+    events: list[str] = field(default_factory=list)
+    faults: list[Fault] = field(default_factory=list)
+    forfeits: list[int] = field(default_factory=list)
+    result: dict[str, Any] = field(default_factory=dict)
+    wall_time: float = 0.0
+
+    @property
+    def places(self) -> list[int]:
+        return list(self.result["places"])
+
+    @property
+    def points(self) -> list[int]:
+        return list(self.result["points"])
+
+    def to_lines(self) -> list[str]:
+        """JSON lines: a header, then each decision and event in order, then the result."""
+        head = {
+            "type": "game",
+            "format": "updown-record/1",
+            "game_id": self.game_id,
+            "config": self.config.to_dict(),
+            "seed": self.seed,
+            "deck": self.deck,
+            "first_player": self.first_player,
+            "bots": self.bots,
+        }
+        lines = [json.dumps(head)]
+        lines += [json.dumps({"type": "decision", **d}) for d in self.decisions]
+        lines += [json.dumps({"type": "event", "event": e}) for e in self.events]
+        lines += [json.dumps({"type": "fault", **f.to_dict()}) for f in self.faults]
+        lines.append(json.dumps({"type": "result", **self.result, "forfeits": self.forfeits,
+                                 "wall_time": round(self.wall_time, 6)}))
+        return lines
+
+    def write(self, path: str) -> None:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write("\n".join(self.to_lines()) + "\n")
+
+
+def final_places(engine_places: Sequence[int], forfeits: Sequence[int]) -> list[int]:
+    """Places after forfeits: forfeited seats last (the earlier forfeit lower), the
+    others in the game's order with its ties kept (competition ranking)."""
+    n = len(engine_places)
+    rest = [s for s in range(n) if s not in forfeits]
+    ranks = competition_ranks([engine_places[s] for s in rest])
+    out = [0] * n
+    for s, r in zip(rest, ranks, strict=True):
+        out[s] = r
+    for i, s in enumerate(reversed(forfeits)):
+        out[s] = len(rest) + 1 + i
+    return out
+
+
+def run_game(
+    config: GameConfig,
+    seed: int,
+    players: Sequence[Player],
+    *,
+    game_id: str = "game",
+    deck: Sequence[int] | None = None,
+    first_player: int | None = None,
+    time_control: TimeControl | None = None,
+    policy: FaultPolicy | None = None,
+    on_event: Callable[[str, Any], None] | None = None,
+    clock: Callable[[], float] = time.perf_counter,
+) -> GameRecord:
+    """Play one game; never raises because of a bot.  ``on_event(kind, payload)`` is
+    told of events ("event", text), faults ("fault", Fault) and decisions."""
+    if len(players) != config.players:
+        raise ValueError(f"{config.players} players are needed, {len(players)} were given")
+    tc = time_control or TimeControl()
+    policy = policy or FaultPolicy()
+    t0 = clock()
+    game = Game(config, seed, deck=deck, first_player=first_player)
+    record = GameRecord(
+        game_id=game_id,
+        config=config,
+        seed=seed,
+        deck=[card_text(c) for c in game.deck],
+        first_player=game.first_player,
+        bots=[p.name for p in players],
+    )
+    n = config.players
+    strikes = [0] * n
+    forfeited: list[int] = []
+    bank = [tc.bank] * n
+    seen = [0] * n  # index of the first event a seat has not been sent yet
+    request_id = 0
+
+    def fault(seat: int, kind: str, detail: str, fatal: bool = False) -> None:
+        strikes[seat] += 1
+        forfeit = seat not in forfeited and (
+            fatal or policy.mode == "forfeit" or strikes[seat] > policy.strike_limit
+        )
+        if forfeit:
+            forfeited.append(seat)
+        f = Fault(seat, players[seat].name, kind, detail, game.turn,
+                  "forfeit" if forfeit else "substituted")
+        record.faults.append(f)
+        if on_event:
+            on_event("fault", f)
+
+    for seat, p in enumerate(players):
+        try:
+            p.start_game(game_id, seat, config, seed)
+        except BotFault as e:
+            fault(seat, e.kind, e.detail, fatal=True)
+        except Exception as e:  # a bug in an in-process bot must not stop the game
+            fault(seat, "crash", f"start_game raised {type(e).__name__}: {e}", fatal=True)
+
+    emitted = 0
+    while not game.over:
+        for seat in game.to_decide():
+            legal = game.legal(seat)
+            chosen: Decision | None = None
+            elapsed = 0.0
+            if seat not in forfeited:
+                request_id += 1
+                events = game.events_for(seat, seen[seat])
+                seen[seat] = len(game.events)
+                time_left = tc.per_decision + bank[seat]
+                req = DecisionRequest(game_id, request_id, seat, game.observation(seat),
+                                      legal, events, time_left)
+                start = clock()
+                try:
+                    answer = players[seat].decide(req)
+                    elapsed = clock() - start
+                    if elapsed > time_left:
+                        raise BotFault("timeout", f"took {elapsed:.3f}s, {time_left:.3f}s allowed")
+                    chosen = game.apply(seat, answer)
+                except BotFault as e:
+                    elapsed = clock() - start
+                    fault(seat, e.kind, e.detail, e.fatal)
+                except IllegalDecision as e:
+                    fault(seat, "illegal", str(e))
+                except Exception as e:  # in-process bot bug
+                    elapsed = clock() - start
+                    fault(seat, "crash", f"raised {type(e).__name__}: {e}", fatal=True)
+                over = elapsed - tc.per_decision
+                if over > 0:
+                    bank[seat] = max(0.0, bank[seat] - over)
+            if chosen is None:
+                # Substitute policy (and forfeited seats): the first legal decision.
+                chosen = game.apply(seat, legal[0])
+                substituted = True
+            else:
+                substituted = False
+            record.decisions.append({
+                "seat": seat,
+                "decision": chosen.text,
+                "ms": round(elapsed * 1000, 3),
+                **({"substituted": True} if substituted else {}),
+            })
+            if on_event:
+                on_event("decision", (seat, chosen.text, elapsed))
+        if on_event:
+            for ev in game.events[emitted:]:
+                on_event("event", event_text(ev))
+        emitted = len(game.events)
+
+    result = game.result()
+    assert result is not None
+    places = final_places(result.places, forfeited)
+    record.events = [event_text(e) for e in game.events]
+    record.forfeits = list(forfeited)
+    record.result = {
+        "how": result.how,
+        "places": places,
+        "points": list(result.points),
+        "game_places": list(result.places),
+        "finish_order": list(result.finish_order),
+        "turns": result.turns,
+    }
+    record.wall_time = clock() - t0
+    summary = {**record.result, "faults": [f.to_dict() for f in record.faults]}
+    for seat, p in enumerate(players):
+        try:
+            p.end_game(game_id, {**summary, "seat": seat})
+        except BotFault as e:
+            if seat not in forfeited:
+                record.faults.append(Fault(seat, p.name, e.kind, e.detail, game.turn, "recorded"))
+        except Exception as e:
+            record.faults.append(Fault(seat, p.name, "crash", f"end_game raised {e}", game.turn,
+                                       "recorded"))
+    return record
+
+
+def replay_check(record_lines: Sequence[str]) -> tuple[bool, str]:
+    """Re-run a record's decisions through the engine; (True, "") when every event is
+    reproduced, else (False, where it first differs)."""
+    from .game.cards import parse_deck
+
+    rows = [json.loads(x) for x in record_lines if x.strip()]
+    head = rows[0]
+    config = GameConfig.from_dict(head["config"])
+    game = Game(config, head["seed"], deck=parse_deck(head["deck"]),
+                first_player=head["first_player"])
+    for row in rows:
+        if row["type"] == "decision":
+            try:
+                game.apply(row["seat"], row["decision"])
+            except IllegalDecision as e:
+                return False, f"decision {row['decision']!r} of seat {row['seat']} is illegal: {e}"
+    want = [r["event"] for r in rows if r["type"] == "event"]
+    got = [event_text(e) for e in game.events]
+    for i, (a, b) in enumerate(zip(want, got, strict=False)):
+        if a != b:
+            return False, f"event {i} differs: record says {a!r}, engine says {b!r}"
+    if len(want) != len(got):
+        return False, f"the record has {len(want)} events, the engine {len(got)}"
+    return True, ""
+
+
+_ = filter_event
