@@ -49,5 +49,30 @@ def demo(games: int, seed: int) -> None:
                         floatfmt=".1f"))
 
 
+# Commands owned by other modules register here, each in its own module so that the
+# CLI stays a thin layer: (module, attribute of a click command or group).
+_SUBCOMMANDS = (
+    ("referee.tournament.cli", "tournament"),
+    ("referee.checkbot", "check_bot"),
+    ("referee.keys", "keys"),
+)
+
+
+def _register() -> None:
+    import importlib
+    import importlib.util
+
+    for module, attr in _SUBCOMMANDS:
+        try:
+            found = importlib.util.find_spec(module) is not None
+        except ModuleNotFoundError:  # the parent package does not exist yet
+            found = False
+        if found:
+            main.add_command(getattr(importlib.import_module(module), attr))
+
+
+_register()
+
+
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())

@@ -1,0 +1,42 @@
+"""The transport interface (see httpx's ``BaseTransport``): move whole messages.
+
+A transport carries *messages* (dicts), encoded with its own codec (JSON lines over
+stdio, msgpack frames over ZeroMQ).  It never interprets them: the protocol layer
+does.  Errors are the peer's faults (``TransportError`` subclasses), never ours.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+
+class TransportError(Exception):
+    """Something went wrong with the peer's side of the connection."""
+
+
+class TransportTimeout(TransportError):
+    """No complete message arrived in time."""
+
+
+class TransportClosed(TransportError):
+    """The peer is gone (process exited, pipe or connection closed)."""
+
+
+class MessageTooLarge(TransportError):
+    """The peer sent a message over the size limit."""
+
+
+class MalformedMessage(TransportError):
+    """The peer sent bytes that do not decode to a message object."""
+
+
+class Transport(Protocol):
+    def send(self, message: dict[str, Any]) -> None:
+        """Send one message.  Raises TransportClosed if the peer is gone."""
+
+    def recv(self, timeout: float) -> dict[str, Any]:
+        """The next message, waiting at most ``timeout`` seconds.  Raises
+        TransportTimeout, TransportClosed, MessageTooLarge or MalformedMessage."""
+
+    def close(self) -> None:
+        """Release the connection (idempotent)."""
