@@ -1,0 +1,276 @@
+"""The messages of protocol version 1: their fields, their validation, their schema.
+
+Owns: the one table (``MESSAGES``) that defines every message -- who sends it, each
+field's name, JSON type, whether it is required and what it means.  From that table
+come (1) the validation of what a bot sends, with errors naming the field and what
+was expected, (2) the JSON Schema files under ``protocol/schema/`` and (3) the
+field lists in protocol/PROTOCOL.md.  The typed records a bot's messages are read
+into (``Hello``, ``DecisionReply``) live here too.
+
+Messages are plain dicts (JSON objects; msgpack maps on ZeroMQ) with a ``"type"``.
+Unknown fields are allowed and ignored, so that later versions may add optional
+fields.
+
+Must not import: anything doing I/O, a clock, a transport or the game engine.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from .errors import BotProtocolError
+
+#: Protocol versions this referee speaks, newest first.
+PROTOCOL_VERSIONS: tuple[int, ...] = (1,)
+
+#: Default cap on one message's encoded size (a JSON line without its newline, a
+#: msgpack frame).
+MAX_MESSAGE_BYTES = 1 << 20
+
+#: Codes of ``rejected`` messages (what was wrong with the bot's reply).
+REJECT_CODES = ("illegal", "malformed", "unknown_id", "oversized", "timeout", "protocol")
+#: Actions of ``rejected`` messages (what the referee did about it).
+REJECT_ACTIONS = ("substituted", "forfeit", "ignored")
+#: Codes of ``error`` messages.
+ERROR_CODES = ("unsupported_version", "protocol", "startup")
+
+# JSON types, as JSON Schema names them.
+INTEGER, NUMBER, STRING, BOOLEAN, OBJECT, ARRAY, NULL = (
+    "integer", "number", "string", "boolean", "object", "array", "null")
+
+
+@dataclass(frozen=True)
+class Field:
+    """One field of a message.  ``types`` are JSON Schema type names; ``items`` the
+    type of an array's items; ``enum`` the allowed values, if restricted."""
+
+    name: str
+    types: tuple[str, ...]
+    doc: str
+    required: bool = True
+    items: str | None = None
+    enum: tuple[Any, ...] | None = None
+    minimum: int | None = None
+    min_items: int | None = None
+    max_length: int | None = None
+
+
+@dataclass(frozen=True)
+class MessageSpec:
+    type: str
+    sender: str  # "bot" or "referee"
+    doc: str
+    fields: tuple[Field, ...]
+
+    def field(self, name: str) -> Field:
+        for f in self.fields:
+            if f.name == name:
+                return f
+        raise KeyError(name)
+
+
+def _f(name: str, types: str | tuple[str, ...], doc: str, **kw: Any) -> Field:
+    return Field(name, (types,) if isinstance(types, str) else types, doc, **kw)
+
+
+_TIME = _f("time", OBJECT, "the time control in seconds: {startup, per_decision, bank}")
+
+MESSAGES: dict[str, MessageSpec] = {m.type: m for m in (
+    MessageSpec("hello", "bot", "The bot's first message: who it is and which protocol "
+                "versions it speaks.", (
+        _f("protocol", ARRAY, "protocol versions the bot speaks (this document: 1)",
+           items=INTEGER, min_items=1),
+        _f("name", STRING, "the bot's name, for logs (the referee names seats itself)",
+           max_length=200),
+        _f("version", STRING, "the bot's own version, for logs", required=False,
+           max_length=200),
+    )),
+    MessageSpec("welcome", "referee", "The referee accepts the hello.", (
+        _f("protocol", INTEGER, "the protocol version of this session"),
+        _f("referee", STRING, "the referee's name and version"),
+        _TIME,
+        _f("max_message_bytes", INTEGER, "the longest message the referee accepts, in bytes "
+           "(a JSON line without its newline; a msgpack frame)", minimum=1),
+    )),
+    MessageSpec("error", "referee", "The session cannot go on; the bot should exit.", (
+        _f("code", STRING, "what went wrong", enum=ERROR_CODES),
+        _f("message", STRING, "a readable explanation"),
+        _f("action", STRING, "what happens next", enum=("disconnect",)),
+    )),
+    MessageSpec("new_game", "referee", "A game begins (the bot stays alive across games).", (
+        _f("game_id", STRING, "names the game in later messages"),
+        _f("seat", INTEGER, "the bot's seat, 0-based", minimum=0),
+        _f("players", INTEGER, "number of seats", minimum=2),
+        _f("config", OBJECT, "the game configuration: players, variants, colours, deck, "
+           "turn_limit"),
+        _f("bots", ARRAY, "the names of the bots, by seat", items=STRING),
+    )),
+    MessageSpec("request", "referee", "The bot must decide.", (
+        _f("id", INTEGER, "the request id: the reply must carry it", minimum=1),
+        _f("game_id", STRING, "the game"),
+        _f("seat", INTEGER, "the deciding seat (the bot's own)", minimum=0),
+        _f("observation", OBJECT, "everything the seat may know now (protocol/RULES.md)"),
+        _f("legal", ARRAY, "every legal decision, as text, in the engine's order",
+           items=STRING, min_items=1),
+        _f("events", ARRAY, "what happened since the seat's previous request, as the seat "
+           "may see it", items=OBJECT),
+        _f("time_left", NUMBER, "seconds the referee waits for this reply (per-decision "
+           "limit plus what is left of the bank)"),
+    )),
+    MessageSpec("decision", "bot", "The bot's reply to a request.", (
+        _f("id", INTEGER, "the id of the request answered"),
+        _f("decision", (INTEGER, STRING), "an index into the request's legal list, or the "
+           "text of a decision"),
+    )),
+    MessageSpec("rejected", "referee", "A reply was rejected or a fault recorded.", (
+        _f("id", INTEGER, "the request concerned"),
+        _f("code", STRING, "what was wrong", enum=REJECT_CODES),
+        _f("message", STRING, "a readable explanation naming what was expected"),
+        _f("action", STRING, "what the referee did", enum=REJECT_ACTIONS),
+        _f("substitute", (STRING, NULL), "the decision the referee played for the seat "
+           "(null when nothing was played: action 'ignored')", required=False),
+    )),
+    MessageSpec("game_over", "referee", "The game is over.", (
+        _f("game_id", STRING, "the game"),
+        _f("how", STRING, "how it ended", enum=("winner", "played_out", "turn_limit")),
+        _f("places", ARRAY, "final place of each seat (1 = best), forfeits counted",
+           items=INTEGER),
+        _f("points", ARRAY, "points of each seat", items=INTEGER),
+        _f("forfeits", ARRAY, "seats that forfeited, in order", items=INTEGER),
+        _f("faults", ARRAY, "faults recorded in the game: {seat, bot, kind, detail, turn, "
+           "action}", items=OBJECT),
+        _f("events", ARRAY, "events since the seat's last request", items=OBJECT),
+    )),
+    MessageSpec("bye", "referee", "The session is over: exit now.", (
+        _f("reason", STRING, "why"),
+    )),
+)}
+
+BOT_MESSAGES = tuple(t for t, m in MESSAGES.items() if m.sender == "bot")
+
+
+# --- typed records of what a bot sends --------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Hello:
+    protocol: tuple[int, ...]
+    name: str
+    version: str | None
+
+
+@dataclass(frozen=True)
+class DecisionReply:
+    id: int
+    decision: int | str
+
+
+# --- validation -------------------------------------------------------------------------
+
+_PY_TYPE_NAMES = {bool: BOOLEAN, int: INTEGER, float: NUMBER, str: STRING, list: ARRAY,
+                  dict: OBJECT, type(None): NULL}
+
+
+def json_type(value: Any) -> str:
+    """The JSON type name of a decoded value ('bytes' etc. for what JSON cannot hold)."""
+    return _PY_TYPE_NAMES.get(type(value), type(value).__name__)
+
+
+def _is(value: Any, t: str) -> bool:
+    vt = type(value)
+    if t == INTEGER:
+        return vt is int
+    if t == NUMBER:
+        return vt is int or vt is float
+    if t == ARRAY:
+        return vt is list or vt is tuple
+    return _PY_TYPE_NAMES.get(vt) == t
+
+
+def _short(value: Any, limit: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def check_field(spec: MessageSpec, f: Field, msg: Mapping[str, Any]) -> None:
+    """Raise BotProtocolError('malformed') if ``msg``'s field ``f`` is missing or wrong."""
+    where = f"{spec.type!r} message"
+    if f.name not in msg:
+        if f.required:
+            raise BotProtocolError(
+                "malformed", f"{where} lacks field {f.name!r} ({' or '.join(f.types)}: {f.doc})",
+                field=f.name)
+        return
+    value = msg[f.name]
+    if not any(_is(value, t) for t in f.types):
+        raise BotProtocolError(
+            "malformed", f"field {f.name!r} of the {where} must be {' or '.join(f.types)}, "
+            f"not {json_type(value)} {_short(value)}", field=f.name)
+    if f.items is not None:
+        for i, item in enumerate(value):
+            if not _is(item, f.items):
+                raise BotProtocolError(
+                    "malformed", f"field {f.name!r} of the {where} must hold {f.items}s, "
+                    f"but item {i} is {json_type(item)} {_short(item)}", field=f.name)
+    if f.min_items is not None and len(value) < f.min_items:
+        raise BotProtocolError(
+            "malformed", f"field {f.name!r} of the {where} must hold at least {f.min_items} "
+            f"item(s)", field=f.name)
+    if f.max_length is not None and isinstance(value, str) and len(value) > f.max_length:
+        raise BotProtocolError(
+            "malformed", f"field {f.name!r} of the {where} must be at most {f.max_length} "
+            f"characters, not {len(value)}", field=f.name)
+    if f.enum is not None and value not in f.enum:
+        raise BotProtocolError(
+            "malformed", f"field {f.name!r} of the {where} must be one of "
+            f"{', '.join(map(repr, f.enum))}, not {_short(value)}", field=f.name)
+    if f.minimum is not None and type(value) is int and value < f.minimum:
+        raise BotProtocolError(
+            "malformed", f"field {f.name!r} of the {where} must be {f.minimum} or more, "
+            f"not {value}", field=f.name)
+
+
+def message_type(msg: Any) -> str:
+    """The type of a message from a bot; BotProtocolError if it has none we know."""
+    if not isinstance(msg, Mapping):
+        raise BotProtocolError("malformed", f"a message is a JSON object, not {json_type(msg)}")
+    t = msg.get("type")
+    if t is None:
+        raise BotProtocolError("malformed", "the message has no 'type' field "
+                               f"(expected one of {', '.join(map(repr, BOT_MESSAGES))})",
+                               field="type")
+    if not isinstance(t, str):
+        raise BotProtocolError("malformed", f"field 'type' must be a string, not {json_type(t)}",
+                               field="type")
+    spec = MESSAGES.get(t)
+    if spec is None or spec.sender != "bot":
+        what = "a message only the referee sends" if spec else "not a message type"
+        raise BotProtocolError("protocol", f"{_short(t)} is {what}: a bot sends "
+                               f"{' or '.join(map(repr, BOT_MESSAGES))}", field="type")
+    return t
+
+
+def parse_bot_message(msg: Any) -> Hello | DecisionReply:
+    """Validate a decoded message from a bot and read it into its record.  Raises
+    BotProtocolError naming the field at fault and what was expected."""
+    t = message_type(msg)
+    spec = MESSAGES[t]
+    for f in spec.fields:
+        check_field(spec, f, msg)
+    if t == "hello":
+        return Hello(tuple(msg["protocol"]), msg["name"], msg.get("version"))
+    return DecisionReply(msg["id"], msg["decision"])
+
+
+def check_referee_message(msg: Mapping[str, Any]) -> None:
+    """Assert a message the referee built has every required field of the right type
+    (used by the session in debug runs and by the tests)."""
+    spec = MESSAGES[msg["type"]]
+    assert spec.sender == "referee", msg["type"]
+    for f in spec.fields:
+        try:
+            check_field(spec, f, msg)
+        except BotProtocolError as e:  # the same checks, but here it is our bug
+            raise AssertionError(f"referee message {msg['type']!r}: {e}") from None
