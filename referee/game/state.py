@@ -59,6 +59,7 @@ from .cards import (
 )
 from .config import CARDS_PER_PLAYER, GameConfig
 from .decisions import (
+    CHOOSE_UP,
     DECLINE,
     DECLINE_D,
     DOWN,
@@ -500,10 +501,35 @@ class Game:
         for d in legal:
             if d.text == parsed.text:
                 return d
+        if parsed.code == CHOOSE_UP or (parsed.code == PLAY and parsed.cards):
+            same = self._same_cards(parsed, legal)
+            if same is not None:
+                return same
         from .explain import explain
 
         message, rule = explain(self, seat, parsed)
         raise IllegalDecision(message, rule)
+
+    @staticmethod
+    def _same_cards(parsed: Decision, legal: list[Decision]) -> Decision | None:
+        """A 3UP choice, or a play naming its cards, listed in another order than the
+        engine lists it.  The three cards chosen are a set (RULES §2.3); a play goes on
+        the pile in the order the seat lists it (RULES §9.6 ruling), so the listed play
+        with the same cards is returned re-ordered as the seat wrote it."""
+        want = sorted(card_text(c) for c in parsed.cards)
+        for d in legal:
+            if (d.code != parsed.code or d.src != parsed.src
+                    or sorted(card_text(c) for c in d.cards) != want):
+                continue
+            if d.code == CHOOSE_UP:
+                return d
+            pool = list(d.cards)
+            ordered: list[Card] = []
+            for c in parsed.cards:
+                i = next(i for i, x in enumerate(pool) if card_text(x) == card_text(c))
+                ordered.append(pool.pop(i))
+            return play_cards(d.src, tuple(ordered))
+        return None
 
     def _not_your_turn(self, seat: int) -> str:
         if not 0 <= seat < self.n:
