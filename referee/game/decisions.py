@@ -178,6 +178,24 @@ def parse_decision(text: str) -> Decision:
                 if 1 <= c <= _MAX_COUNT:
                     return PLAYS[src][kind][c - 1]
                 raise DecisionSyntaxError(f"{text!r}: a play holds 1 to {_MAX_COUNT} cards")
+            if sep and kind is not None:
+                raise DecisionSyntaxError(
+                    f"{text!r}: special cards are played one at a time (RULES §3.2)"
+                )
         cards = _cards(body, text)
         return play_cards(src, cards)
-    raise DecisionSyntaxError(f"{text!r} is not a decision: {SYNTAX_HELP}")
+    raise DecisionSyntaxError(_why_not(text, tokens))
+
+
+def _why_not(text: str, tokens: list[str]) -> str:
+    """The message for an unreadable decision, naming the rule when a bot tried
+    something the rules forbid (RULES §8) rather than mistyped."""
+    head = tokens[0]
+    if head == "down" and len(tokens) > 2:
+        return (f"{text!r}: one 3DOWN card is turned per action (RULES §3.3); "
+                "write 'down SLOT'")
+    if head == "pass":
+        return (f"{text!r}: there is no passing: a seat that can play must play (RULES §3.2), "
+                "an extra action cannot be passed (RULES §3.6), and a seat with no legal "
+                "play picks up ('pickup', RULES §3.4)")
+    return f"{text!r} is not a decision: {SYNTAX_HELP}"

@@ -130,6 +130,11 @@ def _why_play(game: Game, seat: int, d: Decision, hand_n: int, draw: int) -> tup
         if draw:
             return (f"'{d.text}': 3UP cards are played only once the draw pile is empty",
                     "RULES §3.1")
+    # What the rules forbid comes before how a play should be written.
+    if kind >= CLEAR and (d.count > 1 or len(d.cards) > 1):
+        return f"'{d.text}': special cards are played one at a time", "RULES §3.2"
+    if d.cards and len({KIND[c] for c in d.cards}) > 1:
+        return f"'{d.text}': all cards of a play must have the same number", "RULES §3.2"
     if d.cards and not game.four_colour:
         return (f"'{d.text}': colours do not matter under these rules; write the number and "
                 f"count, e.g. 'play {'hand' if d.src == HAND else '3up'} "
@@ -137,10 +142,6 @@ def _why_play(game: Game, seat: int, d: Decision, hand_n: int, draw: int) -> tup
     if not d.cards and game.four_colour and kind < CLEAR:
         return (f"'{d.text}': under four_of_a_colour a play names its cards in pile order, "
                 "e.g. 'play hand 7g 7r'", "decision syntax")
-    if d.cards and len({KIND[c] for c in d.cards}) > 1:
-        return f"'{d.text}': all cards of a play must have the same number", "RULES §3.2"
-    if kind >= CLEAR and (d.count > 1 or len(d.cards) > 1):
-        return f"'{d.text}': special cards are played one at a time", "RULES §3.2"
     if d.src == HAND:
         held = [card_text(c) for c in game.hands[seat].get(kind, [])]
     else:

@@ -210,7 +210,7 @@ def render(g: Game) -> str:
             parts.append("up " + texts(g.up[s]))
         if g.down_n[s]:
             parts.append("down " + " ".join("-" if c is None else card_text(c) for c in g.down[s]))
-        lines.append(f"{s}: " + " | ".join(parts))
+        lines.append(f"{s}: {' | '.join(parts)}".rstrip())
     if g.pile:
         lines.append("pile " + texts(g.pile))
     if g.draw_pile:
