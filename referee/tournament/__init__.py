@@ -1,0 +1,27 @@
+"""Tournaments: which games are played (schedule), who plays them (executor), where
+their results go (store) and what they add up to (standings).
+
+Layers, each in its own module and each ignorant of the ones above it::
+
+    config     TOML file -> TournamentConfig (every mistake named by its key)
+    schedule   TournamentConfig -> [GameSpec]   (pure, deterministic for a seed)
+    executor   runs GameSpecs in worker processes -> GameOutcome  (an interface)
+    store      SQLite file + game records: every finished game committed at once
+    standings  stored outcomes -> tables (pure arithmetic, no I/O)
+    run        ties them together: resume, progress, printing
+    cli        the ``referee tournament`` click group: parses, calls, prints
+"""
+
+from __future__ import annotations
+
+from .config import BotSpec, TournamentConfig, TournamentConfigError, load_config
+from .schedule import GameSpec, schedule
+
+__all__ = [
+    "BotSpec",
+    "GameSpec",
+    "TournamentConfig",
+    "TournamentConfigError",
+    "load_config",
+    "schedule",
+]

@@ -1,0 +1,86 @@
+"""The ``referee tournament`` commands: a thin click layer over the library.
+
+Parses, calls ``referee.tournament`` and prints.  A configuration or store mistake
+is one line on stderr and exit status 2, never a traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from .config import TournamentConfigError, load_config
+from .run import run_tournament, standings_of
+from .schedule import schedule
+from .standings import FORMATS, render
+from .store import StoreError
+
+
+def _fail(message: str, code: int = 2) -> None:
+    click.echo(f"error: {message}", err=True)
+    sys.exit(code)
+
+
+@click.group()
+def tournament() -> None:
+    """Run tournaments among bots and show their standings."""
+
+
+@tournament.command()
+@click.argument("config", type=click.Path(dir_okay=False))
+@click.option("--jobs", "-j", type=click.IntRange(min=1), default=None,
+              help="Worker processes (default: the configuration's jobs, else one per CPU).")
+@click.option("--output", "-o", type=click.Path(file_okay=False), default=None,
+              help="Output folder (default: the configuration's output).")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="plain", show_default=True,
+              help="Format of the standings printed at the end.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress display.")
+def run(config: str, jobs: int | None, output: str | None, fmt: str, quiet: bool) -> None:
+    """Play the tournament CONFIG (a TOML file); run again to resume it."""
+    try:
+        cfg = load_config(config)
+        out = Path(output).resolve() if output else cfg.output_dir
+        summary = run_tournament(cfg, output_dir=out, jobs=jobs, quiet=quiet)
+    except (TournamentConfigError, StoreError) as e:
+        _fail(str(e))
+    except KeyboardInterrupt:
+        _fail(f"interrupted; the finished games are saved in {out}: run the same command "
+              "again to resume", 130)
+    if summary.already_done and not quiet:
+        click.echo(f"resumed: {summary.already_done} games were already played", err=True)
+    click.echo(render(standings_of(out), fmt))
+    click.echo(f"\nresults: {out}", err=True)
+    if summary.errors:
+        _fail(f"{len(summary.errors)} games could not be played (first: {summary.errors[0].game_id}:"
+              f" {summary.errors[0].message.splitlines()[0]}); run again to retry them", 1)
+
+
+@tournament.command()
+@click.argument("where", type=click.Path(exists=True))
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="plain", show_default=True)
+def standings(where: str, fmt: str) -> None:
+    """Standings of the tournament in the folder WHERE (or of the configuration file
+    WHERE); works while the tournament runs."""
+    path = Path(where)
+    try:
+        out = load_config(path).output_dir if path.is_file() else path
+        click.echo(render(standings_of(out), fmt))
+    except (TournamentConfigError, StoreError) as e:
+        _fail(str(e))
+
+
+@tournament.command("schedule")
+@click.argument("config", type=click.Path(dir_okay=False))
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per game.")
+def show_schedule(config: str, as_json: bool) -> None:
+    """List the games the configuration CONFIG schedules, without playing them."""
+    try:
+        cfg = load_config(config)
+    except TournamentConfigError as e:
+        _fail(str(e))
+    for g in schedule(cfg):
+        click.echo(json.dumps(g.to_dict()) if as_json
+                   else f"{g.game_id}  deal {g.deal:5d}  " + "  ".join(g.seats))

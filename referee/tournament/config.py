@@ -1,0 +1,371 @@
+"""A tournament's configuration: the TOML file, read and checked.
+
+Owns ``TournamentConfig`` and ``BotSpec`` and the reading of ``tournaments/*.toml``.
+Every mistake is reported as one ``TournamentConfigError`` line naming the file, the
+key and what would be right.  Imports no I/O beyond reading the file; knows nothing
+of schedules, workers or the store.
+
+File layout (all sections but ``[[bots]]`` optional)::
+
+    [tournament]   name, format, seats, deals | games, seed, seating, challengers,
+                   jobs, output
+    [rules]        variants, colours, deck, turn_limit      (RULES §1, §4, §9)
+    [time]         startup, per_decision, bank              (seconds)
+    [faults]       policy, strike_limit
+    [[bots]]       name, and one of: builtin = "heuristic" | python = "file.py:Class"
+                   | command = "..." (with transport, cwd, env, memory_mb)
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import shlex
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..bots import BUILTIN_BOTS
+from ..game import VARIANTS, GameConfig
+from ..game.cards import DECKS
+from ..game.errors import ConfigError
+from ..runner import FaultPolicy, TimeControl
+
+FORMATS = ("round-robin", "gauntlet", "balanced")
+#: How each deal is seated: every rotation of a lineup (duplicate deals), every
+#: permutation (k! seatings), or one random seating per deal (independent deals).
+SEATINGS = ("rotate", "all", "random")
+TRANSPORTS = ("stdio", "zmq")
+
+_SECTIONS = ("tournament", "rules", "time", "faults", "bots")
+_TOURNAMENT_KEYS = ("name", "format", "seats", "deals", "games", "seed", "seating",
+                    "challengers", "jobs", "output")
+_RULES_KEYS = ("variants", "colours", "deck", "turn_limit")
+_TIME_KEYS = ("startup", "per_decision", "bank")
+_FAULT_KEYS = ("policy", "strike_limit")
+_BOT_KEYS = ("name", "builtin", "python", "command", "transport", "cwd", "env", "memory_mb")
+
+
+class TournamentConfigError(ValueError):
+    """A mistake in a tournament configuration: one line, naming the key."""
+
+
+@dataclass(frozen=True)
+class BotSpec:
+    """One entrant.  Exactly one of ``builtin`` (a bot of ``referee.bots``),
+    ``python`` (``path/to/file.py:Class`` or ``module:attr``, an in-process bot class
+    taking a seed) or ``command`` (an external program) is set."""
+
+    name: str
+    builtin: str | None = None
+    python: str | None = None
+    command: tuple[str, ...] | None = None
+    transport: str = "stdio"
+    cwd: str | None = None  # as written; relative to the configuration's folder
+    env: tuple[tuple[str, str], ...] = ()
+    memory_mb: int | None = None
+
+    @property
+    def kind(self) -> str:
+        return "builtin" if self.builtin else "python" if self.python else "external"
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"name": self.name}
+        if self.builtin:
+            d["builtin"] = self.builtin
+        if self.python:
+            d["python"] = self.python
+        if self.command:
+            d.update(command=list(self.command), transport=self.transport, cwd=self.cwd,
+                     env=dict(self.env), memory_mb=self.memory_mb)
+        return d
+
+
+@dataclass(frozen=True)
+class TournamentConfig:
+    bots: tuple[BotSpec, ...]
+    name: str = "tournament"
+    format: str = "round-robin"
+    seats: int = 2
+    deals: int = 10  # per lineup (round-robin, gauntlet)
+    games: int | None = None  # balanced: games in all
+    seed: int = 1
+    seating: str = "rotate"
+    challengers: tuple[str, ...] = ()
+    game: GameConfig = field(default_factory=lambda: GameConfig(variants=frozenset({"play_out"})))
+    time: TimeControl = field(default_factory=TimeControl)
+    faults: FaultPolicy = field(default_factory=FaultPolicy)
+    jobs: int | None = None  # None: one per CPU
+    output: str = "runs/tournament"  # as written; relative to base_dir
+    base_dir: str = "."  # the configuration file's folder
+
+    @property
+    def bot_names(self) -> list[str]:
+        return [b.name for b in self.bots]
+
+    def bot(self, name: str) -> BotSpec:
+        for b in self.bots:
+            if b.name == name:
+                return b
+        raise KeyError(name)
+
+    @property
+    def output_dir(self) -> Path:
+        return (Path(self.base_dir) / self.output).resolve()
+
+    def resolve(self, path: str | None) -> str | None:
+        """A path from the file, relative to the file's folder."""
+        return None if path is None else str((Path(self.base_dir) / path).resolve())
+
+    def to_dict(self) -> dict[str, Any]:
+        """What decides the games and their results: the store refuses to resume a
+        tournament whose ``to_dict`` changed.  (``jobs`` and ``output`` do not change
+        a result, so they are left out.)"""
+        return {
+            "name": self.name,
+            "format": self.format,
+            "seats": self.seats,
+            "deals": self.deals if self.format != "balanced" else None,
+            "games": self.games if self.format == "balanced" else None,
+            "seed": self.seed,
+            "seating": self.seating,
+            "challengers": list(self.challengers),
+            "rules": self.game.to_dict(),
+            "time": {"startup": self.time.startup, "per_decision": self.time.per_decision,
+                     "bank": self.time.bank},
+            "faults": {"policy": self.faults.mode, "strike_limit": self.faults.strike_limit},
+            "bots": [b.to_dict() for b in self.bots],
+        }
+
+    def fingerprint(self) -> str:
+        return json.dumps(self.to_dict(), sort_keys=True)
+
+
+def load_config(path: str | os.PathLike[str]) -> TournamentConfig:
+    """Read and check a tournament file; raises TournamentConfigError (one line)."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as e:
+        raise TournamentConfigError(f"{p}: cannot read the file: {e.strerror or e}") from None
+    try:
+        raw = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise TournamentConfigError(f"{p}: not valid TOML: {e}") from None
+    return parse_config(raw, base_dir=str(p.parent.resolve()), source=str(p))
+
+
+class _Reader:
+    """Typed access to one table of the file, naming ``section.key`` in errors."""
+
+    def __init__(self, source: str, section: str, table: Any, allowed: tuple[str, ...]) -> None:
+        self.source = source
+        self.section = section
+        if not isinstance(table, dict):
+            self.fail(section, "must be a table, like [" + section + "]")
+        self.table: dict[str, Any] = table
+        for key in table:
+            if key not in allowed:
+                close = difflib.get_close_matches(key, allowed, n=1)
+                hint = f"did you mean {close[0]!r}? " if close else ""
+                self.fail(self.path(key), f"unknown key; {hint}expected one of {', '.join(allowed)}")
+
+    def path(self, key: str) -> str:
+        return f"{self.section}.{key}" if self.section else key
+
+    def fail(self, key: str, message: str) -> Any:
+        raise TournamentConfigError(f"{self.source}: {key}: {message}")
+
+    def has(self, key: str) -> bool:
+        return key in self.table
+
+    def text(self, key: str, default: str | None = None, choices: tuple[str, ...] = ()) -> Any:
+        if key not in self.table:
+            return default
+        v = self.table[key]
+        if not isinstance(v, str) or not v:
+            self.fail(self.path(key), f"must be a non-empty string, not {v!r}")
+        if choices and v not in choices:
+            close = difflib.get_close_matches(v, choices, n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            self.fail(self.path(key), f"must be one of {', '.join(choices)}, not {v!r}{hint}")
+        return v
+
+    def whole(self, key: str, default: int | None, lo: int, hi: int | None = None) -> Any:
+        if key not in self.table:
+            return default
+        v = self.table[key]
+        if isinstance(v, bool) or not isinstance(v, int) or v < lo or (hi is not None and v > hi):
+            span = f"from {lo} to {hi}" if hi is not None else f"of {lo} or more"
+            self.fail(self.path(key), f"must be a whole number {span}, not {v!r}")
+        return v
+
+    def seconds(self, key: str, default: float) -> float:
+        if key not in self.table:
+            return default
+        v = self.table[key]
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0:
+            self.fail(self.path(key), f"must be a number of seconds, 0 or more, not {v!r}")
+        return float(v)
+
+    def str_list(self, key: str) -> list[str] | None:
+        if key not in self.table:
+            return None
+        v = self.table[key]
+        if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
+            self.fail(self.path(key), f'must be a list of strings, like ["a", "b"], not {v!r}')
+        return list(v)
+
+
+def parse_config(raw: dict[str, Any], *, base_dir: str = ".", source: str = "config") -> TournamentConfig:
+    """Check a parsed TOML document; raises TournamentConfigError."""
+    top = _Reader(source, "", raw, _SECTIONS)
+    t = _Reader(source, "tournament", raw.get("tournament", {}), _TOURNAMENT_KEYS)
+    r = _Reader(source, "rules", raw.get("rules", {}), _RULES_KEYS)
+    tm = _Reader(source, "time", raw.get("time", {}), _TIME_KEYS)
+    fr = _Reader(source, "faults", raw.get("faults", {}), _FAULT_KEYS)
+
+    bots = _parse_bots(source, raw.get("bots"))
+    names = [b.name for b in bots]
+
+    fmt = t.text("format", "round-robin", FORMATS)
+    seats = t.whole("seats", 2, 2, 6)
+    seating = t.text("seating", "rotate", SEATINGS)
+    seed = t.whole("seed", 1, 0)
+    if len(bots) < 2:
+        top.fail("bots", f"a tournament needs at least 2 bots, {len(bots)} given ([[bots]] tables)")
+
+    deals, games = 10, None
+    if fmt == "balanced":
+        if t.has("deals"):
+            t.fail("tournament.deals", 'the balanced format is sized in games: use "games = N"')
+        if not t.has("games"):
+            t.fail("tournament.games", "the balanced format needs the number of games, e.g. games = 1000")
+        games = t.whole("games", None, 1)
+        per_deal = seatings_per_deal(seating, seats)
+        if games % per_deal:
+            t.fail("tournament.games", f"must be a multiple of {per_deal} (each deal is played "
+                   f"{per_deal} times with seating = {seating!r}), not {games}")
+        if len(bots) < seats:
+            top.fail("bots", f"{seats} seats need at least {seats} bots, {len(bots)} given")
+    else:
+        if t.has("games"):
+            t.fail("tournament.games", f'the {fmt} format is sized in deals per lineup: use "deals = N"')
+        deals = t.whole("deals", 10, 1)
+
+    challengers = tuple(t.str_list("challengers") or ())
+    if fmt == "gauntlet":
+        if not challengers:
+            t.fail("tournament.challengers", 'a gauntlet needs its challengers, e.g. challengers = ["mybot"]')
+        for c in challengers:
+            if c not in names:
+                t.fail("tournament.challengers", f"{c!r} is not a bot of [[bots]]: choose from {', '.join(names)}")
+        if len(set(challengers)) != len(challengers):
+            t.fail("tournament.challengers", "lists the same bot twice")
+        field_size = len(bots) - len(challengers)
+        if field_size < seats - 1:
+            t.fail("tournament.challengers", f"leaves {field_size} bots in the field; {seats} seats "
+                   f"need at least {seats - 1} besides the challenger")
+    else:
+        if challengers:
+            t.fail("tournament.challengers", 'only a gauntlet has challengers (format = "gauntlet")')
+        if fmt == "round-robin" and len(bots) < seats:
+            top.fail("bots", f"{seats} seats need at least {seats} bots, {len(bots)} given")
+
+    jobs = t.whole("jobs", None, 1)
+    name = t.text("name", "tournament")
+    output = t.text("output", f"runs/{name}")
+
+    variants = r.str_list("variants")
+    if variants is None:
+        variants = ["play_out"]  # RULES §4: tournaments use full placings by default
+    for v in variants:
+        if v not in VARIANTS:
+            r.fail("rules.variants", f"unknown variant {v!r}: choose from {', '.join(VARIANTS)}")
+    try:
+        game = GameConfig(
+            players=seats,
+            variants=frozenset(variants),
+            colours=r.whole("colours", None, 1, 7),
+            deck=r.text("deck", "standard", tuple(DECKS)),
+            turn_limit=r.whole("turn_limit", 1000, 1),
+        )
+    except ConfigError as e:
+        raise TournamentConfigError(f"{source}: rules: {e}") from None
+
+    time = TimeControl(
+        startup=tm.seconds("startup", 10.0),
+        per_decision=tm.seconds("per_decision", 1.0),
+        bank=tm.seconds("bank", 10.0),
+    )
+    faults = FaultPolicy(
+        mode=fr.text("policy", "substitute", ("substitute", "forfeit")),
+        strike_limit=fr.whole("strike_limit", 3, 0),
+    )
+    return TournamentConfig(
+        bots=tuple(bots), name=name, format=fmt, seats=seats, deals=deals, games=games,
+        seed=seed, seating=seating, challengers=challengers, game=game, time=time,
+        faults=faults, jobs=jobs, output=output, base_dir=base_dir,
+    )
+
+
+def seatings_per_deal(seating: str, seats: int) -> int:
+    """How many games one deal gives."""
+    import math
+
+    return {"rotate": seats, "all": math.factorial(seats), "random": 1}[seating]
+
+
+def _parse_bots(source: str, raw: Any) -> list[BotSpec]:
+    if raw is None:
+        raise TournamentConfigError(
+            f'{source}: bots: no bots; add [[bots]] tables, e.g. [[bots]] name = "h" builtin = "heuristic"')
+    if not isinstance(raw, list):
+        raise TournamentConfigError(f"{source}: bots: must be an array of tables ([[bots]]), not a single table")
+    out: list[BotSpec] = []
+    seen: set[str] = set()
+    for i, entry in enumerate(raw):
+        b = _Reader(source, f"bots[{i}]", entry, _BOT_KEYS)
+        name = b.text("name")
+        if name is None:
+            b.fail(f"bots[{i}].name", "every bot needs a name")
+        b.section = f"bots[{i}] ({name})"
+        if name in seen:
+            b.fail(b.path("name"), f"{name!r} is used by two bots; names must be unique")
+        seen.add(name)
+        kinds = [k for k in ("builtin", "python", "command") if b.has(k)]
+        if len(kinds) != 1:
+            b.fail(b.section, "give exactly one of builtin = \"heuristic\", python = "
+                   "\"file.py:Class\" or command = \"...\"" + (f" (got {', '.join(kinds)})" if kinds else ""))
+        builtin = b.text("builtin", None, tuple(BUILTIN_BOTS))
+        python = b.text("python")
+        if python is not None and ":" not in python:
+            b.fail(b.path("python"), f'must be "path/to/file.py:Class" or "module:attr", not {python!r}')
+        command: tuple[str, ...] | None = None
+        if b.has("command"):
+            c = b.table["command"]
+            if isinstance(c, str):
+                try:
+                    command = tuple(shlex.split(c))
+                except ValueError as e:
+                    b.fail(b.path("command"), f"cannot be split into words: {e}")
+            elif isinstance(c, list) and all(isinstance(x, str) for x in c):
+                command = tuple(c)
+            if not command:
+                b.fail(b.path("command"), f'must be a command line or a list of words, not {c!r}')
+        else:
+            for k in ("transport", "cwd", "env", "memory_mb"):
+                if b.has(k):
+                    b.fail(b.path(k), "only applies to an external bot (one with a command)")
+        transport = b.text("transport", "stdio", TRANSPORTS)
+        cwd = b.text("cwd")
+        env_raw = b.table.get("env", {})
+        if not isinstance(env_raw, dict) or not all(isinstance(v, str) for v in env_raw.values()):
+            b.fail(b.path("env"), f'must be a table of strings, like {{ LEVEL = "3" }}, not {env_raw!r}')
+        memory_mb = b.whole("memory_mb", None, 16)
+        out.append(BotSpec(name=name, builtin=builtin, python=python, command=command,
+                           transport=transport, cwd=cwd, env=tuple(sorted(env_raw.items())),
+                           memory_mb=memory_mb))
+    return out

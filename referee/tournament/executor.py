@@ -1,0 +1,243 @@
+"""Running scheduled games: the ``Executor`` interface and the local one, a pool of
+worker processes each pinned to one CPU.
+
+Owns playing one ``GameSpec`` (``play_game``: players, ``run_game``, the game record
+on disk, the ``GameOutcome``) and the worker processes.  An executor is handed a
+list of games and reports each outcome (and each fault as it happens) through a
+callback; it knows nothing of how games were chosen or how results are kept, so a
+cluster executor can be added without touching scheduling, the store or standings.
+
+Workers keep their bots across games: a worker makes each bot's ``Player`` (for an
+external bot: starts its process) the first time the bot plays there, and closes
+them all when it runs out of games.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import multiprocessing
+import os
+import queue
+import signal
+import traceback
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from ..runner import Fault, Player, run_game
+from .config import TournamentConfig
+from .players import close_player, make_player
+from .schedule import GameSpec
+
+
+@dataclass(frozen=True)
+class GameOutcome:
+    """What the store keeps of a finished game (the full record is in ``record``)."""
+
+    index: int
+    game_id: str
+    deal: int
+    deal_seed: int
+    seats: tuple[str, ...]
+    places: tuple[int, ...]
+    points: tuple[int, ...]
+    how: str
+    turns: int
+    faults: tuple[dict[str, Any], ...] = ()
+    forfeits: tuple[int, ...] = ()
+    wall_time: float = 0.0
+    worker: int = 0
+    record: str = ""  # path of the JSONL record, relative to the output folder
+
+
+@dataclass(frozen=True)
+class FaultNotice:
+    """A bot fault, reported while its game is still running."""
+
+    game_id: str
+    text: str
+
+
+@dataclass(frozen=True)
+class WorkerError:
+    """The referee failed to play a game (not a bot's fault: a bug or a bot that
+    could not be started at all).  The game is not recorded and is retried on resume."""
+
+    index: int
+    game_id: str
+    message: str
+
+
+Report = GameOutcome | FaultNotice | WorkerError
+
+
+@dataclass(frozen=True)
+class Job:
+    """What a worker needs to play games: the configuration and where records go."""
+
+    config: TournamentConfig
+    output_dir: str
+    records: str = "games"  # folder under output_dir
+
+
+class Executor(Protocol):
+    def run(self, job: Job, games: Sequence[GameSpec], report: Callable[[Report], None]) -> None:
+        """Play ``games`` (in any order, in parallel if it can), calling ``report``
+        in the caller's thread for each outcome and fault.  Returns when every game
+        is reported or cannot be played.  Interrupting the caller (KeyboardInterrupt)
+        stops the games in flight."""
+
+
+@dataclass
+class Seat:
+    """A worker's bots, made on first use and kept across games."""
+
+    job: Job
+    players: dict[str, Player] = field(default_factory=dict)
+
+    def get(self, name: str) -> Player:
+        if name not in self.players:
+            log_dir = os.path.join(self.job.output_dir, "logs")
+            self.players[name] = make_player(self.job.config.bot(name), self.job.config, log_dir)
+        return self.players[name]
+
+    def close(self) -> None:
+        for p in self.players.values():
+            with contextlib.suppress(Exception):
+                close_player(p)
+        self.players.clear()
+
+
+def play_game(job: Job, spec: GameSpec, seats: Seat, worker: int = 0,
+              on_fault: Callable[[Fault], None] | None = None) -> GameOutcome:
+    """Play one scheduled game and write its record (durably, before returning)."""
+    config = job.config
+    players = [seats.get(name) for name in spec.seats]
+
+    def on_event(kind: str, payload: Any) -> None:
+        if kind == "fault" and on_fault is not None:
+            on_fault(payload)
+
+    record = run_game(config.game, spec.deal_seed, players, game_id=spec.game_id,
+                      time_control=config.time, policy=config.faults,
+                      on_event=on_event if on_fault else None)
+    rel = os.path.join(job.records, f"{spec.game_id}.jsonl")
+    path = os.path.join(job.output_dir, rel)
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write("\n".join(record.to_lines()) + "\n")
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+    r = record.result
+    return GameOutcome(
+        index=spec.index, game_id=spec.game_id, deal=spec.deal, deal_seed=spec.deal_seed,
+        seats=spec.seats, places=tuple(r["places"]), points=tuple(r["points"]), how=r["how"],
+        turns=r["turns"], faults=tuple(f.to_dict() for f in record.faults),
+        forfeits=tuple(record.forfeits), wall_time=record.wall_time, worker=worker, record=rel,
+    )
+
+
+def default_jobs() -> int:
+    return len(os.sched_getaffinity(0))
+
+
+def _die_with_parent() -> None:
+    """Linux: have the kernel kill this worker when the referee dies (even by
+    SIGKILL), so that a killed tournament leaves no orphan workers and bots."""
+    with contextlib.suppress(Exception):
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+        PR_SET_PDEATHSIG = 1
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
+def _worker(number: int, cpu: int | None, job: Job, tasks: Any, results: Any, parent: int) -> None:
+    _die_with_parent()
+    if os.getppid() != parent:  # the parent died before prctl took effect
+        os._exit(1)
+    # Ctrl-C goes to the whole process group; the parent decides what to do.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if cpu is not None:
+        with contextlib.suppress(OSError):
+            os.sched_setaffinity(0, {cpu})  # bots started from here inherit it
+    seats = Seat(job)
+    try:
+        while True:
+            spec = tasks.get()
+            if spec is None:
+                break
+            def on_fault(f: Fault, game_id: str = spec.game_id) -> None:
+                results.put(FaultNotice(game_id, str(f)))
+
+            try:
+                outcome = play_game(job, spec, seats, number, on_fault)
+                results.put(outcome)
+            except Exception as e:
+                results.put(WorkerError(spec.index, spec.game_id,
+                                        f"{type(e).__name__}: {e}\n{traceback.format_exc()}"))
+    finally:
+        seats.close()
+        results.put(("exit", number))
+
+
+class ProcessExecutor:
+    """``jobs`` worker processes on this machine, worker i pinned to the i-th CPU the
+    referee may use (round robin when there are more workers than CPUs)."""
+
+    def __init__(self, jobs: int | None = None, pin: bool = True) -> None:
+        self.jobs = jobs or default_jobs()
+        self.pin = pin
+
+    def run(self, job: Job, games: Sequence[GameSpec], report: Callable[[Report], None]) -> None:
+        if not games:
+            return
+        os.makedirs(os.path.join(job.output_dir, job.records), exist_ok=True)
+        # spawn, not fork: the parent may hold a SQLite connection and (external
+        # bots) ZeroMQ contexts, neither of which survives a fork.
+        ctx = multiprocessing.get_context("spawn")
+        tasks = ctx.Queue()
+        results = ctx.Queue()
+        jobs = min(self.jobs, len(games))
+        for spec in games:
+            tasks.put(spec)
+        for _ in range(jobs):
+            tasks.put(None)
+        cpus = sorted(os.sched_getaffinity(0))
+        workers = [
+            ctx.Process(target=_worker, name=f"referee-worker-{i}", daemon=True,
+                        args=(i, cpus[i % len(cpus)] if self.pin else None, job, tasks,
+                              results, os.getpid()))
+            for i in range(jobs)
+        ]
+        try:
+            for w in workers:
+                w.start()
+            running = jobs
+            while running:
+                try:
+                    msg = results.get(timeout=0.5)
+                except queue.Empty:
+                    dead = [w for w in workers if w.exitcode not in (None, 0)]
+                    if dead:
+                        raise RuntimeError(
+                            f"worker {dead[0].name} died unexpectedly (exit code {dead[0].exitcode})"
+                        ) from None
+                    continue
+                if isinstance(msg, tuple):  # ("exit", worker)
+                    running -= 1
+                else:
+                    report(msg)
+        finally:
+            for w in workers:
+                if w.is_alive():
+                    w.terminate()
+            for w in workers:
+                w.join(timeout=5)
+            tasks.cancel_join_thread()
+            results.cancel_join_thread()
+
+
+def records_dir(job: Job) -> Path:
+    return Path(job.output_dir) / job.records

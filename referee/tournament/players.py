@@ -1,0 +1,133 @@
+"""Turning a ``BotSpec`` into a ``Player`` (``referee.runner``), inside a worker.
+
+Owns the in-process player used by tournaments and the choice of implementation
+for each kind of bot: built-in bots, Python bot classes named in the configuration,
+and external programs (``referee.remote``, imported only when an external bot is
+configured).  Knows nothing of schedules or the store.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import sys
+from pathlib import Path
+from typing import Any
+
+from ..bots import make_bot
+from ..game import GameConfig
+from ..runner import DecisionRequest, Player
+from .config import BotSpec, TournamentConfig
+from .schedule import derive_seed
+
+
+class SeededPlayer:
+    """An in-process bot (``new_game(seed)`` / ``decide(observation, legal)``) whose
+    randomness is tied to the deal and the bot, not to the seat: every replay of a
+    duplicate deal gives the bot the same random stream, wherever it sits."""
+
+    def __init__(self, bot: Any, name: str) -> None:
+        self.bot = bot
+        self.name = name
+
+    def start_game(self, game_id: str, seat: int, config: GameConfig, seed: int) -> None:
+        self.bot.new_game(derive_seed(seed, "bot", self.name))
+
+    def decide(self, request: DecisionRequest) -> Any:
+        return self.bot.decide(request.observation, request.legal)
+
+    def end_game(self, game_id: str, result: dict[str, Any]) -> None:
+        pass
+
+
+def load_python_object(ref: str, base_dir: str) -> Any:
+    """``path/to/file.py:Name`` (relative to ``base_dir``) or ``package.module:Name``."""
+    where, _, attr = ref.rpartition(":")
+    if where.endswith(".py"):
+        path = (Path(base_dir) / where).resolve()
+        if not path.is_file():
+            raise FileNotFoundError(f"no file {path} (python = {ref!r})")
+        modname = f"_tournament_bot_{abs(hash(str(path)))}"
+        if modname in sys.modules:
+            module = sys.modules[modname]
+        else:
+            spec = importlib.util.spec_from_file_location(modname, path)
+            assert spec is not None and spec.loader is not None
+            module = importlib.util.module_from_spec(spec)
+            sys.modules[modname] = module
+            spec.loader.exec_module(module)
+    else:
+        module = importlib.import_module(where)
+    try:
+        return getattr(module, attr)
+    except AttributeError:
+        raise AttributeError(f"{where} has no {attr!r} (python = {ref!r})") from None
+
+
+def make_player(spec: BotSpec, config: TournamentConfig, log_dir: str | None = None) -> Player:
+    """A Player for ``spec``; an external bot's process is started here and kept
+    for every game the worker plays."""
+    if spec.builtin:
+        return SeededPlayer(make_bot(spec.builtin), spec.name)
+    if spec.python:
+        obj = load_python_object(spec.python, config.base_dir)
+        bot = obj(0) if callable(obj) else obj
+        if hasattr(bot, "start_game"):  # already a Player
+            bot.name = spec.name
+            return bot  # type: ignore[no-any-return]
+        return SeededPlayer(bot, spec.name)
+    assert spec.command is not None
+    try:
+        remote = importlib.import_module("referee.remote")
+    except ModuleNotFoundError:
+        raise RuntimeError(
+            f"bot {spec.name!r} is an external program, but this referee has no "
+            "referee.remote module to run it") from None
+    factory_name = "stdio_player" if spec.transport == "stdio" else "zmq_player"
+    factory = getattr(remote, factory_name, None)
+    if factory is None:
+        raise RuntimeError(f"bot {spec.name!r} uses transport {spec.transport!r}, but "
+                           f"referee.remote has no {factory_name}()")
+    env = dict(spec.env) if spec.env else None
+    player: Player = factory(spec.name, list(spec.command), cwd=config.resolve(spec.cwd or "."),
+                             env=env, time_control=config.time, memory_mb=spec.memory_mb,
+                             log_dir=log_dir)
+    return player
+
+
+def close_player(player: Player) -> None:
+    close = getattr(player, "close", None)
+    if callable(close):
+        close()
+
+
+def check_bots(config: TournamentConfig) -> None:
+    """Fail early, naming the bot, if a bot cannot possibly be started: a Python bot
+    that does not load, an external program that is not there, or no
+    ``referee.remote`` to run external programs with."""
+    import shutil
+
+    from .config import TournamentConfigError
+
+    for i, spec in enumerate(config.bots):
+        where = f"bots[{i}] ({spec.name})"
+        if spec.python:
+            try:
+                load_python_object(spec.python, config.base_dir)
+            except Exception as e:
+                raise TournamentConfigError(f"{where}.python: cannot load {spec.python!r}: {e}") from None
+        elif spec.command:
+            if importlib.util.find_spec("referee.remote") is None:
+                raise TournamentConfigError(
+                    f"{where}.command: external bots need referee.remote, which this "
+                    "referee does not have yet; use builtin = \"...\" bots")
+            cwd = config.resolve(spec.cwd or ".")
+            assert cwd is not None
+            if not Path(cwd).is_dir():
+                raise TournamentConfigError(f"{where}.cwd: no folder {cwd}")
+            exe = spec.command[0]
+            found = (shutil.which(exe) if "/" not in exe
+                     else exe if Path(cwd, exe).exists() else None)
+            if not found:
+                raise TournamentConfigError(
+                    f"{where}.command: {exe!r} is not an executable on PATH or in {cwd}")

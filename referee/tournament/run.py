@@ -1,0 +1,161 @@
+"""Running a tournament end to end: schedule, skip what the store already holds,
+hand the rest to an executor, commit each outcome as it arrives, show progress.
+
+Owns resuming and the progress display.  The schedule, the executor, the store and
+the standings are used only through their interfaces.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TextIO
+
+from .config import TournamentConfig
+from .executor import Executor, FaultNotice, GameOutcome, Job, ProcessExecutor, Report, WorkerError
+from .players import check_bots
+from .schedule import schedule
+from .standings import Standings, compute
+from .store import Store
+
+
+class Progress:
+    """Games done, games/s and time left on stderr: a redrawn bar on a terminal,
+    a plain line every tenth of the way (and at most every 10 s) otherwise.  Faults
+    and errors are printed on their own lines as they happen."""
+
+    WIDTH = 30
+
+    def __init__(self, total: int, done: int, stream: TextIO | None = None,
+                 tty: bool | None = None, clock: Callable[[], float] = time.monotonic) -> None:
+        self.stream = stream if stream is not None else sys.stderr
+        self.tty = self.stream.isatty() if tty is None else tty
+        self.total = total
+        self.start_done = self.done = done
+        self.clock = clock
+        self.t0 = clock()
+        self.last_draw = -1.0
+        self.last_step = -1
+
+    def _status(self) -> str:
+        elapsed = max(self.clock() - self.t0, 1e-9)
+        rate = (self.done - self.start_done) / elapsed
+        left = self.total - self.done
+        eta = f"{_hms(left / rate)} left" if rate > 0 and left else "--:-- left" if left else "done"
+        return f"{self.done}/{self.total} games  {rate:.1f} games/s  {eta}"
+
+    def _draw(self) -> None:
+        frac = self.done / self.total if self.total else 1.0
+        filled = int(frac * self.WIDTH)
+        bar = "#" * filled + "." * (self.WIDTH - filled)
+        self.stream.write(f"\r\x1b[K[{bar}] {self._status()}")
+        self.stream.flush()
+
+    def advance(self) -> None:
+        self.done += 1
+        now = self.clock()
+        if self.tty:
+            if now - self.last_draw >= 0.1 or self.done == self.total:
+                self.last_draw = now
+                self._draw()
+        else:
+            step = self.done * 10 // self.total if self.total else 10
+            if step != self.last_step or now - self.last_draw >= 10:
+                self.last_step, self.last_draw = step, now
+                self.stream.write(self._status() + "\n")
+                self.stream.flush()
+
+    def message(self, text: str) -> None:
+        if self.tty:
+            self.stream.write("\r\x1b[K" + text + "\n")
+            self._draw()
+        else:
+            self.stream.write(text + "\n")
+        self.stream.flush()
+
+    def close(self) -> None:
+        if self.tty:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+def _hms(seconds: float) -> str:
+    s = int(seconds + 0.5)
+    return f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}" if s >= 3600 else f"{s // 60}:{s % 60:02d}"
+
+
+@dataclass
+class RunSummary:
+    scheduled: int
+    already_done: int
+    played: int = 0
+    errors: list[WorkerError] = field(default_factory=list)
+    output_dir: Path = Path(".")
+
+
+def open_store(config: TournamentConfig, output_dir: Path | None = None) -> Store:
+    out = output_dir or config.output_dir
+    return Store.create_or_resume(out, config.to_dict(), config.name, len(schedule(config)))
+
+
+def run_tournament(
+    config: TournamentConfig,
+    *,
+    output_dir: Path | None = None,
+    executor: Executor | None = None,
+    jobs: int | None = None,
+    progress: Progress | None = None,
+    quiet: bool = False,
+) -> RunSummary:
+    """Play every scheduled game the output folder does not hold yet.  Raises
+    StoreError if the folder holds another tournament; KeyboardInterrupt passes
+    through after the finished games are committed."""
+    check_bots(config)
+    out = (output_dir or config.output_dir).resolve()
+    games = schedule(config)
+    store = Store.create_or_resume(out, config.to_dict(), config.name, len(games))
+    try:
+        done = store.done()
+        todo = [g for g in games if g.index not in done]
+        summary = RunSummary(scheduled=len(games), already_done=len(done), output_dir=out)
+        if progress is None and not quiet:
+            progress = Progress(len(games), len(done))
+
+        def report(r: Report) -> None:
+            if isinstance(r, GameOutcome):
+                store.add(r)
+                summary.played += 1
+                if progress:
+                    progress.advance()
+            elif isinstance(r, FaultNotice):
+                if progress:
+                    progress.message(f"fault: {r.game_id}: {r.text}")
+            else:
+                summary.errors.append(r)
+                if progress:
+                    progress.message(f"error: {r.game_id}: {r.message.splitlines()[0]}")
+
+        executor = executor or ProcessExecutor(jobs or config.jobs)
+        try:
+            executor.run(Job(config, str(out)), todo, report)
+        finally:
+            if progress:
+                progress.close()
+        return summary
+    finally:
+        store.close()
+
+
+def standings_of(output_dir: Path) -> Standings:
+    """Standings of the tournament in ``output_dir`` (finished or running)."""
+    store = Store.open_existing(output_dir)
+    try:
+        cfg = store.config
+        bots = [b["name"] for b in cfg["bots"]]
+        return compute(store.outcomes(), bots, cfg["seats"], name=cfg["name"],
+                       scheduled=store.scheduled)
+    finally:
+        store.close()

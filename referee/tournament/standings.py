@@ -1,0 +1,253 @@
+"""What a tournament's results add up to: per-bot figures, a multiplayer rating and
+a head-to-head table, and their text forms (plain, markdown, csv, json).
+
+Owns the arithmetic and nothing else: it takes finished games (``GameOutcome``, in
+schedule order) and returns numbers and strings; no I/O, no clock.
+
+Definitions (documented here because users read the table, not the code):
+
+* win: finishing in place 1 (a shared first place is a win for each).
+* place points: per game, one point for each opponent finishing behind and half a
+  point for each finishing level (so a k-seat game hands out k(k-1)/2 points).
+* average penalty: the mean of the game's penalty points (RULES §5).
+* rating: openskill's Plackett-Luce model over each game's full finishing order,
+  equal places treated as ties, games taken in schedule order; shown as mu and
+  sigma (its uncertainty).
+* 95 % confidence intervals for win rate and average place: mean +- 1.96 standard
+  errors, the standard error taken over *deals* (each deal's games averaged first),
+  because the games of one duplicated deal are not independent of each other.  With
+  one game per deal this is the usual per-game interval.
+* faults: counted per kind; "protocol" counts malformed and oversized messages and
+  protocol violations; forfeits count games the bot forfeited.
+* head-to-head: with 2 seats, each pair's score (wins + half of shared places); with
+  more, the share of the games two bots played together in which the row bot
+  finished ahead of the column bot (level counts half).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from tabulate import tabulate
+
+from .executor import GameOutcome
+
+FORMATS = ("plain", "markdown", "csv", "json")
+Z95 = 1.959964
+
+
+@dataclass
+class BotStanding:
+    bot: str
+    rank: int = 0
+    games: int = 0
+    wins: int = 0
+    win_rate: float | None = None
+    win_ci: float | None = None  # half-width of the 95 % interval
+    avg_place: float | None = None
+    place_ci: float | None = None
+    place_points: float = 0.0
+    avg_penalty: float | None = None
+    rating: float = 0.0  # openskill mu
+    rating_sigma: float = 0.0
+    timeouts: int = 0
+    crashes: int = 0
+    illegal: int = 0
+    protocol: int = 0
+    forfeits: int = 0
+
+
+@dataclass
+class Standings:
+    name: str
+    seats: int
+    played: int
+    scheduled: int
+    rows: list[BotStanding]
+    # head[a][b]: a's score against b (wins + half of level finishes), and games
+    head: dict[str, dict[str, float]] = field(default_factory=dict)
+    met: dict[str, dict[str, int]] = field(default_factory=dict)
+
+    @property
+    def complete(self) -> bool:
+        return self.played >= self.scheduled
+
+
+def mean_ci(units: Sequence[float]) -> tuple[float | None, float | None]:
+    """Mean and half-width of the 95 % interval (normal approximation) of independent
+    units; no interval below 2 units."""
+    n = len(units)
+    if n == 0:
+        return None, None
+    m = sum(units) / n
+    if n < 2:
+        return m, None
+    var = sum((x - m) ** 2 for x in units) / (n - 1)
+    return m, Z95 * math.sqrt(var / n)
+
+
+def place_points(places: Sequence[int], seat: int) -> float:
+    mine = places[seat]
+    return sum(1.0 if p > mine else 0.5 if p == mine else 0.0
+               for s, p in enumerate(places) if s != seat)
+
+
+def compute(outcomes: Iterable[GameOutcome], bots: Sequence[str], seats: int, *,
+            name: str = "tournament", scheduled: int | None = None) -> Standings:
+    """Standings from finished games, which must come in schedule order (the rating
+    depends on the order)."""
+    from openskill.models import PlackettLuce
+
+    model = PlackettLuce()
+    ratings = {b: model.rating(name=b) for b in bots}
+    rows = {b: BotStanding(b) for b in bots}
+    # per bot, per deal: [games, wins, sum of places]
+    per_deal: dict[str, dict[int, list[float]]] = {b: defaultdict(lambda: [0, 0, 0]) for b in bots}
+    penalty: dict[str, int] = dict.fromkeys(bots, 0)
+    head: dict[str, dict[str, float]] = {a: dict.fromkeys(bots, 0.0) for a in bots}
+    met: dict[str, dict[str, int]] = {a: dict.fromkeys(bots, 0) for a in bots}
+    played = 0
+    for o in outcomes:
+        played += 1
+        for s, bot in enumerate(o.seats):
+            r = rows[bot]
+            r.games += 1
+            won = o.places[s] == 1
+            r.wins += won
+            r.place_points += place_points(o.places, s)
+            penalty[bot] += o.points[s]
+            d = per_deal[bot][o.deal]
+            d[0] += 1
+            d[1] += won
+            d[2] += o.places[s]
+            if s in o.forfeits:
+                r.forfeits += 1
+            for t, other in enumerate(o.seats):
+                if t != s:
+                    met[bot][other] += 1
+                    head[bot][other] += (1.0 if o.places[s] < o.places[t]
+                                         else 0.5 if o.places[s] == o.places[t] else 0.0)
+        for f in o.faults:
+            r = rows[o.seats[f["seat"]]]
+            kind = f["kind"]
+            if kind == "timeout":
+                r.timeouts += 1
+            elif kind == "crash":
+                r.crashes += 1
+            elif kind == "illegal":
+                r.illegal += 1
+            else:
+                r.protocol += 1
+        teams = [[ratings[b]] for b in o.seats]
+        for b, team in zip(o.seats, model.rate(teams, ranks=[float(p) for p in o.places]),
+                           strict=True):
+            ratings[b] = team[0]
+    for b, r in rows.items():
+        deals = list(per_deal[b].values())
+        if r.games:
+            r.win_rate = r.wins / r.games
+            r.avg_place = sum(d[2] for d in deals) / r.games
+            r.avg_penalty = penalty[b] / r.games
+            _, r.win_ci = mean_ci([d[1] / d[0] for d in deals])
+            _, r.place_ci = mean_ci([d[2] / d[0] for d in deals])
+        r.rating = ratings[b].mu
+        r.rating_sigma = ratings[b].sigma
+    ordered = sorted(rows.values(), key=lambda r: (
+        r.avg_place if r.avg_place is not None else math.inf,
+        -(r.win_rate or 0.0), -r.rating, r.bot))
+    for i, r in enumerate(ordered):
+        r.rank = i + 1
+    return Standings(name=name, seats=seats, played=played,
+                     scheduled=played if scheduled is None else scheduled,
+                     rows=ordered, head=head, met=met)
+
+
+# --- text forms ----------------------------------------------------------------------
+
+_FIELDS = [f for f in BotStanding.__dataclass_fields__]
+
+
+def _num(x: float | None, fmt: str) -> str:
+    return "-" if x is None else format(x, fmt)
+
+
+def _pm(x: float | None, ci: float | None, fmt: str, scale: float = 1.0) -> str:
+    if x is None:
+        return "-"
+    s = format(x * scale, fmt)
+    return s if ci is None else f"{s} ± {format(ci * scale, fmt)}"
+
+
+def standings_table(st: Standings) -> tuple[list[str], list[list[str]]]:
+    headers = ["rank", "bot", "games", "wins", "win % (95% CI)", "avg place (95% CI)",
+               "place pts", "avg penalty", "rating ± σ", "timeouts", "crashes", "illegal",
+               "protocol", "forfeits"]
+    rows = [[str(r.rank), r.bot, str(r.games), str(r.wins), _pm(r.win_rate, r.win_ci, ".1f", 100),
+             _pm(r.avg_place, r.place_ci, ".2f"), f"{r.place_points:g}", _num(r.avg_penalty, ".1f"),
+             f"{r.rating:.1f} ± {r.rating_sigma:.1f}", str(r.timeouts), str(r.crashes),
+             str(r.illegal), str(r.protocol), str(r.forfeits)] for r in st.rows]
+    return headers, rows
+
+
+def head_to_head_table(st: Standings) -> tuple[list[str], list[list[str]]]:
+    order = [r.bot for r in st.rows]
+    rows = []
+    for a in order:
+        row = [a]
+        for b in order:
+            n = st.met[a][b]
+            if a == b or n == 0:
+                row.append("")
+            elif st.seats == 2:
+                row.append(f"{st.head[a][b]:g}-{st.head[b][a]:g}")
+            else:
+                row.append(f"{100 * st.head[a][b] / n:.0f}%")
+        rows.append(row)
+    return ["", *order], rows
+
+
+def _title(st: Standings) -> str:
+    done = "" if st.complete else f" (in progress: {st.played} of {st.scheduled})"
+    return f"{st.name}: {st.played} games, {st.seats} seats{done}"
+
+
+def render(st: Standings, fmt: str = "plain") -> str:
+    if fmt == "json":
+        return json.dumps({
+            "name": st.name, "seats": st.seats, "played": st.played,
+            "scheduled": st.scheduled,
+            "standings": [asdict(r) for r in st.rows],
+            "head_to_head": {a: {b: {"score": st.head[a][b], "games": st.met[a][b]}
+                                 for b in st.head[a] if b != a and st.met[a][b]}
+                             for a in st.head},
+        }, indent=2)
+    if fmt == "csv":
+        buf = io.StringIO()
+        w = csv.writer(buf, lineterminator="\n")
+        w.writerow(_FIELDS)
+        for r in st.rows:
+            w.writerow(["" if v is None else v for v in (getattr(r, f) for f in _FIELDS)])
+        return buf.getvalue().rstrip("\n")
+    if fmt not in ("plain", "markdown"):
+        raise ValueError(f"unknown format {fmt!r}: choose from {', '.join(FORMATS)}")
+    tablefmt = "github" if fmt == "markdown" else "simple"
+    h, rows = standings_table(st)
+    hh, hrows = head_to_head_table(st)
+    what = ("head-to-head score (row vs column)" if st.seats == 2
+            else "head-to-head: how often the row bot finished ahead of the column bot")
+    sep = "\n\n"
+    title = f"## {_title(st)}" if fmt == "markdown" else _title(st)
+    return str(title + sep + tabulate(rows, headers=h, tablefmt=tablefmt, disable_numparse=True)
+            + sep + what + sep + tabulate(hrows, headers=hh, tablefmt=tablefmt,
+                                          disable_numparse=True))
+
+
+def as_dicts(st: Standings) -> list[dict[str, Any]]:
+    return [asdict(r) for r in st.rows]

@@ -1,0 +1,203 @@
+"""Where a tournament's results live: a SQLite file in the output folder, one row
+per finished game, committed the moment the game is reported, next to the games'
+JSONL records (written and synced by the worker before it reports the game).
+
+Owns the database schema, the refusal to resume a tournament whose configuration
+changed, and reading results back.  Only the referee's main process writes; any
+number of readers (``referee tournament standings`` during a run) may read, which
+WAL journaling allows.  Knows nothing of schedules, workers or standings.
+
+Tables::
+
+    meta(key, value)            config (JSON), name, games (schedule size), created
+    games(idx, game_id, deal, deal_seed, seats, places, points, how, turns,
+          faults, forfeits, wall_time, worker, record, finished)
+    seats(idx, seat, bot, place, points, faults)      -- the same, one row per seat,
+                                                      -- for ad-hoc SQL queries
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from .executor import GameOutcome
+
+DB_NAME = "tournament.sqlite"
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS games (
+    idx INTEGER PRIMARY KEY,
+    game_id TEXT NOT NULL UNIQUE,
+    deal INTEGER NOT NULL,
+    deal_seed INTEGER NOT NULL,
+    seats TEXT NOT NULL,
+    places TEXT NOT NULL,
+    points TEXT NOT NULL,
+    how TEXT NOT NULL,
+    turns INTEGER NOT NULL,
+    faults TEXT NOT NULL,
+    forfeits TEXT NOT NULL,
+    wall_time REAL NOT NULL,
+    worker INTEGER NOT NULL,
+    record TEXT NOT NULL,
+    finished TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS seats (
+    idx INTEGER NOT NULL REFERENCES games(idx),
+    seat INTEGER NOT NULL,
+    bot TEXT NOT NULL,
+    place INTEGER NOT NULL,
+    points INTEGER NOT NULL,
+    faults INTEGER NOT NULL,
+    PRIMARY KEY (idx, seat)
+);
+CREATE INDEX IF NOT EXISTS seats_bot ON seats(bot);
+"""
+
+
+class StoreError(Exception):
+    """The output folder cannot be used for this tournament (one readable line)."""
+
+
+class Store:
+    def __init__(self, path: Path, conn: sqlite3.Connection) -> None:
+        self.path = path
+        self.conn = conn
+
+    # --- opening -----------------------------------------------------------------
+
+    @classmethod
+    def create_or_resume(cls, output_dir: Path, config: dict[str, Any], name: str,
+                         games: int) -> Store:
+        """Open the tournament in ``output_dir``, creating it if new.  Refuses (with
+        the first differing setting named) if the folder holds another tournament."""
+        output_dir.mkdir(parents=True, exist_ok=True)
+        path = output_dir / DB_NAME
+        conn = sqlite3.connect(path, isolation_level=None)
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=FULL")  # a reported game survives a power cut
+        conn.execute("PRAGMA busy_timeout=10000")
+        conn.executescript(_SCHEMA)
+        store = cls(path, conn)
+        stored = store.meta("config")
+        if stored is None:
+            with store.transaction():
+                store._set_meta("config", json.dumps(config, sort_keys=True))
+                store._set_meta("name", name)
+                store._set_meta("games", str(games))
+                store._set_meta("created", time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+        else:
+            old = json.loads(stored)
+            if old != json.loads(json.dumps(config)):
+                conn.close()
+                raise StoreError(
+                    f"{output_dir} holds a tournament with another configuration "
+                    f"({_first_difference(old, config)}); run it with its original "
+                    f"configuration to resume, or choose another output folder")
+        return store
+
+    @classmethod
+    def open_existing(cls, output_dir: Path) -> Store:
+        """Open for reading (standings); works while a run is writing."""
+        path = output_dir / DB_NAME
+        if not path.is_file():
+            raise StoreError(f"{output_dir} holds no tournament (no {DB_NAME})")
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None)
+        conn.execute("PRAGMA busy_timeout=10000")
+        return cls(path, conn)
+
+    def close(self) -> None:
+        self.conn.close()
+
+    # --- meta --------------------------------------------------------------------
+
+    def meta(self, key: str) -> str | None:
+        row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def _set_meta(self, key: str, value: str) -> None:
+        self.conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
+
+    @property
+    def config(self) -> dict[str, Any]:
+        raw = self.meta("config")
+        assert raw is not None
+        result: dict[str, Any] = json.loads(raw)
+        return result
+
+    @property
+    def scheduled(self) -> int:
+        return int(self.meta("games") or 0)
+
+    # --- games -------------------------------------------------------------------
+
+    class _Tx:
+        def __init__(self, conn: sqlite3.Connection) -> None:
+            self.conn = conn
+
+        def __enter__(self) -> None:
+            self.conn.execute("BEGIN IMMEDIATE")
+
+        def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+            self.conn.execute("COMMIT" if exc_type is None else "ROLLBACK")
+
+    def transaction(self) -> Store._Tx:
+        return Store._Tx(self.conn)
+
+    def add(self, o: GameOutcome) -> None:
+        """Commit one finished game (durably, before returning).  A game already
+        stored is left as it is."""
+        with self.transaction():
+            cur = self.conn.execute(
+                "INSERT OR IGNORE INTO games VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                (o.index, o.game_id, o.deal, o.deal_seed, json.dumps(o.seats),
+                 json.dumps(o.places), json.dumps(o.points), o.how, o.turns,
+                 json.dumps(o.faults), json.dumps(o.forfeits), o.wall_time, o.worker, o.record,
+                 time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())))
+            if cur.rowcount:
+                faults = [0] * len(o.seats)
+                for f in o.faults:
+                    faults[f["seat"]] += 1
+                self.conn.executemany(
+                    "INSERT INTO seats VALUES (?,?,?,?,?,?)",
+                    [(o.index, s, o.seats[s], o.places[s], o.points[s], faults[s])
+                     for s in range(len(o.seats))])
+
+    def done(self) -> set[int]:
+        return {r[0] for r in self.conn.execute("SELECT idx FROM games")}
+
+    def count(self) -> int:
+        return int(self.conn.execute("SELECT COUNT(*) FROM games").fetchone()[0])
+
+    def outcomes(self) -> Iterator[GameOutcome]:
+        """Every stored game, in schedule order (so that order-dependent figures, like
+        the rating, do not depend on which worker finished first)."""
+        cur = self.conn.execute(
+            "SELECT idx, game_id, deal, deal_seed, seats, places, points, how, turns, faults, "
+            "forfeits, wall_time, worker, record FROM games ORDER BY idx")
+        for r in cur:
+            yield GameOutcome(
+                index=r[0], game_id=r[1], deal=r[2], deal_seed=r[3],
+                seats=tuple(json.loads(r[4])), places=tuple(json.loads(r[5])),
+                points=tuple(json.loads(r[6])), how=r[7], turns=r[8],
+                faults=tuple(json.loads(r[9])), forfeits=tuple(json.loads(r[10])),
+                wall_time=r[11], worker=r[12], record=r[13])
+
+
+def _first_difference(old: Any, new: Any, path: str = "") -> str:
+    """Names the first setting that differs, e.g. ``seed: 1 -> 2``."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        for k in sorted(set(old) | set(new)):
+            if old.get(k) != new.get(k):
+                return _first_difference(old.get(k), new.get(k), f"{path}.{k}" if path else k)
+    if isinstance(old, list) and isinstance(new, list) and len(old) == len(new):
+        for i, (a, b) in enumerate(zip(old, new, strict=True)):
+            if a != b:
+                return _first_difference(a, b, f"{path}[{i}]")
+    return f"{path or 'configuration'}: was {json.dumps(old)}, now {json.dumps(new)}"
