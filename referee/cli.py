@@ -5,16 +5,29 @@ It parses, calls the library and prints; it holds no game logic.
 
 from __future__ import annotations
 
+import contextlib
+import difflib
 import itertools
+import json
+import os
+import random
 import sys
+from collections.abc import Sequence
+from typing import Any
 
 import click
 from tabulate import tabulate
 
 from . import __version__
 from .bots import BUILTIN_BOTS, make_bot
-from .game import GameConfig
-from .runner import InProcessPlayer, run_game
+from .botspec import BotSpecError, make_player, parse_specs
+from .game import VARIANTS, ConfigError, GameConfig
+from .game.cards import DECKS
+from .human import HumanClock, HumanPlayer
+from .replay import HOW_WORDS, Narrator, RecordError, read_record, show_record, verify
+from .runner import FaultPolicy, GameRecord, InProcessPlayer, TimeControl, run_game
+from .session import DeckFileError, Session, game_summary, read_deck_file, standings
+from .transcript import TracedPlayer, Transcript
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -47,6 +60,371 @@ def demo(games: int, seed: int) -> None:
     click.echo(tabulate([(i + 1, *r) for i, r in enumerate(rows)],
                         headers=["rank", "bot", "games", "wins", "win %", "avg points"],
                         floatfmt=".1f"))
+
+
+# --- referee play ------------------------------------------------------------------
+
+PLAY_HELP = """Play one game, or a match (--games N), among 2 to 6 bots.
+
+\b
+Each BOT (or --bot SPEC) takes the next seat, positional bots first:
+  random | lowest | heuristic   a built-in bot
+  human                         you, at this terminal (same as --human)
+  example:python-random         the example bots: python-random,
+  example:python-heuristic        python-heuristic, js (needs node)
+  example:js
+  stdio:COMMAND                 your bot over stdio (JSON lines)
+  zmq:COMMAND                   your bot over ZeroMQ (msgpack)
+  COMMAND                       same as stdio:COMMAND, e.g. "python3 mybot.py"
+  NAME=SPEC                     any of the above, with a seat name
+
+\b
+Examples:
+  referee play heuristic example:python-random
+  referee play heuristic --bot "python3 mybot.py" --transcript
+  referee play --human heuristic random --seed 7
+  referee play lowest lowest --deck-file deal.txt --first-player 0
+  referee play heuristic random --games 20 -V match_scoring --quiet
+"""
+
+
+class CliError(click.ClickException):
+    """A user mistake: printed as one line ('Error: ...'), exit status 1."""
+
+
+def _variants(values: tuple[str, ...]) -> frozenset[str]:
+    out: set[str] = set()
+    for v in values:
+        for name in v.replace(",", " ").split():
+            name = name.strip().lower().replace("-", "_")
+            if name not in VARIANTS:
+                close = difflib.get_close_matches(name, VARIANTS, n=1)
+                hint = f"did you mean {close[0]}? " if close else ""
+                raise CliError(f"unknown variant {name!r}: {hint}choose from "
+                               f"{', '.join(VARIANTS)} (RULES §9)")
+            out.add(name)
+    return frozenset(out)
+
+
+def _use_colour(flag: bool | None, stream: Any) -> bool:
+    if flag is not None:
+        return flag
+    try:
+        return bool(stream.isatty()) and not os.environ.get("NO_COLOR")
+    except (AttributeError, ValueError):
+        return False
+
+
+@main.command(help=PLAY_HELP, context_settings={"max_content_width": 100})
+@click.argument("bots", nargs=-1, metavar="[BOT]...")
+@click.option("--bot", "bot_opts", multiple=True, metavar="SPEC",
+              help="A bot for the next seat (after the positional ones); repeatable.")
+@click.option("--human", is_flag=True, help="Take seat 0 yourself, in this terminal.")
+@click.option("-n", "--games", default=1, show_default=True, type=click.IntRange(min=1),
+              help="Games in the match (the same seats; seeds SEED, SEED+1, ...).")
+@click.option("--seed", type=int, default=None,
+              help="Seed of the (first) game; default: a random one, printed.")
+@click.option("-V", "--variant", "variant_opts", multiple=True, metavar="NAME",
+              help=f"A rules variant (RULES §9), repeatable or comma-separated: "
+                   f"{', '.join(VARIANTS)}.")
+@click.option("--colours", "--colors", "colours", type=int, default=None,
+              help="Number of colours in the deck (1-7; RULES §1, §9.9).")
+@click.option("--deck", "deck_name", default="standard", show_default=True, metavar="NAME",
+              help="Deck composition: standard (84 cards) or alternative (RULES §1).")
+@click.option("--deck-file", type=click.Path(dir_okay=False), default=None,
+              help="Deal exactly this deck: card texts in deal order (first = top), "
+                   "whitespace separated, '#' comments.")
+@click.option("--first-player", type=int, default=None, metavar="SEAT",
+              help="The seat that plays first (default: drawn from the seed).")
+@click.option("--turn-limit", type=click.IntRange(min=1), default=1000, show_default=True)
+@click.option("--startup", type=click.FloatRange(min=0), default=10.0, show_default=True,
+              help="Seconds for a bot to start and answer the handshake.")
+@click.option("--move-time", "--per-decision", "move_time", type=click.FloatRange(min=0),
+              default=1.0, show_default=True, help="Seconds per decision.")
+@click.option("--bank", type=click.FloatRange(min=0), default=10.0, show_default=True,
+              help="Extra seconds per game, used when a decision takes longer.")
+@click.option("--faults", "fault_mode", type=click.Choice(["substitute", "forfeit"]),
+              default="substitute", show_default=True,
+              help="On a bot fault: play its first legal decision for it (and count a "
+                   "strike), or forfeit it at once.")
+@click.option("--strikes", type=click.IntRange(min=0), default=3, show_default=True,
+              help="Faults a bot may make (substitute policy) before it forfeits.")
+@click.option("--record", "record_file", type=click.Path(dir_okay=False), default=None,
+              help="Write the game record here (a match: FILE-1.jsonl, FILE-2.jsonl, ...).")
+@click.option("--record-dir", type=click.Path(file_okay=False), default=None,
+              help="Write each game's record into this directory.")
+@click.option("-q", "--quiet", is_flag=True, help="Print only the result.")
+@click.option("-v", "--verbose", is_flag=True, help="In a match, narrate every game.")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON only.")
+@click.option("--transcript", is_flag=True,
+              help="Print every message to and from each bot (debugging).")
+@click.option("--transcript-file", type=click.Path(dir_okay=False), default=None,
+              help="Save the transcript to this file.")
+@click.option("--bot-log-dir", type=click.Path(file_okay=False), default=None,
+              help="Save each external bot's stderr in this directory.")
+@click.option("--colour/--no-colour", "--color/--no-color", "colour", default=None,
+              help="Colour the output (default: when it is a terminal).")
+def play(bots: tuple[str, ...], bot_opts: tuple[str, ...], human: bool, games: int,
+         seed: int | None, variant_opts: tuple[str, ...], colours: int | None,
+         deck_name: str, deck_file: str | None, first_player: int | None, turn_limit: int,
+         startup: float, move_time: float, bank: float, fault_mode: str, strikes: int,
+         record_file: str | None, record_dir: str | None, quiet: bool, verbose: bool,
+         as_json: bool, transcript: bool, transcript_file: str | None,
+         bot_log_dir: str | None, colour: bool | None) -> None:
+    texts = (["human"] if human else []) + list(bots) + list(bot_opts)
+    if not 2 <= len(texts) <= 6:
+        raise CliError(
+            f"a game needs 2 to 6 bots, {len(texts)} given: "
+            + ("add bots, e.g. 'referee play heuristic random'" if len(texts) < 2
+               else "give at most 6")
+        )
+    try:
+        specs = parse_specs(texts)
+    except BotSpecError as e:
+        raise CliError(str(e)) from None
+    humans = [i for i, s in enumerate(specs) if s.kind == "human"]
+    if len(humans) > 1:
+        raise CliError("only one person can play at this terminal: give 'human' (or --human) once")
+    if humans and as_json:
+        raise CliError("--json cannot be combined with a human seat: drop --json to play yourself")
+    if record_file and record_dir:
+        raise CliError("give --record FILE or --record-dir DIR, not both")
+    if deck_name not in DECKS:
+        raise CliError(f"unknown deck {deck_name!r}: choose {' or '.join(DECKS)} (RULES §1)")
+    try:
+        config = GameConfig(players=len(specs), variants=_variants(variant_opts),
+                            colours=colours, deck=deck_name, turn_limit=turn_limit)
+    except ConfigError as e:
+        raise CliError(str(e)) from None
+    deck = None
+    if deck_file:
+        try:
+            deck = read_deck_file(deck_file)
+        except DeckFileError as e:
+            raise CliError(str(e)) from None
+    if first_player is not None and not 0 <= first_player < len(specs):
+        raise CliError(f"--first-player must be a seat from 0 to {len(specs) - 1}, "
+                       f"not {first_player}")
+    if seed is None:
+        seed = random.SystemRandom().randrange(1, 10**9)
+    session = Session(config, seed, games, deck, first_player,
+                      TimeControl(startup, move_time, bank),
+                      FaultPolicy(fault_mode, strikes), record_file, record_dir)
+    try:
+        session.prepare()
+    except ConfigError as e:
+        raise CliError(f"{e}" + (f" (deck file {deck_file})" if deck_file else "")) from None
+    except OSError as e:
+        raise CliError(str(e)) from None
+
+    out = sys.stdout
+
+    def echo(text: str) -> None:
+        if not as_json:
+            click.echo(text)
+
+    names = [s.name for s in specs]
+    labels = [f"{n} [{i}]" for i, n in enumerate(names)]
+
+    # The transcript: to the terminal (stderr under --json) and/or a file.
+    tr: Transcript | None = None
+    tr_file = None
+    if transcript or transcript_file:
+        tr = Transcript()
+        tr.set_names(names)
+        if transcript:
+            stream = sys.stderr if as_json else out
+            tr.add_sink(stream, _use_colour(colour, stream))
+        if transcript_file:
+            try:
+                tr_file = open(transcript_file, "w", encoding="utf-8")  # noqa: SIM115
+            except OSError as e:
+                raise CliError(f"cannot write the transcript {transcript_file}: {e}") from None
+            tr.add_sink(tr_file, False)
+
+    clock = HumanClock()
+    players: list[Any] = []
+    try:
+        for i, spec in enumerate(specs):
+            p = make_player(spec, time_control=session.time_control,
+                            on_message=tr.on_message if tr else None, log_dir=bot_log_dir,
+                            seed=seed * 7919 + i)
+            if isinstance(p, HumanPlayer):
+                p.names = names
+                p.clock = clock
+                p.out = out
+            elif tr is not None and spec.kind == "builtin":
+                p = TracedPlayer(p, tr)
+            players.append(p)
+    except BotSpecError as e:
+        _close(players)
+        raise CliError(str(e)) from None
+
+    narrate = not quiet and not as_json and not humans and (games == 1 or verbose)
+    narrator = Narrator(labels, echo)
+
+    def on_event(kind: str, payload: Any) -> None:
+        if kind == "event":
+            if narrate:
+                narrator.event(payload)
+        elif kind == "fault":
+            if tr is not None:
+                tr.fault(payload)
+            if not as_json and not quiet:
+                echo(click.style(f"   FAULT {payload}", fg="red") if _use_colour(colour, out)
+                     else f"   FAULT {payload}")
+        elif kind == "decision" and tr is not None:
+            seat, text, elapsed = payload
+            tr.applied(names[seat], text, elapsed)
+
+    def on_game(i: int, gid: str) -> None:
+        if narrate or (i == 0 and not quiet):
+            echo(_header(session, i, labels))
+
+    def on_result(i: int, rec: GameRecord, path: str | None) -> None:
+        if as_json:
+            return
+        if games == 1 or verbose:
+            for line in _result_lines(rec, labels):
+                echo(line)
+            if path:
+                echo(f"record: {path}")
+        elif not quiet:
+            win = ", ".join(labels[s] for s in range(len(labels)) if rec.places[s] == 1)
+            echo(f"game {i + 1}/{games} (seed {rec.seed}): won by {win}; points "
+                 + " ".join(str(p) for p in rec.points)
+                 + (f"; {len(rec.faults)} fault(s)" if rec.faults else ""))
+
+    try:
+        records = session.run(players, on_event=on_event, on_game=on_game,
+                              on_result=on_result, clock=clock)
+    except KeyboardInterrupt:
+        raise CliError("interrupted: the game was not finished") from None
+    except BrokenPipeError:  # the output was cut short ('referee play ... | head')
+        sys.stderr.close()
+        sys.exit(1)
+    except OSError as e:
+        raise CliError(f"cannot write the game record: {e}") from None
+    finally:
+        _close(players)
+        if tr_file is not None:
+            tr_file.close()
+
+    table = standings(names, records, config.has("match_scoring"))
+    if as_json:
+        paths = [session.record_path(i) for i in range(games)]
+        click.echo(json.dumps({
+            "seed": seed,
+            "config": config.to_dict(),
+            "bots": names,
+            "games": [game_summary(r, p) for r, p in zip(records, paths, strict=True)],
+            "standings": [s.to_dict() for s in table],
+            "match_scoring": config.has("match_scoring"),
+        }, indent=2))
+        return
+    if games > 1:
+        echo("")
+        scoring = ("match standings (match_scoring: fewest total penalty points wins)"
+                   if config.has("match_scoring") else "match standings (by mean place)")
+        echo(f"{scoring}, {games} games:")
+        echo(tabulate([(s.place, s.bot, s.seat, s.wins, f"{s.mean_place:.2f}", s.total_points)
+                       for s in table],
+                      headers=["place", "bot", "seat", "wins", "mean place", "total points"]))
+        if record_dir:
+            echo(f"records: {record_dir}/")
+        elif record_file:
+            echo(f"records: {session.record_path(0)} ... {session.record_path(games - 1)}")
+    if transcript_file:
+        echo(f"transcript: {transcript_file}")
+
+
+def _close(players: Sequence[Any]) -> None:
+    for p in players:
+        close = getattr(p, "close", None) or getattr(getattr(p, "player", None), "close", None)
+        if callable(close):
+            with contextlib.suppress(Exception):  # closing must not hide the outcome
+                close()
+
+
+def _header(session: Session, i: int, labels: Sequence[str]) -> str:
+    cfg = session.config
+    deck = f"deck {cfg.deck}" + (f", {cfg.colours} colours" if cfg.colours else "")
+    if session.deck is not None:
+        deck = f"deck from file ({len(session.deck)} cards)"
+    parts = [f"seed {session.game_seed(i)}", deck,
+             "variants " + (", ".join(sorted(cfg.variants)) or "none")]
+    if session.first_player is not None:
+        parts.append(f"first player {labels[session.first_player]}")
+    title = "game" if session.games == 1 else f"game {i + 1}/{session.games}"
+    return f"{title}: " + ", ".join(labels) + "\n  " + "; ".join(parts)
+
+
+def _result_lines(rec: GameRecord, labels: Sequence[str]) -> list[str]:
+    res = rec.result
+    n = len(labels)
+    order = sorted(range(n), key=lambda s: (rec.places[s], s))
+    how = HOW_WORDS.get(res["how"], res["how"])
+    lines = ["", f"result: {how}, after {res['turns']} turns "
+                 f"(first player {labels[rec.first_player]})"]
+    rows = []
+    for s in order:
+        faults = sum(1 for f in rec.faults if f.seat == s)
+        row: tuple[Any, ...] = (rec.places[s], labels[s], rec.points[s], faults)
+        if rec.forfeits:
+            row += ("forfeit" if s in rec.forfeits else "",)
+        rows.append(row)
+    headers = ["place", "bot", "penalty points", "faults"] + (["forfeit"] if rec.forfeits else [])
+    lines += tabulate(rows, headers=headers).splitlines()
+    if rec.faults:
+        lines.append("faults:")
+        lines += [f"  {f}" for f in rec.faults]
+    else:
+        lines.append("faults: none")
+    return lines
+
+
+# --- referee replay ----------------------------------------------------------------
+
+
+@main.command()
+@click.argument("record_file", metavar="FILE", type=click.Path(dir_okay=False))
+@click.option("--seat", type=int, default=None,
+              help="Show the game as this seat saw it (default: every card, omniscient).")
+@click.option("--check", "check_only", is_flag=True,
+              help="Only verify the record; print one line.")
+@click.option("--step", is_flag=True, help="Wait for Enter before each turn.")
+@click.option("--no-decisions", is_flag=True, help="Show events only, not the decisions.")
+def replay(record_file: str, seat: int | None, check_only: bool, step: bool,
+           no_decisions: bool) -> None:
+    """Show a recorded game turn by turn, and verify it by re-running it.
+
+    The record (written by 'referee play --record') is re-run through the rules
+    engine; if it does not re-run identically, that is reported and the exit
+    status is 2.
+    """
+    try:
+        rec = read_record(record_file)
+        if not check_only:
+            pause = None
+            if step:
+                def pause() -> bool:
+                    return click.prompt("", default="", show_default=False,
+                                        prompt_suffix="[Enter: next turn, q: stop] ") != "q"
+            show_record(rec, click.echo, seat, decisions=not no_decisions, pause=pause)
+    except RecordError as e:
+        raise CliError(str(e)) from None
+    except click.Abort:
+        raise CliError("stopped") from None
+    ok, why = verify(rec)
+    if ok:
+        res = rec.result
+        summary = (f"; result {res.get('how')}, points {' '.join(map(str, res.get('points', [])))}"
+                   if res else "")
+        click.echo(f"verified: {record_file} re-runs identically "
+                   f"({len(rec.decisions)} decisions, {len(rec.events)} events{summary})")
+        return
+    click.echo(f"Error: {record_file} does NOT re-run identically: {why}", err=True)
+    sys.exit(2)
 
 
 # Commands owned by other modules register here, each in its own module so that the

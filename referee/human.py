@@ -1,0 +1,229 @@
+"""A person in a seat: the table drawn in a terminal, decisions read from the keyboard.
+
+Owns ``HumanPlayer``, a runner ``Player`` that reads from an input stream and writes
+to an output stream (so that tests drive it with ``io.StringIO`` or a pseudo-
+terminal), and ``draw_table`` (the table as the seat may see it: RULES §6, nothing
+more -- it is drawn from the seat's observation only).
+
+A person is not timed like a bot: ``HumanClock`` is a clock for ``run_game`` that
+stops while a person is thinking, so the time limits apply to the bots only.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from typing import Any, TextIO
+
+from .game import Decision, GameConfig
+from .game.decisions import DecisionSyntaxError, parse_decision
+from .replay import HOW_WORDS, describe
+from .runner import BotFault, DecisionRequest
+
+
+class HumanClock:
+    """A clock for ``run_game`` that does not run while a person is deciding."""
+
+    def __init__(self, base: Callable[[], float] = time.perf_counter) -> None:
+        self.base = base
+        self.paused = 0.0
+
+    def __call__(self) -> float:
+        return self.base() - self.paused
+
+
+def _cards(xs: Sequence[str]) -> str:
+    return " ".join(xs) if xs else "-"
+
+
+def draw_table(obs: dict[str, Any], names: Sequence[str], me: int) -> list[str]:
+    """The table from ``me``'s observation: every seat's counts and 3UP cards, the
+    pile, the draw pile, whose turn, pending extra actions, and ``me``'s hand."""
+    n = obs["players"]
+    names = list(names) if len(names) == n else [f"seat {s}" for s in range(n)]
+    width = max(len(x) for x in names) + (6 if len(names) else 0)
+    to_move = obs.get("to_move")
+    lines: list[str] = []
+    phase = obs["phase"]
+    title = f" turn {obs['turn']} " if phase != "setup" else " set-up: choose your 3UP cards "
+    lines.append(f"===={title}".ljust(60, "="))
+    lines.append(f"  {'seat':<{width + 2}} {'hand':>4}  {'3UP':<16} {'3DOWN':<6}  ")
+    for st in obs["seats"]:
+        s = st["seat"]
+        mark = ">" if s == to_move else " "
+        label = names[s] + (" (you)" if s == me else "")
+        up = "(hidden)" if st["up"] is None else _cards(st["up"])
+        down = len(st["down"])
+        status = ""
+        if st.get("finished"):
+            status = f"finished, place {st['finished']}"
+        elif phase == "setup":
+            status = "chosen" if st.get("chosen") else "choosing"
+        lines.append(f"{mark} {s} {label:<{width}} {st['hand']:>4}  {up:<16} {down:<6} {status}")
+    pile = obs["pile"]
+    if pile:
+        run = obs.get("pile_run", 0)
+        shown = pile[-12:]
+        more = f"{len(pile) - len(shown)} more under " if len(pile) > len(shown) else ""
+        lines.append(f"  pile ({len(pile)}): {more}{' '.join(shown)}   <- top"
+                     + (f" ({run} in a row)" if run and run > 1 else ""))
+    else:
+        lines.append("  pile: empty (anything may be played)")
+    lines.append(f"  draw pile: {obs['draw_pile']} cards    out of the game: {len(obs['cleared'])} cards"
+                 + ("    direction: counter-clockwise" if obs.get("direction") == -1 else ""))
+    if to_move is not None and phase != "setup":
+        who = "your" if to_move == me else f"{names[to_move]}'s"
+        extra = ""
+        if obs.get("extra_action"):
+            extra = f" -- an extra action ({obs['pending_extra']} more after this one)"
+        elif obs.get("pending_extra"):
+            extra = f" -- {obs['pending_extra']} extra action(s) pending"
+        lines.append(f"  {who} move{extra}")
+    if phase == "setup":
+        lines.append(f"  your six dealt cards: {_cards(obs.get('dealt', []))}")
+    else:
+        lines.append(f"  your hand: {_cards(obs['hand'])}")
+    return lines
+
+
+class HumanPlayer:
+    """A person at a terminal (or any pair of text streams)."""
+
+    def __init__(self, inp: TextIO, out: TextIO, name: str = "human",
+                 names: Sequence[str] | None = None, clock: HumanClock | None = None) -> None:
+        self.inp = inp
+        self.out = out
+        self.name = name
+        self.names: list[str] = list(names or [])
+        self.clock = clock or HumanClock()
+        self.seat = 0
+        self.labels: list[str] = []
+
+    # --- output ---------------------------------------------------------------------
+
+    def say(self, text: str = "") -> None:
+        self.out.write(text + "\n")
+        self.out.flush()
+
+    def _label(self, s: int) -> str:
+        if s == self.seat:
+            return "you"
+        return self.names[s] if s < len(self.names) else f"seat {s}"
+
+    # --- Player ---------------------------------------------------------------------
+
+    def start_game(self, game_id: str, seat: int, config: GameConfig, seed: int) -> None:
+        self.seat = seat
+        if len(self.names) != config.players:
+            self.names = [f"seat {s}" for s in range(config.players)]
+        self.labels = [self._label(s) for s in range(config.players)]
+        others = ", ".join(f"{self.names[s]} (seat {s})" for s in range(config.players)
+                           if s != seat)
+        self.say(f"You are seat {seat} in a {config.players}-player game against {others}.")
+        if config.variants:
+            self.say(f"Variants: {', '.join(sorted(config.variants))}.")
+        self.say("Answer with the number of a choice or type the decision; "
+                 "'t' redraws the table, 'quit' leaves the game.")
+
+    def decide(self, request: DecisionRequest) -> Decision | str:
+        for ev in request.events:
+            if ev[0] == "deal":
+                continue
+            self.say(("-- " if ev[0] == "turn" else "   ") + describe(ev, self.labels))
+        obs = request.observation
+        legal = list(request.legal)
+        self._show(obs, legal)
+        started = time.perf_counter()
+        try:
+            return self._ask(obs, legal)
+        finally:
+            # The person's thinking time does not count against the bots' clocks.
+            self.clock.paused += time.perf_counter() - started
+
+    def end_game(self, game_id: str, result: dict[str, Any]) -> None:
+        n = len(result["places"])
+        self.say("=" * 60)
+        self.say(f"Game over: {HOW_WORDS.get(result['how'], result['how'])}, "
+                 f"after {result['turns']} turns.")
+        order = sorted(range(n), key=lambda s: (result["places"][s], s))
+        for s in order:
+            self.say(f"  place {result['places'][s]}: {self._label(s)} "
+                     f"({result['points'][s]} penalty points)")
+        mine = result["places"][self.seat]
+        self.say("You won!" if mine == 1 else f"You finished in place {mine}.")
+
+    # --- input ----------------------------------------------------------------------
+
+    def _show(self, obs: dict[str, Any], legal: Sequence[Decision]) -> None:
+        self.say()
+        for line in draw_table(obs, self.names, self.seat):
+            self.say(line)
+        self.say("Your choices:")
+        for i, d in enumerate(legal, 1):
+            self.say(f"  {i:>2}) {d.text}")
+
+    def _readline(self, prompt: str) -> str:
+        self.out.write(prompt)
+        self.out.flush()
+        line = self.inp.readline()
+        if not line:
+            self.say()
+            raise BotFault("crash", "the person at the terminal left (end of input)", fatal=True)
+        return line.strip()
+
+    def _ask(self, obs: dict[str, Any], legal: Sequence[Decision]) -> Decision:
+        while True:
+            text = self._readline(f"Your choice [1-{len(legal)}]: ")
+            if not text:
+                continue
+            if text.lower() in ("q", "quit", "exit"):
+                raise BotFault("crash", "the person at the terminal left the game", fatal=True)
+            if text.lower() in ("t", "table", "?", "help"):
+                self._show(obs, legal)
+                continue
+            found = match_choice(text, legal)
+            if isinstance(found, Decision):
+                return found
+            self.say(found)
+
+
+def match_choice(text: str, legal: Sequence[Decision]) -> Decision | str:
+    """The listed decision ``text`` names -- its number, its text (any case, any
+    spacing), or for the 3UP choice just the three cards -- or a message saying what
+    would be right."""
+    t = " ".join(text.split())
+    if t.isdigit():
+        i = int(t)
+        if 1 <= i <= len(legal):
+            return legal[i - 1]
+        return f"There is no choice {i}: type a number from 1 to {len(legal)}."
+    by_text = {d.text.lower(): d for d in legal}
+    if t.lower() in by_text:
+        return by_text[t.lower()]
+    words = t.split()
+    if legal and legal[0].text.startswith("3up") and len(words) == 3:
+        want = sorted(w.lower() for w in words)
+        for d in legal:
+            if sorted(x.lower() for x in d.text.split()[1:]) == want:
+                return d
+    try:
+        parsed = parse_decision(_fix_case(t))
+    except DecisionSyntaxError as e:
+        return f"{e}. Type a number from 1 to {len(legal)}."
+    for d in legal:
+        if d.text == parsed.text:
+            return d
+    return (f"'{t}' is not allowed now: type a number from 1 to {len(legal)}, "
+            "or one of the decisions listed.")
+
+
+def _fix_case(text: str) -> str:
+    """Card kinds are upper-case C, colours lower-case: 'play hand c+1' -> 'C+1'."""
+    out = []
+    for w in text.split():
+        lw = w.lower()
+        if lw.startswith("c") and lw not in ("colour",):
+            out.append("C" + lw[1:])
+        else:
+            out.append(lw)
+    return " ".join(out)

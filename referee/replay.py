@@ -1,0 +1,310 @@
+"""Showing games to people: events in words, and recorded games re-run and verified.
+
+Owns: ``describe`` (one event as a sentence, as a given seat may see it), the live
+``Narrator`` the ``referee play`` command prints with, and the reading, re-running
+and showing of game records (``referee replay``).  A record stores omniscient event
+texts; to show one seat's view we re-run the record's decisions through the engine,
+which gives the events themselves, and filter them with ``filter_event`` (RULES §6).
+Must not import the CLI.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TextIO
+
+from .game import ConfigError, Game, GameConfig, IllegalDecision
+from .game.cards import CardError, card_text, parse_deck
+from .game.events import Event, EventSyntaxError, event_text, filter_event, parse_event
+from .runner import replay_check
+
+SOURCE_WORDS = {0: "from the hand", 1: "from the 3UP cards", 2: "from 3DOWN"}
+
+
+def _cards(cards: Sequence[int] | None, hidden: str = "?") -> str:
+    if cards is None:
+        return hidden
+    return " ".join(card_text(c) for c in cards) if cards else "(nothing)"
+
+
+def _count(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
+def describe(ev: Event, names: Sequence[str]) -> str:
+    """One (already filtered) event in words.  ``names[seat]`` labels the seats."""
+
+    def who(s: int) -> str:
+        return names[s] if 0 <= s < len(names) else f"seat {s}"
+
+    kind = ev[0]
+    if kind == "deal":
+        if ev[2] is None:
+            return f"{who(ev[1])} is dealt six cards"
+        return f"{who(ev[1])} is dealt {_cards(ev[2])}"
+    if kind == "chosen":
+        return f"{who(ev[1])} has chosen their 3UP cards"
+    if kind == "reveal":
+        return f"{who(ev[1])} lays face up: {_cards(ev[2])}"
+    if kind == "piles":
+        moves = ", ".join(f"{who(i)} gets the table pile of {who(p)}" for i, p in enumerate(ev[1]))
+        return f"table piles swapped (RULES §9.5): {moves}"
+    if kind == "turn":
+        return f"turn {ev[1]}: {who(ev[2])}"
+    if kind == "extra":
+        return f"{who(ev[1])} takes an extra action ({ev[2]} more to come after it)"
+    if kind == "play":
+        _, s, src, cards, slot = ev
+        if src == 2:
+            return f"{who(s)} turns 3DOWN slot {slot}: {_cards(cards)}, and plays it"
+        return f"{who(s)} plays {_cards(cards)} {SOURCE_WORDS[src]}"
+    if kind == "fail":
+        _, s, slot, card, pile = ev
+        c = "a card that" if card is None else card_text(card) + ", which"
+        tail = f" and the pile ({_cards(pile)})" if pile else ""
+        return f"{who(s)} turns 3DOWN slot {slot}: {c} cannot be played; takes it{tail} into the hand"
+    if kind == "pickup":
+        return f"{who(ev[1])} cannot play and picks up the pile: {_cards(ev[2])}"
+    if kind == "clear":
+        how = "three of a kind in a row" if ev[2] == "three" else ev[2]
+        return f"the pile is cleared by {how} ({_count(ev[3], 'card')} leave the game)"
+    if kind == "reverse":
+        return "play now goes " + ("clockwise" if ev[1] == 1 else "counter-clockwise")
+    if kind == "draw":
+        _, s, n, cards, why = ev
+        reason = {"refill": "to refill the hand", "extra": "before the extra action",
+                  "decline": "instead of playing"}.get(why, why)
+        seen = "" if cards is None else f": {_cards(cards)}"
+        return f"{who(s)} draws {_count(n, 'card')} {reason}{seen}"
+    if kind == "colour":
+        return f"four cards of one colour on top: {who(ev[1])} may swap a 3UP card with a hand card"
+    if kind == "swap":
+        return f"{who(ev[1])} swaps 3UP {card_text(ev[2])} with hand card {card_text(ev[3])}"
+    if kind == "keep":
+        return f"{who(ev[1])} keeps their 3UP cards"
+    if kind == "finish":
+        return f"{who(ev[1])} has no cards left: place {ev[2]}"
+    if kind == "end":
+        _, how, places, points = ev
+        return (f"game over ({HOW_WORDS.get(how, how)}): places "
+                + ", ".join(f"{who(s)} {p}" for s, p in enumerate(places))
+                + "; penalty points " + ", ".join(f"{who(s)} {p}" for s, p in enumerate(points)))
+    return event_text(ev)
+
+
+HOW_WORDS = {
+    "winner": "a player went out",
+    "played_out": "played out to the last player",
+    "turn_limit": "stopped at the turn limit",
+}
+
+
+class Narrator:
+    """Prints a game as it goes, from one seat's view (``seat=None``: omniscient).
+    Give ``on_event`` to ``run_game``; events arrive as omniscient texts."""
+
+    def __init__(self, names: Sequence[str], out: Callable[[str], None],
+                 seat: int | None = None, *, show_setup_deals: bool = True) -> None:
+        self.names = list(names)
+        self.out = out
+        self.seat = seat
+        self.show_setup_deals = show_setup_deals
+
+    def event(self, text: str) -> None:
+        try:
+            ev = parse_event(text)
+        except EventSyntaxError:
+            self.out(f"  {text}")
+            return
+        self.show(ev)
+
+    def show(self, ev: Event) -> None:
+        ev = filter_event(ev, self.seat)
+        if ev[0] == "turn":
+            self.out(f"-- {describe(ev, self.names)}")
+        else:
+            self.out(f"   {describe(ev, self.names)}")
+
+
+# --- records -----------------------------------------------------------------------
+
+
+class RecordError(ValueError):
+    """A file that is not a readable game record; the message says why."""
+
+
+@dataclass
+class Record:
+    """A game record read back (``GameRecord.to_lines`` format)."""
+
+    lines: list[str]
+    head: dict[str, Any]
+    decisions: list[dict[str, Any]] = field(default_factory=list)
+    events: list[str] = field(default_factory=list)
+    faults: list[dict[str, Any]] = field(default_factory=list)
+    result: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def bots(self) -> list[str]:
+        return [str(b) for b in self.head.get("bots", [])]
+
+    @property
+    def config(self) -> GameConfig:
+        return GameConfig.from_dict(self.head["config"])
+
+
+def read_record(path: str) -> Record:
+    """Read a record file; RecordError (one line) when it cannot be."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except FileNotFoundError:
+        raise RecordError(f"no such file: {path}; give the path of a game record "
+                          "(written by 'referee play --record FILE')") from None
+    except IsADirectoryError:
+        raise RecordError(f"{path} is a directory; give one game record file in it") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise RecordError(f"cannot read {path}: {e}") from None
+    return parse_record(text.splitlines(), path)
+
+
+def parse_record(lines: Sequence[str], where: str = "the record") -> Record:
+    rows: list[dict[str, Any]] = []
+    kept: list[str] = []
+    for i, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise RecordError(f"{where} line {i} is not JSON ({e.msg}): is this a game record?") from None
+        if not isinstance(row, dict) or "type" not in row:
+            raise RecordError(f"{where} line {i} is not a record line (no 'type')")
+        rows.append(row)
+        kept.append(line)
+    if not rows or rows[0]["type"] != "game":
+        raise RecordError(f"{where} does not start with a game header: is this a game record?")
+    head = rows[0]
+    for key in ("config", "seed", "deck", "first_player"):
+        if key not in head:
+            raise RecordError(f"{where}: the game header has no {key!r}")
+    rec = Record(kept, head)
+    for row in rows[1:]:
+        t = row["type"]
+        if t == "decision":
+            rec.decisions.append(row)
+        elif t == "event":
+            rec.events.append(str(row.get("event", "")))
+        elif t == "fault":
+            rec.faults.append(row)
+        elif t == "result":
+            rec.result = row
+        elif t == "game":
+            raise RecordError(f"{where} holds more than one game; split it, one game per file")
+    try:
+        rec.config  # noqa: B018 - validates the configuration
+    except (ConfigError, TypeError) as e:
+        raise RecordError(f"{where}: bad configuration in the header: {e}") from None
+    return rec
+
+
+@dataclass
+class Step:
+    """One applied decision and the events it caused (omniscient)."""
+
+    seat: int
+    decision: str
+    ms: float
+    substituted: bool
+    events: list[Event]
+
+
+def rerun(rec: Record) -> tuple[Game, list[Event], list[Step], str]:
+    """Re-run the record's decisions through the engine: (game, events before the
+    first decision, steps, error).  ``error`` is "" when every decision was legal."""
+    try:
+        game = Game(rec.config, int(rec.head["seed"]), deck=parse_deck(rec.head["deck"]),
+                    first_player=int(rec.head["first_player"]))
+    except (ConfigError, CardError, ValueError, TypeError) as e:
+        raise RecordError(f"the record's game cannot be set up: {e}") from None
+    start = list(game.events)
+    steps: list[Step] = []
+    for row in rec.decisions:
+        before = len(game.events)
+        try:
+            game.apply(int(row["seat"]), str(row["decision"]))
+        except (IllegalDecision, KeyError, ValueError) as e:
+            return game, start, steps, (f"decision {len(steps) + 1} ({row.get('decision')!r} of "
+                                        f"seat {row.get('seat')}) is illegal: {e}")
+        steps.append(Step(int(row["seat"]), str(row["decision"]), float(row.get("ms", 0.0)),
+                          bool(row.get("substituted", False)), game.events[before:]))
+    return game, start, steps, ""
+
+
+def verify(rec: Record) -> tuple[bool, str]:
+    """The record re-runs identically (events and result)?  (ok, why not)."""
+    try:
+        ok, why = replay_check(rec.lines)
+    except (ConfigError, CardError, KeyError, ValueError, TypeError) as e:
+        return False, f"the record cannot be re-run: {e}"
+    if not ok:
+        return ok, why
+    game, _, _, err = rerun(rec)
+    if err:
+        return False, err
+    res = game.result()
+    if res is None:
+        return False, "the record's decisions do not finish the game"
+    if rec.result:
+        if rec.result.get("points") != list(res.points):
+            return False, (f"the result's penalty points {rec.result.get('points')} differ from "
+                           f"the engine's {list(res.points)}")
+        if rec.result.get("how") != res.how:
+            return False, f"the result says the game ended by {rec.result.get('how')!r}, the engine {res.how!r}"
+    return True, ""
+
+
+def show_record(rec: Record, out: TextIO | Callable[[str], None], seat: int | None = None,
+                *, decisions: bool = True, pause: Callable[[], bool] | None = None) -> str:
+    """Print the game turn by turn from ``seat``'s view (None: omniscient).  ``pause``
+    is called before each turn (return False to stop).  Returns the re-run error, if
+    a decision was illegal."""
+    emit: Callable[[str], None] = out if callable(out) else (lambda s: print(s, file=out))
+    n = rec.config.players
+    if seat is not None and not 0 <= seat < n:
+        raise RecordError(f"there is no seat {seat} in this {n}-player game: choose 0 to {n - 1}")
+    names = rec.bots if len(rec.bots) == n else [f"seat {s}" for s in range(n)]
+    labels = [f"{nm} [{s}]" for s, nm in enumerate(names)]
+    game, start, steps, err = rerun(rec)
+    cfg = rec.config
+    emit(f"game {rec.head.get('game_id', '?')}: {n} players, seed {rec.head['seed']}, "
+         f"deck {cfg.deck}" + (f" ({cfg.colours} colours)" if cfg.colours else "")
+         + (f", variants {', '.join(sorted(cfg.variants))}" if cfg.variants else "")
+         + f", first player {labels[int(rec.head['first_player'])]}")
+    emit("view: " + ("omniscient (every card)" if seat is None else f"{labels[seat]} (what this seat knows)"))
+    if seat is None:
+        fresh = Game(cfg, int(rec.head["seed"]), deck=parse_deck(rec.head["deck"]),
+                     first_player=int(rec.head["first_player"]))
+        for s in range(n):
+            emit(f"   {labels[s]} 3DOWN: " + " ".join(
+                card_text(c) if c is not None else "-" for c in fresh.down[s]))
+    narr = Narrator(labels, emit, seat)
+    for ev in start:
+        narr.show(ev)
+    for step in steps:
+        is_turn = any(e[0] == "turn" for e in step.events)
+        if is_turn and pause is not None and not pause():
+            return err
+        if decisions and (seat is None or seat == step.seat):
+            note = " (substituted by the referee)" if step.substituted else ""
+            emit(f"   > {labels[step.seat]} decides '{step.decision}' in {step.ms:.1f} ms{note}")
+        elif decisions and step.substituted:
+            emit(f"   > {labels[step.seat]}'s decision was substituted by the referee")
+        for ev in step.events:
+            narr.show(ev)
+    for f in rec.faults:
+        emit(f"fault: {f.get('bot')} (seat {f.get('seat')}) turn {f.get('turn')}: "
+             f"{f.get('kind')}: {f.get('detail')} [{f.get('action')}]")
+    return err

@@ -1,0 +1,172 @@
+"""The debugging transcript: every message to and from each bot, in order.
+
+Owns the ``Transcript`` (a sink for the transports' ``on_message`` hook, the
+runner's faults and decisions, and in-process bots' requests) and its line format.
+Each line: wall-clock time, time since the game began, direction, bot, message.
+A bot's answer shows its decision latency (time since the referee's last message to
+it); its stderr lines are interleaved where they arrived; a rejected answer is
+followed by the referee's reason.  Colour only where the sink is a terminal.
+
+    14:02:07.114  +0.412s  -> mybot       {"type": "request", ...}
+    14:02:07.161  +0.459s  <- mybot       {"type": "decision", ...}   [47.1 ms]
+    14:02:07.161  +0.459s  !! mybot       stderr: thinking about 7g
+    14:02:07.162  +0.460s  XX mybot       REJECTED illegal: seat 0: ... [substituted]
+
+Must not import the CLI or a transport.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, TextIO
+
+import click
+
+from .game import Decision, GameConfig
+from .runner import BotFault, DecisionRequest, Fault
+
+ARROWS = {"send": "->", "recv": "<-", "stderr": "!!", "note": "..", "fault": "XX",
+          "applied": "=="}
+COLOURS: dict[str, dict[str, Any]] = {
+    "send": {"fg": "cyan"},
+    "recv": {"fg": "green"},
+    "stderr": {"fg": "yellow"},
+    "note": {"fg": "bright_black"},
+    "fault": {"fg": "red", "bold": True},
+    "applied": {"fg": "blue"},
+}
+
+
+@dataclass
+class _Sink:
+    stream: TextIO
+    colour: bool
+
+
+def _text(payload: Any) -> str:
+    if isinstance(payload, (bytes, bytearray)):
+        try:
+            return payload.decode("utf-8", "replace").rstrip("\n")
+        except Exception:  # pragma: no cover
+            return repr(payload)
+    if isinstance(payload, str):
+        return payload.rstrip("\n")
+    try:
+        return json.dumps(payload, separators=(", ", ": "), default=str)
+    except (TypeError, ValueError):
+        return repr(payload)
+
+
+class Transcript:
+    """Collects transcript lines and writes them to every sink at once, in the order
+    they happen.  ``on_message`` has the transports' hook signature."""
+
+    def __init__(self, *, clock: Callable[[], float] = time.time,
+                 name_width: int = 12) -> None:
+        self.sinks: list[_Sink] = []
+        self.clock = clock
+        self.t0 = clock()
+        self.name_width = name_width
+        self._last_send: dict[str, float] = {}
+        self.lines: list[str] = []  # plain lines, kept for tests and summaries
+        # stderr lines arrive from the transports' reader threads.
+        self._lock = threading.Lock()
+
+    def add_sink(self, stream: TextIO, colour: bool = False) -> None:
+        self.sinks.append(_Sink(stream, colour))
+
+    def set_names(self, names: Sequence[str]) -> None:
+        self.name_width = max([self.name_width, *(len(n) for n in names)])
+
+    def on_message(self, direction: str, bot_name: str, payload: Any,
+                   timestamp: float | None = None) -> None:
+        """The transport hook: ``direction`` is "send", "recv", "stderr" or "note"."""
+        now = self.clock()
+        stamp = now if timestamp is None else timestamp
+        extra = ""
+        if direction == "send":
+            self._last_send[bot_name] = stamp
+        elif direction == "recv" and bot_name in self._last_send:
+            extra = f"   [{(stamp - self._last_send.pop(bot_name)) * 1000:.1f} ms]"
+        text = _text(payload)
+        if direction == "stderr":
+            text = "stderr: " + text
+        self._write(direction, bot_name, text + extra, now)
+
+    def fault(self, f: Fault) -> None:
+        """The referee rejected something a bot did (from ``run_game``'s on_event)."""
+        self._write("fault", f.bot,
+                    f"REJECTED {f.kind} at turn {f.turn}: {f.detail} [{f.action}]", self.clock())
+
+    def applied(self, bot_name: str, decision: str, elapsed: float) -> None:
+        self._write("applied", bot_name,
+                    f"referee applies '{decision}' ({elapsed * 1000:.1f} ms)", self.clock())
+
+    def note(self, bot_name: str, text: str) -> None:
+        self._write("note", bot_name, text, self.clock())
+
+    def _write(self, kind: str, bot: str, text: str, now: float) -> None:
+        wall = time.strftime("%H:%M:%S", time.localtime(now)) + f".{int(now * 1000) % 1000:03d}"
+        head = f"{wall}  +{now - self.t0:8.3f}s  {ARROWS.get(kind, '  ')} {bot:<{self.name_width}} "
+        plain = head + text
+        with self._lock:
+            self._emit(kind, head, text, plain)
+
+    def _emit(self, kind: str, head: str, text: str, plain: str) -> None:
+        self.lines.append(plain)
+        for sink in self.sinks:
+            if sink.colour:
+                line = (click.style(head, dim=True) + click.style(text, **COLOURS.get(kind, {})))
+            else:
+                line = plain
+            sink.stream.write(line + "\n")
+            sink.stream.flush()
+
+
+class TracedPlayer:
+    """Wraps an in-process Player (a built-in bot, no messages of its own) so that
+    the transcript shows what it was asked and what it answered, in the same shape
+    as an external bot's messages."""
+
+    def __init__(self, player: Any, transcript: Transcript) -> None:
+        self.player = player
+        self.transcript = transcript
+        self.name = player.name
+        if hasattr(player, "clock"):
+            self.clock = player.clock
+
+    def start_game(self, game_id: str, seat: int, config: GameConfig, seed: int) -> None:
+        self.transcript.on_message("note", self.name, f"in-process bot: start game {game_id}, "
+                                   f"seat {seat}, seed {seed}", None)
+        self.player.start_game(game_id, seat, config, seed)
+
+    def decide(self, request: DecisionRequest) -> Decision | str:
+        from .game.events import event_text
+
+        self.transcript.on_message("send", self.name, {
+            "type": "request", "id": request.request_id, "seat": request.seat,
+            "events": [event_text(e) for e in request.events],
+            "observation": request.observation,
+            "legal": [d.text for d in request.legal],
+            "time_left": round(request.time_left, 3),
+        }, None)
+        try:
+            answer: Decision | str = self.player.decide(request)
+        except BotFault as e:
+            self.transcript.on_message("note", self.name, f"fault: {e.kind}: {e.detail}", None)
+            raise
+        except Exception as e:
+            self.transcript.on_message("note", self.name, f"raised {type(e).__name__}: {e}", None)
+            raise
+        text = answer.text if isinstance(answer, Decision) else answer
+        self.transcript.on_message("recv", self.name,
+                                   {"type": "decision", "id": request.request_id,
+                                    "decision": text}, None)
+        return answer
+
+    def end_game(self, game_id: str, result: dict[str, Any]) -> None:
+        self.player.end_game(game_id, result)
