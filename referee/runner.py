@@ -22,6 +22,7 @@ Fault semantics (documented for bot authors in protocol/PROTOCOL.md):
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 from collections.abc import Callable, Sequence
@@ -30,7 +31,7 @@ from typing import Any, Protocol
 
 from .game import Decision, Game, GameConfig, IllegalDecision
 from .game.cards import card_text
-from .game.events import event_text, filter_event
+from .game.events import event_dict, event_text, filter_event
 from .game.state import competition_ranks
 
 FAULT_KINDS = (
@@ -103,7 +104,20 @@ class Player(Protocol):
         """One decision (a listed Decision or its text form); raise BotFault on a fault."""
 
     def end_game(self, game_id: str, result: dict[str, Any]) -> None:
-        """The game is over (places, points, how it ended, faults)."""
+        """The game is over: ``result`` holds how, places, points, game_places,
+        finish_order, turns, forfeits, faults (dicts), seat, and events (the seat's
+        filtered events since its last request, JSON-ready ``event_dict`` form)."""
+
+    # Optional hooks, called only when a player defines them (looked up with getattr,
+    # so players without them need not change):
+    #
+    #   on_seating(bots: Sequence[str]) -> None
+    #       before start_game: the names of the game's players, by seat.
+    #   rejected(request_id: int, code: str, message: str, action: str,
+    #            substitute: str | None) -> None
+    #       after a fault on one of its requests: code is the fault kind (REJECT
+    #       codes of the protocol), action "substituted" or "forfeit", substitute the
+    #       decision played for the seat.  Not called for crashes.
 
 
 class InProcessPlayer:
@@ -243,7 +257,8 @@ def run_game(
     seen = [0] * n  # index of the first event a seat has not been sent yet
     request_id = 0
 
-    def fault(seat: int, kind: str, detail: str, fatal: bool = False) -> None:
+    def fault(seat: int, kind: str, detail: str, fatal: bool = False,
+              request: int | None = None, substitute: str | None = None) -> None:
         strikes[seat] += 1
         forfeit = seat not in forfeited and (
             fatal or policy.mode == "forfeit" or strikes[seat] > policy.strike_limit
@@ -255,9 +270,18 @@ def run_game(
         record.faults.append(f)
         if on_event:
             on_event("fault", f)
+        tell = getattr(players[seat], "rejected", None)
+        if tell is not None and request is not None and kind != "crash":
+            # Telling is a courtesy: the fault is recorded already.
+            with contextlib.suppress(Exception):
+                tell(request, kind, detail, f.action, substitute)
 
+    names = [p.name for p in players]
     for seat, p in enumerate(players):
         try:
+            seating = getattr(p, "on_seating", None)
+            if seating is not None:
+                seating(names)
             p.start_game(game_id, seat, config, seed)
         except BotFault as e:
             fault(seat, e.kind, e.detail, fatal=True)
@@ -286,9 +310,9 @@ def run_game(
                     chosen = game.apply(seat, answer)
                 except BotFault as e:
                     elapsed = clock() - start
-                    fault(seat, e.kind, e.detail, e.fatal)
+                    fault(seat, e.kind, e.detail, e.fatal, request_id, legal[0].text)
                 except IllegalDecision as e:
-                    fault(seat, "illegal", str(e))
+                    fault(seat, "illegal", str(e), False, request_id, legal[0].text)
                 except Exception as e:  # in-process bot bug
                     elapsed = clock() - start
                     fault(seat, "crash", f"raised {type(e).__name__}: {e}", fatal=True)
@@ -328,10 +352,12 @@ def run_game(
         "turns": result.turns,
     }
     record.wall_time = clock() - t0
-    summary = {**record.result, "faults": [f.to_dict() for f in record.faults]}
+    summary = {**record.result, "forfeits": list(forfeited),
+               "faults": [f.to_dict() for f in record.faults]}
     for seat, p in enumerate(players):
         try:
-            p.end_game(game_id, {**summary, "seat": seat})
+            p.end_game(game_id, {**summary, "seat": seat, "events": [
+                event_dict(e) for e in game.events_for(seat, seen[seat])]})
         except BotFault as e:
             if seat not in forfeited:
                 record.faults.append(Fault(seat, p.name, e.kind, e.detail, game.turn, "recorded"))

@@ -1,0 +1,329 @@
+"""Bot processes: starting them fenced in, logging their stderr, ending their whole tree.
+
+Owns: how a bot command is started (its own session and process group, an address
+space limit, only its three pipes open, a working directory and environment), its
+stderr (drained by a thread into a size-capped log so the bot never blocks on it),
+how it is ended (SIGTERM to every process of its tree, a short grace, SIGKILL) and
+the readable description of how it died ("killed by signal 9 (SIGKILL)").
+
+The memory limit is set by ``/bin/sh -c 'ulimit -v N; exec "$@"'`` rather than a
+``preexec_fn``: the referee has threads (stderr readers) and ``preexec_fn`` may
+deadlock in a forked child of a threaded process.  The sh costs ~1 ms per start.
+
+Finding the tree (``bot_tree``): every process whose session or process group is the
+bot's (the bot is its session leader), plus every descendant of those by parent pid,
+read from /proc.  A process that leaves the session (``setsid``) and whose parent has
+died before the bot is ended is re-parented to init and cannot be found: that is the
+one way out, documented for tournament organisers in protocol/PROTOCOL.md.
+
+Every started bot is registered until it is ended; ``end_all`` (also run at exit)
+ends whatever is left.
+
+Must not import: the protocol layer, the game engine, transports.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import os
+import shlex
+import shutil
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import IO
+
+DEFAULT_MEMORY_MB = 1024
+DEFAULT_STDERR_CAP = 1 << 20
+TAIL_BYTES = 2048
+
+
+class BotStartError(Exception):
+    """The bot command could not be started (not found, not executable, bad cwd)."""
+
+
+class StderrLog:
+    """Drains a bot's stderr on a daemon thread.  Keeps at most ``cap`` bytes in the
+    log file (then notes how much was dropped), the last TAIL_BYTES in memory for
+    crash reports, and passes each line (within the same cap) to ``on_line``."""
+
+    def __init__(self, fd: int, path: str | None, cap: int = DEFAULT_STDERR_CAP,
+                 on_line: Callable[[str], None] | None = None) -> None:
+        self.fd = fd
+        self.path = path
+        self.cap = cap
+        self.on_line = on_line
+        self.kept = 0
+        self.dropped = 0
+        self._tail = bytearray()
+        self._lock = threading.Lock()
+        self._file: IO[bytes] | None = open(path, "ab") if path else None  # noqa: SIM115
+        self.thread = threading.Thread(target=self._run, name=f"stderr-{fd}", daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        pending = b""
+        try:
+            while True:
+                try:
+                    chunk = os.read(self.fd, 1 << 16)
+                except InterruptedError:
+                    continue
+                except OSError:
+                    break
+                if not chunk:
+                    break
+                with self._lock:
+                    self._tail += chunk
+                    del self._tail[:-TAIL_BYTES]
+                room = self.cap - self.kept
+                keep, drop = chunk[:max(0, room)], chunk[max(0, room):]
+                self.kept += len(keep)
+                self.dropped += len(drop)
+                if keep:
+                    if self._file:
+                        self._file.write(keep)
+                        self._file.flush()
+                    if self.on_line:
+                        lines = (pending + keep).split(b"\n")
+                        pending = lines.pop()
+                        for line in lines:
+                            self.on_line(line.decode("utf-8", "replace"))
+            if pending and self.on_line:
+                self.on_line(pending.decode("utf-8", "replace"))
+        finally:
+            if self._file:
+                if self.dropped:
+                    self._file.write(f"\n[referee: {self.dropped} more bytes of stderr "
+                                     f"dropped over the {self.cap}-byte cap]\n".encode())
+                self._file.close()
+            with contextlib.suppress(OSError):
+                os.close(self.fd)
+
+    def tail(self) -> str:
+        with self._lock:
+            return bytes(self._tail).decode("utf-8", "replace")
+
+    def join(self, timeout: float) -> None:
+        self.thread.join(timeout)
+
+
+def describe_exit(returncode: int) -> str:
+    if returncode < 0:
+        try:
+            name = signal.Signals(-returncode).name
+        except ValueError:
+            name = "?"
+        text = f"killed by signal {-returncode} ({name})"
+        if returncode == -signal.SIGKILL:
+            text += " -- the memory limit or an outside kill?"
+        return text
+    if returncode == 127:
+        return "exited with code 127 (command not found?)"
+    return f"exited with code {returncode}"
+
+
+def _stat(pid: int) -> tuple[int, int, int, str] | None:
+    """(ppid, pgrp, session, state) of a process from /proc, None if it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            data = f.read().decode("ascii", "replace")
+    except OSError:
+        return None
+    rest = data[data.rfind(")") + 2 :].split()  # the name may hold spaces and parens
+    return int(rest[1]), int(rest[2]), int(rest[3]), rest[0]
+
+
+def _all_pids() -> list[int]:
+    return [int(d) for d in os.listdir("/proc") if d.isdigit()]
+
+
+def bot_tree(leader: int) -> set[int]:
+    """Live processes of a bot started as the leader of its own session: its session
+    and process group, and their descendants by parent pid (zombies left out)."""
+    table: dict[int, tuple[int, int, int, str]] = {}
+    for pid in _all_pids():
+        st = _stat(pid)
+        if st is not None:
+            table[pid] = st
+    found = {pid for pid, (_, pgrp, sid, _) in table.items() if sid == leader or pgrp == leader}
+    if leader in table:
+        found.add(leader)
+    children: dict[int, list[int]] = {}
+    for pid, (ppid, *_rest) in table.items():
+        children.setdefault(ppid, []).append(pid)
+    stack = list(found)
+    while stack:
+        for c in children.get(stack.pop(), ()):
+            if c not in found:
+                found.add(c)
+                stack.append(c)
+    found.discard(os.getpid())
+    return {p for p in found if table[p][3] != "Z"}
+
+
+def alive(pid: int) -> bool:
+    """Is ``pid`` a live process (not a zombie)?"""
+    st = _stat(pid)
+    return st is not None and st[3] != "Z"
+
+
+_LIVE: dict[int, BotProcess] = {}
+_LIVE_LOCK = threading.Lock()
+
+
+class BotProcess:
+    """A started bot: the referee's ends of its stdin/stdout (``stdin_fd``,
+    ``stdout_fd``, owned by whoever builds a transport on them), a pidfd readable
+    once it exits (``exit_fd``, Linux; else None) and its stderr log."""
+
+    def __init__(self, popen: subprocess.Popen[bytes], stdin_fd: int, stdout_fd: int,
+                 stderr: StderrLog, command: Sequence[str]) -> None:
+        self.popen = popen
+        self.pid = popen.pid
+        self.stdin_fd = stdin_fd
+        self.stdout_fd = stdout_fd
+        self.stderr = stderr
+        self.command = list(command)
+        self.exit_fd: int | None = None
+        if hasattr(os, "pidfd_open"):
+            with contextlib.suppress(OSError):
+                self.exit_fd = os.pidfd_open(popen.pid)
+        self.ended = False
+
+    @property
+    def returncode(self) -> int | None:
+        return self.popen.poll()
+
+    def wait(self, timeout: float) -> int | None:
+        """The exit status once the bot has exited, waiting at most ``timeout``."""
+        try:
+            return self.popen.wait(timeout)
+        except subprocess.TimeoutExpired:
+            return None
+
+    def exit_description(self, wait: float = 0.0) -> str:
+        """How the bot ended ('exited with code 3', 'killed by signal 9 (SIGKILL)'),
+        with the tail of its stderr; 'still running' if it has not."""
+        rc = self.wait(wait) if wait > 0 else self.returncode
+        if rc is None:
+            return "still running"
+        text = describe_exit(rc)
+        tail = self.stderr.tail().strip()
+        if tail:
+            last = tail.splitlines()[-3:]
+            text += "; last stderr: " + " | ".join(line[-200:] for line in last)
+        return text
+
+    def end(self, grace: float = 0.5) -> None:
+        """End the bot's whole tree: SIGTERM to every process of it, up to ``grace``
+        seconds for them to go, then SIGKILL to what is left; reap the bot.  Safe to
+        call more than once."""
+        if self.ended:
+            return
+        self.ended = True
+        try:
+            tree = bot_tree(self.pid)
+            _signal_all(self.pid, tree, signal.SIGTERM)
+            deadline = time.monotonic() + grace
+            while time.monotonic() < deadline:
+                self.popen.poll()  # reap the bot itself so that it counts as gone
+                if not any(alive(p) for p in tree | bot_tree(self.pid)):
+                    break
+                time.sleep(0.01)
+            for _ in range(3):  # children forked during the grace are found again
+                left = {p for p in tree | bot_tree(self.pid) if alive(p)}
+                if not left:
+                    break
+                _signal_all(self.pid, left, signal.SIGKILL)
+                tree = left
+                self.popen.poll()
+                time.sleep(0.005)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.popen.wait(1.0)
+        finally:
+            if self.exit_fd is not None:
+                with contextlib.suppress(OSError):
+                    os.close(self.exit_fd)
+                self.exit_fd = None
+            self.stderr.join(0.5)
+            with _LIVE_LOCK:
+                _LIVE.pop(self.pid, None)
+
+
+def _signal_all(leader: int, pids: set[int], sig: int) -> None:
+    with contextlib.suppress(OSError):
+        os.killpg(leader, sig)
+    for p in pids:
+        with contextlib.suppress(OSError):
+            os.kill(p, sig)
+
+
+def start_bot(
+    command: Sequence[str],
+    *,
+    cwd: str | None = None,
+    env: Mapping[str, str] | None = None,
+    memory_mb: int | None = DEFAULT_MEMORY_MB,
+    stderr_path: str | None = None,
+    stderr_cap: int = DEFAULT_STDERR_CAP,
+    on_stderr: Callable[[str], None] | None = None,
+) -> BotProcess:
+    """Start ``command`` in its own session with only its three pipes open.  ``env``
+    replaces the environment when given (``None``: the referee's).  ``memory_mb``
+    caps its address space (None or 0: no cap).  Raises BotStartError with a readable
+    reason when the command cannot be run."""
+    if not command:
+        raise BotStartError("the bot command is empty")
+    if cwd is not None and not os.path.isdir(cwd):
+        raise BotStartError(f"the bot's working directory {cwd!r} does not exist")
+    exe = command[0]
+    path = (env or os.environ).get("PATH", os.defpath)
+    if os.sep in exe:
+        full = exe if os.path.isabs(exe) else os.path.join(cwd or os.getcwd(), exe)
+        if not os.path.isfile(full) or not os.access(full, os.X_OK):
+            raise BotStartError(f"{exe!r} is not an executable file (from {cwd or os.getcwd()!r})")
+    elif shutil.which(exe, path=path) is None:
+        raise BotStartError(f"{exe!r} was not found on the PATH")
+    argv = list(command)
+    if memory_mb:
+        argv = ["/bin/sh", "-c", f"ulimit -v {int(memory_mb) * 1024} && exec \"$@\"", "sh", *argv]
+    in_r, in_w = os.pipe()
+    out_r, out_w = os.pipe()
+    err_r, err_w = os.pipe()
+    try:
+        popen = subprocess.Popen(
+            argv, stdin=in_r, stdout=out_w, stderr=err_w, cwd=cwd,
+            env=dict(env) if env is not None else None, close_fds=True,
+            start_new_session=True,
+        )
+    except OSError as e:
+        for fd in (in_r, in_w, out_r, out_w, err_r, err_w):
+            os.close(fd)
+        raise BotStartError(f"cannot start {shlex.join(command)}: {e}") from None
+    for fd in (in_r, out_w, err_w):
+        os.close(fd)
+    # Our ends must not leak into other bots started later (close_fds covers the
+    # children, O_CLOEXEC is the default for os.pipe).
+    log = StderrLog(err_r, stderr_path, stderr_cap, on_stderr)
+    proc = BotProcess(popen, in_w, out_r, log, command)
+    with _LIVE_LOCK:
+        _LIVE[proc.pid] = proc
+    return proc
+
+
+def live_bots() -> list[BotProcess]:
+    with _LIVE_LOCK:
+        return list(_LIVE.values())
+
+
+def end_all(grace: float = 0.2) -> None:
+    """End every bot still running (at exit, and after a tournament)."""
+    for proc in live_bots():
+        proc.end(grace)
+
+
+atexit.register(end_all)

@@ -1,0 +1,394 @@
+"""External bots as players: the protocol session driven over a transport, with timeouts.
+
+Owns ``RemotePlayer`` -- the runner's ``Player`` for a bot in another process or on
+another machine -- and the ``stdio_player`` factory.  The three layers meet here and
+nowhere else: a transport moves messages (``referee.transport``), the session says
+what they mean (``referee.protocol``), and this module applies the time limits and
+turns every failure into a ``BotFault`` of the right kind with a message naming the
+bot, what it did and what was expected:
+
+=============================================  ==========  ======
+what happened                                  kind        fatal
+=============================================  ==========  ======
+no hello within the startup limit              timeout     yes
+cannot start / exits / closes its stdout       crash       yes
+no decision within ``time_left``               timeout     no
+a line over the size limit                     oversized   no
+not JSON, not an object, a field wrong         malformed   no
+a message it may not send now                  protocol    no
+an index outside the legal list                illegal     no
+stops reading its stdin (a write times out)    timeout     yes
+=============================================  ==========  ======
+
+A decision given as text is returned as text: the runner checks it through the
+engine, and an illegal one comes back to us through ``rejected``.  A bot that
+crashed is started again for its next game.
+
+Transcript: ``on_message(direction, bot_name, payload, timestamp)`` with direction
+``send``/``recv`` (payload: the message dict), ``stderr`` (a line of text; called
+from the stderr reader thread) or ``note`` (text: latencies, ignored replies,
+restarts, how the bot ended).  ``timestamp`` is ``time.time()``.
+
+Must not import: the CLI, the tournament layer.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from . import __version__
+from .game import Decision, GameConfig
+from .game.events import event_dict
+from .process import DEFAULT_MEMORY_MB, DEFAULT_STDERR_CAP, BotProcess, BotStartError, start_bot
+from .protocol import (
+    MAX_MESSAGE_BYTES,
+    BotProtocolError,
+    BotSession,
+    DecisionReply,
+    Hello,
+    IgnoredReply,
+    UnsupportedVersion,
+)
+from .runner import BotFault, DecisionRequest, TimeControl
+from .transport.base import (
+    MalformedMessage,
+    MessageTooLarge,
+    Transport,
+    TransportClosed,
+    TransportError,
+    TransportTimeout,
+)
+from .transport.stdio import StdioTransport
+
+TranscriptHook = Callable[[str, str, Any, float], None]
+
+REFEREE_NAME = f"updown-referee {__version__}"
+
+
+@dataclass
+class Connection:
+    """A live link to a bot: its transport, and its process when we started it
+    (``None`` for a remote bot that connected to us)."""
+
+    transport: Transport
+    process: BotProcess | None = None
+
+    def describe_loss(self) -> str:
+        if self.process is None:
+            return "the connection was lost"
+        return "the bot process " + self.process.exit_description(wait=0.5)
+
+    def close(self, grace: float) -> None:
+        try:
+            if self.process is not None:
+                self.process.end(grace)
+        finally:
+            self.transport.close()
+
+
+Launcher = Callable[[], Connection]
+
+
+class RemotePlayer:
+    """A bot behind a transport, for ``run_game``.  ``launch`` starts the bot (or
+    accepts its connection) and returns the Connection; it is called for the first
+    game and again after a crash.  Call ``close`` (or use ``with``) when the session
+    is over: it says bye and ends the bot's process tree."""
+
+    def __init__(
+        self,
+        name: str,
+        launch: Launcher,
+        *,
+        time_control: TimeControl | None = None,
+        max_message_bytes: int = MAX_MESSAGE_BYTES,
+        on_message: TranscriptHook | None = None,
+        bye_grace: float = 1.0,
+        kill_grace: float = 0.5,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.name = name
+        self.launch = launch
+        self.time_control = time_control or TimeControl()
+        self.max_message_bytes = max_message_bytes
+        self.on_message = on_message
+        self.bye_grace = bye_grace
+        self.kill_grace = kill_grace
+        self.clock = clock
+        self.conn: Connection | None = None
+        self.session: BotSession | None = None
+        self.hello: Hello | None = None
+        self.dead = False  # the current connection is unusable (crash, lost, stuck)
+        self.starts = 0  # how many times the bot was launched
+        self._bots: list[str] = []
+        self._ids: dict[int, int] = {}  # runner request id -> session request id
+        self._legal: Sequence[Decision] = ()
+
+    # -- transcript ------------------------------------------------------------------
+
+    def _note(self, text: str) -> None:
+        if self.on_message is not None:
+            self.on_message("note", self.name, text, time.time())
+
+    def _send(self, msg: dict[str, Any]) -> None:
+        assert self.conn is not None
+        if self.on_message is not None:
+            self.on_message("send", self.name, msg, time.time())
+        self.conn.transport.send(msg)
+
+    def _recv(self, timeout: float) -> dict[str, Any]:
+        assert self.conn is not None
+        msg = self.conn.transport.recv(timeout)
+        if self.on_message is not None:
+            self.on_message("recv", self.name, msg, time.time())
+        return msg
+
+    def _lost(self, what: str) -> BotFault:
+        """The bot is gone: a fatal crash fault saying how it ended."""
+        self.dead = True
+        how = self.conn.describe_loss() if self.conn is not None else "no connection"
+        self._note(f"lost: {how}")
+        return BotFault("crash", f"{self.name} {what}: {how}", fatal=True)
+
+    def _stuck(self, e: TransportTimeout) -> BotFault:
+        self.dead = True
+        return BotFault("timeout", f"{self.name} {e}", fatal=True)
+
+    # -- the session -----------------------------------------------------------------
+
+    def _end_connection(self) -> None:
+        if self.conn is not None:
+            conn, self.conn = self.conn, None
+            conn.close(self.kill_grace)
+
+    def connect(self) -> None:
+        """Start the bot and shake hands within the startup limit.  Raises a fatal
+        BotFault (the bot is ended) when that fails."""
+        self._end_connection()
+        self.dead = False
+        self.session = None
+        self.starts += 1
+        tc = self.time_control
+        if self.starts > 1:
+            self._note(f"restarting (start {self.starts})")
+        t0 = self.clock()
+        try:
+            self.conn = self.launch()
+        except BotStartError as e:
+            self.dead = True
+            raise BotFault("crash", f"{self.name} cannot be started: {e}", fatal=True) from None
+        session = BotSession(
+            referee=REFEREE_NAME,
+            time={"startup": tc.startup, "per_decision": tc.per_decision, "bank": tc.bank},
+            max_message_bytes=self.max_message_bytes)
+        try:
+            try:
+                msg = self._recv(max(0.0, tc.startup - (self.clock() - t0)))
+                hello = session.receive(msg)
+                assert isinstance(hello, Hello)
+            except TransportTimeout:
+                raise BotFault("timeout", f"{self.name} sent no hello within the startup limit "
+                               f"of {tc.startup:.3f}s", fatal=True) from None
+            except TransportClosed:
+                raise self._lost("ended before its hello") from None
+            except UnsupportedVersion as e:
+                self._try_send(e.reply)
+                raise BotFault("protocol", f"{self.name}: {e}", fatal=True) from None
+            except (MalformedMessage, MessageTooLarge, BotProtocolError) as e:
+                self._try_send(session.error("protocol", f"expected a hello: {e}"))
+                kind = "oversized" if isinstance(e, MessageTooLarge) else (
+                    e.kind if isinstance(e, BotProtocolError) else "malformed")
+                raise BotFault(kind, f"{self.name} did not say hello properly: {e} "
+                               f"(expected {{\"type\":\"hello\",\"protocol\":[1],"
+                               f"\"name\":...}})", fatal=True) from None
+            self.hello = hello
+            self.session = session
+            try:
+                self._send(session.welcome())
+            except TransportTimeout as e:
+                raise self._stuck(e) from None
+            except TransportClosed:
+                raise self._lost("ended after its hello") from None
+            self._note(f"hello: {hello.name} {hello.version or ''} protocol {session.version}, "
+                       f"after {self.clock() - t0:.3f}s")
+        except BotFault:
+            self.dead = True
+            self._end_connection()
+            raise
+
+    def _try_send(self, msg: dict[str, Any]) -> None:
+        with contextlib.suppress(TransportError):
+            self._send(msg)
+
+    # -- Player ----------------------------------------------------------------------
+
+    def on_seating(self, bots: Sequence[str]) -> None:
+        """Optional Player hook: the names of the game's bots by seat."""
+        self._bots = list(bots)
+
+    def start_game(self, game_id: str, seat: int, config: GameConfig, seed: int) -> None:
+        if self.conn is None or self.dead or self.session is None:
+            self.connect()
+        assert self.session is not None
+        self._ids.clear()
+        bots = self._bots if len(self._bots) == config.players else [
+            self.name if s == seat else f"seat{s}" for s in range(config.players)]
+        try:
+            self._send(self.session.new_game(game_id, seat, config.to_dict(), bots))
+        except TransportTimeout as e:
+            raise self._stuck(e) from None
+        except TransportClosed:
+            raise self._lost("was gone at the start of the game") from None
+
+    def decide(self, request: DecisionRequest) -> Decision | str:
+        session = self.session
+        if self.dead or session is None or self.conn is None:
+            raise BotFault("crash", f"{self.name} is not running", fatal=True)
+        legal = request.legal
+        self._legal = legal
+        msg = session.request(request.seat, request.observation, [d.text for d in legal],
+                              [event_dict(e) for e in request.events], request.time_left)
+        rid = msg["id"]
+        self._ids[request.request_id] = rid
+        start = self.clock()
+        deadline = start + request.time_left
+        try:
+            self._send(msg)
+        except TransportTimeout as e:
+            raise self._stuck(e) from None
+        except TransportClosed:
+            raise self._lost(f"was gone when asked request {rid}") from None
+        while True:
+            try:
+                reply = self._recv(max(0.0, deadline - self.clock()))
+                event = session.receive(reply)
+            except TransportTimeout:
+                session.abandon()
+                raise BotFault("timeout", f"{self.name} sent no decision for request {rid} "
+                               f"within {request.time_left:.3f}s") from None
+            except TransportClosed:
+                raise self._lost(f"ended while deciding request {rid}") from None
+            except MessageTooLarge as e:
+                session.abandon()
+                raise BotFault("oversized", f"{self.name} replied to request {rid} with {e}"
+                               ) from None
+            except MalformedMessage as e:
+                session.abandon()
+                raise BotFault("malformed", f"{self.name} replied to request {rid} with {e}"
+                               ) from None
+            except BotProtocolError as e:
+                session.abandon()
+                raise BotFault(e.kind, f"{self.name} replied to request {rid}: {e}") from None
+            if isinstance(event, IgnoredReply):
+                self._note(f"ignored: {event.reason}")
+                self._try_send(event.reply)
+                continue
+            assert isinstance(event, DecisionReply)
+            if self.on_message is not None:
+                self._note(f"latency request {rid}: {(self.clock() - start) * 1000:.3f} ms")
+            d = event.decision
+            if isinstance(d, int):
+                if 0 <= d < len(legal):
+                    return legal[d]
+                raise BotFault("illegal", f"{self.name} chose index {d} for request {rid}, but "
+                               f"the legal list has indices 0 to {len(legal) - 1}")
+            return d
+
+    def rejected(self, request_id: int, code: str, message: str, action: str,
+                 substitute: str | None) -> None:
+        """Optional Player hook: tell the bot its reply to ``request_id`` (the
+        runner's id) was rejected or a fault recorded."""
+        rid = self._ids.get(request_id)
+        if rid is None or self.dead or self.session is None or self.conn is None:
+            return
+        try:
+            self._send(self.session.rejected(rid, code, message, action, substitute))
+        except TransportTimeout as e:
+            self._stuck(e)
+        except TransportError:
+            self.dead = True
+
+    def end_game(self, game_id: str, result: dict[str, Any]) -> None:
+        if self.dead or self.session is None or self.conn is None:
+            return
+        msg = self.session.game_over(
+            how=result["how"], places=result["places"], points=result["points"],
+            forfeits=result.get("forfeits", []), faults=result.get("faults", []),
+            events=result.get("events", []))
+        try:
+            self._send(msg)
+        except TransportTimeout as e:
+            raise self._stuck(e) from None
+        except TransportClosed:
+            raise self._lost("was gone at the end of the game") from None
+
+    # -- ending ----------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Say bye, give the bot ``bye_grace`` seconds to exit, then end its tree."""
+        if self.conn is None:
+            return
+        if not self.dead and self.session is not None:
+            self._try_send(self.session.bye())
+            proc = self.conn.process
+            if proc is not None:
+                rc = proc.wait(self.bye_grace)
+                self._note("exited after bye" if rc == 0 else
+                           f"after bye: {proc.exit_description()}")
+        self._end_connection()
+
+    def __enter__(self) -> RemotePlayer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def stdio_player(
+    name: str,
+    command: Sequence[str],
+    cwd: str | None = None,
+    env: Mapping[str, str] | None = None,
+    time_control: TimeControl | None = None,
+    memory_mb: int | None = DEFAULT_MEMORY_MB,
+    log_dir: str | None = None,
+    *,
+    max_message_bytes: int = MAX_MESSAGE_BYTES,
+    stderr_cap: int = DEFAULT_STDERR_CAP,
+    on_message: TranscriptHook | None = None,
+    bye_grace: float = 1.0,
+    kill_grace: float = 0.5,
+) -> RemotePlayer:
+    """A bot started as ``command`` speaking JSON lines on its stdin/stdout.  ``env``
+    is added to the referee's environment (with ``UPDOWN_TRANSPORT=stdio``); its
+    stderr goes to ``log_dir/<name>.stderr.log`` (capped at ``stderr_cap`` bytes per
+    start)."""
+    tc = time_control or TimeControl()
+    full_env = {**os.environ, **(env or {}), "UPDOWN_TRANSPORT": "stdio"}
+    stderr_path = None
+    if log_dir is not None:
+        os.makedirs(log_dir, exist_ok=True)
+        safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
+        stderr_path = os.path.join(log_dir, f"{safe}.stderr.log")
+    player: RemotePlayer
+
+    def on_stderr(line: str) -> None:
+        if player.on_message is not None:
+            player.on_message("stderr", name, line, time.time())
+
+    def launch() -> Connection:
+        proc = start_bot(command, cwd=cwd, env=full_env, memory_mb=memory_mb,
+                         stderr_path=stderr_path, stderr_cap=stderr_cap, on_stderr=on_stderr)
+        transport = StdioTransport(proc.stdin_fd, proc.stdout_fd, exit_fd=proc.exit_fd,
+                                   max_message_bytes=max_message_bytes,
+                                   write_timeout=max(2.0, tc.per_decision))
+        return Connection(transport, proc)
+
+    player = RemotePlayer(name, launch, time_control=tc, max_message_bytes=max_message_bytes,
+                          on_message=on_message, bye_grace=bye_grace, kill_grace=kill_grace)
+    return player
