@@ -1,0 +1,818 @@
+"""The ZeroMQ transport: msgpack messages, one per frame, between a ROUTER and a bot.
+
+Owns everything that touches a ZeroMQ socket on the referee's side:
+
+* ``ZmqTransport`` -- ``base.Transport`` for one bot (one peer identity) on a bound
+  ROUTER socket: msgpack encoding, frame limits, receive with a timeout by
+  ``poll``, a lost connection or a dead bot process reported as ``TransportClosed``.
+* ``launch_zmq_bot`` / ``zmq_player`` -- a bot the referee starts itself: a ROUTER
+  bound on loopback (an ``ipc://`` path in a private directory, or
+  ``tcp://127.0.0.1:<random port>``), the endpoint given to the bot in
+  ``UPDOWN_ENDPOINT`` (and ``UPDOWN_TRANSPORT=zmq``).
+* ``RemoteListener`` / ``wait_for_remote_bot`` / ``remote_player`` -- a bot started
+  by its author elsewhere connects to a listening endpoint and is admitted only with
+  its own CURVE key (``zmq.auth.thread.ThreadAuthenticator`` with the allowed
+  public keys); its ``hello`` must carry the name the key belongs to.  CURVE is
+  required whenever the endpoint is not loopback.
+* ``bench_game_zmq`` -- games between two trivial launched ZeroMQ bots, for
+  ``bench/protocol.py``.
+
+The wire (protocol/ZEROMQ.md): the referee binds ROUTER, the bot connects DEALER;
+every message is one single-part frame holding one msgpack map.  The protocol
+itself (hello, requests, ids) is ``referee.protocol``'s business, not this module's.
+
+Frame limits.  A frame over ``max_message_bytes`` is reported as
+``MessageTooLarge`` (the connection stays usable).  ZeroMQ's own ``MAXMSGSIZE`` is
+set to twice that, so that a bot can never make the referee allocate more: a frame
+over *that* makes libzmq drop the connection before reading it, which is reported
+as ``TransportClosed``.
+
+Errors (``base``)::
+
+    TransportError
+     +-- TransportTimeout    nothing arrived in time
+     +-- TransportClosed     the bot process exited, or its connection was dropped
+     +-- MessageTooLarge     a frame over max_message_bytes
+     +-- MalformedMessage    not msgpack, not a map, or not exactly one frame
+
+Must not import: the game engine or the runner (players come from
+``referee.remote``, imported lazily).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ipaddress
+import logging
+import os
+import shutil
+import sys
+import tempfile
+import time
+from collections import deque
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+import msgpack
+import zmq
+import zmq.auth.thread
+from zmq.utils.monitor import parse_monitor_message
+
+from ..process import DEFAULT_MEMORY_MB, DEFAULT_STDERR_CAP, BotProcess, StderrLog, start_bot
+from .base import MalformedMessage, MessageTooLarge, TransportClosed, TransportTimeout
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..remote import RemotePlayer, TranscriptHook
+    from ..runner import TimeControl
+
+log = logging.getLogger("referee.zmq")
+
+#: Default cap on one message (a msgpack frame), as ``referee.protocol``'s.
+MAX_MESSAGE_BYTES = 1 << 20
+
+#: The ZAP domain of the referee's sockets (ZeroMQ's authentication protocol).
+ZAP_DOMAIN = b"updown"
+
+# Environment variables given to (or read by) bots: protocol/ZEROMQ.md.
+ENV_ENDPOINT = "UPDOWN_ENDPOINT"
+ENV_TRANSPORT = "UPDOWN_TRANSPORT"
+ENV_SERVER_KEY = "UPDOWN_SERVER_KEY"
+ENV_PUBLIC_KEY = "UPDOWN_PUBLIC_KEY"
+ENV_SECRET_KEY = "UPDOWN_SECRET_KEY"
+
+# Without a pidfd to wait on, the process is checked this often while waiting.
+_PROCESS_CHECK = 0.05
+# After a lost connection, how long to wait for the bot process to exit, so that the
+# fault can name its exit code rather than just "connection lost".
+_EXIT_GRACE = 0.5
+
+
+def is_loopback(endpoint: str) -> bool:
+    """True for ``ipc://`` / ``inproc://`` endpoints and TCP on a loopback address:
+    the only endpoints the referee may listen on without CURVE."""
+    scheme, _, rest = endpoint.partition("://")
+    if scheme in ("ipc", "inproc"):
+        return True
+    if scheme != "tcp":
+        return False
+    host = urlsplit("//" + rest).hostname or ""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:  # "*", an interface name, a host name
+        return False
+
+
+# --- the bound ROUTER socket, shared by the transports of its peers ----------------------
+
+
+@dataclass
+class _Frame:
+    """One message as it came off the socket: its payload frames and who sent it."""
+
+    parts: list[bytes]
+    user_id: str | None  # the z85 CURVE key the authenticator admitted, if any
+
+
+class _Router:
+    """One bound ROUTER socket, its context, monitor and (with CURVE) authenticator.
+    Incoming frames are sorted into one queue per peer identity; identities no
+    transport has claimed yet wait in ``unclaimed``."""
+
+    def __init__(
+        self,
+        endpoint: str,
+        *,
+        max_message_bytes: int = MAX_MESSAGE_BYTES,
+        server_secret: bytes | None = None,
+        allowed_keys: Mapping[str, bytes] | None = None,
+        heartbeat: bool = False,
+        private_dir: str | None = None,
+    ) -> None:
+        self.max_message_bytes = max_message_bytes
+        self.private_dir = private_dir
+        self.queues: dict[bytes, deque[_Frame]] = {}
+        self.unclaimed: deque[tuple[bytes, _Frame]] = deque()
+        self.fds: dict[bytes, int] = {}  # peer identity -> its connection's fd
+        self.dropped: set[bytes] = set()
+        self.refusals = 0  # connections refused at the handshake
+        self.refused_by_reason: dict[str, int] = {}
+        self.denied_keys: list[str] = []  # appended by the authenticator's thread
+        self.closed = False
+        self.ctx = zmq.Context()
+        self.auth: zmq.auth.thread.ThreadAuthenticator | None = None
+        self.key_owner: dict[str, str] = {}
+        self.endpoint = endpoint
+        try:
+            self.sock = self.ctx.socket(zmq.ROUTER)
+            self.sock.setsockopt(zmq.LINGER, 0)
+            self.sock.setsockopt(zmq.ROUTER_MANDATORY, 1)
+            self.sock.setsockopt(zmq.MAXMSGSIZE, 2 * max_message_bytes)
+            if heartbeat:  # notice a remote bot's vanished network link
+                self.sock.setsockopt(zmq.HEARTBEAT_IVL, 2000)
+                self.sock.setsockopt(zmq.HEARTBEAT_TIMEOUT, 10000)
+            if server_secret is not None:
+                self._setup_curve(server_secret, allowed_keys or {})
+            self.monitor = self.sock.get_monitor_socket(
+                zmq.EVENT_DISCONNECTED | zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL
+                | zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL | zmq.EVENT_HANDSHAKE_FAILED_AUTH)
+            self.sock.bind(endpoint)
+            self.endpoint = self.sock.getsockopt_string(zmq.LAST_ENDPOINT)
+        except BaseException:
+            self.close()
+            raise
+        self.poller = zmq.Poller()
+        self.poller.register(self.sock, zmq.POLLIN)
+        self.poller.register(self.monitor, zmq.POLLIN)
+
+    def _setup_curve(self, server_secret: bytes, allowed_keys: Mapping[str, bytes]) -> None:
+        self.key_owner = {key.decode("ascii"): name for name, key in allowed_keys.items()}
+        # The ZAP handler belongs to the context: this router has a context of its own.
+        self.auth = zmq.auth.thread.ThreadAuthenticator(self.ctx, log=log.getChild("auth"))
+        self.auth.start()
+        # pyzmq looks the callback up by the socket's ZAP domain ("*" would not match).
+        self.auth.configure_curve_callback(ZAP_DOMAIN.decode(), _KeyCheck(self))
+        self.sock.setsockopt(zmq.CURVE_SERVER, 1)
+        self.sock.setsockopt(zmq.CURVE_SECRETKEY, server_secret)
+        self.sock.setsockopt(zmq.CURVE_PUBLICKEY, zmq.curve_public(server_secret))
+        self.sock.setsockopt(zmq.ZAP_DOMAIN, ZAP_DOMAIN)
+
+    # -- reading -------------------------------------------------------------------
+
+    def pump(self, timeout: float, fds: Sequence[int] = ()) -> None:
+        """Wait up to ``timeout`` seconds for a frame, a monitor event or one of
+        ``fds`` to become readable, then sort everything already there."""
+        for fd in fds:
+            self.poller.register(fd, zmq.POLLIN)
+        try:
+            ready = dict(self.poller.poll(max(0, int(timeout * 1000))))
+        finally:
+            for fd in fds:
+                self.poller.unregister(fd)
+        if self.monitor in ready:
+            self._read_monitor()
+        if self.sock in ready:
+            self._read_frames()
+
+    def _read_frames(self) -> None:
+        while True:
+            try:
+                frames = self.sock.recv_multipart(zmq.NOBLOCK, copy=False)
+            except zmq.Again:
+                return
+            identity = frames[0].bytes
+            user_id: str | None = None
+            if len(frames) > 1:
+                with contextlib.suppress(zmq.ZMQError):
+                    self.fds[identity] = frames[1].get(zmq.SRCFD)
+                if self.auth is not None:
+                    with contextlib.suppress(zmq.ZMQError):
+                        user_id = str(frames[1].get("User-Id"))
+            item = _Frame([f.bytes for f in frames[1:]], user_id)
+            queue = self.queues.get(identity)
+            if queue is not None:
+                queue.append(item)
+            else:
+                self.unclaimed.append((identity, item))
+
+    def _read_monitor(self) -> None:
+        while True:
+            try:
+                event = parse_monitor_message(self.monitor.recv_multipart(zmq.NOBLOCK))
+            except zmq.Again:
+                return
+            kind, value = event["event"], int(event["value"])
+            if kind == zmq.EVENT_DISCONNECTED:
+                for identity, fd in self.fds.items():
+                    if fd == value:
+                        self.dropped.add(identity)
+            elif kind == zmq.EVENT_HANDSHAKE_FAILED_AUTH:
+                self.refusals += 1  # the key check has logged which key it was
+            elif kind == zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL:
+                self._refused(_PROTOCOL_ERRORS.get(value, f"protocol error {value:#x}"))
+            elif kind == zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL:
+                self._refused(f"the handshake failed ({_errno_text(value)})")
+
+    def _refused(self, why: str) -> None:
+        """Log a refused connection: each reason the first time, then at 10, 100...
+        (a refused client reconnects every 100 ms and would flood the log)."""
+        self.refusals += 1
+        n = self.refused_by_reason[why] = self.refused_by_reason.get(why, 0) + 1
+        if n == 1 or str(n).rstrip("0") == "1":
+            log.warning("refused a connection on %s: %s%s", self.endpoint, why,
+                        f" ({n} times so far)" if n > 1 else "")
+
+    def claim(self, identity: bytes) -> deque[_Frame]:
+        """Route ``identity``'s frames to a queue of its own (taking any already
+        waiting in ``unclaimed``)."""
+        queue = self.queues.setdefault(identity, deque())
+        rest: deque[tuple[bytes, _Frame]] = deque()
+        for who, item in self.unclaimed:
+            if who == identity:
+                queue.append(item)
+            else:
+                rest.append((who, item))
+        self.unclaimed = rest
+        return queue
+
+    def send(self, identity: bytes, message: Mapping[str, Any]) -> None:
+        data = msgpack.packb(message, use_bin_type=True)
+        try:
+            self.sock.send_multipart([identity, data], zmq.NOBLOCK)
+        except zmq.Again:
+            raise TransportClosed("the bot is not reading its messages (its queue is "
+                                  "full)") from None
+        except zmq.ZMQError as e:
+            if e.errno == zmq.EHOSTUNREACH:
+                raise TransportClosed("the bot's connection is gone") from None
+            raise TransportClosed(f"cannot send: {e}") from None
+
+    def close(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        for sock_name in ("monitor", "sock"):
+            sock = getattr(self, sock_name, None)
+            if sock is not None:
+                if sock_name == "sock":
+                    with contextlib.suppress(zmq.ZMQError):
+                        sock.disable_monitor()
+                sock.close(linger=0)
+        if self.auth is not None:
+            self.auth.stop()
+        self.ctx.term()
+        if self.private_dir is not None:
+            shutil.rmtree(self.private_dir, ignore_errors=True)
+
+
+def decode_frame(parts: Sequence[bytes], max_message_bytes: int) -> dict[str, Any]:
+    """One message from the payload frames of one ZeroMQ message."""
+    if len(parts) != 1:
+        raise MalformedMessage(
+            f"a message is exactly one frame, not {len(parts)} (send each msgpack map as a "
+            f"single-part message from a DEALER socket; a REQ socket adds an empty "
+            f"delimiter frame)")
+    data = parts[0]
+    if len(data) > max_message_bytes:
+        raise MessageTooLarge(f"a frame of {len(data)} bytes is over the limit of "
+                              f"{max_message_bytes}")
+    try:
+        value = msgpack.unpackb(data, raw=False, strict_map_key=True)
+    except Exception as e:  # msgpack raises several kinds; all mean "not msgpack"
+        raise MalformedMessage(f"not a msgpack value: {type(e).__name__}: {e}") from None
+    if not isinstance(value, dict):
+        raise MalformedMessage(f"a message is a msgpack map, not {type(value).__name__}")
+    return value
+
+
+# libzmq's ZMQ_PROTOCOL_ERROR_* values, as HANDSHAKE_FAILED_PROTOCOL reports them.
+_PROTOCOL_ERRORS = {
+    0x11000001: "the CURVE handshake failed: the client used the wrong server key "
+                "(or a corrupt keypair)",
+    0x11000002: "security mechanism mismatch: the client does not use CURVE (or the "
+                "referee does not and the client does)",
+    0x10000000: "ZMTP protocol error (not a ZeroMQ client?)",
+}
+
+
+def _errno_text(value: int) -> str:
+    try:
+        return os.strerror(value) if value else "no detail"
+    except ValueError:
+        return f"errno {value}"
+
+
+class _KeyCheck:
+    """The authenticator's CURVE callback: is this client key one we know?  Runs in
+    the authenticator's thread; it only reads ``key_owner``."""
+
+    def __init__(self, router: _Router) -> None:
+        self.router = router
+
+    def callback(self, domain: str, key: bytes) -> bool:
+        text = key.decode("ascii", "replace")
+        owner = self.router.key_owner.get(text)
+        if owner is None:
+            if text not in self.router.denied_keys:  # once per key: it reconnects
+                log.warning("refused a connection on %s: CURVE key %s is not allowed (it is "
+                            "no listed bot's public key)", self.router.endpoint, text)
+            self.router.denied_keys.append(text)
+            return False
+        log.info("CURVE key of %r accepted on %s", owner, self.router.endpoint)
+        return True
+
+
+# --- the transport -----------------------------------------------------------------------
+
+
+class ZmqTransport:
+    """``base.Transport`` for one bot on a ROUTER socket.
+
+    ``identity`` is the bot's ZeroMQ routing id; ``None`` means "the first peer to
+    send anything" (a launched bot, alone on its socket).  With ``process``, a bot
+    process that exits while the referee waits is reported at once (through a
+    pidfd where Linux has one) as ``TransportClosed`` naming the exit code."""
+
+    def __init__(
+        self,
+        router: _Router,
+        identity: bytes | None = None,
+        *,
+        process: BotProcess | None = None,
+        owns_router: bool = True,
+        name: str = "bot",
+        on_close: Callable[[ZmqTransport], None] | None = None,
+    ) -> None:
+        self._router = router
+        self._on_close = on_close
+        self.identity = identity
+        self._queue: deque[_Frame] | None = router.claim(identity) if identity else None
+        self.process = process
+        self.owns_router = owns_router
+        self.name = name
+        self.closed = False
+
+    @property
+    def endpoint(self) -> str:
+        return self._router.endpoint
+
+    @property
+    def max_message_bytes(self) -> int:
+        return self._router.max_message_bytes
+
+    def send(self, message: dict[str, Any]) -> None:
+        if self.closed:
+            raise TransportClosed("the transport is closed")
+        if self.identity is None:
+            # The bot speaks first (hello); nothing can be sent before it has.
+            raise TransportClosed(f"no bot has connected to {self.endpoint} yet")
+        if self.identity in self._router.dropped:
+            raise TransportClosed(self._lost_text())
+        self._router.send(self.identity, message)
+
+    def recv(self, timeout: float) -> dict[str, Any]:
+        if self.closed:
+            raise TransportClosed("the transport is closed")
+        deadline = time.monotonic() + timeout
+        while True:
+            item = self._take()
+            if item is not None:
+                return self._decode(item)
+            if self.identity is not None and self.identity in self._router.dropped:
+                self._wait_exit(_EXIT_GRACE)
+                raise TransportClosed(self._lost_text())
+            if self.process is not None and self.process.returncode is not None:
+                self._router.pump(0)  # what it sent before it died still counts
+                item = self._take()
+                if item is not None:
+                    return self._decode(item)
+                raise TransportClosed(f"the bot process {self.process.exit_description()}")
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TransportTimeout(f"no message within {timeout:.3f}s")
+            exit_fd = self.process.exit_fd if self.process is not None else None
+            if self.process is not None and exit_fd is None:
+                left = min(left, _PROCESS_CHECK)
+            self._router.pump(left, () if exit_fd is None else (exit_fd,))
+
+    def _take(self) -> _Frame | None:
+        if self._queue is None:
+            if not self._router.unclaimed:
+                return None
+            self.identity = self._router.unclaimed[0][0]
+            self._queue = self._router.claim(self.identity)
+        return self._queue.popleft() if self._queue else None
+
+    def _wait_exit(self, grace: float) -> None:
+        """Give a bot whose connection dropped a moment to finish exiting."""
+        if self.process is not None and self.process.returncode is None:
+            self.process.wait(grace)
+
+    def _lost_text(self) -> str:
+        if self.process is not None and self.process.returncode is not None:
+            return f"the bot process {self.process.exit_description()}"
+        return (f"the bot's connection to {self.endpoint} was dropped: it closed its "
+                f"socket, lost its link, or sent a frame over ZeroMQ's hard limit of "
+                f"{2 * self.max_message_bytes} bytes")
+
+    def _decode(self, item: _Frame) -> dict[str, Any]:
+        return decode_frame(item.parts, self.max_message_bytes)
+
+    def close(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        if self.owns_router:
+            self._router.close()
+        elif self.identity is not None:
+            self._router.queues.pop(self.identity, None)
+        if self._on_close is not None:
+            self._on_close(self)
+
+
+# --- launched bots -----------------------------------------------------------------------
+
+
+def bind_loopback(transport: str = "ipc", *,
+                  max_message_bytes: int = MAX_MESSAGE_BYTES) -> _Router:
+    """A ROUTER for one launched bot: ``ipc`` (a socket file in a fresh private
+    directory: no other local user can connect) or ``tcp`` (127.0.0.1, a random
+    port)."""
+    if transport == "ipc" and zmq.has("ipc"):
+        private = tempfile.mkdtemp(prefix="updown-zmq-")
+        return _Router(f"ipc://{private}/bot", max_message_bytes=max_message_bytes,
+                       private_dir=private)
+    if transport not in ("ipc", "tcp"):
+        raise ValueError(f"transport must be 'ipc' or 'tcp', not {transport!r}")
+    return _Router("tcp://127.0.0.1:*", max_message_bytes=max_message_bytes)
+
+
+def bot_env(endpoint: str, *, server_key: bytes | None = None,
+            keypair: tuple[bytes, bytes] | None = None,
+            base: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment a ZeroMQ bot is started with (protocol/ZEROMQ.md)."""
+    env = dict(os.environ if base is None else base)
+    env[ENV_ENDPOINT] = endpoint
+    env[ENV_TRANSPORT] = "zmq"
+    if server_key is not None:
+        env[ENV_SERVER_KEY] = server_key.decode("ascii")
+    if keypair is not None:
+        env[ENV_PUBLIC_KEY] = keypair[0].decode("ascii")
+        env[ENV_SECRET_KEY] = keypair[1].decode("ascii")
+    return env
+
+
+class LaunchedZmqBot:
+    """A bot process the referee started, and its transport.  ``close`` ends both
+    (idempotent): the process tree, the socket, its context and ipc directory."""
+
+    def __init__(self, process: BotProcess, transport: ZmqTransport,
+                 stdout: StderrLog) -> None:
+        self.process = process
+        self.transport = transport
+        self.stdout = stdout  # drained so that a bot printing to stdout never blocks
+
+    def close(self, grace: float = 0.5) -> None:
+        try:
+            self.process.end(grace)
+        finally:
+            self.transport.close()
+
+
+def launch_zmq_bot(
+    command: Sequence[str],
+    *,
+    name: str = "bot",
+    cwd: str | None = None,
+    transport: str = "ipc",
+    max_message_bytes: int = MAX_MESSAGE_BYTES,
+    env: Mapping[str, str] | None = None,
+    stdout_path: str | None = None,
+    **process_options: Any,
+) -> LaunchedZmqBot:
+    """Bind a loopback ROUTER, start ``command`` (``referee.process.start_bot``:
+    own session, memory limit, stderr log -- ``process_options`` go there) with
+    ``UPDOWN_ENDPOINT`` pointing at it, and return the process with its transport.
+    The bot is expected to connect a DEALER and send ``hello``; reading it is the
+    protocol's job.  Raises BotStartError when the command cannot be run."""
+    router = bind_loopback(transport, max_message_bytes=max_message_bytes)
+    try:
+        process = start_bot(command, cwd=cwd, env=bot_env(router.endpoint, base=env),
+                            **process_options)
+    except BaseException:
+        router.close()
+        raise
+    # Its stdin and stdout are not the protocol's channel here: stdin reads EOF,
+    # stdout is drained like stderr (to ``stdout_path``) so that printing never blocks.
+    os.close(process.stdin_fd)
+    stdout = StderrLog(process.stdout_fd, stdout_path,
+                       process_options.get("stderr_cap", DEFAULT_STDERR_CAP),
+                       process_options.get("on_stderr"))
+    return LaunchedZmqBot(process, ZmqTransport(router, process=process, name=name), stdout)
+
+
+# --- remote bots -------------------------------------------------------------------------
+
+
+class RemoteListener:
+    """A listening endpoint that admits remote bots by their CURVE keys.
+
+    ``allowed_keys`` maps each bot's name to its z85 public key; ``server_secret``
+    is the referee's z85 secret key.  Without ``server_secret`` (no CURVE) only a
+    loopback endpoint is accepted, and the hello's name must be one of
+    ``allowed_keys``' names."""
+
+    def __init__(self, endpoint: str, allowed_keys: Mapping[str, bytes],
+                 server_secret: bytes | None, *,
+                 max_message_bytes: int = MAX_MESSAGE_BYTES) -> None:
+        if server_secret is None and not is_loopback(endpoint):
+            raise ValueError(
+                f"listening on {endpoint} (not loopback) needs CURVE: give the referee's "
+                f"secret key (referee keys server) and the bots' public keys")
+        self.allowed = dict(allowed_keys)
+        self.curve = server_secret is not None
+        self._router = _Router(endpoint, max_message_bytes=max_message_bytes,
+                               server_secret=server_secret, allowed_keys=allowed_keys,
+                               heartbeat=not is_loopback(endpoint))
+        self._refused: set[bytes] = set()
+        self.admitted: dict[str, ZmqTransport] = {}  # connected, by name
+        self._ready: dict[str, ZmqTransport] = {}  # admitted, not yet accepted
+        self.transports_own_router = False
+
+    @property
+    def endpoint(self) -> str:
+        return self._router.endpoint
+
+    @property
+    def max_message_bytes(self) -> int:
+        return self._router.max_message_bytes
+
+    @property
+    def refusals(self) -> int:
+        """Connections refused so far (handshake failures and unknown keys)."""
+        return self._router.refusals
+
+    def accept(self, timeout: float, name: str | None = None) -> tuple[str, ZmqTransport]:
+        """The next bot to connect with an allowed key and send a hello carrying the
+        name that key belongs to (``name``: that bot only; others admitted meanwhile
+        wait for their own ``accept``): its name and its transport.  The hello is
+        left in the transport, to be read by the protocol session like any first
+        message.  Raises TransportTimeout when no such bot came in time."""
+        deadline = time.monotonic() + timeout
+        router = self._router
+        while True:
+            for ready in list(self._ready):
+                if name is None or ready == name:
+                    t = self._ready.pop(ready)
+                    log.info("admitted remote bot %r on %s", ready, self.endpoint)
+                    return ready, t
+            while router.unclaimed:
+                identity, item = router.unclaimed.popleft()
+                if identity in self._refused:
+                    continue
+                owner = self._admit(identity, item)
+                if owner is None:
+                    self._refused.add(identity)
+                    continue
+                router.unclaimed.appendleft((identity, item))
+                self.admitted[owner] = self._ready[owner] = ZmqTransport(
+                    router, identity, owns_router=self.transports_own_router, name=owner,
+                    on_close=self._closed)
+            if any(name is None or ready == name for ready in self._ready):
+                continue
+            left = deadline - time.monotonic()
+            if left <= 0:
+                who = f"bot {name!r}" if name else "allowed bot"
+                raise TransportTimeout(f"no {who} connected to {self.endpoint} within "
+                                       f"{timeout:.1f}s")
+            router.pump(left)
+
+    def _closed(self, transport: ZmqTransport) -> None:
+        """A bot's session is over: it may connect again (a new hello)."""
+        if self.admitted.get(transport.name) is transport:
+            del self.admitted[transport.name]
+
+    def _admit(self, identity: bytes, item: _Frame) -> str | None:
+        """The name of the bot behind a first message, or None (logged, told) when it
+        is refused."""
+        router = self._router
+        try:
+            hello = decode_frame(item.parts, router.max_message_bytes)
+        except (MalformedMessage, MessageTooLarge) as e:
+            hello = {"error": str(e)}
+        claimed = hello.get("name") if hello.get("type") == "hello" else None
+        if self.curve:
+            owner = router.key_owner.get(item.user_id or "")
+        else:
+            owner = claimed if claimed in self.allowed else None
+        if not isinstance(claimed, str):
+            why = "its first message is not a hello with a name"
+        elif owner is None:
+            why = f"the name {claimed!r} is not a listed bot"
+        elif claimed != owner:
+            why = f"its hello names {claimed!r}, but its CURVE key is {owner!r}'s"
+        elif owner in self.admitted:
+            why = f"{owner!r} is already connected"
+        else:
+            return owner
+        log.warning("refused a bot on %s: %s", self.endpoint, why)
+        with contextlib.suppress(TransportClosed):
+            router.send(identity, {"type": "error", "code": "protocol",
+                                   "message": f"refused: {why}", "action": "disconnect"})
+        return None
+
+    def close(self) -> None:
+        for t in list(self.admitted.values()):
+            t.close()
+        self._router.close()
+
+
+def wait_for_remote_bot(
+    endpoint: str,
+    allowed_keys: Mapping[str, bytes],
+    server_secret: bytes | None,
+    timeout: float,
+    *,
+    max_message_bytes: int = MAX_MESSAGE_BYTES,
+) -> tuple[str, ZmqTransport]:
+    """Listen on ``endpoint`` until one allowed bot connects (see
+    ``RemoteListener.accept``); its name and a transport that owns the socket."""
+    listener = RemoteListener(endpoint, allowed_keys, server_secret,
+                              max_message_bytes=max_message_bytes)
+    listener.transports_own_router = True
+    try:
+        name, transport = listener.accept(timeout)
+    except BaseException:
+        listener.close()
+        raise
+    return name, transport
+
+
+# --- players -----------------------------------------------------------------------------
+
+
+def zmq_player(
+    name: str,
+    command: Sequence[str],
+    cwd: str | None = None,
+    env: Mapping[str, str] | None = None,
+    time_control: TimeControl | None = None,
+    memory_mb: int | None = DEFAULT_MEMORY_MB,
+    log_dir: str | None = None,
+    *,
+    max_message_bytes: int = MAX_MESSAGE_BYTES,
+    stderr_cap: int = DEFAULT_STDERR_CAP,
+    on_message: TranscriptHook | None = None,
+    bye_grace: float = 1.0,
+    kill_grace: float = 0.5,
+    transport: str = "ipc",
+) -> RemotePlayer:
+    """A bot started as ``command`` speaking msgpack over ZeroMQ, as a runner
+    ``Player`` (``referee.remote.RemotePlayer``: the same semantics as
+    ``stdio_player``, whose arguments these are).  ``env`` is added to the referee's
+    environment, with ``UPDOWN_ENDPOINT`` and ``UPDOWN_TRANSPORT=zmq``; stderr goes
+    to ``log_dir/<name>.stderr.log`` and stdout (not the protocol's channel here) to
+    ``log_dir/<name>.stdout.log``.  ``transport``: ``ipc`` or ``tcp`` (loopback)."""
+    from ..remote import Connection, RemotePlayer
+
+    base_env = {**os.environ, **(env or {})}
+    stderr_path = stdout_path = None
+    if log_dir is not None:
+        os.makedirs(log_dir, exist_ok=True)
+        safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
+        stderr_path = os.path.join(log_dir, f"{safe}.stderr.log")
+        stdout_path = os.path.join(log_dir, f"{safe}.stdout.log")
+    player: RemotePlayer
+
+    def on_output(line: str) -> None:
+        if player.on_message is not None:
+            player.on_message("stderr", name, line, time.time())
+
+    def launch() -> Connection:
+        bot = launch_zmq_bot(command, name=name, cwd=cwd, env=base_env, transport=transport,
+                             max_message_bytes=max_message_bytes, memory_mb=memory_mb,
+                             stderr_path=stderr_path, stderr_cap=stderr_cap,
+                             on_stderr=on_output, stdout_path=stdout_path)
+        return Connection(bot.transport, bot.process)
+
+    player = RemotePlayer(name, launch, time_control=time_control,
+                          max_message_bytes=max_message_bytes, on_message=on_message,
+                          bye_grace=bye_grace, kill_grace=kill_grace)
+    return player
+
+
+def remote_player(
+    name: str,
+    listener: RemoteListener,
+    *,
+    wait: float = 300.0,
+    time_control: TimeControl | None = None,
+    on_message: TranscriptHook | None = None,
+    bye_grace: float = 1.0,
+) -> RemotePlayer:
+    """A bot started by its author elsewhere, admitted by ``listener`` with its own
+    CURVE key, as a runner ``Player``.  Each (re)connection waits up to ``wait``
+    seconds for the bot to connect and say hello; the startup limit then applies to
+    nothing more.  After a lost connection the bot must connect again (a new
+    DEALER, a new hello) for its next game."""
+    from ..remote import Connection, RemotePlayer
+
+    def launch() -> Connection:
+        _, transport = listener.accept(wait, name)
+        return Connection(transport, None)
+
+    return RemotePlayer(name, launch, time_control=time_control,
+                        max_message_bytes=listener.max_message_bytes, on_message=on_message,
+                        bye_grace=bye_grace)
+
+
+# --- a trivial bot, and the speed figure -------------------------------------------------
+
+
+def trivial_bot(endpoint: str, name: str = "trivial") -> int:
+    """A bot that answers every request with index 0 (for ``bench_game_zmq``): the
+    smallest correct ZeroMQ bot, with no dependency beyond pyzmq and msgpack."""
+    ctx = zmq.Context()
+    sock = ctx.socket(zmq.DEALER)
+    sock.setsockopt(zmq.LINGER, 1000)
+    try:
+        sock.connect(endpoint)
+        sock.send(msgpack.packb({"type": "hello", "protocol": [1], "name": name}))
+        while True:
+            msg = msgpack.unpackb(sock.recv(), raw=False)
+            if msg.get("type") == "request":
+                sock.send(msgpack.packb({"type": "decision", "id": msg["id"],
+                                         "decision": 0}))
+            elif msg.get("type") in ("bye", "error"):
+                return 0
+    finally:
+        sock.close()
+        ctx.term()
+
+
+@dataclass(frozen=True)
+class BenchResult:
+    games: int
+    decisions: int
+    seconds: float  # wall time of the games, bot start-up excluded
+
+    @property
+    def decisions_per_second(self) -> float:
+        return self.decisions / self.seconds if self.seconds > 0 else 0.0
+
+
+def bench_game_zmq(n_games: int, *, players: int = 2, seed: int = 1,
+                   transport: str = "ipc") -> BenchResult:
+    """Play ``n_games`` games between ``players`` trivial launched ZeroMQ bots
+    (``python -m referee.transport.zmq``; each bot started once and kept across the
+    games) and time them.  For ``bench/protocol.py``, beside the stdio figure."""
+    from ..game import GameConfig
+    from ..runner import TimeControl, run_game
+
+    command = [sys.executable, "-m", "referee.transport.zmq"]
+    tc = TimeControl(startup=30.0, per_decision=10.0, bank=0.0)
+    seats = [zmq_player(f"zmq{i}", command, time_control=tc, transport=transport,
+                        memory_mb=None) for i in range(players)]
+    try:
+        config = GameConfig(players=players)
+        for p in seats:  # start-up and handshake outside the timing
+            p.connect()
+        decisions = 0
+        t0 = time.perf_counter()
+        for g in range(n_games):
+            record = run_game(config, seed + g, seats, game_id=f"bench-{g}",
+                              time_control=tc)
+            if record.faults:
+                raise RuntimeError(f"bench game {g}: {record.faults[0]}")
+            decisions += len(record.decisions)
+        return BenchResult(n_games, decisions, time.perf_counter() - t0)
+    finally:
+        for p in seats:
+            p.close()
+
+
+if __name__ == "__main__":
+    sys.exit(trivial_bot(os.environ[ENV_ENDPOINT]))
