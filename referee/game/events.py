@@ -128,9 +128,12 @@ def parse_event(text: str) -> Event:
             return (kind, int(t[1]), int(t[2]))
         if kind == "play":
             src = SOURCE_NAMES.index(t[2])
+            played = t[4:] if src == 2 else t[3:]
+            if not played or played == ["?"]:
+                raise EventSyntaxError(f"{text!r} is not an event: a play shows its cards")
             if src == 2:
-                return ("play", int(t[1]), src, _parse_cards(t[4:]), int(t[3]))
-            return ("play", int(t[1]), src, _parse_cards(t[3:]), -1)
+                return ("play", int(t[1]), src, _parse_cards(played), int(t[3]))
+            return ("play", int(t[1]), src, _parse_cards(played), -1)
         if kind == "fail":
             card = None if t[3] == "?" else make_card(*parse_kind_colour(t[3]))
             assert t[4] == "pile"
