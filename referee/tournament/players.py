@@ -77,22 +77,37 @@ def make_player(spec: BotSpec, config: TournamentConfig, log_dir: str | None = N
             return bot  # type: ignore[no-any-return]
         return SeededPlayer(bot, spec.name)
     assert spec.command is not None
-    try:
-        remote = importlib.import_module("referee.remote")
-    except ModuleNotFoundError:
-        raise RuntimeError(
-            f"bot {spec.name!r} is an external program, but this referee has no "
-            "referee.remote module to run it") from None
-    factory_name = "stdio_player" if spec.transport == "stdio" else "zmq_player"
-    factory = getattr(remote, factory_name, None)
-    if factory is None:
-        raise RuntimeError(f"bot {spec.name!r} uses transport {spec.transport!r}, but "
-                           f"referee.remote has no {factory_name}()")
-    env = dict(spec.env) if spec.env else None
-    player: Player = factory(spec.name, list(spec.command), cwd=config.resolve(spec.cwd or "."),
-                             env=env, time_control=config.time, memory_mb=spec.memory_mb,
-                             log_dir=log_dir)
+    factory = external_factory(spec)
+    kwargs: dict[str, Any] = {"cwd": config.resolve(spec.cwd or "."),
+                              "env": dict(spec.env) or None,
+                              "time_control": config.time, "log_dir": log_dir}
+    if spec.memory_mb is not None:
+        kwargs["memory_mb"] = spec.memory_mb
+    player: Player = factory(spec.name, list(spec.command), **kwargs)
     return player
+
+
+# Where each transport's Player factory lives (the transports' owners put them there).
+_FACTORIES = {
+    "stdio": (("referee.remote", "stdio_player"),),
+    "zmq": (("referee.transport.zmq", "zmq_player"), ("referee.remote", "zmq_player")),
+}
+
+
+def external_factory(spec: BotSpec) -> Any:
+    """The factory starting ``spec``'s program; RuntimeError naming the bot when this
+    referee cannot run its transport."""
+    for module, attr in _FACTORIES[spec.transport]:
+        try:
+            found = importlib.util.find_spec(module) is not None
+        except ModuleNotFoundError:
+            found = False
+        if found:
+            factory = getattr(importlib.import_module(module), attr, None)
+            if factory is not None:
+                return factory
+    raise RuntimeError(f"bot {spec.name!r} uses transport {spec.transport!r}, which this "
+                       "referee cannot run yet")
 
 
 def close_player(player: Player) -> None:
@@ -117,10 +132,10 @@ def check_bots(config: TournamentConfig) -> None:
             except Exception as e:
                 raise TournamentConfigError(f"{where}.python: cannot load {spec.python!r}: {e}") from None
         elif spec.command:
-            if importlib.util.find_spec("referee.remote") is None:
-                raise TournamentConfigError(
-                    f"{where}.command: external bots need referee.remote, which this "
-                    "referee does not have yet; use builtin = \"...\" bots")
+            try:
+                external_factory(spec)
+            except RuntimeError as e:
+                raise TournamentConfigError(f"{where}.transport: {e}") from None
             cwd = config.resolve(spec.cwd or ".")
             assert cwd is not None
             if not Path(cwd).is_dir():
