@@ -1,0 +1,650 @@
+"""The conformance checker for bot authors: ``referee check-bot COMMAND``.
+
+Owns the check list, the games it plays to exercise a bot (stacked decks and variant
+sets chosen so that every kind of decision is requested: ``3up``, ``play``, ``down``,
+``pickup``, ``draw``, ``decline``, ``swap``/``keep``), the deliberate provocations
+(unknown message types and fields, a ``rejected`` reply) and the report: a pass/fail
+table with the transcript of each failure.
+
+The bot is driven through the real referee path -- ``referee.remote.RemotePlayer``
+over the stdio or ZeroMQ transport, games run by ``referee.runner.run_game`` -- with
+the bot under test in every seat (one process per seat), so that what passes here
+plays in a tournament.  The checker only wraps the pieces: a transport wrapper adds
+the unknown fields, a player wrapper sends the deliberate rejection, and a recorder
+listens to the transcript hook.
+
+Must not import: the tournament layer.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import shlex
+import sys
+import time
+from collections import Counter, deque
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import click
+from tabulate import tabulate
+
+from .game import Decision, GameConfig
+from .game.cards import Card, card_text, parse_deck
+from .process import start_bot
+from .remote import Connection, RemotePlayer
+from .runner import BotFault, DecisionRequest, Fault, FaultPolicy, GameRecord, TimeControl, run_game
+from .transport.base import Transport
+from .transport.stdio import StdioTransport
+
+#: The decision kinds a bot must handle, by the first word of a decision's text
+#: (``swap`` and ``keep`` are offered together, so they are one kind).
+KINDS = ("3up", "play", "down", "pickup", "draw", "decline", "swap/keep")
+_KIND_OF_WORD = {"3up": "3up", "play": "play", "down": "down", "pickup": "pickup",
+                 "draw": "draw", "decline": "decline", "swap": "swap/keep", "keep": "swap/keep"}
+
+PASS, FAIL, SKIP = "PASS", "FAIL", "skip"
+TRANSCRIPT_LINES = 24  # lines of transcript shown with a failure
+LINE_CHARS = 240  # a transcript line is cut to this width
+EXTRA_GAMES = 3  # more games per kind that has not come up yet
+
+
+def kind_of(text: str) -> str | None:
+    """The decision kind of a decision text (None for what is not one)."""
+    head = text.split(" ", 1)[0] if isinstance(text, str) else ""
+    return _KIND_OF_WORD.get(head)
+
+
+# --- the games -------------------------------------------------------------------------
+
+
+def deal_order(downs: Sequence[Sequence[str]], sixes: Sequence[Sequence[str]]) -> list[str]:
+    """Card texts in deal order (RULES §2): three rounds of 3DOWN cards (round r fills
+    each seat's slot r), then six rounds of the six cards, seat 0 first."""
+    out: list[str] = []
+    for r in range(3):
+        out += [d[r] for d in downs]
+    for r in range(6):
+        out += [s[r] for s in sixes]
+    return out
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """One game the checker plays.  ``top``: card texts dealt first (see
+    ``deal_order``); the rest of the configuration's deck follows, shuffled by the
+    seed, unless ``only_top``.  ``purpose`` says what it is there to bring up."""
+
+    title: str
+    config: GameConfig
+    seed: int
+    purpose: str
+    top: tuple[str, ...] = ()
+    only_top: bool = False
+    first_player: int | None = None
+    provoke: bool = False  # unknown message types and fields, a deliberate rejection
+
+    def deck(self) -> list[Card] | None:
+        if not self.top:
+            return None
+        cards = parse_deck(self.top)
+        if not self.only_top:
+            given = Counter(card_text(c) for c in cards)
+            rest: list[Card] = []
+            for c in self.config.deck_cards():
+                t = card_text(c)
+                if given[t]:
+                    given[t] -= 1
+                else:
+                    rest.append(c)
+            random.Random(self.seed).shuffle(rest)
+            cards += rest
+        return cards
+
+
+def _cfg(players: int, *variants: str, **kw: Any) -> GameConfig:
+    return GameConfig(players=players, variants=frozenset(variants), **kw)
+
+
+# Seat 0 holds only 10s and Clears, seat 1 only 1s and 2s, and there is no draw pile:
+# seat 0 can always play, so it soon plays from its 3UP cards and then turns 3DOWN
+# cards; seat 1 must pick up whenever a 10 is on top.
+_ENDGAME = deal_order([["10k", "Cg", "C+1r"], ["1y", "1o", "1p"]],
+                      [["10g", "10r", "10b", "10y", "10o", "10p"],
+                       ["1g", "1r", "1b", "2g", "2r", "2b"]])
+# Seat 0 is dealt the six extra-action Clears: whatever it lays face up, its first
+# play grants an extra action, before which it is offered the draw.
+_CLEARS = deal_order([["3g", "4r", "5b"], ["6y", "7o", "8p"]],
+                     [["C+1r", "C+1b", "C+1y", "C+1o", "C+1p", "C+2g"],
+                      ["1g", "2r", "3b", "4y", "5o", "6p"]])
+# With one colour, every numbered run on the pile is of one colour: four_of_a_colour
+# (RULES §9.6) offers swap/keep as soon as four numbered cards lie on the pile.
+_ONE_COLOUR = {"deck": "alternative", "colours": 1}
+
+SCENARIOS: tuple[Scenario, ...] = (
+    Scenario("2 players, standard rules", _cfg(2), 1,
+             "unknown message types and fields; a deliberate 'rejected'", provoke=True),
+    Scenario("2 players, stacked deck, no draw pile", _cfg(2), 2,
+             "3UP and 3DOWN plays, pick-ups", top=tuple(_ENDGAME), only_top=True,
+             first_player=0),
+    Scenario("2 players, ones_reverse, stacked deck", _cfg(2, "ones_reverse"), 3,
+             "Clears with extra actions, the optional and the forced draw, pick-ups",
+             top=tuple(_CLEARS), first_player=0),
+    Scenario("2 players, may_decline, draw_once_per_clear",
+             _cfg(2, "may_decline", "draw_once_per_clear"), 4, "decline"),
+    Scenario("2 players, four_of_a_colour, one-colour deck",
+             _cfg(2, "four_of_a_colour", **_ONE_COLOUR), 5,
+             "swap/keep, plays naming their cards"),
+    Scenario("6 players, play_out, swap_piles, choose_for_others, ones_reverse",
+             _cfg(6, "play_out", "swap_piles", "choose_for_others", "ones_reverse"), 6,
+             "six seats, the whole game played out"),
+    Scenario("6 players, may_decline, four_of_a_colour, match_scoring",
+             _cfg(6, "may_decline", "four_of_a_colour", "match_scoring"), 7,
+             "six seats with most variants"),
+)
+
+
+def extra_scenario(kind: str, attempt: int) -> Scenario | None:
+    """Another game likely to bring up ``kind``, if the planned ones did not."""
+    seed = 1000 + 17 * attempt
+    if kind == "swap/keep":
+        return Scenario(f"2 players, four_of_a_colour, one-colour deck (extra {attempt})",
+                        _cfg(2, "four_of_a_colour", **_ONE_COLOUR), (6, 9, 12)[attempt % 3],
+                        "swap/keep")
+    if kind == "decline":
+        return Scenario(f"2 players, may_decline (extra {attempt})", _cfg(2, "may_decline"),
+                        seed, "decline")
+    if kind in ("draw", "pickup"):
+        return Scenario(f"2 players, stacked deck (extra {attempt})", _cfg(2), seed,
+                        "draws and pick-ups", top=tuple(_CLEARS), first_player=attempt % 2)
+    if kind == "down":
+        return Scenario(f"2 players, stacked deck, no draw pile (extra {attempt})", _cfg(2),
+                        seed, "3DOWN plays", top=tuple(_ENDGAME), only_top=True,
+                        first_player=0)
+    return None
+
+
+# --- the report ------------------------------------------------------------------------
+
+
+@dataclass
+class Check:
+    name: str
+    status: str = SKIP
+    detail: str = ""
+    transcript: list[str] = field(default_factory=list)
+
+    def passed(self, detail: str) -> None:
+        if self.status != FAIL:
+            self.status, self.detail = PASS, detail
+
+    def failed(self, detail: str, transcript: Sequence[str] = ()) -> None:
+        if self.status != FAIL:  # the first failure is the one worth reading
+            self.status, self.detail, self.transcript = FAIL, detail, list(transcript)
+
+
+@dataclass
+class Report:
+    command: list[str]
+    transport: str
+    checks: list[Check] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return all(c.status != FAIL for c in self.checks)
+
+    def check(self, name: str) -> Check:
+        for c in self.checks:
+            if c.name == name:
+                return c
+        c = Check(name)
+        self.checks.append(c)
+        return c
+
+    def table(self) -> str:
+        rows = [(c.name, c.status, c.detail) for c in self.checks]
+        return str(tabulate(rows, headers=["check", "result", "detail"], tablefmt="simple",
+                            maxcolwidths=[None, None, 70]))
+
+    def render(self) -> str:
+        out = [f"check-bot: {shlex.join(self.command)} over {self.transport}", "",
+               self.table()]
+        for c in self.checks:
+            if c.status == FAIL:
+                out += ["", f"--- {c.name}: {c.detail}"]
+                out += [f"    {line}" for line in c.transcript] or ["    (no transcript)"]
+        failed = sum(c.status == FAIL for c in self.checks)
+        out += ["", f"{'FAILED' if failed else 'PASSED'}: {len(self.checks) - failed} of "
+                f"{len(self.checks)} checks passed or skipped, {failed} failed"]
+        return "\n".join(out)
+
+
+# --- listening to the transcript hook ---------------------------------------------------
+
+
+def _short(payload: Any) -> str:
+    import json
+
+    text = payload if isinstance(payload, str) else json.dumps(payload, default=str)
+    return text if len(text) <= LINE_CHARS else text[: LINE_CHARS - 3] + "..."
+
+
+@dataclass
+class _Pending:
+    request_id: int
+    legal: list[str]
+    sent: float
+
+
+class Recorder:
+    """The ``on_message`` hook of every seat's RemotePlayer: keeps each bot's recent
+    transcript, the decision kinds it was asked and answered, and its latencies."""
+
+    def __init__(self) -> None:
+        self.lines: dict[str, deque[str]] = {}
+        self.pending: dict[str, _Pending] = {}
+        self.last_request: dict[str, _Pending] = {}
+        self.offered: Counter[str] = Counter()
+        self.chosen: Counter[str] = Counter()
+        self.latencies: list[float] = []
+        self.last_answer: dict[str, str | None] = {}
+        self.hellos: dict[str, dict[str, Any]] = {}
+        self.t0 = time.time()
+
+    def _line(self, bot: str, arrow: str, text: str, now: float) -> None:
+        buf = self.lines.setdefault(bot, deque(maxlen=200))
+        buf.append(f"{now - self.t0:8.3f}s {arrow} {bot}: {text}")
+
+    def transcript(self, bot: str, n: int = TRANSCRIPT_LINES) -> list[str]:
+        return list(self.lines.get(bot, ()))[-n:]
+
+    def on_message(self, direction: str, bot: str, payload: Any, now: float) -> None:
+        arrow = {"send": "->", "recv": "<-", "stderr": "!!", "note": ".."}.get(direction, "??")
+        if isinstance(payload, Mapping):
+            kind = payload.get("type")
+            if direction == "send" and kind == "request":
+                legal = [str(t) for t in payload.get("legal", [])]
+                p = _Pending(int(payload.get("id", 0)), legal, now)
+                self.pending[bot] = self.last_request[bot] = p
+                self.last_answer[bot] = None
+                self.offered.update({k for k in map(kind_of, legal) if k})
+            elif direction == "recv" and kind == "decision":
+                p = self.pending.pop(bot, None)
+                if p is not None and payload.get("id") == p.request_id:
+                    self.latencies.append(now - p.sent)
+                    text = self._answer_text(payload.get("decision"), p.legal)
+                    self.last_answer[bot] = text
+                    k = kind_of(text) if text in p.legal else None
+                    if k:
+                        self.chosen[k] += 1
+            elif direction == "recv" and kind == "hello":
+                self.hellos[bot] = dict(payload)
+        self._line(bot, arrow, _short(payload), now)
+
+    @staticmethod
+    def _answer_text(decision: Any, legal: Sequence[str]) -> str | None:
+        if type(decision) is int and 0 <= decision < len(legal):
+            return legal[decision]
+        return decision if isinstance(decision, str) else None
+
+    def fault_kinds(self, bot: str) -> set[str]:
+        """The kinds a fault of ``bot`` concerns: those of its last request (narrowed
+        to the kind of its answer, when the answer names one of them)."""
+        p = self.last_request.get(bot)
+        if p is None:
+            return set()
+        offered = {k for k in map(kind_of, p.legal) if k}
+        answer = self.last_answer.get(bot)
+        k = kind_of(answer) if answer else None
+        return {k} if k in offered else offered
+
+
+# --- provocations ------------------------------------------------------------------------
+
+
+class ProvokingTransport:
+    """Wraps a transport: while ``on``, adds unknown fields to every message the referee
+    sends, and sends a message of an unknown type before the first request (a bot
+    must ignore both: forward compatibility).  Reports what it injects to ``note``."""
+
+    def __init__(self, inner: Transport, note: Callable[[str, dict[str, Any]], None]) -> None:
+        self.inner = inner
+        self.note = note
+        self.on = False
+        self.sent_unknown = False
+
+    def send(self, message: dict[str, Any]) -> None:
+        if self.on and message.get("type") != "bye":
+            if message.get("type") == "request" and not self.sent_unknown:
+                self.sent_unknown = True
+                odd = {"type": "x_check_bot_notice", "text": "an unknown message type: ignore it",
+                       "x_items": [1, 2.5, None, {"nested": True}]}
+                self.note("send", odd)
+                self.inner.send(odd)
+            message = {**message, "x_check_bot": {"unknown": "field", "ignore": [1, 2]}}
+        self.inner.send(message)
+
+    def recv(self, timeout: float) -> dict[str, Any]:
+        return self.inner.recv(timeout)
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+class CheckedSeat:
+    """A seat's Player: the RemotePlayer under test, plus the deliberate rejection
+    (``reject_next``): the bot's next answer is met with ``rejected`` (code
+    ``timeout``, action ``substituted``) and the first legal decision is played."""
+
+    def __init__(self, inner: RemotePlayer) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.reject_next = False
+        self.rejected_at: int | None = None  # runner request id of the rejection
+        self.after_rejection: bool | None = None  # the next request was answered
+
+    def start_game(self, game_id: str, seat: int, config: GameConfig, seed: int) -> None:
+        self.inner.start_game(game_id, seat, config, seed)
+
+    def decide(self, request: DecisionRequest) -> Decision | str:
+        answer = self.inner.decide(request)  # a BotFault propagates to the runner
+        if self.rejected_at is not None and self.after_rejection is None:
+            self.after_rejection = True
+        if self.reject_next and request.observation.get("phase") == "play":
+            self.reject_next = False
+            self.rejected_at = request.request_id
+            sub = request.legal[0]
+            self.inner.rejected(
+                request.request_id, "timeout",
+                f"check-bot: a deliberate rejection (your answer {answer!s} arrived fine): "
+                f"a bot must log a rejection and carry on; the referee played {sub.text!r}",
+                "substituted", sub.text)
+            return sub
+        return answer
+
+    def rejected(self, request_id: int, code: str, message: str, action: str,
+                 substitute: str | None) -> None:
+        self.inner.rejected(request_id, code, message, action, substitute)
+
+    def on_seating(self, bots: Sequence[str]) -> None:
+        self.inner.on_seating(bots)
+
+    def end_game(self, game_id: str, result: dict[str, Any]) -> None:
+        self.inner.end_game(game_id, result)
+
+
+# --- launching the bot -------------------------------------------------------------------
+
+
+Launch = Callable[[], Connection]
+
+
+def make_launcher(command: Sequence[str], transport: str, name: str, recorder: Recorder,
+                  time_control: TimeControl, cwd: str | None,
+                  wrappers: list[ProvokingTransport]) -> Launch:
+    """A RemotePlayer launcher starting ``command`` over ``transport``, its transport
+    wrapped in a ProvokingTransport (appended to ``wrappers``)."""
+
+    def on_stderr(line: str) -> None:
+        recorder.on_message("stderr", name, line, time.time())
+
+    def note(direction: str, msg: dict[str, Any]) -> None:
+        recorder.on_message(direction, name, msg, time.time())
+
+    def launch() -> Connection:
+        if transport == "zmq":
+            from .transport.zmq import launch_zmq_bot
+
+            bot = launch_zmq_bot(command, name=name, cwd=cwd, on_stderr=on_stderr)
+            inner: Transport = bot.transport
+            proc = bot.process
+        else:
+            env = {**os.environ, "UPDOWN_TRANSPORT": "stdio"}
+            proc = start_bot(command, cwd=cwd, env=env, on_stderr=on_stderr)
+            inner = StdioTransport(proc.stdin_fd, proc.stdout_fd, exit_fd=proc.exit_fd,
+                                   write_timeout=max(2.0, time_control.per_decision))
+        wrapped = ProvokingTransport(inner, note)
+        wrappers.append(wrapped)
+        return Connection(wrapped, proc)
+
+    return launch
+
+
+# --- the checker -------------------------------------------------------------------------
+
+
+class Checker:
+    """Runs the checks on one bot command; ``run()`` returns the Report."""
+
+    def __init__(self, command: Sequence[str], *, transport: str = "stdio",
+                 time_control: TimeControl | None = None, bye_grace: float = 2.0,
+                 cwd: str | None = None, scenarios: Sequence[Scenario] = SCENARIOS,
+                 extra_games: int = EXTRA_GAMES) -> None:
+        if transport not in ("stdio", "zmq"):
+            raise ValueError(f"transport must be 'stdio' or 'zmq', not {transport!r}")
+        self.command = list(command)
+        self.transport = transport
+        self.tc = time_control or TimeControl()
+        self.bye_grace = bye_grace
+        self.cwd = cwd
+        self.scenarios = list(scenarios)
+        self.extra_games = extra_games
+        self.recorder = Recorder()
+        self.report = Report(self.command, transport)
+        self.seats: list[CheckedSeat] = []
+        self.wrappers: list[list[ProvokingTransport]] = []
+        self.kind_faults: dict[str, tuple[str, list[str]]] = {}
+        self.games = 0
+
+    def seat(self, i: int) -> CheckedSeat:
+        while len(self.seats) <= i:
+            k = len(self.seats)
+            name = f"bot.{k}"
+            wrappers: list[ProvokingTransport] = []
+            launch = make_launcher(self.command, self.transport, name, self.recorder, self.tc,
+                                   self.cwd, wrappers)
+            player = RemotePlayer(name, launch, time_control=self.tc,
+                                  on_message=self.recorder.on_message,
+                                  bye_grace=self.bye_grace, kill_grace=0.2)
+            self.seats.append(CheckedSeat(player))
+            self.wrappers.append(wrappers)
+        return self.seats[i]
+
+    # -- the checks --------------------------------------------------------------------
+
+    def run(self) -> Report:
+        try:
+            if self.check_handshake():
+                self.check_games()
+                self.check_kinds()
+                self.check_provocations()
+                self.check_timing()
+        finally:
+            self.check_bye()
+        return self.report
+
+    def check_handshake(self) -> bool:
+        c = self.report.check("starts and says hello")
+        player = self.seat(0).inner
+        t0 = time.monotonic()
+        try:
+            player.connect()
+        except BotFault as e:
+            c.failed(f"{e.kind}: {e.detail}", self.recorder.transcript(player.name))
+            return False
+        hello = self.recorder.hellos.get(player.name, {})
+        c.passed(f"hello from {hello.get('name')!r} version {hello.get('version')!r}, "
+                 f"protocol {hello.get('protocol')}, in {time.monotonic() - t0:.3f}s")
+        return True
+
+    def play(self, sc: Scenario) -> GameRecord:
+        n = sc.config.players
+        seats = [self.seat(i) for i in range(n)]
+        for i, s in enumerate(seats):
+            for w in self.wrappers[i]:
+                w.on = sc.provoke
+            if sc.provoke and i == 0 and s.rejected_at is None:
+                s.reject_next = True
+        faults: list[tuple[Fault, list[str]]] = []
+
+        def on_event(kind: str, payload: Any) -> None:
+            if kind == "fault":
+                assert isinstance(payload, Fault)
+                faults.append((payload, self.recorder.transcript(payload.bot)))
+                answer_kinds = self.recorder.fault_kinds(payload.bot)
+                for k in answer_kinds:
+                    self.kind_faults.setdefault(
+                        k, (f"{payload.kind}: {payload.detail}",
+                            self.recorder.transcript(payload.bot)))
+
+        self.games += 1
+        rec = run_game(sc.config, sc.seed, seats, game_id=f"check{self.games}", deck=sc.deck(),
+                       first_player=sc.first_player, time_control=self.tc,
+                       policy=FaultPolicy("substitute", strike_limit=3), on_event=on_event)
+        for w in (w for ws in self.wrappers for w in ws):
+            w.on = False
+        c = self.report.check(f"game: {sc.title}")
+        if faults:
+            f, lines = faults[0]
+            more = f" (and {len(faults) - 1} more faults)" if len(faults) > 1 else ""
+            c.failed(f"{f.bot} seat {f.seat} turn {f.turn}: {f.kind}: {f.detail}{more}", lines)
+        else:
+            c.passed(f"{rec.result['how']} after {rec.result['turns']} turns, "
+                     f"{len(rec.decisions)} decisions ({sc.purpose})")
+        return rec
+
+    def check_games(self) -> None:
+        for sc in self.scenarios:
+            self.play(sc)
+        for kind in KINDS:
+            for attempt in range(self.extra_games):
+                if self.recorder.offered[kind]:
+                    break
+                sc = extra_scenario(kind, attempt)
+                if sc is None:
+                    break
+                self.play(sc)
+
+    def check_kinds(self) -> None:
+        for kind in KINDS:
+            c = self.report.check(f"decision: {kind}")
+            asked, chose = self.recorder.offered[kind], self.recorder.chosen[kind]
+            if kind in self.kind_faults:
+                detail, lines = self.kind_faults[kind]
+                c.failed(f"a request offering {kind!r} was answered wrongly: {detail}", lines)
+            elif asked:
+                c.passed(f"offered in {asked} requests, chosen {chose} times")
+            else:
+                c.failed(f"never came up in {self.games} games (the bot's own choices "
+                         f"avoided it?)")
+
+    def check_provocations(self) -> None:
+        c = self.report.check("ignores unknown messages and fields")
+        seat0 = self.seats[0]
+        bot = seat0.name
+        injected = any(w.sent_unknown for w in self.wrappers[0])
+        prov = [sc for sc in self.scenarios if sc.provoke]
+        game = self.report.check(f"game: {prov[0].title}") if prov else None
+        if not injected:
+            c.status, c.detail = SKIP, "no game with provocations was played"
+        elif game is not None and game.status == FAIL:
+            c.failed(f"the game with unknown messages and fields failed: {game.detail}",
+                     game.transcript)
+        else:
+            c.passed("an unknown message type and unknown fields in every message were "
+                     "ignored")
+        r = self.report.check("carries on after 'rejected'")
+        if seat0.rejected_at is None:
+            r.status, r.detail = SKIP, "no rejection was sent"
+        elif seat0.after_rejection:
+            r.passed("answered the next request after a deliberate 'rejected' "
+                     "(code timeout, action substituted)")
+        else:
+            r.failed("no valid answer to the request after a deliberate 'rejected'",
+                     self.recorder.transcript(bot))
+
+    def check_timing(self) -> None:
+        c = self.report.check("decides in time")
+        lat = sorted(self.recorder.latencies)
+        if not lat:
+            c.status, c.detail = SKIP, "no decisions"
+            return
+        mid, top = lat[len(lat) // 2], lat[-1]
+        text = (f"{len(lat)} decisions: median {mid * 1000:.1f} ms, max {top * 1000:.1f} ms "
+                f"(limit {self.tc.per_decision:.3f}s each plus a {self.tc.bank:.1f}s bank)")
+        if top > self.tc.per_decision:
+            c.failed(text)
+        else:
+            c.passed(text)
+
+    def check_bye(self) -> None:
+        c = self.report.check("exits on bye")
+        ok: list[str] = []
+        for s in self.seats:
+            player = s.inner
+            conn = player.conn
+            if conn is None or conn.process is None or player.dead:
+                continue
+            proc = conn.process
+            t0 = time.monotonic()
+            player.close()
+            took = time.monotonic() - t0
+            rc = proc.returncode
+            if rc == 0 and took < self.bye_grace:
+                ok.append(f"{took * 1000:.0f} ms")
+            else:
+                how = ("did not exit" if rc is None or took >= self.bye_grace
+                       else f"exited with status {rc}")
+                c.failed(f"{player.name} {how} within {self.bye_grace:.1f}s of 'bye' "
+                         f"(expected exit status 0)", self.recorder.transcript(player.name))
+        if ok:
+            c.passed(f"{len(ok)} bot processes exited with status 0 after bye "
+                     f"(slowest {max(ok)})")
+        elif c.status != FAIL:
+            c.status, c.detail = SKIP, "no bot process was still running"
+
+
+def run_checks(command: Sequence[str], **kw: Any) -> Report:
+    """Check the bot started by ``command`` (see ``Checker`` for the options)."""
+    return Checker(command, **kw).run()
+
+
+@click.command("check-bot")
+@click.argument("command", nargs=-1, required=True)
+@click.option("--transport", type=click.Choice(["stdio", "zmq"]), default="stdio",
+              show_default=True, help="How the bot talks to the referee.")
+@click.option("--per-decision", type=float, default=1.0, show_default=True,
+              help="Seconds per decision.")
+@click.option("--bank", type=float, default=10.0, show_default=True,
+              help="Seconds of bank time.")
+@click.option("--startup", type=float, default=10.0, show_default=True,
+              help="Seconds for the bot to start and say hello.")
+@click.option("--bye-grace", type=float, default=2.0, show_default=True,
+              help="Seconds for the bot to exit after bye.")
+@click.option("--cwd", type=click.Path(exists=True, file_okay=False), default=None,
+              help="The bot's working directory.")
+def check_bot(command: tuple[str, ...], transport: str, per_decision: float, bank: float,
+              startup: float, bye_grace: float, cwd: str | None) -> None:
+    """Check that the bot started by COMMAND speaks the protocol correctly.
+
+    COMMAND is the bot's command line, as one quoted argument or after '--':
+
+        referee check-bot "python3 mybot.py"
+
+        referee check-bot --transport zmq -- node bot.js
+
+    The bot plays several games against itself (one process per seat; 2 and 6
+    players; every kind of decision), is sent unknown message types and fields and a
+    deliberate 'rejected', and is told 'bye'.  Prints a pass/fail table with the
+    transcript of each failure; the exit status is 1 when a check failed.
+    """
+    words = list(command)
+    if len(words) == 1 and " " in words[0].strip():
+        words = shlex.split(words[0])
+    tc = TimeControl(startup=startup, per_decision=per_decision, bank=bank)
+    report = run_checks(words, transport=transport, time_control=tc, bye_grace=bye_grace,
+                        cwd=cwd)
+    click.echo(report.render())
+    sys.exit(0 if report.ok else 1)
