@@ -1,0 +1,79 @@
+"""JSON Schema (draft 2020-12) for every message, generated from ``messages.MESSAGES``.
+
+Owns the translation of the message table into schema files; the files under
+``protocol/schema/`` are its output and a test checks they are up to date::
+
+    python -m referee.protocol.schema protocol/schema
+
+The schemas describe version 1 as documented: unknown fields are allowed
+(``additionalProperties`` is left open) so later versions may add optional fields.
+Only a small part of JSON Schema is used -- type, const, enum, required, properties,
+items, minimum, minItems, maxLength -- so any validator, however small, can check
+them.
+
+Must not import: anything doing I/O beyond writing the files in ``main``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import Any
+
+from .messages import MESSAGES, MessageSpec
+
+SCHEMA_ID = "https://updown-referee.invalid/protocol/1/"
+
+
+def message_schema(spec: MessageSpec) -> dict[str, Any]:
+    props: dict[str, Any] = {"type": {"const": spec.type}}
+    required = ["type"]
+    for f in spec.fields:
+        p: dict[str, Any] = {"description": f.doc}
+        p["type"] = f.types[0] if len(f.types) == 1 else list(f.types)
+        if f.items is not None:
+            p["items"] = {"type": f.items}
+        if f.enum is not None:
+            p["enum"] = list(f.enum) + ([None] if "null" in f.types else [])
+        if f.minimum is not None:
+            p["minimum"] = f.minimum
+        if f.min_items is not None:
+            p["minItems"] = f.min_items
+        if f.max_length is not None:
+            p["maxLength"] = f.max_length
+        props[f.name] = p
+        if f.required:
+            required.append(f.name)
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": f"{SCHEMA_ID}{spec.type}.json",
+        "title": f"{spec.type} ({spec.sender} to {'referee' if spec.sender == 'bot' else 'bot'})",
+        "description": spec.doc,
+        "type": "object",
+        "required": required,
+        "properties": props,
+    }
+
+
+def all_schemas() -> dict[str, dict[str, Any]]:
+    """File name -> schema: one per message."""
+    return {f"{t}.json": message_schema(spec) for t, spec in MESSAGES.items()}
+
+
+def render(schema: dict[str, Any]) -> str:
+    return json.dumps(schema, indent=2, ensure_ascii=False) + "\n"
+
+
+def main(argv: list[str]) -> int:
+    out = argv[0] if argv else os.path.join("protocol", "schema")
+    os.makedirs(out, exist_ok=True)
+    for name, schema in all_schemas().items():
+        with open(os.path.join(out, name), "w", encoding="utf-8") as f:
+            f.write(render(schema))
+    print(f"wrote {len(MESSAGES)} schemas to {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
