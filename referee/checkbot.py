@@ -271,12 +271,12 @@ class Recorder:
                 self.last_answer[bot] = None
                 self.offered.update({k for k in map(kind_of, legal) if k})
             elif direction == "recv" and kind == "decision":
-                p = self.pending.pop(bot, None)
-                if p is not None and payload.get("id") == p.request_id:
-                    self.latencies.append(now - p.sent)
-                    text = self._answer_text(payload.get("decision"), p.legal)
+                q = self.pending.pop(bot, None)
+                if q is not None and payload.get("id") == q.request_id:
+                    self.latencies.append(now - q.sent)
+                    text = self._answer_text(payload.get("decision"), q.legal)
                     self.last_answer[bot] = text
-                    k = kind_of(text) if text in p.legal else None
+                    k = kind_of(text) if text in q.legal else None
                     if k:
                         self.chosen[k] += 1
             elif direction == "recv" and kind == "hello":
@@ -522,10 +522,10 @@ class Checker:
             for attempt in range(self.extra_games):
                 if self.recorder.offered[kind]:
                     break
-                sc = extra_scenario(kind, attempt)
-                if sc is None:
+                extra = extra_scenario(kind, attempt)
+                if extra is None:
                     break
-                self.play(sc)
+                self.play(extra)
 
     def check_kinds(self) -> None:
         for kind in KINDS:
@@ -581,7 +581,7 @@ class Checker:
 
     def check_bye(self) -> None:
         c = self.report.check("exits on bye")
-        ok: list[str] = []
+        ok: list[float] = []
         for s in self.seats:
             player = s.inner
             conn = player.conn
@@ -593,7 +593,7 @@ class Checker:
             took = time.monotonic() - t0
             rc = proc.returncode
             if rc == 0 and took < self.bye_grace:
-                ok.append(f"{took * 1000:.0f} ms")
+                ok.append(took)
             else:
                 how = ("did not exit" if rc is None or took >= self.bye_grace
                        else f"exited with status {rc}")
@@ -601,7 +601,7 @@ class Checker:
                          f"(expected exit status 0)", self.recorder.transcript(player.name))
         if ok:
             c.passed(f"{len(ok)} bot processes exited with status 0 after bye "
-                     f"(slowest {max(ok)})")
+                     f"(slowest after {max(ok) * 1000:.0f} ms)")
         elif c.status != FAIL:
             c.status, c.detail = SKIP, "no bot process was still running"
 

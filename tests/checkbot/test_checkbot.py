@@ -1,0 +1,123 @@
+"""``referee check-bot``: it passes the example bots and fails broken ones.
+
+The broken bots are tiny scripts (as python-chess tests its engine driver): one
+never says hello, one answers with a decision that is never legal, one prints debug
+output on stdout, one does not exit on bye.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from referee.checkbot import FAIL, KINDS, PASS, SCENARIOS, check_bot, run_checks
+from referee.runner import TimeControl
+
+ROOT = Path(__file__).resolve().parents[2]
+BOTS = ROOT / "example_bots"
+PY = sys.executable
+FAST = TimeControl(startup=5.0, per_decision=1.0, bank=2.0)
+
+# Says hello, then answers every request with index 0 -- but ignores 'bye' (and
+# stdin's EOF never comes while the referee holds the pipe open).
+NO_BYE = """
+import json, sys
+print(json.dumps({"type": "hello", "protocol": [1], "name": "stubborn"}), flush=True)
+for line in sys.stdin:
+    msg = json.loads(line)
+    if msg["type"] == "request":
+        print(json.dumps({"type": "decision", "id": msg["id"], "decision": 0}), flush=True)
+"""
+
+# Always answers 'pass', which is never a decision (RULES §8: no passing).
+ILLEGAL = NO_BYE.replace('"decision": 0', '"decision": "pass"').replace(
+    "for line", "import os\nfor line").replace(
+    'msg["type"] == "request"', 'msg["type"] == "bye": os._exit(0)\n    if msg["type"] == "request"')
+
+# Prints debug output on stdout before each decision.
+CHATTY = NO_BYE.replace('if msg["type"] == "request":', 'if msg["type"] == "request":\n'
+                        '        print("thinking...", flush=True)')
+
+
+def rows(report: object) -> dict[str, str]:
+    return {c.name: c.status for c in report.checks}  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("command", [
+    [PY, str(BOTS / "python" / "random_bot.py")],
+    [PY, str(BOTS / "python" / "heuristic_bot.py")],
+    pytest.param(["node", str(BOTS / "js" / "bot.js")],
+                 marks=pytest.mark.skipif(shutil.which("node") is None, reason="no node")),
+], ids=["python-random", "python-heuristic", "js"])
+def test_example_bots_pass(command: list[str]) -> None:
+    report = run_checks(command, time_control=FAST)
+    assert report.ok, report.render()
+    statuses = rows(report)
+    for kind in KINDS:  # every kind of decision was requested
+        assert statuses[f"decision: {kind}"] == PASS
+    assert statuses["carries on after 'rejected'"] == PASS
+    assert statuses["ignores unknown messages and fields"] == PASS
+    assert statuses["exits on bye"] == PASS
+    assert sum(name.startswith("game: 6 players") for name in statuses) == 2
+
+
+def test_python_bot_passes_over_zeromq() -> None:
+    pytest.importorskip("zmq")
+    report = run_checks([PY, str(BOTS / "python" / "random_bot.py")], transport="zmq",
+                        time_control=FAST, scenarios=SCENARIOS[:3], extra_games=0)
+    statuses = rows(report)
+    assert statuses["starts and says hello"] == PASS, report.render()
+    assert all(statuses[f"game: {sc.title}"] == PASS for sc in SCENARIOS[:3]), report.render()
+    assert statuses["exits on bye"] == PASS
+
+
+def test_bot_that_never_says_hello_fails_fast() -> None:
+    silent = [PY, "-c", "import sys, time; sys.stdin.readline(); time.sleep(30)"]
+    report = run_checks(silent, time_control=TimeControl(startup=0.5))
+    assert not report.ok
+    check = report.checks[0]
+    assert (check.name, check.status) == ("starts and says hello", FAIL)
+    assert "no hello within the startup limit" in check.detail
+    assert "FAILED" in report.render()
+
+
+def test_bot_answering_illegal_decisions_fails_with_transcript() -> None:
+    report = run_checks([PY, "-c", ILLEGAL], time_control=FAST, scenarios=SCENARIOS[:2],
+                        extra_games=0)
+    statuses = rows(report)
+    assert statuses["starts and says hello"] == PASS
+    assert statuses[f"game: {SCENARIOS[0].title}"] == FAIL
+    assert statuses["decision: 3up"] == FAIL
+    assert statuses["exits on bye"] == PASS
+    text = report.render()
+    assert "'pass'" in text and '"decision": "pass"' in text  # the transcript is shown
+
+
+def test_bot_printing_to_stdout_fails() -> None:
+    report = run_checks([PY, "-c", CHATTY], time_control=FAST, scenarios=SCENARIOS[:1],
+                        extra_games=0, bye_grace=0.3)
+    game = next(c for c in report.checks if c.name.startswith("game:"))
+    assert game.status == FAIL
+    assert "malformed" in game.detail and "thinking" in game.detail
+
+
+def test_bot_that_ignores_bye_fails() -> None:
+    report = run_checks([PY, "-c", NO_BYE], time_control=FAST, scenarios=SCENARIOS[1:2],
+                        extra_games=0, bye_grace=0.3)
+    statuses = rows(report)
+    assert statuses[f"game: {SCENARIOS[1].title}"] == PASS
+    assert statuses["exits on bye"] == FAIL
+    bye = next(c for c in report.checks if c.name == "exits on bye")
+    assert "did not exit" in bye.detail
+
+
+def test_cli_exit_status() -> None:
+    runner = CliRunner()
+    bad = runner.invoke(check_bot, ["--startup", "0.5", "--", PY, "-c",
+                                    "import time; time.sleep(30)"])
+    assert bad.exit_code == 1
+    assert "starts and says hello" in bad.output and "FAIL" in bad.output
