@@ -55,7 +55,7 @@ def test_cyclic_order_is_drawn_per_deal_so_successors_vary() -> None:
     """Rotating one fixed order would always seat b1 right after b0; drawn orders
     put each bot after each other bot about equally often."""
     games = schedule(config(3, seats=3, deals=200))
-    after = Counter()
+    after: Counter[tuple[str, str]] = Counter()
     for g in games:
         for s in range(3):
             after[(g.seats[s], g.seats[(s + 1) % 3])] += 1
@@ -104,7 +104,7 @@ def test_balanced_schedule_properties() -> None:
     assert len(per_bot) == n
     # 90 deals x 4 seats = 360 tables over 9 bots: 40 each, exactly
     assert set(per_bot.values()) == {games_wanted * k // n}
-    met = Counter()
+    met: Counter[tuple[str, str]] = Counter()
     for gs in by_deal(games).values():
         for a, b in itertools.combinations(sorted(gs[0].seats), 2):
             met[(a, b)] += 1

@@ -14,7 +14,7 @@ from referee.tournament.executor import GameOutcome
 from referee.tournament.standings import compute, mean_ci, place_points, render
 
 
-def game(index: int, deal: int, seats: str, places: tuple[int, ...], points: tuple[int, ...],
+def game(index: int, deal: int, seats: str | tuple[str, ...], places: tuple[int, ...], points: tuple[int, ...],
          faults: tuple[dict[str, object], ...] = (), forfeits: tuple[int, ...] = ()) -> GameOutcome:
     return GameOutcome(index=index, game_id=f"g{index}", deal=deal, deal_seed=deal,
                        seats=tuple(seats), places=places, points=points, how="played_out",

@@ -1,0 +1,271 @@
+"""Tournaments through the real path: the ``referee tournament`` command, worker
+processes, the SQLite store, game records; a run killed with SIGKILL and resumed;
+misbehaving bots; external bots over stdio."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from referee.cli import main
+from referee.runner import replay_check
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+REFEREE = [sys.executable, "-m", "referee.cli"]
+
+
+def write(tmp_path: Path, body: str, name: str = "t.toml") -> Path:
+    p = tmp_path / name
+    p.write_text(body)
+    return p
+
+
+def invoke(*args: str) -> tuple[int, str, str]:
+    r = CliRunner().invoke(main, list(args))
+    if r.exception and not isinstance(r.exception, SystemExit):
+        raise r.exception
+    return r.exit_code, r.stdout, r.stderr
+
+
+def db_rows(out: Path, sql: str) -> list[tuple[object, ...]]:
+    conn = sqlite3.connect(out / "tournament.sqlite")
+    try:
+        return conn.execute(sql).fetchall()
+    finally:
+        conn.close()
+
+
+BUILTINS = """
+[[bots]]
+name = "heuristic"
+builtin = "heuristic"
+[[bots]]
+name = "lowest"
+builtin = "lowest"
+[[bots]]
+name = "random"
+builtin = "random"
+"""
+
+
+def test_round_robin_in_worker_processes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    counted = tmp_path / "counted"
+    counted.mkdir()
+    monkeypatch.setenv("COUNTED_DIR", str(counted))
+    cfg = write(tmp_path, f"""
+[tournament]
+name = "rr"
+seats = 3
+deals = 4
+output = "out"
+{BUILTINS}
+[[bots]]
+name = "counted"
+python = "{HERE / 'fakebots.py'}:Counted"
+""")
+    code, out, err = invoke("tournament", "run", str(cfg), "--jobs", "2", "--format", "json")
+    assert code == 0, err
+    data = json.loads(out)
+    total = 4 * 4 * 3  # 4 lineups of 3 from 4 bots, 4 deals, 3 rotations
+    assert data["played"] == data["scheduled"] == total
+    assert sum(r["games"] for r in data["standings"]) == total * 3
+    assert all(r["games"] == 3 * 4 * 3 for r in data["standings"])  # 3 lineups each
+    # every game is in the database once, with its record beside it
+    outdir = tmp_path / "out"
+    rows = db_rows(outdir, "SELECT idx, record, seats, places FROM games ORDER BY idx")
+    assert [r[0] for r in rows] == list(range(total))
+    for _, record, _, places in rows[:: total // 6]:
+        lines = (outdir / str(record)).read_text().splitlines()
+        ok, why = replay_check(lines)
+        assert ok, why
+        assert json.loads(lines[-1])["places"] == json.loads(str(places))
+    assert db_rows(outdir, "SELECT COUNT(*) FROM seats")[0][0] == total * 3
+    # two workers, each keeping one bot object across its games, pinned to one CPU
+    made = list(counted.iterdir())
+    assert 1 <= len(made) <= 2
+    assert {len(f.read_text().strip("{}").split(",")) for f in made} == {1}
+    assert len({f.name.split("-")[0] for f in made}) == len(made)  # one per worker
+    assert str(os.getpid()) not in {f.name.split("-")[0] for f in made}
+    # standings are readable afterwards, from the folder or the configuration
+    for where in (str(outdir), str(cfg)):
+        code, text, _ = invoke("tournament", "standings", where, "--format", "markdown")
+        assert code == 0 and "| rank" in text and "how often the row bot finished ahead" in text
+
+
+def test_misbehaving_bots_fault_and_the_league_completes(tmp_path: Path) -> None:
+    cfg = write(tmp_path, f"""
+[tournament]
+name = "rough"
+seats = 2
+deals = 3
+output = "out"
+[faults]
+strike_limit = 2
+{BUILTINS}
+[[bots]]
+name = "raiser"
+python = "{HERE / 'fakebots.py'}:Raiser"
+[[bots]]
+name = "garbage"
+python = "{HERE / 'fakebots.py'}:Garbage"
+""")
+    code, out, err = invoke("tournament", "run", str(cfg), "--jobs", "2", "--format", "json")
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["played"] == data["scheduled"] == 10 * 3 * 2
+    rows = {r["bot"]: r for r in data["standings"]}
+    raiser, garbage = rows["raiser"], rows["garbage"]
+    assert raiser["games"] == 4 * 3 * 2
+    assert raiser["crashes"] == raiser["forfeits"] == raiser["games"]  # a crash forfeits
+    assert raiser["wins"] == 0 and raiser["rank"] == 5
+    assert garbage["illegal"] > 0 and garbage["crashes"] == 0
+    assert 0 < garbage["forfeits"] <= garbage["games"]  # three strikes forfeit
+    for name in ("heuristic", "lowest", "random"):
+        assert rows[name]["crashes"] == rows[name]["illegal"] == rows[name]["forfeits"] == 0
+    # faults are shown as they happen, naming the bot and what it did
+    assert "fault: g0" in err and "raiser (seat" in err and "the raiser bot fell over" in err
+    assert "illegal" in err and "banana" in err
+    # and they are in the game records
+    outdir = tmp_path / "out"
+    faults = db_rows(outdir, "SELECT SUM(faults) FROM seats WHERE bot = 'raiser'")[0][0]
+    assert faults == raiser["crashes"]
+
+
+def test_changed_configuration_is_refused(tmp_path: Path) -> None:
+    body = '[tournament]\nseats = 2\ndeals = 1\noutput = "out"\n' + BUILTINS
+    cfg = write(tmp_path, body)
+    code, _, err = invoke("tournament", "run", str(cfg), "-q", "--jobs", "1")
+    assert code == 0, err
+    write(tmp_path, body.replace("deals = 1", "deals = 1\nseed = 5"))
+    code, out, err = invoke("tournament", "run", str(cfg), "-q")
+    assert code == 2
+    assert err.strip().splitlines() == [
+        f"error: {tmp_path / 'out'} holds a tournament with another configuration (seed: was 1, "
+        "now 5); run it with its original configuration to resume, or choose another output folder"]
+    # another jobs count is not another tournament: it resumes and has nothing to play
+    write(tmp_path, body.replace("deals = 1", "deals = 1\njobs = 2"))
+    code, out, err = invoke("tournament", "run", str(cfg))
+    assert code == 0 and "resumed: 6 games were already played" in err
+    assert "0/6" not in err and "6 games, 2 seats" in out
+
+
+def _children(pid: int) -> list[int]:
+    out = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        text = (task / "children").read_text().split()
+        out += [int(x) for x in text]
+    return out
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def test_sigkill_mid_run_then_resume_gives_the_uninterrupted_standings(tmp_path: Path) -> None:
+    body = f"""
+[tournament]
+name = "kill"
+seats = 3
+deals = 15
+seed = 11
+{BUILTINS}
+[[bots]]
+name = "heuristic2"
+builtin = "heuristic"
+"""
+    cfg = write(tmp_path, body)
+    total = 4 * 15 * 3
+    killed, whole = tmp_path / "killed", tmp_path / "whole"
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    proc = subprocess.Popen([*REFEREE, "tournament", "run", str(cfg), "-o", str(killed), "-q",
+                             "--jobs", "2"], env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE)
+    db = killed / "tournament.sqlite"
+    deadline = time.monotonic() + 60
+    done = 0
+    while done < 30:
+        assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+        assert time.monotonic() < deadline
+        if db.exists():
+            with contextlib.suppress(sqlite3.OperationalError):  # schema being created
+                done = int(str(db_rows(killed, "SELECT COUNT(*) FROM games")[0][0]))
+        time.sleep(0.02)
+    workers = _children(proc.pid)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    if proc.stderr:
+        proc.stderr.close()
+    saved = db_rows(killed, "SELECT idx, finished, worker FROM games ORDER BY idx")
+    assert 30 <= len(saved) < total
+    # the workers die with the referee (no orphans)
+    deadline = time.monotonic() + 10
+    while any(_alive(w) for w in workers):
+        assert time.monotonic() < deadline, "workers outlived the killed referee"
+        time.sleep(0.05)
+    # standings can be read from the interrupted tournament
+    code, text, _ = invoke("tournament", "standings", str(killed))
+    assert code == 0 and f"in progress: {len(saved)} of {total}" in text
+
+    code, resumed, err = invoke("tournament", "run", str(cfg), "-o", str(killed), "--format", "json",
+                                "--jobs", "2")
+    assert code == 0, err
+    assert f"resumed: {len(saved)} games were already played" in err
+    code, uninterrupted, err = invoke("tournament", "run", str(cfg), "-o", str(whole), "--format",
+                                      "json", "-q")
+    assert code == 0, err
+    assert json.loads(resumed) == json.loads(uninterrupted)
+    assert json.loads(resumed)["played"] == total
+    # nothing finished was played again, nothing dropped
+    after = db_rows(killed, "SELECT idx, finished, worker FROM games ORDER BY idx")
+    assert [r[0] for r in after] == list(range(total))
+    assert {r[0]: r for r in after if r[0] in {s[0] for s in saved}} == {s[0]: s for s in saved}
+    # the games themselves are the same games
+    key = "SELECT idx, deal_seed, seats, places, points, how, turns, faults FROM games ORDER BY idx"
+    assert db_rows(killed, key) == db_rows(whole, key)
+
+
+def test_external_stdio_bots_from_example_bots(tmp_path: Path) -> None:
+    cfg = write(tmp_path, f"""
+[tournament]
+name = "ext"
+seats = 2
+deals = 3
+output = "out"
+[time]
+per_decision = 5
+[[bots]]
+name = "heuristic"
+builtin = "heuristic"
+[[bots]]
+name = "py-heuristic"
+command = ["{sys.executable}", "heuristic_bot.py"]
+cwd = "{REPO / 'example_bots' / 'python'}"
+[[bots]]
+name = "py-random"
+command = ["{sys.executable}", "random_bot.py", "--seed", "3"]
+cwd = "{REPO / 'example_bots' / 'python'}"
+""")
+    code, out, err = invoke("tournament", "run", str(cfg), "--jobs", "2", "--format", "json", "-q")
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["played"] == data["scheduled"] == 3 * 3 * 2
+    for r in data["standings"]:
+        assert r["games"] == 12
+        assert r["crashes"] == r["timeouts"] == r["illegal"] == r["protocol"] == r["forfeits"] == 0
+    # an external bot plays exactly like the built-in bot it mirrors: the duplicate
+    # games between them split evenly
+    assert data["head_to_head"]["heuristic"]["py-heuristic"] == {"score": 3.0, "games": 6}
