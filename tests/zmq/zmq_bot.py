@@ -8,6 +8,8 @@ CURVE keys come from ``UPDOWN_SERVER_KEY`` / ``UPDOWN_PUBLIC_KEY`` /
     --garbage          send bytes that are not msgpack instead of the first decision
     --not-a-map        send a msgpack list instead of the first decision
     --oversize N       send a frame of N bytes instead of the first decision
+    --two-frames       send the first decision as a two-part message
+    --silent           never answer a request
     --die-after K      exit (code 3) on receiving request number K, without replying
     --log FILE         append every message received, as a repr line
 
@@ -31,6 +33,8 @@ def main() -> int:
     ap.add_argument("--garbage", action="store_true")
     ap.add_argument("--not-a-map", action="store_true")
     ap.add_argument("--oversize", type=int, default=0)
+    ap.add_argument("--two-frames", action="store_true")
+    ap.add_argument("--silent", action="store_true")
     ap.add_argument("--die-after", type=int, default=0)
     ap.add_argument("--log")
     args = ap.parse_args()
@@ -66,12 +70,17 @@ def main() -> int:
             requests += 1
             if requests == args.die_after:
                 return 3
+            if args.silent:
+                continue
             if requests == 1 and args.garbage:
                 sock.send(b"\xc1\xc1 not msgpack")
             elif requests == 1 and args.not_a_map:
                 send([1, 2, 3])
             elif requests == 1 and args.oversize:
                 sock.send(b"\x00" * args.oversize)
+            elif requests == 1 and args.two_frames:
+                sock.send_multipart([b"", msgpack.packb({"type": "decision", "id": msg["id"],
+                                                         "decision": 0})])
             else:
                 send({"type": "decision", "id": msg["id"], "decision": 0})
     finally:

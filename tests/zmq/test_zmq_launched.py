@@ -1,0 +1,199 @@
+"""Launched ZeroMQ bots: real sockets, real subprocesses (tests/zmq/zmq_bot.py).
+
+The transport alone (handshake, decisions, faults as transport errors), then whole
+games through ``zmq_player`` and ``run_game`` (faults as the runner records them),
+and the clean-up: no process, socket file or directory left behind.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import msgpack
+import pytest
+
+from referee.bots import make_bot
+from referee.game import GameConfig
+from referee.process import live_bots
+from referee.runner import FaultPolicy, InProcessPlayer, TimeControl, run_game
+from referee.transport.base import (
+    MalformedMessage,
+    MessageTooLarge,
+    TransportClosed,
+    TransportTimeout,
+)
+from referee.transport.zmq import LaunchedZmqBot, decode_frame, launch_zmq_bot, zmq_player
+
+BOT = [sys.executable, str(Path(__file__).with_name("zmq_bot.py"))]
+TC = TimeControl(startup=20.0, per_decision=20.0, bank=0.0)  # generous: 2 shared cores
+
+
+@pytest.fixture
+def launched() -> Iterator[list[LaunchedZmqBot]]:
+    bots: list[LaunchedZmqBot] = []
+    yield bots
+    for b in bots:
+        b.close()
+    assert not live_bots()
+
+
+def launch(bots: list[LaunchedZmqBot], *args: str, transport: str = "ipc",
+           max_message_bytes: int = 1 << 20) -> LaunchedZmqBot:
+    b = launch_zmq_bot([*BOT, *args], transport=transport, memory_mb=None,
+                       max_message_bytes=max_message_bytes)
+    bots.append(b)
+    return b
+
+
+# --- the codec, no sockets ---------------------------------------------------------------
+
+
+def test_decode_frame() -> None:
+    msg = {"type": "decision", "id": 3, "decision": "play C3"}
+    assert decode_frame([msgpack.packb(msg)], 100) == msg
+    with pytest.raises(MalformedMessage, match="not a msgpack value"):
+        decode_frame([b"\xc1"], 100)
+    with pytest.raises(MalformedMessage, match="not a msgpack value"):
+        decode_frame([msgpack.packb(1) + b"extra"], 100)
+    with pytest.raises(MalformedMessage, match="msgpack map, not list"):
+        decode_frame([msgpack.packb([1, 2])], 100)
+    with pytest.raises(MalformedMessage, match="exactly one frame, not 2"):
+        decode_frame([b"", msgpack.packb(msg)], 100)
+    with pytest.raises(MessageTooLarge, match="frame of 101 bytes is over the limit of 100"):
+        decode_frame([b"\x00" * 101], 100)
+
+
+# --- the transport -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("transport", ["ipc", "tcp"])
+def test_handshake_and_decision(launched: list[LaunchedZmqBot], transport: str) -> None:
+    b = launch(launched, transport=transport)
+    t = b.transport
+    assert t.endpoint.startswith(f"{transport}://")
+    assert t.recv(20) == {"type": "hello", "protocol": [1], "name": "zmqbot"}
+    t.send({"type": "request", "id": 7, "legal": ["a"]})
+    assert t.recv(20) == {"type": "decision", "id": 7, "decision": 0}
+    t.send({"type": "bye", "reason": "test"})
+    with pytest.raises(TransportClosed, match="exited with code 0"):
+        t.recv(20)
+
+
+def test_ipc_files_and_process_cleaned_up(launched: list[LaunchedZmqBot]) -> None:
+    b = launch(launched)
+    path = Path(b.transport.endpoint.removeprefix("ipc://"))
+    assert b.transport.recv(20)["type"] == "hello"
+    assert path.parent.is_dir() and oct(path.parent.stat().st_mode & 0o777) == "0o700"
+    b.close()
+    b.close()  # idempotent
+    assert b.process.returncode is not None
+    assert not path.parent.exists()
+    with pytest.raises(TransportClosed):
+        b.transport.recv(0)
+
+
+def test_timeout(launched: list[LaunchedZmqBot]) -> None:
+    t = launch(launched, "--silent").transport
+    assert t.recv(20)["type"] == "hello"
+    t.send({"type": "request", "id": 1})
+    with pytest.raises(TransportTimeout):
+        t.recv(0.05)
+
+
+def test_killed_bot_is_transport_closed(launched: list[LaunchedZmqBot]) -> None:
+    b = launch(launched, "--silent")
+    assert b.transport.recv(20)["type"] == "hello"
+    os.kill(b.process.pid, signal.SIGKILL)
+    # Noticed at once through the process, not after the (long) timeout.
+    with pytest.raises(TransportClosed, match="killed by signal 9"):
+        b.transport.recv(60)
+
+
+def test_garbage_and_multipart_are_malformed(launched: list[LaunchedZmqBot]) -> None:
+    for flag, match in (("--garbage", "not a msgpack value"),
+                        ("--not-a-map", "msgpack map, not list"),
+                        ("--two-frames", "exactly one frame, not 2")):
+        t = launch(launched, flag).transport
+        assert t.recv(20)["type"] == "hello"
+        t.send({"type": "request", "id": 1})
+        with pytest.raises(MalformedMessage, match=match):
+            t.recv(20)
+        t.send({"type": "request", "id": 2})  # the connection is still good
+        assert t.recv(20) == {"type": "decision", "id": 2, "decision": 0}
+
+
+def test_oversized_frame(launched: list[LaunchedZmqBot]) -> None:
+    t = launch(launched, "--oversize", "6000", max_message_bytes=4096).transport
+    assert t.recv(20)["type"] == "hello"
+    t.send({"type": "request", "id": 1})
+    with pytest.raises(MessageTooLarge, match="6000 bytes is over the limit of 4096"):
+        t.recv(20)
+    t.send({"type": "request", "id": 2})
+    assert t.recv(20)["id"] == 2
+
+
+def test_frame_over_zmq_limit_drops_connection(launched: list[LaunchedZmqBot]) -> None:
+    # Over twice the limit libzmq refuses to read the frame at all (MAXMSGSIZE).
+    t = launch(launched, "--oversize", "50000", max_message_bytes=4096).transport
+    assert t.recv(20)["type"] == "hello"
+    t.send({"type": "request", "id": 1})
+    with pytest.raises(TransportClosed, match="hard limit of 8192 bytes"):
+        t.recv(20)
+
+
+# --- whole games -------------------------------------------------------------------------
+
+
+def test_full_games_against_builtin_and_each_other() -> None:
+    a = zmq_player("za", BOT, time_control=TC, memory_mb=None)
+    b = zmq_player("zb", BOT, time_control=TC, memory_mb=None, transport="tcp")
+    try:
+        for seed in (1, 2):
+            rec = run_game(GameConfig(players=2), seed, [a, InProcessPlayer(make_bot("random"))],
+                           time_control=TC)
+            assert not rec.faults and rec.result["how"]
+        rec = run_game(GameConfig(players=3), 3, [a, b, InProcessPlayer(make_bot("lowest"))],
+                       time_control=TC)
+        assert not rec.faults
+        assert a.starts == 1 and b.starts == 1  # one bot process across the games
+        procs = [p.conn.process for p in (a, b) if p.conn is not None]
+    finally:
+        a.close()
+        b.close()
+    assert all(p is not None and p.returncode is not None for p in procs)
+    assert not live_bots()
+
+
+@pytest.mark.parametrize(("args", "kind"), [
+    (["--garbage"], "malformed"),
+    (["--oversize", "6000"], "oversized"),
+])
+def test_faults_in_a_game(args: list[str], kind: str) -> None:
+    p = zmq_player("bad", [*BOT, *args], time_control=TC, memory_mb=None,
+                   max_message_bytes=4096)
+    try:
+        rec = run_game(GameConfig(players=2), 5, [p, InProcessPlayer(make_bot("random"))],
+                       time_control=TC)
+    finally:
+        p.close()
+    assert [(f.kind, f.action) for f in rec.faults] == [(kind, "substituted")]
+    assert [d["seat"] for d in rec.decisions if d.get("substituted")] == [0]
+
+
+def test_bot_dying_mid_game_forfeits() -> None:
+    p = zmq_player("dies", [*BOT, "--die-after", "3"], time_control=TC, memory_mb=None)
+    try:
+        rec = run_game(GameConfig(players=2), 7, [p, InProcessPlayer(make_bot("random"))],
+                       time_control=TC, policy=FaultPolicy())
+    finally:
+        p.close()
+    assert len(rec.faults) == 1
+    f = rec.faults[0]
+    assert (f.kind, f.action) == ("crash", "forfeit")
+    assert "exited with code 3" in f.detail
+    assert rec.places[0] == 2
+    assert not live_bots()

@@ -1,0 +1,161 @@
+"""Remote ZeroMQ bots: admitted by their CURVE key, refused (and the refusal logged)
+without it.  The "remote" bot is tests/zmq/zmq_bot.py started by the test itself,
+as its author would start it, given the endpoint and keys in its environment."""
+
+from __future__ import annotations
+
+import logging
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+import zmq
+
+from referee.bots import make_bot
+from referee.game import GameConfig
+from referee.runner import InProcessPlayer, TimeControl, run_game
+from referee.transport.base import TransportTimeout
+from referee.transport.zmq import (
+    RemoteListener,
+    is_loopback,
+    remote_player,
+    wait_for_remote_bot,
+)
+
+BOT = [sys.executable, str(Path(__file__).with_name("zmq_bot.py"))]
+TC = TimeControl(startup=20.0, per_decision=20.0, bank=0.0)
+
+SERVER_PUBLIC, SERVER_SECRET = zmq.curve_keypair()
+ALICE = zmq.curve_keypair()
+BOB = zmq.curve_keypair()
+MALLORY = zmq.curve_keypair()
+
+Start = Callable[..., subprocess.Popen[bytes]]
+
+
+@pytest.fixture
+def start_bot(tmp_path: Path) -> Iterator[Start]:
+    """Start the test bot as a remote author would: env keys, --connect."""
+    procs: list[subprocess.Popen[bytes]] = []
+
+    def start(endpoint: str, name: str, keypair: tuple[bytes, bytes] | None,
+              server_key: bytes | None = SERVER_PUBLIC, *extra: str) -> subprocess.Popen[bytes]:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("UPDOWN_")}
+        if keypair is not None and server_key is not None:
+            env.update(UPDOWN_SERVER_KEY=server_key.decode(), UPDOWN_PUBLIC_KEY=keypair[0].decode(),
+                       UPDOWN_SECRET_KEY=keypair[1].decode())
+        p = subprocess.Popen([*BOT, "--connect", endpoint, "--name", name,
+                              "--log", str(tmp_path / f"{name}-{len(procs)}.log"), *extra],
+                             env=env)
+        procs.append(p)
+        return p
+
+    yield start
+    for p in procs:
+        p.kill()
+        p.wait()
+
+
+def wait_for(cond: Callable[[], bool], listener: RemoteListener, limit: float = 20.0) -> None:
+    """Let the listener work (refusing what comes) until ``cond`` holds."""
+    end = time.monotonic() + limit
+    while not cond():
+        assert time.monotonic() < end, "condition not reached"
+        with pytest.raises(TransportTimeout):
+            listener.accept(0.02)
+
+
+def test_is_loopback() -> None:
+    for e in ("ipc:///tmp/x", "tcp://127.0.0.1:5555", "tcp://127.0.0.2:*", "tcp://[::1]:5",
+              "tcp://localhost:1"):
+        assert is_loopback(e), e
+    for e in ("tcp://0.0.0.0:5555", "tcp://*:5555", "tcp://192.168.1.4:5", "tcp://eth0:5",
+              "pgm://x"):
+        assert not is_loopback(e), e
+
+
+def test_curve_required_off_loopback() -> None:
+    with pytest.raises(ValueError, match="needs CURVE"):
+        RemoteListener("tcp://0.0.0.0:*", {"alice": ALICE[0]}, None)
+
+
+def test_admitted_with_its_key_plays_a_game(start_bot: Start) -> None:
+    listener = RemoteListener("tcp://127.0.0.1:*", {"alice": ALICE[0], "bob": BOB[0]},
+                              SERVER_SECRET)
+    try:
+        start_bot(listener.endpoint, "bob", BOB)
+        start_bot(listener.endpoint, "alice", ALICE)
+        alice = remote_player("alice", listener, wait=20, time_control=TC)
+        bob = remote_player("bob", listener, wait=20, time_control=TC)
+        rec = run_game(GameConfig(players=3), 11,
+                       [alice, InProcessPlayer(make_bot("random")), bob], time_control=TC)
+        assert not rec.faults
+        assert alice.hello is not None and alice.hello.name == "alice"
+        alice.close()
+        bob.close()
+        assert listener.refusals == 0
+    finally:
+        listener.close()
+
+
+@pytest.mark.parametrize(("case", "logged"), [
+    ("unknown key", "is not allowed (it is no listed bot's public key)"),
+    ("no curve", "security mechanism mismatch: the client does not use CURVE"),
+    ("wrong server key", "the client used the wrong server key"),
+])
+def test_refused_without_credentials(start_bot: Start, tmp_path: Path,
+                                     caplog: pytest.LogCaptureFixture, case: str,
+                                     logged: str) -> None:
+    caplog.set_level(logging.INFO, logger="referee.zmq")
+    listener = RemoteListener("tcp://127.0.0.1:*", {"alice": ALICE[0]}, SERVER_SECRET)
+    try:
+        if case == "unknown key":
+            start_bot(listener.endpoint, "alice", MALLORY)
+        elif case == "no curve":
+            start_bot(listener.endpoint, "alice", None)
+        else:
+            start_bot(listener.endpoint, "alice", ALICE, MALLORY[0])
+        wait_for(lambda: listener.refusals > 0, listener)
+        assert not listener.admitted
+    finally:
+        listener.close()
+    text = caplog.text
+    assert f"refused a connection on {listener.endpoint}: " in text and logged in text
+    assert (tmp_path / "alice-0.log").read_text() == ""  # it never got a message
+
+
+def test_hello_must_name_the_key_owner(start_bot: Start, tmp_path: Path,
+                                       caplog: pytest.LogCaptureFixture) -> None:
+    listener = RemoteListener("tcp://127.0.0.1:*", {"alice": ALICE[0], "bob": BOB[0]},
+                              SERVER_SECRET)
+    try:
+        impostor = start_bot(listener.endpoint, "alice", BOB)  # bob's key, alice's name
+        wait_for(lambda: impostor.poll() is not None, listener)
+        assert impostor.returncode == 0  # told why, and it left
+        assert not listener.admitted
+    finally:
+        listener.close()
+    assert "its hello names 'alice', but its CURVE key is 'bob''s" in caplog.text
+    told = (tmp_path / "alice-0.log").read_text()
+    assert "'type': 'error'" in told and "refused" in told
+
+
+def test_wait_for_remote_bot(start_bot: Start) -> None:
+    # Fix the port first so that the bot can be started before the referee listens.
+    probe = RemoteListener("tcp://127.0.0.1:*", {}, SERVER_SECRET)
+    endpoint = probe.endpoint
+    probe.close()
+    start_bot(endpoint, "alice", ALICE)
+    name, t = wait_for_remote_bot(endpoint, {"alice": ALICE[0]}, SERVER_SECRET, 20)
+    try:
+        assert name == "alice"
+        assert t.recv(5) == {"type": "hello", "protocol": [1], "name": "alice"}
+        t.send({"type": "request", "id": 4})
+        assert t.recv(20) == {"type": "decision", "id": 4, "decision": 0}
+    finally:
+        t.close()
+        t.close()
