@@ -262,12 +262,20 @@ def play(bots: tuple[str, ...], bot_opts: tuple[str, ...], human: bool, games: i
 
     narrate = not quiet and not as_json and not humans and (games == 1 or verbose)
     narrator = Narrator(labels, echo)
+    faulted: set[int] = set()  # seats whose next applied decision is the referee's
+    forfeited: set[int] = set()
 
     def on_event(kind: str, payload: Any) -> None:
         if kind == "event":
             if narrate:
                 narrator.event(payload)
+            if payload.startswith("end "):
+                faulted.clear()
+                forfeited.clear()
         elif kind == "fault":
+            faulted.add(payload.seat)
+            if payload.action == "forfeit":
+                forfeited.add(payload.seat)
             if tr is not None:
                 tr.fault(payload)
             if not as_json and not quiet:
@@ -275,7 +283,9 @@ def play(bots: tuple[str, ...], bot_opts: tuple[str, ...], human: bool, games: i
                      else f"   FAULT {payload}")
         elif kind == "decision" and tr is not None:
             seat, text, elapsed = payload
-            tr.applied(names[seat], text, elapsed)
+            sub = seat in faulted or seat in forfeited
+            faulted.discard(seat)
+            tr.applied(names[seat], text, elapsed, substituted=sub)
 
     def on_game(i: int, gid: str) -> None:
         if narrate or (i == 0 and not quiet):

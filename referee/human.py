@@ -106,9 +106,8 @@ class HumanPlayer:
         self.out.flush()
 
     def _label(self, s: int) -> str:
-        if s == self.seat:
-            return "you"
-        return self.names[s] if s < len(self.names) else f"seat {s}"
+        name = self.names[s] if s < len(self.names) else f"seat {s}"
+        return f"{name} (you)" if s == self.seat else name
 
     # --- Player ---------------------------------------------------------------------
 

@@ -102,9 +102,14 @@ class Transcript:
         self._write("fault", f.bot,
                     f"REJECTED {f.kind} at turn {f.turn}: {f.detail} [{f.action}]", self.clock())
 
-    def applied(self, bot_name: str, decision: str, elapsed: float) -> None:
-        self._write("applied", bot_name,
-                    f"referee applies '{decision}' ({elapsed * 1000:.1f} ms)", self.clock())
+    def applied(self, bot_name: str, decision: str, elapsed: float, *,
+                substituted: bool = False) -> None:
+        """The decision the referee applied for a seat (its own, or a substitute)."""
+        if substituted:
+            text = f"referee plays the substitute '{decision}' (first legal decision)"
+        else:
+            text = f"referee applies '{decision}' ({elapsed * 1000:.1f} ms)"
+        self._write("applied", bot_name, text, self.clock())
 
     def note(self, bot_name: str, text: str) -> None:
         self._write("note", bot_name, text, self.clock())

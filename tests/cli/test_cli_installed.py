@@ -1,0 +1,43 @@
+"""The installed ``referee`` command, run as a user would run it (a subprocess)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+from cli_helpers import env_for_subprocess, referee_command, write_deal
+
+
+def _run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([referee_command(), *args], capture_output=True, text=True,
+                          timeout=30, env=env_for_subprocess())
+
+
+def test_play_record_and_replay(tmp_path: Path) -> None:
+    deal = write_deal(tmp_path)
+    rec = tmp_path / "g.jsonl"
+    p = _run("play", "heuristic", "heuristic", "--deck-file", str(deal), "--first-player", "0",
+             "--record", str(rec), "--json")
+    assert p.returncode == 0, p.stderr
+    game = json.loads(p.stdout)["games"][0]
+    assert (game["places"], game["points"], game["record"]) == ([1, 2], [0, 30], str(rec))
+    p = _run("replay", str(rec), "--seat", "0")
+    assert p.returncode == 0, p.stderr
+    assert "verified:" in p.stdout and "heuristic-2 [1] is dealt six cards" in p.stdout
+
+
+def test_play_help_documents_the_bot_syntax() -> None:
+    p = _run("play", "--help")
+    assert p.returncode == 0
+    for word in ("example:python-random", "zmq:COMMAND", "stdio:COMMAND", "--transcript",
+                 "--human", "--deck-file", "--record-dir", "match_scoring"):
+        assert word in p.stdout, word
+
+
+def test_a_mistake_is_one_line_without_a_traceback(tmp_path: Path) -> None:
+    p = _run("play", "heuristic", "definitely-not-a-bot-program")
+    assert p.returncode == 1
+    assert p.stderr.strip().count("\n") == 0 and p.stderr.startswith("Error: unknown bot command")
+    p = _run("replay", str(tmp_path / "nope.jsonl"))
+    assert p.returncode == 1 and "Traceback" not in p.stderr and "no such file" in p.stderr
