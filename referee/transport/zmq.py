@@ -473,8 +473,11 @@ def bind_loopback(transport: str = "ipc", *,
 def bot_env(endpoint: str, *, server_key: bytes | None = None,
             keypair: tuple[bytes, bytes] | None = None,
             base: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The environment a ZeroMQ bot is started with (protocol/ZEROMQ.md)."""
-    env = dict(os.environ if base is None else base)
+    """The environment a ZeroMQ bot is started with (protocol/ZEROMQ.md).  Key
+    variables inherited from ``base`` are dropped: a launched bot gets keys only when
+    given here (and never the referee's environment's secrets)."""
+    env = {k: v for k, v in (os.environ if base is None else base).items()
+           if k not in (ENV_SERVER_KEY, ENV_PUBLIC_KEY, ENV_SECRET_KEY)}
     env[ENV_ENDPOINT] = endpoint
     env[ENV_TRANSPORT] = "zmq"
     if server_key is not None:
