@@ -1,0 +1,63 @@
+"""The Python helper module and the heuristic port, in-process (no subprocess):
+``read_move`` reads every decision text the engine lists, and the ported heuristic
+decides exactly as the built-in HeuristicBot it ports."""
+
+from __future__ import annotations
+
+import random
+import sys
+from pathlib import Path
+
+import pytest
+
+from referee.bots.policies import HeuristicBot
+from referee.game import Game, GameConfig, parse_decision
+from referee.game.cards import KIND_TEXT
+from referee.game.decisions import SOURCE_NAMES
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "example_bots" / "python"))
+import heuristic_bot  # noqa: E402
+import updown_bot  # noqa: E402
+
+CONFIGS = [
+    GameConfig(players=2),
+    GameConfig(players=3, variants=frozenset({"four_of_a_colour", "may_decline"})),
+    GameConfig(players=4, variants=frozenset({"choose_for_others", "ones_reverse",
+                                              "play_out", "swap_piles"})),
+    GameConfig(players=2, variants=frozenset({"four_of_a_colour"}), deck="alternative",
+               colours=1),
+]
+
+
+@pytest.mark.parametrize("config", CONFIGS, ids=lambda c: "+".join(sorted(c.variants)) or "std")
+def test_read_move_and_heuristic_port(config: GameConfig) -> None:
+    ported = heuristic_bot.HeuristicBot()
+    builtin = HeuristicBot()
+    for seed in range(6):
+        game = Game(config, seed)
+        rng = random.Random(seed)
+        while not game.over:
+            for seat in game.to_decide():
+                legal = game.legal(seat)
+                texts = [d.text for d in legal]
+                for d in legal:
+                    m = updown_bot.read_move(d.text)
+                    assert m.action == d.text.split()[0]
+                    if m.action == "play":
+                        assert m.source == SOURCE_NAMES[d.src]
+                        assert m.kind == KIND_TEXT[d.kind] and m.count == d.count
+                    elif m.action == "down":
+                        assert m.slot == d.slot
+                obs = game.observation(seat)
+                mine = ported.decide(obs, texts)
+                mine_text = texts[mine] if isinstance(mine, int) else mine
+                assert mine_text == builtin.decide(obs, legal).text, (seed, texts)
+                # Play on with a random decision, so that every kind comes up.
+                game.apply(seat, legal[rng.randrange(len(legal))])
+
+
+def test_card_values() -> None:
+    assert [updown_bot.card_value(c) for c in ("1g", "10r", "Cy", "C+1o", "C+2g", "7")] == [
+        1, 10, 11, 12, 13, 7]
+    assert updown_bot.read_move("play hand 7g 7r").cards == ("7g", "7r")
+    assert parse_decision("play 3up C+2").text == updown_bot.read_move("play 3up C+2").text
