@@ -151,6 +151,8 @@ class _Router:
             self.sock.setsockopt(zmq.LINGER, 0)
             self.sock.setsockopt(zmq.ROUTER_MANDATORY, 1)
             self.sock.setsockopt(zmq.MAXMSGSIZE, 2 * max_message_bytes)
+            if "[" in endpoint:  # an IPv6 address: libzmq binds IPv4 only by default
+                self.sock.setsockopt(zmq.IPV6, 1)
             if heartbeat:  # notice a remote bot's vanished network link
                 self.sock.setsockopt(zmq.HEARTBEAT_IVL, 2000)
                 self.sock.setsockopt(zmq.HEARTBEAT_TIMEOUT, 10000)

@@ -26,7 +26,14 @@ from referee.transport.base import (
     TransportClosed,
     TransportTimeout,
 )
-from referee.transport.zmq import LaunchedZmqBot, decode_frame, launch_zmq_bot, zmq_player
+from referee.transport.zmq import (
+    LaunchedZmqBot,
+    bench_game_zmq,
+    bot_env,
+    decode_frame,
+    launch_zmq_bot,
+    zmq_player,
+)
 
 BOT = [sys.executable, str(Path(__file__).with_name("zmq_bot.py"))]
 TC = TimeControl(startup=20.0, per_decision=20.0, bank=0.0)  # generous: 2 shared cores
@@ -196,4 +203,16 @@ def test_bot_dying_mid_game_forfeits() -> None:
     assert (f.kind, f.action) == ("crash", "forfeit")
     assert "exited with code 3" in f.detail
     assert rec.places[0] == 2
+    assert not live_bots()
+
+
+def test_bot_env_never_passes_on_keys() -> None:
+    env = bot_env("ipc:///x/bot", base={"PATH": "/bin", "UPDOWN_SECRET_KEY": "s",
+                                        "UPDOWN_PUBLIC_KEY": "p", "UPDOWN_SERVER_KEY": "k"})
+    assert env == {"PATH": "/bin", "UPDOWN_ENDPOINT": "ipc:///x/bot", "UPDOWN_TRANSPORT": "zmq"}
+
+
+def test_bench_game_zmq() -> None:
+    r = bench_game_zmq(1)
+    assert r.games == 1 and r.decisions > 0 and r.seconds > 0
     assert not live_bots()
