@@ -35,8 +35,8 @@ Errors (``base``)::
      +-- MessageTooLarge     a frame over max_message_bytes
      +-- MalformedMessage    not msgpack, not a map, or not exactly one frame
 
-Must not import: the game engine or the runner (players come from
-``referee.remote``, imported lazily).
+Must not import at module level: the game engine, the runner or ``referee.remote``
+(the player factories and the bench import them when called).
 """
 
 from __future__ import annotations
@@ -82,6 +82,8 @@ ENV_SERVER_KEY = "UPDOWN_SERVER_KEY"
 ENV_PUBLIC_KEY = "UPDOWN_PUBLIC_KEY"
 ENV_SECRET_KEY = "UPDOWN_SECRET_KEY"
 
+# Messages held for one peer (or for all not yet admitted) before more are dropped.
+_QUEUE_CAP = 1000
 # Without a pidfd to wait on, the process is checked this often while waiting.
 _PROCESS_CHECK = 0.05
 # After a lost connection, how long to wait for the bot process to exit, so that the
@@ -141,6 +143,7 @@ class _Router:
         self.refusals = 0  # connections refused at the handshake
         self.refused_by_reason: dict[str, int] = {}
         self.denied_keys: list[str] = []  # appended by the authenticator's thread
+        self.flooded = 0  # messages dropped over _QUEUE_CAP
         self.closed = False
         self.ctx = zmq.Context()
         self.auth: zmq.auth.thread.ThreadAuthenticator | None = None
@@ -151,6 +154,8 @@ class _Router:
             self.sock.setsockopt(zmq.LINGER, 0)
             self.sock.setsockopt(zmq.ROUTER_MANDATORY, 1)
             self.sock.setsockopt(zmq.MAXMSGSIZE, 2 * max_message_bytes)
+            # With MAXMSGSIZE this bounds what libzmq may hold for one peer.
+            self.sock.setsockopt(zmq.RCVHWM, 100)
             if "[" in endpoint:  # an IPv6 address: libzmq binds IPv4 only by default
                 self.sock.setsockopt(zmq.IPV6, 1)
             if heartbeat:  # notice a remote bot's vanished network link
@@ -215,10 +220,16 @@ class _Router:
                         user_id = str(frames[1].get("User-Id"))
             item = _Frame([f.bytes for f in frames[1:]], user_id)
             queue = self.queues.get(identity)
-            if queue is not None:
-                queue.append(item)
-            else:
-                self.unclaimed.append((identity, item))
+            target: deque[Any] = self.unclaimed if queue is None else queue
+            if len(target) >= _QUEUE_CAP:
+                # A bot is sending far more than the protocol ever asks for (one reply
+                # per request): keep memory bounded, and say so.
+                self.flooded += 1
+                if self.flooded == 1 or str(self.flooded).rstrip("0") == "1":
+                    log.warning("dropped %d messages on %s: a peer sends far more than "
+                                "it is asked for", self.flooded, self.endpoint)
+                continue
+            target.append(item if queue is not None else (identity, item))
 
     def _read_monitor(self) -> None:
         while True:
