@@ -18,7 +18,7 @@ import zmq
 from referee.bots import make_bot
 from referee.game import GameConfig
 from referee.runner import InProcessPlayer, TimeControl, run_game
-from referee.transport.base import TransportTimeout
+from referee.transport.base import TransportClosed, TransportTimeout
 from referee.transport.zmq import (
     RemoteListener,
     is_loopback,
@@ -159,3 +159,19 @@ def test_wait_for_remote_bot(start_bot: Start) -> None:
     finally:
         t.close()
         t.close()
+
+
+def test_remote_bot_gone_is_transport_closed(start_bot: Start) -> None:
+    listener = RemoteListener("tcp://127.0.0.1:*", {"alice": ALICE[0]}, SERVER_SECRET)
+    try:
+        bot = start_bot(listener.endpoint, "alice", ALICE, SERVER_PUBLIC, "--silent")
+        _, t = listener.accept(20)
+        assert t.recv(5)["type"] == "hello"
+        bot.kill()
+        # No process to watch: the dropped connection tells (well before the timeout).
+        with pytest.raises(TransportClosed, match="connection to tcp://127.0.0.1:.* was dropped"):
+            t.recv(60)
+        t.close()
+        assert not listener.admitted  # alice may connect again
+    finally:
+        listener.close()
