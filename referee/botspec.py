@@ -13,6 +13,7 @@ Syntax (one spec = one seat)::
     random | lowest | heuristic      a built-in bot, run inside the referee
     human                            a person at this terminal (``--human``)
     example:python-random            an example bot (see ``EXAMPLES``), over stdio
+    zmq:example:python-random        an example bot over ZeroMQ
     stdio:COMMAND                    an external bot over stdio (JSON lines)
     zmq:COMMAND                      an external bot over ZeroMQ (msgpack)
     COMMAND                          same as stdio:COMMAND (when it is not one of
@@ -148,6 +149,12 @@ def parse_spec(text: str, *, check: bool = True) -> BotSpec:
     if low == "human":
         return BotSpec("human", name or "human", text=text, named=bool(name))
     scheme, sep, rest = spec.partition(":")
+    if sep and scheme in TRANSPORTS and rest.strip().startswith("example:"):
+        # An example bot over a chosen transport: zmq:example:python-random.
+        ex_spec = parse_spec(rest.strip(), check=check)
+        default = ex_spec.name if scheme == "stdio" else f"{ex_spec.name}-{scheme}"
+        return BotSpec(scheme, name or default, command=ex_spec.command, text=text,
+                       named=bool(name))
     if sep and scheme == "example":
         ex = EXAMPLES.get(rest.strip())
         if ex is None:

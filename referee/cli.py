@@ -75,6 +75,7 @@ Each BOT (or --bot SPEC) takes the next seat, positional bots first:
   example:js
   stdio:COMMAND                 your bot over stdio (JSON lines)
   zmq:COMMAND                   your bot over ZeroMQ (msgpack)
+  zmq:example:python-random     an example bot over ZeroMQ
   COMMAND                       same as stdio:COMMAND, e.g. "python3 mybot.py"
   NAME=SPEC                     any of the above, with a seat name
 
@@ -295,7 +296,7 @@ def play(bots: tuple[str, ...], bot_opts: tuple[str, ...], human: bool, games: i
         if as_json:
             return
         if games == 1 or verbose:
-            for line in _result_lines(rec, labels):
+            for line in _result_lines(rec, labels)[1 if quiet else 0:]:
                 echo(line)
             if path:
                 echo(f"record: {path}")
@@ -375,7 +376,7 @@ def _result_lines(rec: GameRecord, labels: Sequence[str]) -> list[str]:
     order = sorted(range(n), key=lambda s: (rec.places[s], s))
     how = HOW_WORDS.get(res["how"], res["how"])
     lines = ["", f"result: {how}, after {res['turns']} turns "
-                 f"(first player {labels[rec.first_player]})"]
+                 f"(seed {rec.seed}, first player {labels[rec.first_player]})"]
     rows = []
     for s in order:
         faults = sum(1 for f in rec.faults if f.seat == s)

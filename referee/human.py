@@ -79,6 +79,10 @@ def draw_table(obs: dict[str, Any], names: Sequence[str], me: int) -> list[str]:
         elif obs.get("pending_extra"):
             extra = f" -- {obs['pending_extra']} extra action(s) pending"
         lines.append(f"  {who} move{extra}")
+        if to_move == me and pile:
+            top = pile[-1][:-1]  # a cleared pile is empty, so the top is a number
+            lines.append(f"  to play on the pile: {top} or higher, or a special card "
+                         "(C, C+1, C+2)")
     if phase == "setup":
         lines.append(f"  your six dealt cards: {_cards(obs.get('dealt', []))}")
     else:

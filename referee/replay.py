@@ -49,7 +49,8 @@ def describe(ev: Event, names: Sequence[str]) -> str:
     if kind == "reveal":
         return f"{who(ev[1])} lays face up: {_cards(ev[2])}"
     if kind == "piles":
-        moves = ", ".join(f"{who(i)} gets the table pile of {who(p)}" for i, p in enumerate(ev[1]))
+        moves = ", ".join(f"{who(i)} keeps its own" if i == p else
+                          f"{who(i)} gets the table pile of {who(p)}" for i, p in enumerate(ev[1]))
         return f"table piles swapped (RULES §9.5): {moves}"
     if kind == "turn":
         return f"turn {ev[1]}: {who(ev[2])}"

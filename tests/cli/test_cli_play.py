@@ -154,3 +154,25 @@ def test_json_keeps_stdout_clean_with_a_transcript() -> None:
     assert r.exit_code == 0
     assert json.loads(r.stdout)["games"][0]["bots"] == ["heuristic", "lowest"]
     assert "-> heuristic" in r.stderr
+
+
+def test_example_bots_over_stdio_and_zmq() -> None:
+    pytest.importorskip("referee.remote")
+    pytest.importorskip("zmq")
+    r = invoke("play", "example:python-random", "zmq:example:python-heuristic", "--seed", "6",
+               "--json")
+    assert r.exit_code == 0, r.output
+    game = json.loads(r.stdout)["games"][0]
+    assert game["bots"] == ["example-python-random", "example-python-heuristic-zmq"]
+    assert game["faults"] == [] and sorted(game["places"]) == [1, 2]
+
+
+def test_match_records_are_numbered(tmp_path: Path) -> None:
+    r = invoke("play", "heuristic", "random", "--games", "2", "--seed", "3",
+               "--record", str(tmp_path / "m.jsonl"))
+    assert r.exit_code == 0
+    assert "game 1/2 (seed 3): won by" in r.stdout
+    assert (tmp_path / "m-1.jsonl").exists() and (tmp_path / "m-2.jsonl").exists()
+    assert "match standings (by mean place), 2 games" in r.stdout
+    step = invoke("replay", str(tmp_path / "m-2.jsonl"), "--step", input="\n\nq\n")
+    assert step.exit_code == 0 and "-- turn 2:" in step.stdout and "-- turn 3:" not in step.stdout
