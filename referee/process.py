@@ -12,9 +12,13 @@ deadlock in a forked child of a threaded process.  The sh costs ~1 ms per start.
 
 Finding the tree (``bot_tree``): every process whose session or process group is the
 bot's (the bot is its session leader), plus every descendant of those by parent pid,
-read from /proc.  A process that leaves the session (``setsid``) and whose parent has
-died before the bot is ended is re-parented to init and cannot be found: that is the
-one way out, documented for tournament organisers in protocol/PROTOCOL.md.
+read from /proc.  A process that leaves the session (``setsid``) and is then orphaned
+is re-parented to init and can no longer be found that way, so the tree is also
+remembered while the bot lives (``remember_tree``: the players call it after each
+game and before bye) and remembered processes are ended too (checked by start time,
+so a reused pid is never hit).  What escapes both -- a process that leaves the
+session and is orphaned between two snapshots -- is the one way out, documented in
+protocol/PROTOCOL.md.
 
 Every started bot is registered until it is ended; ``end_all`` (also run at exit)
 ends whatever is left.
@@ -126,15 +130,16 @@ def describe_exit(returncode: int) -> str:
     return f"exited with code {returncode}"
 
 
-def _stat(pid: int) -> tuple[int, int, int, str] | None:
-    """(ppid, pgrp, session, state) of a process from /proc, None if it is gone."""
+def _stat(pid: int) -> tuple[int, int, int, str, int] | None:
+    """(ppid, pgrp, session, state, start time) of a process from /proc, None if it
+    is gone."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as f:
             data = f.read().decode("ascii", "replace")
     except OSError:
         return None
     rest = data[data.rfind(")") + 2 :].split()  # the name may hold spaces and parens
-    return int(rest[1]), int(rest[2]), int(rest[3]), rest[0]
+    return int(rest[1]), int(rest[2]), int(rest[3]), rest[0], int(rest[19])
 
 
 def _all_pids() -> list[int]:
@@ -144,12 +149,12 @@ def _all_pids() -> list[int]:
 def bot_tree(leader: int) -> set[int]:
     """Live processes of a bot started as the leader of its own session: its session
     and process group, and their descendants by parent pid (zombies left out)."""
-    table: dict[int, tuple[int, int, int, str]] = {}
+    table: dict[int, tuple[int, int, int, str, int]] = {}
     for pid in _all_pids():
         st = _stat(pid)
         if st is not None:
             table[pid] = st
-    found = {pid for pid, (_, pgrp, sid, _) in table.items() if sid == leader or pgrp == leader}
+    found = {pid for pid, (_, pgrp, sid, *_r) in table.items() if sid == leader or pgrp == leader}
     if leader in table:
         found.add(leader)
     children: dict[int, list[int]] = {}
@@ -193,6 +198,28 @@ class BotProcess:
             with contextlib.suppress(OSError):
                 self.exit_fd = os.pidfd_open(popen.pid)
         self.ended = False
+        #: Processes seen in the bot's tree (pid -> start time), so that one which
+        #: left the session and was orphaned since is still ended (``remember_tree``).
+        self.known: dict[int, int] = {}
+
+    def remember_tree(self) -> None:
+        """Note the processes of the bot's tree now (call while the bot is alive, e.g.
+        after each game and before bye): ``end`` will end them even if by then they
+        have left its session and lost their parent."""
+        for pid in bot_tree(self.pid):
+            st = _stat(pid)
+            if st is not None:
+                self.known[pid] = st[4]
+
+    def _known_alive(self) -> set[int]:
+        """Remembered processes still alive -- and still the same processes (a pid
+        reused by another process has another start time)."""
+        out = set()
+        for pid, start in self.known.items():
+            st = _stat(pid)
+            if st is not None and st[3] != "Z" and st[4] == start:
+                out.add(pid)
+        return out
 
     @property
     def returncode(self) -> int | None:
@@ -226,7 +253,7 @@ class BotProcess:
             return
         self.ended = True
         try:
-            tree = bot_tree(self.pid)
+            tree = bot_tree(self.pid) | self._known_alive()
             _signal_all(self.pid, tree, signal.SIGTERM)
             deadline = time.monotonic() + grace
             while time.monotonic() < deadline:
@@ -235,7 +262,8 @@ class BotProcess:
                     break
                 time.sleep(0.01)
             for _ in range(3):  # children forked during the grace are found again
-                left = {p for p in tree | bot_tree(self.pid) if alive(p)}
+                left = {p for p in tree | bot_tree(self.pid) | self._known_alive()
+                        if alive(p)}
                 if not left:
                     break
                 _signal_all(self.pid, left, signal.SIGKILL)

@@ -314,6 +314,8 @@ class RemotePlayer:
             self.dead = True
 
     def end_game(self, game_id: str, result: dict[str, Any]) -> None:
+        if self.conn is not None and self.conn.process is not None:
+            self.conn.process.remember_tree()
         if self.dead or self.session is None or self.conn is None:
             return
         msg = self.session.game_over(
@@ -334,8 +336,10 @@ class RemotePlayer:
         if self.conn is None:
             return
         if not self.dead and self.session is not None:
-            self._try_send(self.session.bye())
             proc = self.conn.process
+            if proc is not None:
+                proc.remember_tree()
+            self._try_send(self.session.bye())
             if proc is not None:
                 rc = proc.wait(self.bye_grace)
                 self._note("exited after bye" if rc == 0 else

@@ -1,0 +1,106 @@
+"""Starting and ending bot processes, without the protocol."""
+
+from __future__ import annotations
+
+import os
+import resource
+import signal
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from referee.process import BotStartError, alive, bot_tree, describe_exit, start_bot
+
+from .conftest import wait_gone
+
+Pids = Callable[[], list[int]]
+
+
+def read_all(fd: int) -> bytes:
+    out = b""
+    os.set_blocking(fd, True)
+    while chunk := os.read(fd, 65536):
+        out += chunk
+    return out
+
+
+def test_cwd_env_memory_limit_and_no_other_fds(tmp_path: Path, pidfile: Pids) -> None:
+    code = ("import os, resource; print(os.getcwd(), os.environ['ONLY'], "
+            "resource.getrlimit(resource.RLIMIT_AS)[0], sorted(os.listdir('/proc/self/fd')))")
+    proc = start_bot([sys.executable, "-c", code], cwd=str(tmp_path),
+                     env={"ONLY": "yes", "PATH": os.environ["PATH"]}, memory_mb=512)
+    try:
+        out = read_all(proc.stdout_fd).decode().split(" ", 3)
+        assert out[:3] == [str(tmp_path), "yes", str(512 << 20)]
+        assert out[3].strip() == "['0', '1', '2', '3']"  # its pipes, and listdir's own fd
+        assert proc.wait(5.0) == 0
+    finally:
+        proc.end()
+        os.close(proc.stdin_fd)
+        os.close(proc.stdout_fd)
+
+
+def test_end_kills_the_whole_tree_even_when_term_is_ignored(pidfile: Pids) -> None:
+    script = ("trap '' TERM; echo $$ >> $FAKEBOT_PIDFILE; "
+              "sleep 600 & echo $! >> $FAKEBOT_PIDFILE; "
+              "(trap '' TERM; sleep 600 & echo $! >> $FAKEBOT_PIDFILE; echo ready; wait) & "
+              "wait")
+    proc = start_bot(["sh", "-c", script], memory_mb=None)
+    try:
+        os.set_blocking(proc.stdout_fd, True)
+        assert os.read(proc.stdout_fd, 6) == b"ready\n"
+        tree = bot_tree(proc.pid)
+        assert set(pidfile()) <= tree and len(tree) >= 4
+        proc.end(grace=0.1)
+        assert wait_gone(list(tree)) == []
+        assert proc.returncode == -signal.SIGKILL
+        assert describe_exit(proc.returncode or 0).startswith("killed by signal 9 (SIGKILL)")
+    finally:
+        proc.end()
+        os.close(proc.stdin_fd)
+        os.close(proc.stdout_fd)
+
+
+def test_stderr_is_capped_and_its_tail_kept(tmp_path: Path, pidfile: Pids) -> None:
+    log = tmp_path / "err.log"
+    code = "import sys\nfor i in range(5000): sys.stderr.write(f'line {i}\\n')\nsys.exit(4)"
+    proc = start_bot([sys.executable, "-c", code], stderr_path=str(log), stderr_cap=1000)
+    try:
+        assert proc.wait(5.0) == 4
+        proc.stderr.join(5.0)
+        text = log.read_text()
+        assert text.startswith("line 0\n") and "more bytes of stderr dropped" in text
+        assert len(text) < 1200
+        assert "exited with code 4; last stderr: line 4997 | line 4998 | line 4999" in \
+            proc.exit_description()
+    finally:
+        proc.end()
+        os.close(proc.stdin_fd)
+        os.close(proc.stdout_fd)
+
+
+@pytest.mark.parametrize("command, cwd, words", [
+    ([], None, "empty"),
+    (["no-such-bot-anywhere"], None, "was not found on the PATH"),
+    (["./bot"], "/nonexistent-dir", "does not exist"),
+    (["./missing.py"], "/", "is not an executable file"),
+])
+def test_start_errors_are_readable(command: list[str], cwd: str | None, words: str) -> None:
+    with pytest.raises(BotStartError, match=words):
+        start_bot(command, cwd=cwd)
+
+
+def test_alive_is_false_for_zombies_and_missing_pids() -> None:
+    assert alive(os.getpid())
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0)
+    try:
+        while alive(pid):  # a zombie until reaped: not alive
+            pass
+    finally:
+        os.waitpid(pid, 0)
+    assert not alive(pid)
+    assert resource.getrlimit(resource.RLIMIT_AS)  # the referee itself is not limited

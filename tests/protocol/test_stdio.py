@@ -1,0 +1,162 @@
+"""The stdio transport's framing and codec over plain pipes (no bot process)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+from collections.abc import Iterator
+
+import pytest
+
+from referee.transport.base import (
+    MalformedMessage,
+    MessageTooLarge,
+    TransportClosed,
+    TransportTimeout,
+)
+from referee.transport.stdio import READ_CHUNK, StdioTransport
+
+
+class Pipes:
+    """A StdioTransport whose peer is this test: ``write`` feeds its recv,
+    ``bot_in`` is what it sends."""
+
+    def __init__(self, max_bytes: int = 1000, write_timeout: float = 0.2) -> None:
+        self.bot_in, to_bot = os.pipe()
+        from_bot, self.bot_out = os.pipe()
+        self.exit_r, self.exit_w = os.pipe()
+        self.t = StdioTransport(to_bot, from_bot, max_message_bytes=max_bytes,
+                                write_timeout=write_timeout, exit_fd=self.exit_r)
+
+    def write(self, data: bytes) -> None:
+        os.write(self.bot_out, data)
+
+    def close(self) -> None:
+        self.t.close()
+        for fd in (self.bot_in, self.bot_out, self.exit_r, self.exit_w):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+
+@pytest.fixture
+def p() -> Iterator[Pipes]:
+    pipes = Pipes()
+    yield pipes
+    pipes.close()
+
+
+def test_lines_split_and_joined_across_reads(p: Pipes) -> None:
+    p.write(b'{"a":1}\n\n  \n{"b":')
+    assert p.t.recv(1.0) == {"a": 1}
+    p.write(b'2}\r\n{"c":3}\n')
+    assert p.t.recv(1.0) == {"b": 2}
+    assert p.t.recv(1.0) == {"c": 3}
+
+
+def test_send_writes_one_json_line(p: Pipes) -> None:
+    p.t.send({"type": "bye", "reason": "é"})
+    assert os.read(p.bot_in, 100) == '{"type":"bye","reason":"é"}\n'.encode()
+
+
+def test_nothing_within_the_timeout(p: Pipes) -> None:
+    p.write(b'{"partial":')
+    with pytest.raises(TransportTimeout, match="no complete message within 0.020s"):
+        p.t.recv(0.02)
+
+
+@pytest.mark.parametrize("line, words", [
+    (b'{"a":"\xff\xfe"}', "UTF-8"),
+    (b"[" * 5000 + b"]" * 5000, "depth"),
+    (b'{"a":NaN}', "not a JSON line"),
+    (b"[1,2]", "a message is a JSON object, not a JSON list"),
+    (b"hello there", "the line begins b'hello there'"),
+])
+def test_undecodable_lines_are_malformed_and_the_stream_goes_on(line: bytes, words: str) -> None:
+    p = Pipes(max_bytes=100_000)
+    try:
+        p.write(line + b'\n{"ok":1}\n')
+        with pytest.raises(MalformedMessage, match=words):
+            p.t.recv(1.0)
+        assert p.t.recv(1.0) == {"ok": 1}
+    finally:
+        p.close()
+
+
+def test_oversized_line_is_refused_early_and_its_rest_skipped(p: Pipes) -> None:
+    p.write(b"x" * 1500)
+    with pytest.raises(MessageTooLarge, match="1500 bytes without a newline: a message may have "
+                                               "at most 1000 bytes"):
+        p.t.recv(1.0)
+    p.write(b"y" * 3000 + b'\n{"ok":2}\n')
+    assert p.t.recv(1.0) == {"ok": 2}
+
+
+def test_huge_line_is_never_buffered_whole() -> None:
+    p = Pipes(max_bytes=1 << 16)
+    total = 40 << 20
+    biggest = 0
+
+    def flood() -> None:
+        chunk = b"[" * (1 << 20)
+        for _ in range(total >> 20):
+            os.write(p.bot_out, chunk)
+        os.write(p.bot_out, b'\n{"after":true}\n')
+
+    writer = threading.Thread(target=flood)
+    writer.start()
+    try:
+        with pytest.raises(MessageTooLarge):
+            p.t.recv(5.0)
+        while True:
+            try:
+                msg = p.t.recv(5.0)
+                break
+            except TransportTimeout:
+                continue
+            finally:
+                biggest = max(biggest, len(p.t._buf))
+        assert msg == {"after": True}
+        assert biggest <= (1 << 16) + READ_CHUNK
+    finally:
+        writer.join()
+        p.close()
+
+
+def test_end_of_stream_after_the_last_line(p: Pipes) -> None:
+    p.write(b'{"last":1}\n{"cut')
+    os.close(p.bot_out)
+    assert p.t.recv(1.0) == {"last": 1}
+    with pytest.raises(TransportClosed, match="closed its stdout"):
+        p.t.recv(1.0)
+
+
+def test_exit_fd_ends_the_stream_even_if_the_pipe_stays_open(p: Pipes) -> None:
+    p.write(b'{"said":"before exiting"}\n')
+    os.write(p.exit_w, b"x")  # as a pidfd does when the bot exits
+    assert p.t.recv(1.0) == {"said": "before exiting"}
+    with pytest.raises(TransportClosed, match="process exited"):
+        p.t.recv(5.0)
+
+
+def test_peer_that_never_reads_cannot_block_the_sender(p: Pipes) -> None:
+    big = {"pad": "z" * 200_000}  # larger than the pipe's buffer
+    with pytest.raises(TransportTimeout, match="stopped reading its stdin"):
+        p.t.send(big)
+    with pytest.raises(TransportClosed, match="stopped reading"):
+        p.t.send({"type": "bye"})
+
+
+def test_send_to_a_closed_stdin(p: Pipes) -> None:
+    os.close(p.bot_in)
+    with pytest.raises(TransportClosed, match="closed its stdin"):
+        p.t.send({"type": "bye"})
+
+
+def test_closed_transport_refuses_both_ways(p: Pipes) -> None:
+    p.t.close()
+    p.t.close()
+    with pytest.raises(TransportClosed):
+        p.t.recv(0.1)
+    with pytest.raises(TransportClosed):
+        p.t.send({})
