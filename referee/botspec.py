@@ -83,18 +83,44 @@ class BotSpec:
         return self.kind in TRANSPORTS
 
 
+INTERPRETERS = {"python", "node", "ruby", "perl", "sh", "bash", "php", "Rscript", "julia",
+                "lua", "deno", "bun", "java", "env", "uv"}
+#: File endings of scripts we check exist before starting their interpreter.
+SCRIPT_SUFFIXES = {".py", ".js", ".mjs", ".cjs", ".ts", ".rb", ".pl", ".sh", ".php", ".R",
+                   ".jl", ".lua", ".jar"}
+
+
+def _is_interpreter(program: str) -> bool:
+    prog = Path(program).name
+    return re.sub(r"[\d.]+$", "", prog) in INTERPRETERS or prog == Path(sys.executable).name
+
+
+def _script(command: Sequence[str]) -> str | None:
+    """The script an interpreter is asked to run (``python3 -u bot.py`` -> bot.py), or
+    None (``python3 -m pkg``, ``sh -c '...'``, not an interpreter)."""
+    if not _is_interpreter(command[0]):
+        return None
+    for i, w in enumerate(command[1:], 1):
+        if w in ("-m", "-c", "-e", "--eval", "-jar") and i + 1 < len(command):
+            return command[i + 1] if w == "-jar" else None
+        if w.startswith("-") or "=" in w or Path(w).name in INTERPRETERS:
+            continue  # an option, an env assignment, or the program 'env' runs
+        return w
+    return None
+
+
 def _program_name(command: Sequence[str]) -> str:
     """A readable default name: the script after an interpreter, else the program."""
-    interpreters = {"python", "python3", "node", "ruby", "perl", "java", "sh", "bash", "env",
-                    "uv", "deno", "bun", "php", "Rscript", "julia", "lua"}
-    words = [w for w in command if not w.startswith("-")]
-    prog = Path(command[0]).name
-    base = re.sub(r"\d+(\.\d+)*$", "", prog)
-    if base in interpreters or prog == Path(sys.executable).name:
-        for w in words[1:]:
-            if "=" not in w:
-                return Path(w).stem or prog
-    return Path(prog).stem or prog
+    if _is_interpreter(command[0]):
+        for i, w in enumerate(command[1:], 1):
+            if w == "-m" and i + 1 < len(command):
+                return command[i + 1].rsplit(".", 1)[-1]
+            if w in ("-c", "-e", "--eval"):
+                break
+            if w.startswith("-") or "=" in w or Path(w).name in INTERPRETERS:
+                continue
+            return Path(w).stem or w
+    return Path(command[0]).stem or command[0]
 
 
 def _split(command: str, spec: str) -> tuple[str, ...]:
@@ -122,8 +148,7 @@ def check_command(command: Sequence[str], spec: str, cwd: str | None = None) -> 
                 f"bot {spec!r}: {prog!r} is not executable; run 'chmod +x {prog}' or give its "
                 f"interpreter, e.g. 'python3 {prog}'"
             )
-        return
-    if shutil.which(prog) is None:
+    elif shutil.which(prog) is None:
         hint = ""
         if Path(cwd or ".", prog).exists():
             hint = f" (there is a file {prog!r} here: write './{prog}')"
@@ -131,6 +156,13 @@ def check_command(command: Sequence[str], spec: str, cwd: str | None = None) -> 
             f"unknown bot command {prog!r} in bot {spec!r}: it is not on PATH{hint}; "
             f"{SYNTAX_HELP}"
         )
+    script = _script(command)
+    if script is not None and Path(script).suffix in SCRIPT_SUFFIXES:
+        if not (Path(cwd or ".") / script).exists():
+            raise BotSpecError(
+                f"bot {spec!r}: no such file {script!r}; check the path (relative to "
+                f"{'the bot directory' if cwd else 'the current directory'})"
+            )
 
 
 def parse_spec(text: str, *, check: bool = True) -> BotSpec:

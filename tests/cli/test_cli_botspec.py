@@ -18,12 +18,14 @@ def test_builtin_human_and_names() -> None:
 
 
 def test_commands_and_transports() -> None:
-    s = parse_spec(f"{sys.executable} my_bot.py --level 3")
+    s = parse_spec(f"{sys.executable} my_bot.py --level 3", check=False)
     assert s.kind == "stdio" and s.command[1:] == ("my_bot.py", "--level", "3")
     assert s.name == "my_bot"
-    z = parse_spec(f"zmq:{sys.executable} 'my bot.py'")
+    z = parse_spec(f"zmq:{sys.executable} 'my bot.py'", check=False)
     assert z.kind == "zmq" and z.command[1] == "my bot.py" and z.name == "my bot"
-    assert parse_spec(f"stdio:{sys.executable} x.py").kind == "stdio"
+    assert parse_spec(f"stdio:{sys.executable} x.py", check=False).kind == "stdio"
+    assert parse_spec(f"{sys.executable} -u -m mypkg.bot").name == "bot"
+    assert parse_spec("sh -c 'exec ./bot'").name == "sh"
     ex = parse_spec("example:python-random")
     assert ex.kind == "stdio" and ex.command[-1].endswith("example_bots/python/random_bot.py")
 
@@ -38,6 +40,7 @@ def test_duplicate_names_are_numbered_and_named_duplicates_refused() -> None:
 @pytest.mark.parametrize(("spec", "message"), [
     ("no-such-program-xyz --fast", "unknown bot command 'no-such-program-xyz'"),
     ("./missing_bot.py", "no such file './missing_bot.py'"),
+    ("python3 -u missing_bot.py", "no such file 'missing_bot.py'"),
     ("example:cobol", "unknown example bot 'cobol'"),
     ("tcp:localhost", "unknown prefix 'tcp:'"),
     ("python3 'unclosed", "cannot split the command line"),
