@@ -24,7 +24,15 @@ from .botspec import BotSpecError, make_player, parse_specs
 from .game import VARIANTS, ConfigError, GameConfig
 from .game.cards import DECKS
 from .human import HumanClock, HumanPlayer
-from .replay import HOW_WORDS, Narrator, RecordError, read_record, show_record, verify
+from .replay import (
+    HOW_WORDS,
+    Narrator,
+    RecordError,
+    deck_file_text,
+    read_record,
+    show_record,
+    verify,
+)
 from .runner import FaultPolicy, GameRecord, InProcessPlayer, TimeControl, run_game
 from .session import DeckFileError, Session, game_summary, read_deck_file, standings
 from .transcript import TracedPlayer, Transcript
@@ -405,8 +413,10 @@ def _result_lines(rec: GameRecord, labels: Sequence[str]) -> list[str]:
               help="Only verify the record; print one line.")
 @click.option("--step", is_flag=True, help="Wait for Enter before each turn.")
 @click.option("--no-decisions", is_flag=True, help="Show events only, not the decisions.")
+@click.option("--write-deck", type=click.Path(dir_okay=False), default=None, metavar="FILE",
+              help="Also write the game's deal as a deck file for 'referee play --deck-file'.")
 def replay(record_file: str, seat: int | None, check_only: bool, step: bool,
-           no_decisions: bool) -> None:
+           no_decisions: bool, write_deck: str | None) -> None:
     """Show a recorded game turn by turn, and verify it by re-running it.
 
     The record (written by 'referee play --record') is re-run through the rules
@@ -422,8 +432,15 @@ def replay(record_file: str, seat: int | None, check_only: bool, step: bool,
                     return click.prompt("", default="", show_default=False,
                                         prompt_suffix="[Enter: next turn, q: stop] ") != "q"
             show_record(rec, click.echo, seat, decisions=not no_decisions, pause=pause)
+        if write_deck:
+            with open(write_deck, "w", encoding="utf-8") as f:
+                f.write(deck_file_text(rec))
+            click.echo(f"deal written to {write_deck}: play it again with 'referee play BOT... "
+                       f"--deck-file {write_deck} --first-player {rec.head['first_player']}'")
     except RecordError as e:
         raise CliError(str(e)) from None
+    except OSError as e:
+        raise CliError(f"cannot write the deck file {write_deck}: {e}") from None
     except click.Abort:
         raise CliError("stopped") from None
     ok, why = verify(rec)

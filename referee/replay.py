@@ -309,3 +309,38 @@ def show_record(rec: Record, out: TextIO | Callable[[str], None], seat: int | No
         emit(f"fault: {f.get('bot')} (seat {f.get('seat')}) turn {f.get('turn')}: "
              f"{f.get('kind')}: {f.get('detail')} [{f.get('action')}]")
     return err
+
+
+def deck_file_text(rec: Record) -> str:
+    """The record's deal as a deck file for ``referee play --deck-file`` (RULES §2:
+    three rounds of 3DOWN cards, six rounds of the six cards, then the draw pile),
+    with comments saying how to play it again."""
+    n = rec.config.players
+    deck = [str(c) for c in rec.head["deck"]]
+    cfg = rec.config
+    opts = [f"--deck-file FILE --first-player {rec.head['first_player']}",
+            f"--seed {rec.head['seed']}"]
+    opts += [f"-V {v}" for v in sorted(cfg.variants)]
+    if cfg.deck != "standard":
+        opts.append(f"--deck {cfg.deck}")
+    lines = [
+        f"# The deal of game {rec.head.get('game_id', '?')}: {n} players "
+        + (f"({', '.join(rec.bots)})" if rec.bots else ""),
+        "# Play it again with: referee play BOT... " + " ".join(opts),
+        "# (the same seed gives built-in bots the same randomness; under swap_piles the",
+        "# permutation of the piles is drawn afresh)",
+    ]
+    i = 0
+    for r in range(3):
+        lines.append(f"# 3DOWN slot {r}, seats 0..{n - 1}")
+        lines.append(" ".join(deck[i:i + n]))
+        i += n
+    lines.append(f"# the six cards, one round per line, seats 0..{n - 1}")
+    for _ in range(6):
+        lines.append(" ".join(deck[i:i + n]))
+        i += n
+    rest = deck[i:]
+    lines.append(f"# the draw pile ({len(rest)} cards), top first")
+    for k in range(0, len(rest), 12):
+        lines.append(" ".join(rest[k:k + 12]))
+    return "\n".join(lines) + "\n"

@@ -176,3 +176,15 @@ def test_match_records_are_numbered(tmp_path: Path) -> None:
     assert "match standings (by mean place), 2 games" in r.stdout
     step = invoke("replay", str(tmp_path / "m-2.jsonl"), "--step", input="\n\nq\n")
     assert step.exit_code == 0 and "-- turn 2:" in step.stdout and "-- turn 3:" not in step.stdout
+
+
+def test_a_recorded_deal_written_out_and_played_again(tmp_path: Path) -> None:
+    rec, deck = tmp_path / "g.jsonl", tmp_path / "deal.txt"
+    bots = ["heuristic", "random", "lowest"]
+    first = json.loads(invoke("play", *bots, "--seed", "8", "--json", "--record",
+                              str(rec)).stdout)["games"][0]
+    r = invoke("replay", str(rec), "--check", "--write-deck", str(deck))
+    assert r.exit_code == 0 and f"--first-player {first['first_player']}" in r.stdout
+    again = json.loads(invoke("play", *bots, "--seed", "8", "--json", "--deck-file", str(deck),
+                              "--first-player", str(first["first_player"])).stdout)["games"][0]
+    assert (again["points"], again["turns"]) == (first["points"], first["turns"])
