@@ -18,6 +18,7 @@ Must not import: the tournament layer.
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import shlex
@@ -225,8 +226,12 @@ class Report:
 
 
 def _short(payload: Any) -> str:
-    import json
-
+    """A message for the transcript: a request's observation and events are left out
+    (the legal list says what was asked), and long lines are cut."""
+    if isinstance(payload, Mapping) and payload.get("type") in ("request", "game_over"):
+        payload = {k: ("{...}" if k == "observation" else f"[{len(v)} events]"
+                       if k == "events" and isinstance(v, list) else v)
+                   for k, v in payload.items()}
     text = payload if isinstance(payload, str) else json.dumps(payload, default=str)
     return text if len(text) <= LINE_CHARS else text[: LINE_CHARS - 3] + "..."
 
@@ -250,7 +255,10 @@ class Recorder:
         self.chosen: Counter[str] = Counter()
         self.latencies: list[float] = []
         self.last_answer: dict[str, str | None] = {}
+        self.last_sent: dict[str, str] = {}  # type of the last message sent to each bot
         self.hellos: dict[str, dict[str, Any]] = {}
+        self.ignored: Counter[str] = Counter()  # replies answering no pending request
+        self.first_ignored: dict[str, list[str]] = {}
         self.t0 = time.time()
 
     def _line(self, bot: str, arrow: str, text: str, now: float) -> None:
@@ -264,6 +272,8 @@ class Recorder:
         arrow = {"send": "->", "recv": "<-", "stderr": "!!", "note": ".."}.get(direction, "??")
         if isinstance(payload, Mapping):
             kind = payload.get("type")
+            if direction == "send":
+                self.last_sent[bot] = str(kind)
             if direction == "send" and kind == "request":
                 legal = [str(t) for t in payload.get("legal", [])]
                 p = _Pending(int(payload.get("id", 0)), legal, now)
@@ -281,7 +291,11 @@ class Recorder:
                         self.chosen[k] += 1
             elif direction == "recv" and kind == "hello":
                 self.hellos[bot] = dict(payload)
-        self._line(bot, arrow, _short(payload), now)
+        if not (direction == "note" and str(payload).startswith("latency")):
+            self._line(bot, arrow, _short(payload), now)
+        if direction == "note" and isinstance(payload, str) and payload.startswith("ignored:"):
+            self.ignored[bot] += 1
+            self.first_ignored.setdefault(bot, self.transcript(bot))
 
     @staticmethod
     def _answer_text(decision: Any, legal: Sequence[str]) -> str | None:
@@ -290,11 +304,11 @@ class Recorder:
         return decision if isinstance(decision, str) else None
 
     def fault_kinds(self, bot: str) -> set[str]:
-        """The kinds a fault of ``bot`` concerns: those of its last request (narrowed
-        to the kind of its answer, when the answer names one of them)."""
+        """The kinds a fault of ``bot`` concerns: those of the request it was answering
+        (narrowed to the kind of its answer, when the answer names one of them)."""
         p = self.last_request.get(bot)
-        if p is None:
-            return set()
+        if p is None or self.last_sent.get(bot) != "request":
+            return set()  # not a fault in answering a request
         offered = {k for k in map(kind_of, p.legal) if k}
         answer = self.last_answer.get(bot)
         k = kind_of(answer) if answer else None
@@ -436,6 +450,8 @@ class Checker:
         self.seats: list[CheckedSeat] = []
         self.wrappers: list[list[ProvokingTransport]] = []
         self.kind_faults: dict[str, tuple[str, list[str]]] = {}
+        self.quit_early: list[tuple[str, list[str]]] = []  # exited before bye, status 0
+        self.provoked_faults: list[tuple[Fault, list[str]]] = []  # seat 0, provoking game
         self.games = 0
 
     def seat(self, i: int) -> CheckedSeat:
@@ -460,6 +476,7 @@ class Checker:
                 self.check_games()
                 self.check_kinds()
                 self.check_provocations()
+                self.check_replies()
                 self.check_timing()
         finally:
             self.check_bye()
@@ -482,6 +499,10 @@ class Checker:
     def play(self, sc: Scenario) -> GameRecord:
         n = sc.config.players
         seats = [self.seat(i) for i in range(n)]
+        for s in seats:
+            conn = s.inner.conn
+            if conn is not None and conn.process is not None and conn.process.returncode == 0:
+                self.quit_early.append((s.name, self.recorder.transcript(s.name)))
         for i, s in enumerate(seats):
             for w in self.wrappers[i]:
                 w.on = sc.provoke
@@ -493,6 +514,10 @@ class Checker:
             if kind == "fault":
                 assert isinstance(payload, Fault)
                 faults.append((payload, self.recorder.transcript(payload.bot)))
+                conn = seats[payload.seat].inner.conn
+                if (payload.kind == "crash" and conn is not None and conn.process is not None
+                        and conn.process.wait(0.2) == 0):
+                    self.quit_early.append((payload.bot, self.recorder.transcript(payload.bot)))
                 answer_kinds = self.recorder.fault_kinds(payload.bot)
                 for k in answer_kinds:
                     self.kind_faults.setdefault(
@@ -505,6 +530,11 @@ class Checker:
                        policy=FaultPolicy("substitute", strike_limit=3), on_event=on_event)
         for w in (w for ws in self.wrappers for w in ws):
             w.on = False
+        if sc.provoke:
+            # An illegal answer is the game check's business; choking on what it did
+            # not expect (a crash, silence, garbage) is this one's.
+            self.provoked_faults += [(f, t) for f, t in faults
+                                     if f.seat == 0 and f.kind != "illegal"]
         c = self.report.check(f"game: {sc.title}")
         if faults:
             f, lines = faults[0]
@@ -537,7 +567,7 @@ class Checker:
             elif asked:
                 c.passed(f"offered in {asked} requests, chosen {chose} times")
             else:
-                c.failed(f"never came up in {self.games} games (the bot's own choices "
+                c.failed(f"never came up in {self.games} game(s) (the bot's own choices "
                          f"avoided it?)")
 
     def check_provocations(self) -> None:
@@ -545,13 +575,12 @@ class Checker:
         seat0 = self.seats[0]
         bot = seat0.name
         injected = any(w.sent_unknown for w in self.wrappers[0])
-        prov = [sc for sc in self.scenarios if sc.provoke]
-        game = self.report.check(f"game: {prov[0].title}") if prov else None
         if not injected:
             c.status, c.detail = SKIP, "no game with provocations was played"
-        elif game is not None and game.status == FAIL:
-            c.failed(f"the game with unknown messages and fields failed: {game.detail}",
-                     game.transcript)
+        elif self.provoked_faults:
+            f, lines = self.provoked_faults[0]
+            c.failed(f"after an unknown message type and unknown fields: {f.kind}: {f.detail}",
+                     lines)
         else:
             c.passed("an unknown message type and unknown fields in every message were "
                      "ignored")
@@ -564,6 +593,30 @@ class Checker:
         else:
             r.failed("no valid answer to the request after a deliberate 'rejected'",
                      self.recorder.transcript(bot))
+
+    def check_replies(self) -> None:
+        once = self.report.check("answers each request once")
+        extra = {b: n for b, n in self.recorder.ignored.items() if n}
+        if extra:
+            bot = min(extra)
+            once.failed(f"{sum(extra.values())} replies answered no pending request (a second "
+                        f"answer, or a wrong id); first from {bot}",
+                        self.recorder.first_ignored.get(bot, []))
+        else:
+            once.passed("every reply carried the id of the pending request")
+        up = self.report.check("stays up across games")
+        restarted = [s.inner for s in self.seats if s.inner.starts > 1]
+        if self.quit_early:
+            name, lines = self.quit_early[0]
+            up.failed(f"{name} exited (status 0) between games: a bot must keep running from "
+                      f"game to game until 'bye'", lines)
+        elif restarted:
+            p = restarted[0]
+            up.failed(f"{p.name} had to be started {p.starts} times: a bot must keep running "
+                      f"from game to game until 'bye'", self.recorder.transcript(p.name))
+        else:
+            up.passed(f"{len(self.seats)} processes played {self.games} game(s) without a "
+                      f"restart")
 
     def check_timing(self) -> None:
         c = self.report.check("decides in time")

@@ -22,25 +22,34 @@ BOTS = ROOT / "example_bots"
 PY = sys.executable
 FAST = TimeControl(startup=5.0, per_decision=1.0, bank=2.0)
 
-# Says hello, then answers every request with index 0 -- but ignores 'bye' (and
-# stdin's EOF never comes while the referee holds the pipe open).
-NO_BYE = """
-import json, sys
-print(json.dumps({"type": "hello", "protocol": [1], "name": "stubborn"}), flush=True)
-for line in sys.stdin:
-    msg = json.loads(line)
-    if msg["type"] == "request":
-        print(json.dumps({"type": "decision", "id": msg["id"], "decision": 0}), flush=True)
-"""
+def fake_bot(answer: object = 0, exit_on: tuple[str, ...] = ("bye",), twice: bool = False,
+             chatty: bool = False) -> str:
+    """A tiny bot script: says hello, answers every request with ``answer``; exits on
+    the message types ``exit_on``; optionally answers twice, or prints debug output
+    on stdout first."""
+    return "\n".join([
+        "import json, os, sys",
+        "def say(m): print(json.dumps(m), flush=True)",
+        "say({'type': 'hello', 'protocol': [1], 'name': 'fake'})",
+        "for line in sys.stdin:",
+        "    msg = json.loads(line)",
+        f"    if msg['type'] in {exit_on!r}: os._exit(0)",
+        "    if msg['type'] == 'request':",
+        "        print('thinking...', flush=True)" if chatty else "        pass",
+        f"        say({{'type': 'decision', 'id': msg['id'], 'decision': {answer!r}}})",
+        f"        say({{'type': 'decision', 'id': msg['id'], 'decision': {answer!r}}})"
+        if twice else "",
+    ])
 
+
+# Ignores 'bye' (and stdin's EOF never comes while the referee holds the pipe open).
+NO_BYE = fake_bot(exit_on=())
 # Always answers 'pass', which is never a decision (RULES §8: no passing).
-ILLEGAL = NO_BYE.replace('"decision": 0', '"decision": "pass"').replace(
-    "for line", "import os\nfor line").replace(
-    'msg["type"] == "request"', 'msg["type"] == "bye": os._exit(0)\n    if msg["type"] == "request"')
-
-# Prints debug output on stdout before each decision.
-CHATTY = NO_BYE.replace('if msg["type"] == "request":', 'if msg["type"] == "request":\n'
-                        '        print("thinking...", flush=True)')
+ILLEGAL = fake_bot(answer="pass")
+CHATTY = fake_bot(chatty=True)
+# Exits after each game instead of waiting for the next 'new_game' or 'bye'.
+ONE_GAME = fake_bot(exit_on=("bye", "game_over"))
+TWICE = fake_bot(twice=True)
 
 
 def rows(report: object) -> dict[str, str]:
@@ -94,7 +103,7 @@ def test_bot_answering_illegal_decisions_fails_with_transcript() -> None:
     assert statuses["decision: 3up"] == FAIL
     assert statuses["exits on bye"] == PASS
     text = report.render()
-    assert "'pass'" in text and '"decision": "pass"' in text  # the transcript is shown
+    assert "'pass'" in text and '"decision": "pass"' in text  # the transcript  # the transcript is shown
 
 
 def test_bot_printing_to_stdout_fails() -> None:
@@ -121,3 +130,32 @@ def test_cli_exit_status() -> None:
                                     "import time; time.sleep(30)"])
     assert bad.exit_code == 1
     assert "starts and says hello" in bad.output and "FAIL" in bad.output
+
+
+
+def test_bot_that_exits_after_a_game_fails() -> None:
+    report = run_checks([PY, "-c", ONE_GAME], time_control=FAST, scenarios=SCENARIOS[1:3],
+                        extra_games=0)
+    statuses = rows(report)
+    assert statuses["stays up across games"] == FAIL, report.render()
+
+
+def test_bot_that_answers_twice_fails() -> None:
+    report = run_checks([PY, "-c", TWICE], time_control=FAST, scenarios=SCENARIOS[1:2],
+                        extra_games=0)
+    statuses = rows(report)
+    assert statuses["answers each request once"] == FAIL, report.render()
+    assert statuses["stays up across games"] == PASS
+
+
+def test_bot_choking_on_unknown_messages_fails() -> None:
+    # Crashes on any message type it does not know (here: the checker's probe).
+    strict = fake_bot().replace(
+        "    if msg['type'] == 'request':",
+        "    assert msg['type'] in ('welcome', 'new_game', 'request', 'rejected', 'game_over')\n"
+        "    if msg['type'] == 'request':")
+    report = run_checks([PY, "-c", strict], time_control=FAST, scenarios=SCENARIOS[:1],
+                        extra_games=0)
+    statuses = rows(report)
+    assert statuses["ignores unknown messages and fields"] == FAIL, report.render()
+    assert "x_check_bot_notice" in report.render()
