@@ -297,8 +297,10 @@ def play(bots: tuple[str, ...], bot_opts: tuple[str, ...], human: bool, games: i
             tr.applied(names[seat], text, elapsed, substituted=sub)
 
     def on_game(i: int, gid: str) -> None:
-        if narrate or (i == 0 and not quiet):
-            echo(_header(session, i, labels))
+        if narrate:
+            echo(_header(session, i, labels, whole_match=False))
+        elif i == 0 and not quiet:
+            echo(_header(session, i, labels, whole_match=True))
 
     def on_result(i: int, rec: GameRecord, path: str | None) -> None:
         if as_json:
@@ -365,16 +367,24 @@ def _close(players: Sequence[Any]) -> None:
                 close()
 
 
-def _header(session: Session, i: int, labels: Sequence[str]) -> str:
+def _header(session: Session, i: int, labels: Sequence[str], *, whole_match: bool) -> str:
     cfg = session.config
     deck = f"deck {cfg.deck}" + (f", {cfg.colours} colours" if cfg.colours else "")
     if session.deck is not None:
         deck = f"deck from file ({len(session.deck)} cards)"
-    parts = [f"seed {session.game_seed(i)}", deck,
+    seed = f"seed {session.game_seed(i)}"
+    if whole_match and session.games > 1:
+        seed = f"seeds {session.seed} to {session.game_seed(session.games - 1)}"
+    parts = [seed, deck,
              "variants " + (", ".join(sorted(cfg.variants)) or "none")]
     if session.first_player is not None:
         parts.append(f"first player {labels[session.first_player]}")
-    title = "game" if session.games == 1 else f"game {i + 1}/{session.games}"
+    if session.games == 1:
+        title = "game"
+    elif whole_match:
+        title = f"match of {session.games} games"
+    else:
+        title = f"game {i + 1}/{session.games}"
     return f"{title}: " + ", ".join(labels) + "\n  " + "; ".join(parts)
 
 
