@@ -30,6 +30,7 @@ from typing import NamedTuple
 
 from .cards import (
     CLEAR,
+    KIND,
     KIND_TEXT,
     MAX_COPIES,
     Card,
@@ -115,8 +116,6 @@ PLAYS: tuple[tuple[tuple[Decision, ...], ...], ...] = tuple(
 
 def play_cards(src: int, cards: tuple[Card, ...]) -> Decision:
     """A play naming its cards (``four_of_a_colour``)."""
-    from .cards import KIND
-
     kind = KIND[cards[0]]
     text = f"play {SOURCE_NAMES[src]} " + " ".join(card_text(c) for c in cards)
     return Decision(PLAY, text, src, kind, len(cards), cards)
