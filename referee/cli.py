@@ -267,6 +267,8 @@ def play(bots: tuple[str, ...], bot_opts: tuple[str, ...], human: bool, games: i
             players.append(p)
     except BotSpecError as e:
         _close(players)
+        if tr_file is not None:
+            tr_file.close()
         raise CliError(str(e)) from None
 
     narrate = not quiet and not as_json and not humans and (games == 1 or verbose)
@@ -288,8 +290,11 @@ def play(bots: tuple[str, ...], bot_opts: tuple[str, ...], human: bool, games: i
             if tr is not None:
                 tr.fault(payload)
             if not as_json and not quiet:
-                echo(click.style(f"   FAULT {payload}", fg="red") if _use_colour(colour, out)
-                     else f"   FAULT {payload}")
+                # A fault's detail may list the bot's legal decisions, hence its hand: a
+                # person at the table sees it only once the game is over.
+                text = (f"   FAULT {payload.bot} (seat {payload.seat}): {payload.kind} "
+                        f"[{payload.action}]" if humans else f"   FAULT {payload}")
+                echo(click.style(text, fg="red") if _use_colour(colour, out) else text)
         elif kind == "decision" and tr is not None:
             seat, text, elapsed = payload
             sub = seat in faulted or seat in forfeited
