@@ -257,8 +257,10 @@ class Recorder:
         self.last_answer: dict[str, str | None] = {}
         self.last_sent: dict[str, str] = {}  # type of the last message sent to each bot
         self.hellos: dict[str, dict[str, Any]] = {}
-        self.ignored: Counter[str] = Counter()  # replies answering no pending request
-        self.first_ignored: dict[str, list[str]] = {}
+        self.answered: set[tuple[str, int]] = set()
+        self.max_id: Counter[str] = Counter()  # the highest request id sent to each bot
+        self.stray: Counter[str] = Counter()  # second answers, answers to ids never sent
+        self.first_stray: dict[str, list[str]] = {}
         self.t0 = time.time()
 
     def _line(self, bot: str, arrow: str, text: str, now: float) -> None:
@@ -270,32 +272,40 @@ class Recorder:
 
     def on_message(self, direction: str, bot: str, payload: Any, now: float) -> None:
         arrow = {"send": "->", "recv": "<-", "stderr": "!!", "note": ".."}.get(direction, "??")
-        if isinstance(payload, Mapping):
-            kind = payload.get("type")
-            if direction == "send":
-                self.last_sent[bot] = str(kind)
-            if direction == "send" and kind == "request":
+        if not (direction == "note" and str(payload).startswith("latency")):
+            self._line(bot, arrow, _short(payload), now)
+        if not isinstance(payload, Mapping):
+            return
+        kind = payload.get("type")
+        if direction == "send":
+            self.last_sent[bot] = str(kind)
+            if kind == "request":
                 legal = [str(t) for t in payload.get("legal", [])]
                 p = _Pending(int(payload.get("id", 0)), legal, now)
                 self.pending[bot] = self.last_request[bot] = p
+                self.max_id[bot] = max(self.max_id[bot], p.request_id)
                 self.last_answer[bot] = None
                 self.offered.update({k for k in map(kind_of, legal) if k})
-            elif direction == "recv" and kind == "decision":
-                q = self.pending.pop(bot, None)
-                if q is not None and payload.get("id") == q.request_id:
-                    self.latencies.append(now - q.sent)
-                    text = self._answer_text(payload.get("decision"), q.legal)
-                    self.last_answer[bot] = text
-                    k = kind_of(text) if text in q.legal else None
-                    if k:
-                        self.chosen[k] += 1
-            elif direction == "recv" and kind == "hello":
-                self.hellos[bot] = dict(payload)
-        if not (direction == "note" and str(payload).startswith("latency")):
-            self._line(bot, arrow, _short(payload), now)
-        if direction == "note" and isinstance(payload, str) and payload.startswith("ignored:"):
-            self.ignored[bot] += 1
-            self.first_ignored.setdefault(bot, self.transcript(bot))
+        elif direction == "recv" and kind == "decision":
+            rid = payload.get("id")
+            q = self.pending.get(bot)
+            if q is not None and rid == q.request_id:
+                del self.pending[bot]
+                self.answered.add((bot, q.request_id))
+                self.latencies.append(now - q.sent)
+                text = self._answer_text(payload.get("decision"), q.legal)
+                self.last_answer[bot] = text
+                k = kind_of(text) if text in q.legal else None
+                if k:
+                    self.chosen[k] += 1
+            elif (bot, rid) in self.answered or not (
+                    type(rid) is int and 0 < rid <= self.max_id[bot]):
+                # A second answer, or an id never sent.  (A late answer to a request
+                # given up after a timeout is not counted: the timeout is.)
+                self.stray[bot] += 1
+                self.first_stray.setdefault(bot, self.transcript(bot))
+        elif direction == "recv" and kind == "hello":
+            self.hellos[bot] = dict(payload)
 
     @staticmethod
     def _answer_text(decision: Any, legal: Sequence[str]) -> str | None:
@@ -452,6 +462,7 @@ class Checker:
         self.kind_faults: dict[str, tuple[str, list[str]]] = {}
         self.quit_early: list[tuple[str, list[str]]] = []  # exited before bye, status 0
         self.provoked_faults: list[tuple[Fault, list[str]]] = []  # seat 0, provoking game
+        self.timeouts: list[tuple[Fault, list[str]]] = []
         self.games = 0
 
     def seat(self, i: int) -> CheckedSeat:
@@ -530,6 +541,7 @@ class Checker:
                        policy=FaultPolicy("substitute", strike_limit=3), on_event=on_event)
         for w in (w for ws in self.wrappers for w in ws):
             w.on = False
+        self.timeouts += [(f, t) for f, t in faults if f.kind == "timeout"]
         if sc.provoke:
             # An illegal answer is the game check's business; choking on what it did
             # not expect (a crash, silence, garbage) is this one's.
@@ -596,12 +608,12 @@ class Checker:
 
     def check_replies(self) -> None:
         once = self.report.check("answers each request once")
-        extra = {b: n for b, n in self.recorder.ignored.items() if n}
+        extra = {b: n for b, n in self.recorder.stray.items() if n}
         if extra:
             bot = min(extra)
             once.failed(f"{sum(extra.values())} replies answered no pending request (a second "
-                        f"answer, or a wrong id); first from {bot}",
-                        self.recorder.first_ignored.get(bot, []))
+                        f"answer, or an id never sent); the first from {bot}",
+                        self.recorder.first_stray.get(bot, []))
         else:
             once.passed("every reply carried the id of the pending request")
         up = self.report.check("stays up across games")
@@ -621,14 +633,18 @@ class Checker:
     def check_timing(self) -> None:
         c = self.report.check("decides in time")
         lat = sorted(self.recorder.latencies)
-        if not lat:
+        if not lat and not self.timeouts:
             c.status, c.detail = SKIP, "no decisions"
             return
-        mid, top = lat[len(lat) // 2], lat[-1]
+        mid, top = (lat[len(lat) // 2], lat[-1]) if lat else (0.0, 0.0)
+        slow = sum(x > self.tc.per_decision for x in lat)
         text = (f"{len(lat)} decisions: median {mid * 1000:.1f} ms, max {top * 1000:.1f} ms "
-                f"(limit {self.tc.per_decision:.3f}s each plus a {self.tc.bank:.1f}s bank)")
-        if top > self.tc.per_decision:
-            c.failed(text)
+                f"(limit {self.tc.per_decision:.3f}s each plus a {self.tc.bank:.1f}s bank"
+                + (f"; {slow} took bank time" if slow else "") + ")")
+        if self.timeouts:
+            f, lines = self.timeouts[0]
+            c.failed(f"{len(self.timeouts)} timeout(s), the first: {f.bot}: {f.detail}; {text}",
+                     lines)
         else:
             c.passed(text)
 

@@ -159,3 +159,13 @@ def test_bot_choking_on_unknown_messages_fails() -> None:
     statuses = rows(report)
     assert statuses["ignores unknown messages and fields"] == FAIL, report.render()
     assert "x_check_bot_notice" in report.render()
+
+
+def test_slow_bot_fails_the_time_check_only_for_its_timeouts() -> None:
+    slow = fake_bot().replace("        pass", "        import time; time.sleep(0.12)")
+    report = run_checks([PY, "-c", slow], scenarios=SCENARIOS[1:2], extra_games=0,
+                        time_control=TimeControl(startup=5.0, per_decision=0.05, bank=0.05))
+    statuses = rows(report)
+    assert statuses["decides in time"] == FAIL, report.render()
+    assert statuses["answers each request once"] == PASS  # late answers are not strays
+    assert "timeout" in next(c.detail for c in report.checks if c.name == "decides in time")
