@@ -201,11 +201,17 @@ class BotProcess:
         #: Processes seen in the bot's tree (pid -> start time), so that one which
         #: left the session and was orphaned since is still ended (``remember_tree``).
         self.known: dict[int, int] = {}
+        self._remembered = -1e9
 
-    def remember_tree(self) -> None:
+    def remember_tree(self, min_interval: float = 0.0) -> None:
         """Note the processes of the bot's tree now (call while the bot is alive, e.g.
         after each game and before bye): ``end`` will end them even if by then they
-        have left its session and lost their parent."""
+        have left its session and lost their parent.  A /proc scan costs a few ms:
+        with ``min_interval``, skipped if the last one is more recent than that."""
+        now = time.monotonic()
+        if now - self._remembered < min_interval:
+            return
+        self._remembered = now
         for pid in bot_tree(self.pid):
             st = _stat(pid)
             if st is not None:

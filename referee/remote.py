@@ -315,7 +315,7 @@ class RemotePlayer:
 
     def end_game(self, game_id: str, result: dict[str, Any]) -> None:
         if self.conn is not None and self.conn.process is not None:
-            self.conn.process.remember_tree()
+            self.conn.process.remember_tree(min_interval=1.0)  # at most 1 /proc scan a second
         if self.dead or self.session is None or self.conn is None:
             return
         msg = self.session.game_over(

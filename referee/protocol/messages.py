@@ -255,6 +255,12 @@ def message_type(msg: Any) -> str:
 def parse_bot_message(msg: Any) -> Hello | DecisionReply:
     """Validate a decoded message from a bot and read it into its record.  Raises
     BotProtocolError naming the field at fault and what was expected."""
+    # Fast path for the common case, a well-formed decision (the checks below, made
+    # in one expression: an id that is an int, a decision that is an int or a str).
+    if type(msg) is dict and msg.get("type") == "decision":
+        rid, d = msg.get("id"), msg.get("decision")
+        if type(rid) is int and (type(d) is int or type(d) is str):
+            return DecisionReply(rid, d)
     t = message_type(msg)
     spec = MESSAGES[t]
     for f in spec.fields:

@@ -148,6 +148,7 @@ class StdioTransport:
         if self._closed:
             raise TransportClosed("the transport is closed")
         deadline = self._clock() + timeout
+        polled = False
         while True:
             line = self._next_line()
             if line is not None:
@@ -156,6 +157,12 @@ class StdioTransport:
                 raise TransportClosed("the bot closed its stdout")
             if self._exited:
                 raise TransportClosed("the bot process exited")
+            if not polled:
+                # The reply is often there already (a bot on the same CPU runs while we
+                # write): one read, no poll.
+                polled = True
+                self._read_available()
+                continue
             remaining = deadline - self._clock()
             if remaining <= 0:
                 raise TransportTimeout(f"no complete message within {timeout:.3f}s")

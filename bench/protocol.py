@@ -1,0 +1,217 @@
+"""Protocol speed: decisions/s between two trivial stdio bots, against the pipe floor.
+
+Measures, in one run and pinned to one CPU (referee and bots alike: a referee and a
+bot on different CPUs pay ~65 us more per round trip, which measures the machine,
+not the referee):
+
+1. ``stdio``: complete 2-player games between two trivial bots speaking JSON lines
+   (each answers index 0 at once), via ``stdio_player`` and ``run_game``.  Start-up
+   and handshake are outside the timing.
+2. ``floor``: the raw round trip of a Python pipe ping-pong between two processes
+   with messages of the same average sizes as (1)'s requests and replies -- no
+   JSON, no protocol, no game.  Nothing built on pipes in Python can beat it.
+3. ``engine``: the same games played in-process (no protocol at all), for scale.
+4. ``zmq``: the same games over ZeroMQ, if ``referee.transport.zmq`` provides
+   ``bench_game_zmq``.
+
+Prints us per decision and the ratio stdio / floor.  Target (issue 3): per-decision
+cost at most 4x the raw pipe floor.  The machine is shared and noisy: the best of
+``--repeat`` runs is reported.
+
+    .venv/bin/python bench/protocol.py                 # default sizes
+    .venv/bin/python bench/protocol.py --games 100 --repeat 3 --cpu 0
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from referee.game import GameConfig  # noqa: E402
+from referee.remote import RemotePlayer, stdio_player  # noqa: E402
+from referee.runner import InProcessPlayer, TimeControl, run_game  # noqa: E402
+from referee.transport.stdio import encode  # noqa: E402
+
+TRIVIAL_BOT = r"""
+import sys
+try:
+    from orjson import dumps, loads
+except ImportError:
+    from json import loads
+    from json import dumps as _d
+    def dumps(x): return _d(x).encode()
+out = sys.stdout.buffer
+out.write(dumps({"type": "hello", "protocol": [1], "name": "trivial"}) + b"\n"); out.flush()
+for line in sys.stdin.buffer:
+    msg = loads(line)
+    t = msg["type"]
+    if t == "request":
+        out.write(dumps({"type": "decision", "id": msg["id"], "decision": 0}) + b"\n")
+        out.flush()
+    elif t == "bye":
+        break
+"""
+
+ECHO = r"""
+import os
+req, rep = int(os.sys.argv[1]), int(os.sys.argv[2])
+reply = b"r" * (rep - 1) + b"\n"
+buf = b""
+while True:
+    chunk = os.read(0, 1 << 16)
+    if not chunk:
+        break
+    buf += chunk
+    while b"\n" in buf:
+        _, _, buf = buf.partition(b"\n")
+        os.write(1, reply)
+"""
+
+TC = TimeControl(startup=30.0, per_decision=10.0, bank=0.0)
+
+
+class First:
+    name = "first"
+
+    def new_game(self, seed: int) -> None:
+        pass
+
+    def decide(self, observation: dict[str, Any], legal: list[Any]) -> Any:
+        return legal[0]
+
+
+def bench_stdio(games: int, seed: int) -> tuple[float, int, float, float]:
+    """(seconds, decisions, mean request bytes, mean reply bytes)."""
+    sizes: dict[str, list[int]] = {"send": [], "recv": []}
+
+    def measure(direction: str, bot: str, payload: Any, ts: float) -> None:
+        if direction in sizes and isinstance(payload, dict) and payload["type"] in (
+                "request", "decision"):
+            sizes[direction].append(len(encode(payload)))
+
+    cmd = [sys.executable, "-c", TRIVIAL_BOT]
+    seats: list[RemotePlayer] = [stdio_player(f"t{i}", cmd, time_control=TC, memory_mb=None)
+                                 for i in range(2)]
+    try:
+        for p in seats:
+            p.connect()
+        seats[0].on_message = measure  # one sample game for the message sizes
+        run_game(GameConfig(), seed, seats, time_control=TC)
+        seats[0].on_message = None
+        decisions = 0
+        t0 = time.perf_counter()
+        for g in range(games):
+            rec = run_game(GameConfig(), seed + g, seats, game_id=f"b{g}", time_control=TC)
+            if rec.faults:
+                raise RuntimeError(f"bench game {g}: {rec.faults[0]}")
+            decisions += len(rec.decisions)
+        elapsed = time.perf_counter() - t0
+    finally:
+        for p in seats:
+            p.close()
+    return (elapsed, decisions, sum(sizes["send"]) / len(sizes["send"]),
+            sum(sizes["recv"]) / len(sizes["recv"]))
+
+
+def bench_floor(n: int, req: int, rep: int) -> float:
+    """Seconds per round trip of a raw pipe ping-pong with these message sizes."""
+    proc = subprocess.Popen([sys.executable, "-c", ECHO, str(req), str(rep)],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    assert proc.stdin is not None and proc.stdout is not None
+    wfd, rfd = proc.stdin.fileno(), proc.stdout.fileno()
+    message = b"q" * (req - 1) + b"\n"
+    try:
+        def trip() -> None:
+            os.write(wfd, message)
+            got = b""
+            while not got.endswith(b"\n"):
+                got += os.read(rfd, 1 << 16)
+
+        for _ in range(200):  # warm up
+            trip()
+        t0 = time.perf_counter()
+        for _ in range(n):
+            trip()
+        return (time.perf_counter() - t0) / n
+    finally:
+        proc.stdin.close()
+        proc.wait()
+        proc.stdout.close()
+
+
+def bench_engine(games: int, seed: int) -> tuple[float, int]:
+    decisions = 0
+    t0 = time.perf_counter()
+    for g in range(games):
+        rec = run_game(GameConfig(), seed + g, [InProcessPlayer(First(), "a"),
+                                                InProcessPlayer(First(), "b")],
+                       time_control=TC)
+        decisions += len(rec.decisions)
+    return time.perf_counter() - t0, decisions
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--games", type=int, default=60, help="games per run")
+    ap.add_argument("--repeat", type=int, default=3, help="runs; the best is reported")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--cpu", type=int, default=None, help="CPU to pin to (default: the "
+                    "first allowed one)")
+    ap.add_argument("--no-pin", action="store_true", help="do not pin to one CPU")
+    ap.add_argument("--no-zmq", action="store_true", help="skip the ZeroMQ figure")
+    args = ap.parse_args()
+
+    if not args.no_pin and hasattr(os, "sched_setaffinity"):
+        cpu = args.cpu if args.cpu is not None else min(os.sched_getaffinity(0))
+        os.sched_setaffinity(0, {cpu})  # the bots inherit it
+        print(f"pinned to CPU {cpu} (referee and bots)")
+
+    best_stdio = best_engine = best_floor = float("inf")
+    decisions = 0
+    req = rep = 0.0
+    for _ in range(args.repeat):
+        secs, decisions, req, rep = bench_stdio(args.games, args.seed)
+        best_stdio = min(best_stdio, secs / decisions)
+        esecs, edec = bench_engine(args.games, args.seed)
+        best_engine = min(best_engine, esecs / edec)
+        best_floor = min(best_floor, bench_floor(max(2000, decisions // 2), round(req),
+                                                 round(rep)))
+    us = 1e6
+    print(f"games: {args.games} x 2 players, {decisions} decisions per run, "
+          f"best of {args.repeat}")
+    print(f"messages: request {req:.0f} B, reply {rep:.0f} B on average (JSON lines)")
+    print(f"stdio : {best_stdio * us:8.1f} us/decision  {1 / best_stdio:9.0f} decisions/s")
+    print(f"engine: {best_engine * us:8.1f} us/decision  {1 / best_engine:9.0f} decisions/s "
+          f"(in-process, no protocol)")
+    print(f"floor : {best_floor * us:8.1f} us/round trip (raw Python pipe ping-pong, same sizes)")
+    ratio = best_stdio / best_floor
+    print(f"ratio : stdio / floor = {ratio:.2f}  (target <= 4: {'met' if ratio <= 4 else 'NOT met'})")
+    overhead = best_stdio - best_engine
+    print(f"        protocol only (stdio - engine) = {overhead * us:.1f} us = "
+          f"{overhead / best_floor:.2f} x the floor (the bot's own work included)")
+
+    if not args.no_zmq:
+        try:
+            from referee.transport import zmq as zmq_transport
+        except ImportError:
+            zmq_transport = None  # type: ignore[assignment]
+        bench_zmq = getattr(zmq_transport, "bench_game_zmq", None)
+        if bench_zmq is None:
+            print("zmq   : (referee.transport.zmq.bench_game_zmq not available)")
+        else:
+            best = min(r.seconds / r.decisions for r in
+                       (bench_zmq(args.games, seed=args.seed) for _ in range(args.repeat)))
+            print(f"zmq   : {best * us:8.1f} us/decision  {1 / best:9.0f} decisions/s "
+                  f"(msgpack over ZeroMQ ipc; ratio to the pipe floor {best / best_floor:.2f})")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
