@@ -169,3 +169,16 @@ def test_slow_bot_fails_the_time_check_only_for_its_timeouts() -> None:
     assert statuses["decides in time"] == FAIL, report.render()
     assert statuses["answers each request once"] == PASS  # late answers are not strays
     assert "timeout" in next(c.detail for c in report.checks if c.name == "decides in time")
+
+
+def test_installed_command_passes_the_js_bot() -> None:
+    referee = shutil.which("referee", path=str(Path(PY).parent))
+    node = shutil.which("node")
+    if referee is None or node is None:
+        pytest.skip("needs the installed referee command and node")
+    import subprocess
+
+    done = subprocess.run([referee, "check-bot", f"{node} {BOTS / 'js' / 'bot.js'}"],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "PASSED" in done.stdout and "decision: swap/keep" in done.stdout
