@@ -61,3 +61,45 @@ def test_card_values() -> None:
         1, 10, 11, 12, 13, 7]
     assert updown_bot.read_move("play hand 7g 7r").cards == ("7g", "7r")
     assert parse_decision("play 3up C+2").text == updown_bot.read_move("play 3up C+2").text
+
+
+def _run_script(bot: str, messages: list[dict[str, object]]) -> tuple[int, list[dict[str, object]], str]:
+    import json
+    import subprocess
+
+    path = Path(__file__).resolve().parents[2] / "example_bots" / "python" / bot
+    stdin = "".join(json.dumps(m) + "\n" for m in messages)
+    done = subprocess.run([sys.executable, str(path)], input=stdin, capture_output=True,
+                          text=True, timeout=20)
+    return done.returncode, [json.loads(x) for x in done.stdout.splitlines()], done.stderr
+
+
+def test_helper_speaks_the_protocol_over_stdio() -> None:
+    request = {"type": "request", "id": 7, "game_id": "g", "seat": 0, "time_left": 1.0,
+               "observation": {"pile": [], "variants": []}, "events": [],
+               "legal": ["play hand 3x1", "play hand 3x2", "pickup"], "x_new": 1}
+    rc, out, err = _run_script("heuristic_bot.py", [
+        {"type": "welcome", "protocol": 1, "referee": "test", "time": {}, "max_message_bytes": 9},
+        {"type": "new_game", "game_id": "g", "seat": 0, "players": 2, "config": {}, "bots": []},
+        {"type": "x_from_the_future", "data": [1, 2]},
+        request,
+        {"type": "rejected", "id": 7, "code": "illegal", "message": "no", "action": "substituted",
+         "substitute": "pickup"},
+        {**request, "id": 8},
+        {"type": "game_over", "game_id": "g", "how": "winner", "places": [1, 2]},
+        {"type": "bye", "reason": "done"},
+        request,  # after bye: never read
+    ])
+    assert rc == 0
+    assert out[0] == {"type": "hello", "protocol": [1], "name": "heuristic", "version": "1.0"}
+    assert out[1:] == [{"type": "decision", "id": 7, "decision": "play hand 3x2"},
+                       {"type": "decision", "id": 8, "decision": "play hand 3x2"}]
+    assert "rejected: illegal: no" in err
+
+
+def test_helper_exits_1_when_the_referee_refuses() -> None:
+    rc, out, err = _run_script("random_bot.py", [
+        {"type": "error", "code": "unsupported_version", "message": "speak 2",
+         "action": "disconnect"}])
+    assert rc == 1 and out[0]["type"] == "hello" and len(out) == 1
+    assert "unsupported_version" in err
