@@ -52,7 +52,8 @@ def run(config: str, jobs: int | None, output: str | None, fmt: str, quiet: bool
     if summary.already_done and not quiet:
         click.echo(f"resumed: {summary.already_done} games were already played", err=True)
     click.echo(render(standings_of(out), fmt))
-    click.echo(f"\nresults: {out}", err=True)
+    if not quiet:
+        click.echo(f"\nresults: {out}", err=True)
     if summary.errors:
         _fail(f"{len(summary.errors)} games could not be played (first: {summary.errors[0].game_id}:"
               f" {summary.errors[0].message.splitlines()[0]}); run again to retry them", 1)

@@ -1,0 +1,119 @@
+#!/usr/bin/env python3
+"""Does seat rotation with duplicate deals make a comparison of two bots sharper?
+
+Two in-process bots of close strength (heuristic vs lowest) play the same number of
+games through the real tournament path (schedule, worker processes, store) under
+independent deals (a fresh deal and a random seating for every game) and under
+duplicate deals (each deal replayed in every rotation of the seats).  Printed, for
+2 seats the difference in win rate and for 4 seats (two copies of each bot) the
+difference in mean place, each with its standard error (over games for independent
+deals, over deals for duplicate deals: the games of one deal are not independent),
+the ratio of the standard errors, and whether the two estimates agree.
+
+Targets: the estimates agree (|z| < 2); SE(duplicate) <= 0.85 x SE(independent) at
+2 and 4 seats; a mirror match (heuristic against itself, a deterministic bot) under
+duplicate deals comes out at exactly 0.
+
+    .venv/bin/python bench/fairness.py [--games 2000] [--jobs N] [--seed 1]
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from referee.tournament.config import parse_config  # noqa: E402
+from referee.tournament.run import run_tournament  # noqa: E402
+from referee.tournament.store import Store  # noqa: E402
+
+
+def play(bots: list[tuple[str, str]], seats: int, seating: str, deals: int, seed: int,
+         jobs: int | None, out: Path) -> list[tuple[int, float]]:
+    """(deal, difference) per game: A's minus B's figure, where bots named a* are A."""
+    raw = {
+        "tournament": {"name": out.name, "seats": seats, "deals": deals, "seed": seed,
+                       "seating": seating},
+        "rules": {"variants": ["play_out"]},
+        "bots": [{"name": n, "builtin": b} for n, b in bots],
+    }
+    config = parse_config(raw, base_dir=str(out.parent))
+    run_tournament(config, output_dir=out, jobs=jobs, quiet=True)
+    store = Store.open_existing(out)
+    diffs = []
+    for o in store.outcomes():
+        a = [p for s, p in enumerate(o.places) if o.seats[s].startswith("a")]
+        b = [p for s, p in enumerate(o.places) if o.seats[s].startswith("b")]
+        if seats == 2:  # win rate: 1 for a win (a shared first place is a win for both)
+            d = float(a[0] == 1) - float(b[0] == 1)
+        else:  # mean place (lower is better)
+            d = sum(a) / len(a) - sum(b) / len(b)
+        diffs.append((o.deal, d))
+    store.close()
+    return diffs
+
+
+def estimate(diffs: list[tuple[int, float]]) -> tuple[float, float, int]:
+    """Mean difference and its standard error over deals (each deal's games averaged
+    first; with one game per deal this is the per-game standard error)."""
+    by_deal: dict[int, list[float]] = defaultdict(list)
+    for deal, d in diffs:
+        by_deal[deal].append(d)
+    units = [sum(v) / len(v) for v in by_deal.values()]
+    n = len(units)
+    m = sum(units) / n
+    sd = math.sqrt(sum((x - m) ** 2 for x in units) / (n - 1))
+    return m, sd / math.sqrt(n), n
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    ap.add_argument("--games", type=int, default=2000, help="games per schedule and table size")
+    ap.add_argument("--jobs", type=int, default=None)
+    ap.add_argument("--seed", type=int, default=1)
+    args = ap.parse_args()
+    ok = True
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        print(f"{args.games} games per schedule; heuristic (A) vs lowest (B)\n")
+        for seats, what in ((2, "win rate A - B"), (4, "mean place A - B")):
+            bots = ([("a-heuristic", "heuristic"), ("b-lowest", "lowest")] if seats == 2 else
+                    [("a-heuristic-1", "heuristic"), ("a-heuristic-2", "heuristic"),
+                     ("b-lowest-1", "lowest"), ("b-lowest-2", "lowest")])
+            t0 = time.perf_counter()
+            ind = estimate(play(bots, seats, "random", args.games, args.seed, args.jobs,
+                                root / f"ind{seats}"))
+            dup = estimate(play(bots, seats, "rotate", args.games // seats, args.seed, args.jobs,
+                                root / f"dup{seats}"))
+            secs = time.perf_counter() - t0
+            ratio = dup[1] / ind[1]
+            z = (dup[0] - ind[0]) / math.sqrt(dup[1] ** 2 + ind[1] ** 2)
+            print(f"{seats} seats, {what}:")
+            print(f"  independent deals  {ind[0]:+.4f}  SE {ind[1]:.4f}  ({ind[2]} deals)")
+            print(f"  duplicate deals    {dup[0]:+.4f}  SE {dup[1]:.4f}  ({dup[2]} deals)")
+            agree = abs(z) < 2
+            print(f"  SE ratio duplicate/independent {ratio:.3f} "
+                  f"({'meets' if ratio <= 0.85 else 'MISSES'} <= 0.85);  "
+                  f"agreement z = {z:+.2f} ({'agree' if agree else 'DISAGREE'});  {secs:.1f} s\n")
+            ok &= ratio <= 0.85 and agree
+        for seats in (2, 4):
+            bots = [(f"{'a' if i < seats // 2 else 'b'}-heuristic-{i}", "heuristic")
+                    for i in range(seats)]
+            deals = max(50, args.games // (4 * seats))
+            m, se, n = estimate(play(bots, seats, "rotate", deals, args.seed, args.jobs,
+                                     root / f"mirror{seats}"))
+            exact = m == 0.0 and se == 0.0
+            print(f"mirror match, heuristic vs heuristic, {seats} seats, {n} duplicate deals: "
+                  f"difference {m:+.4f}, SE {se:.4f} ({'exactly 0' if exact else 'NOT 0'})")
+            ok &= exact
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

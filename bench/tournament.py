@@ -1,0 +1,158 @@
+#!/usr/bin/env python3
+"""Tournament throughput and the referee's memory.
+
+1. The same round-robin of in-process bots with ``--jobs 1`` and ``--jobs 2``:
+   games/s (wall clock of ``referee tournament run``, worker start-up included) and
+   the speed-up (target >= 1.8x on 2 CPUs).
+2. A 10,000-game run: the referee process's resident memory sampled as the games
+   are committed, and its peak (VmHWM); it should stay flat, since nothing is kept
+   per game but the row in SQLite.
+
+Games are made cheap (built-in bots, 3 colours, no play-out) so that the referee's
+own costs show.  Run on an otherwise idle machine for meaningful numbers.
+
+    .venv/bin/python bench/tournament.py [--games 4000] [--memory-games 10000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+CONFIG = """
+[tournament]
+name = "bench"
+seats = 2
+deals = {deals}
+seed = 1
+output = "out"
+[rules]
+variants = []
+colours = 3
+[[bots]]
+name = "heuristic"
+builtin = "heuristic"
+[[bots]]
+name = "lowest"
+builtin = "lowest"
+[[bots]]
+name = "random"
+builtin = "random"
+"""
+GAMES_PER_DEAL = 3 * 2  # 3 pairs, both seatings
+
+
+def referee(*args: str) -> list[str]:
+    return [sys.executable, "-m", "referee.cli", "tournament", *args]
+
+
+def status(pid: int) -> dict[str, int]:
+    out = {}
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            key, _, value = line.partition(":")
+            if key in ("VmRSS", "VmHWM"):
+                out[key] = int(value.split()[0])  # kB
+    return out
+
+
+def count(db: Path) -> int:
+    try:
+        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+        try:
+            return int(conn.execute("SELECT COUNT(*) FROM games").fetchone()[0])
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return 0
+
+
+def timed_run(root: Path, deals: int, jobs: int) -> tuple[int, float, float, float]:
+    """Games, wall seconds, CPU seconds (referee and workers), and the share of the
+    run's wall time its workers spent inside games (1.0 = never idle)."""
+    folder = root / f"jobs{jobs}"
+    folder.mkdir()
+    cfg = folder / "t.toml"
+    cfg.write_text(CONFIG.format(deals=deals))
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    subprocess.run(referee("run", str(cfg), "-q", "--jobs", str(jobs)), check=True,
+                   stdout=subprocess.DEVNULL, cwd=REPO)
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    conn = sqlite3.connect(folder / "out" / "tournament.sqlite")
+    busy = conn.execute("SELECT SUM(wall_time) FROM games").fetchone()[0]
+    conn.close()
+    return deals * GAMES_PER_DEAL, wall, cpu, busy / (jobs * wall)
+
+
+def memory_run(root: Path, games: int, jobs: int) -> None:
+    folder = root / "memory"
+    folder.mkdir()
+    cfg = folder / "t.toml"
+    deals = games // GAMES_PER_DEAL
+    cfg.write_text(CONFIG.format(deals=deals))
+    db = folder / "out" / "tournament.sqlite"
+    proc = subprocess.Popen(referee("run", str(cfg), "-q", "--jobs", str(jobs)),
+                            stdout=subprocess.DEVNULL, cwd=REPO)
+    total = deals * GAMES_PER_DEAL
+    marks = [total * i // 10 for i in range(1, 11)]
+    print(f"\nreferee process memory over a {total}-game run (--jobs {jobs}):")
+    print(f"{'games done':>12} {'RSS MB':>8} {'peak MB':>8}")
+    t0 = time.perf_counter()
+    last: dict[str, int] = {}
+    while proc.poll() is None:
+        try:
+            last = status(proc.pid)
+        except (FileNotFoundError, ProcessLookupError):
+            break
+        done = count(db)
+        while marks and done >= marks[0]:
+            print(f"{done:>12} {last['VmRSS'] / 1024:>8.1f} {last['VmHWM'] / 1024:>8.1f}")
+            marks.pop(0)
+        time.sleep(0.05)
+    secs = time.perf_counter() - t0
+    if proc.returncode:
+        raise SystemExit(f"the run failed (exit {proc.returncode})")
+    print(f"finished: {count(db)} games in {secs:.1f} s ({count(db) / secs:.0f} games/s); "
+          f"last sampled peak {last.get('VmHWM', 0) / 1024:.1f} MB")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description="tournament throughput and memory")
+    ap.add_argument("--games", type=int, default=4000, help="games of each timed run")
+    ap.add_argument("--memory-games", type=int, default=10000)
+    args = ap.parse_args()
+    cpus = len(os.sched_getaffinity(0))
+    deals = args.games // GAMES_PER_DEAL
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        print(f"round-robin of 3 built-in bots, 2 seats, {deals * GAMES_PER_DEAL} games, "
+              f"{cpus} CPUs available")
+        print(f"load average before: {os.getloadavg()[0]:.2f} (other processes compete for the CPUs)")
+        runs = {}
+        for jobs in (1, 2):
+            n, wall, cpu, busy = timed_run(root, deals, jobs)
+            runs[jobs] = (n, wall, cpu)
+            print(f"--jobs {jobs}: {n} games in {wall:.2f} s = {n / wall:.0f} games/s; "
+                  f"{1000 * cpu / n:.2f} ms CPU per game; workers in games {100 * busy:.0f}% "
+                  "of the run")
+        speedup = runs[1][1] / runs[2][1]
+        print(f"speed-up {speedup:.2f}x ({'meets' if speedup >= 1.8 else 'MISSES'} >= 1.8x); "
+              f"CPU per game --jobs 2 / --jobs 1: {runs[2][2] / runs[1][2]:.2f}")
+        memory_run(root, args.memory_games, 2)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
