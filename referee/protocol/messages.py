@@ -34,7 +34,7 @@ REJECT_CODES = ("illegal", "malformed", "unknown_id", "oversized", "timeout", "p
 #: Actions of ``rejected`` messages (what the referee did about it).
 REJECT_ACTIONS = ("substituted", "forfeit", "ignored")
 #: Codes of ``error`` messages.
-ERROR_CODES = ("unsupported_version", "protocol", "startup")
+ERROR_CODES = ("unsupported_version", "protocol")
 
 # JSON types, as JSON Schema names them.
 INTEGER, NUMBER, STRING, BOOLEAN, OBJECT, ARRAY, NULL = (

@@ -51,3 +51,16 @@ def test_validator_catches_a_wrong_referee_message() -> None:
     bad = {"type": "rejected", "id": 1, "code": "nope", "message": "m", "action": "ignored"}
     assert errors(schema, bad) == ["$.code: 'nope' not in " + str(schema["properties"]["code"]
                                                                     ["enum"])]
+
+
+def test_protocol_md_documents_every_message_and_field() -> None:
+    import re
+
+    doc = (SCHEMA_DIR.parent / "PROTOCOL.md").read_text(encoding="utf-8")
+    sections = re.split(r"^### `(\w+)` \(", doc, flags=re.M)
+    documented = {sections[i]: sections[i + 1].split("\n## ")[0]
+                  for i in range(1, len(sections) - 1, 2)}
+    assert set(documented) == set(MESSAGES)
+    for t, spec in MESSAGES.items():
+        rows = set(re.findall(r"^\| `(\w+)` \|", documented[t], flags=re.M))
+        assert rows == {f.name for f in spec.fields}, t
