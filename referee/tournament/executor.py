@@ -18,11 +18,11 @@ import contextlib
 import ctypes
 import multiprocessing
 import os
-import queue
 import signal
 import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from multiprocessing.connection import Connection, wait
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -153,7 +153,11 @@ def _die_with_parent() -> None:
         libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
-def _worker(number: int, cpu: int | None, job: Job, tasks: Any, results: Any, parent: int) -> None:
+def _worker(number: int, cpu: int | None, job: Job, tasks: Any, results: Connection,
+            parent: int) -> None:
+    """Play games from ``tasks`` until the None sentinel.  ``results`` is this
+    worker's own pipe; ``send`` returns once the message is in the pipe, so nothing
+    is lost if a bot takes the process down right after."""
     _die_with_parent()
     if os.getppid() != parent:  # the parent died before prctl took effect
         os._exit(1)
@@ -168,27 +172,46 @@ def _worker(number: int, cpu: int | None, job: Job, tasks: Any, results: Any, pa
             spec = tasks.get()
             if spec is None:
                 break
+            results.send(("start", number, spec))
+
             def on_fault(f: Fault, game_id: str = spec.game_id) -> None:
-                results.put(FaultNotice(game_id, str(f)))
+                results.send(FaultNotice(game_id, str(f)))
 
             try:
                 outcome = play_game(job, spec, seats, number, on_fault)
-                results.put(outcome)
+                results.send(outcome)
             except Exception as e:
-                results.put(WorkerError(spec.index, spec.game_id,
+                results.send(WorkerError(spec.index, spec.game_id,
                                         f"{type(e).__name__}: {e}\n{traceback.format_exc()}"))
+        # No game left: say so first (the parent needs nothing more from us), then
+        # end the bots' sessions.
+        results.send(("exit", number))
     finally:
         seats.close()
-        results.put(("exit", number))
 
 
 class ProcessExecutor:
     """``jobs`` worker processes on this machine, worker i pinned to the i-th CPU the
-    referee may use (round robin when there are more workers than CPUs)."""
+    referee may use (round robin when there are more workers than CPUs).
+
+    A worker that dies (a bot library calling ``exit``, the kernel's OOM killer) is
+    replaced; the game it was playing is reported as a ``WorkerError`` (and so played
+    again by the next run), the others go on."""
 
     def __init__(self, jobs: int | None = None, pin: bool = True) -> None:
         self.jobs = jobs or default_jobs()
         self.pin = pin
+
+    @staticmethod
+    def _read(pipes: dict[int, Connection], number: int,
+              receive: Callable[[int, Any], None]) -> None:
+        """One message from a worker's pipe; a closed pipe is forgotten."""
+        try:
+            msg = pipes[number].recv()
+        except (EOFError, OSError):
+            pipes.pop(number).close()
+            return
+        receive(number, msg)
 
     def run(self, job: Job, games: Sequence[GameSpec], report: Callable[[Report], None]) -> None:
         if not games:
@@ -198,45 +221,79 @@ class ProcessExecutor:
         # bots) ZeroMQ contexts, neither of which survives a fork.
         ctx = multiprocessing.get_context("spawn")
         tasks = ctx.Queue()
-        results = ctx.Queue()
         jobs = min(self.jobs, len(games))
         for spec in games:
             tasks.put(spec)
         for _ in range(jobs):
             tasks.put(None)
         cpus = sorted(os.sched_getaffinity(0))
-        workers = [
-            ctx.Process(target=_worker, name=f"referee-worker-{i}", daemon=True,
-                        args=(i, cpus[i % len(cpus)] if self.pin else None, job, tasks,
-                              results, os.getpid()))
-            for i in range(jobs)
-        ]
+        workers: dict[int, Any] = {}
+        pipes: dict[int, Connection] = {}
+        in_flight: dict[int, GameSpec | None] = {}
+        pending = {g.index: g for g in games}
+
+        def start(number: int) -> None:
+            cpu = cpus[number % len(cpus)] if self.pin else None
+            reader, writer = ctx.Pipe(duplex=False)
+            w = ctx.Process(target=_worker, name=f"referee-worker-{number}", daemon=True,
+                            args=(number, cpu, job, tasks, writer, os.getpid()))
+            w.start()
+            writer.close()
+            workers[number], pipes[number], in_flight[number] = w, reader, None
+
+        def receive(number: int, msg: Any) -> None:
+            if isinstance(msg, tuple):
+                if msg[0] == "start":
+                    in_flight[number] = msg[2]
+                else:  # ("exit", worker): no more games for it
+                    exited.add(number)
+                return
+            if not isinstance(msg, FaultNotice):
+                pending.pop(msg.index, None)
+                in_flight[number] = None
+            report(msg)
+
+        exited: set[int] = set()
         try:
-            for w in workers:
-                w.start()
-            running = jobs
-            while running:
-                try:
-                    msg = results.get(timeout=0.5)
-                except queue.Empty:
-                    dead = [w for w in workers if w.exitcode not in (None, 0)]
-                    if dead:
-                        raise RuntimeError(
-                            f"worker {dead[0].name} died unexpectedly (exit code {dead[0].exitcode})"
-                        ) from None
-                    continue
-                if isinstance(msg, tuple):  # ("exit", worker)
-                    running -= 1
-                else:
-                    report(msg)
+            for i in range(jobs):
+                start(i)
+            while len(exited) < jobs:
+                # Wait for a message, or for a worker still owing us one to die.
+                by_reader = {id(c): n for n, c in pipes.items()}
+                watch = [w.sentinel for n, w in workers.items() if n not in exited]
+                for obj in wait([*pipes.values(), *watch], 1.0):
+                    number = by_reader.get(id(obj))
+                    if number is not None:
+                        self._read(pipes, number, receive)
+                for number, w in list(workers.items()):
+                    if number in exited or w.exitcode is None:
+                        continue
+                    while number in pipes and pipes[number].poll():
+                        self._read(pipes, number, receive)  # what it said before dying
+                    if number in exited:
+                        continue
+                    playing = in_flight[number]
+                    if playing is not None and playing.index in pending:
+                        pending.pop(playing.index)
+                        report(WorkerError(playing.index, playing.game_id,
+                                           f"worker {number} died while playing it "
+                                           f"(exit code {w.exitcode})"))
+                    if number in pipes:
+                        pipes.pop(number).close()
+                    start(number)  # a replacement takes the dead worker's sentinel
+            for lost in pending.values():
+                report(WorkerError(lost.index, lost.game_id, "lost with a worker that died"))
+            for w in workers.values():  # let them say bye to their bots
+                w.join(timeout=10)
         finally:
-            for w in workers:
+            for w in workers.values():
                 if w.is_alive():
                     w.terminate()
-            for w in workers:
+            for w in workers.values():
                 w.join(timeout=5)
+            for c in pipes.values():
+                c.close()
             tasks.cancel_join_thread()
-            results.cancel_join_thread()
 
 
 def records_dir(job: Job) -> Path:

@@ -51,3 +51,13 @@ class Counted(HeuristicBot):
         folder = os.environ["COUNTED_DIR"]
         with open(os.path.join(folder, f"{os.getpid()}-{id(self)}"), "w") as f:
             f.write(str(os.sched_getaffinity(0)))
+
+
+class Exiter(Bot):
+    """Takes its worker process down with it (``os._exit``), as a bot library
+    calling ``exit()`` would."""
+
+    name = "exiter"
+
+    def decide(self, obs: dict[str, Any], legal: Sequence[Decision]) -> Decision:
+        os._exit(3)

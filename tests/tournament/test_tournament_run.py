@@ -269,3 +269,33 @@ cwd = "{REPO / 'example_bots' / 'python'}"
     # an external bot plays exactly like the built-in bot it mirrors: the duplicate
     # games between them split evenly
     assert data["head_to_head"]["heuristic"]["py-heuristic"] == {"score": 3.0, "games": 6}
+
+
+def test_a_worker_that_dies_is_replaced_and_its_games_are_retried(tmp_path: Path) -> None:
+    cfg = write(tmp_path, f"""
+[tournament]
+name = "exit"
+seats = 2
+deals = 2
+output = "out"
+[[bots]]
+name = "heuristic"
+builtin = "heuristic"
+[[bots]]
+name = "lowest"
+builtin = "lowest"
+[[bots]]
+name = "exiter"
+python = "{HERE / 'fakebots.py'}:Exiter"
+""")
+    code, out, err = invoke("tournament", "run", str(cfg), "--jobs", "2", "--format", "json", "-q")
+    assert code == 1
+    data = json.loads(out)
+    assert data["played"] == 4 and data["scheduled"] == 12  # heuristic-lowest only
+    assert {r["bot"]: r["games"] for r in data["standings"]} == {
+        "heuristic": 4, "lowest": 4, "exiter": 0}
+    last = err.strip().splitlines()[-1]
+    assert last.startswith("error: 8 games could not be played (first: g0")
+    assert "died while playing it (exit code 3)" in last and last.endswith("run again to retry them")
+    # the games that could not be played are not in the store, so a new run retries them
+    assert db_rows(tmp_path / "out", "SELECT COUNT(*) FROM games")[0][0] == 4
