@@ -17,7 +17,7 @@ from typing import TextIO
 from .config import TournamentConfig
 from .executor import Executor, FaultNotice, GameOutcome, Job, ProcessExecutor, Report, WorkerError
 from .players import check_bots
-from .schedule import schedule
+from .schedule import schedule, schedule_digest
 from .standings import Standings, compute
 from .store import Store
 
@@ -96,11 +96,6 @@ class RunSummary:
     output_dir: Path = Path(".")
 
 
-def open_store(config: TournamentConfig, output_dir: Path | None = None) -> Store:
-    out = output_dir or config.output_dir
-    return Store.create_or_resume(out, config.to_dict(), config.name, len(schedule(config)))
-
-
 def run_tournament(
     config: TournamentConfig,
     *,
@@ -116,7 +111,8 @@ def run_tournament(
     check_bots(config)
     out = (output_dir or config.output_dir).resolve()
     games = schedule(config)
-    store = Store.create_or_resume(out, config.to_dict(), config.name, len(games))
+    store = Store.create_or_resume(out, config.to_dict(), config.name, len(games),
+                                   schedule_digest(games))
     try:
         done = store.done()
         todo = [g for g in games if g.index not in done]

@@ -122,3 +122,11 @@ def schedule(config: TournamentConfig) -> list[GameSpec]:
         for seats in seatings(lineup, config.seating, rng):
             games.append(GameSpec(len(games), deal, deal_seed, seats))
     return games
+
+
+def schedule_digest(games: Sequence[GameSpec]) -> str:
+    """A short fingerprint of a schedule: resuming is refused when it changed."""
+    h = hashlib.sha256()
+    for g in games:
+        h.update(f"{g.index}:{g.deal}:{g.deal_seed}:{','.join(g.seats)};".encode())
+    return h.hexdigest()[:16]

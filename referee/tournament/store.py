@@ -74,9 +74,11 @@ class Store:
 
     @classmethod
     def create_or_resume(cls, output_dir: Path, config: dict[str, Any], name: str,
-                         games: int) -> Store:
+                         games: int, schedule_digest: str = "") -> Store:
         """Open the tournament in ``output_dir``, creating it if new.  Refuses (with
-        the first differing setting named) if the folder holds another tournament."""
+        the first differing setting named) if the folder holds another tournament,
+        or the same configuration now schedules other games (another referee
+        version), since resuming would then mix two tournaments."""
         output_dir.mkdir(parents=True, exist_ok=True)
         path = output_dir / DB_NAME
         conn = sqlite3.connect(path, isolation_level=None)
@@ -91,6 +93,7 @@ class Store:
                 store._set_meta("config", json.dumps(config, sort_keys=True))
                 store._set_meta("name", name)
                 store._set_meta("games", str(games))
+                store._set_meta("schedule", schedule_digest)
                 store._set_meta("created", time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
         else:
             old = json.loads(stored)
@@ -100,6 +103,13 @@ class Store:
                     f"{output_dir} holds a tournament with another configuration "
                     f"({_first_difference(old, config)}); run it with its original "
                     f"configuration to resume, or choose another output folder")
+            before = store.scheduled
+            if (store.meta("schedule") or "") != schedule_digest or before != games:
+                conn.close()
+                raise StoreError(
+                    f"{output_dir} holds this tournament as scheduled by another version of "
+                    f"the referee ({before} games then, {games} now, or other games); finish "
+                    "it with that version, or choose another output folder")
         return store
 
     @classmethod

@@ -299,3 +299,50 @@ python = "{HERE / 'fakebots.py'}:Exiter"
     assert "died while playing it (exit code 3)" in last and last.endswith("run again to retry them")
     # the games that could not be played are not in the store, so a new run retries them
     assert db_rows(tmp_path / "out", "SELECT COUNT(*) FROM games")[0][0] == 4
+
+
+def test_schedule_command_lists_the_games(tmp_path: Path) -> None:
+    cfg = write(tmp_path, "[tournament]\nseats = 2\ndeals = 2\n" + BUILTINS)
+    code, out, _ = invoke("tournament", "schedule", str(cfg))
+    lines = out.splitlines()
+    assert code == 0 and len(lines) == 12 and lines[0].startswith("g000000  deal     0  ")
+    code, out, _ = invoke("tournament", "schedule", str(cfg), "--json")
+    rows = [json.loads(x) for x in out.splitlines()]
+    assert [r["index"] for r in rows] == list(range(12))
+    assert rows[0]["deal_seed"] == rows[1]["deal_seed"] and rows[0]["seats"] == rows[1]["seats"][::-1]
+
+
+def test_a_changed_schedule_is_refused(tmp_path: Path) -> None:
+    cfg = write(tmp_path, '[tournament]\nseats = 2\ndeals = 1\noutput = "out"\n' + BUILTINS)
+    assert invoke("tournament", "run", str(cfg), "-q")[0] == 0
+    conn = sqlite3.connect(tmp_path / "out" / "tournament.sqlite")
+    conn.execute("UPDATE meta SET value = 'other' WHERE key = 'schedule'")
+    conn.commit()
+    conn.close()
+    code, _, err = invoke("tournament", "run", str(cfg), "-q")
+    assert code == 2 and "as scheduled by another version of the referee" in err
+
+
+def test_ctrl_c_stops_saves_and_resumes(tmp_path: Path) -> None:
+    cfg = write(tmp_path, '[tournament]\nseats = 2\ndeals = 200\noutput = "out"\n' + BUILTINS)
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    proc = subprocess.Popen([*REFEREE, "tournament", "run", str(cfg), "--jobs", "2"], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    out = tmp_path / "out"
+    deadline = time.monotonic() + 60
+    done = 0
+    while done < 10:
+        assert proc.poll() is None and time.monotonic() < deadline
+        if (out / "tournament.sqlite").exists():
+            with contextlib.suppress(sqlite3.OperationalError):
+                done = int(str(db_rows(out, "SELECT COUNT(*) FROM games")[0][0]))
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=30)
+    assert proc.returncode == 130
+    assert stderr.strip().splitlines()[-1] == (
+        f"error: interrupted; the finished games are saved in {out}: run the same command "
+        "again to resume")
+    assert "Traceback" not in stderr and stdout == ""
+    saved = db_rows(out, "SELECT COUNT(*) FROM games")[0][0]
+    assert isinstance(saved, int) and 10 <= saved < 1200
