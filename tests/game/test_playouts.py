@@ -48,6 +48,9 @@ def _configs() -> list[tuple[GameConfig, int]]:
     for players in (2, 4, 6):
         out.append((GameConfig(players=players, deck="alternative",
                                variants={"four_of_a_colour", "play_out"}), 10))
+    out.append((GameConfig(players=3, deck="alternative", variants=frozenset(VARIANTS)), 10))
+    out.append((GameConfig(players=5, deck="alternative",
+                           variants={"choose_for_others", "swap_piles", "may_decline"}), 20))
     return out
 
 
