@@ -626,3 +626,14 @@ draw 9k 1k"""
     g = position(text)
     assert render(g) == text
     assert g.run == 2 and g.top == 6 and g.crun == 1
+
+
+def test_a_3down_card_completes_three_of_a_number() -> None:
+    g = position("""
+        0: down 7b 2g 3g
+        1: hand 2y 3y
+        pile 5r 7g 7r
+    """)
+    act(g, "down 0")
+    assert event_texts(g)[:2] == ["play 0 3down 0 7b", "clear 0 three 4"]
+    assert g.pile == [] and g.to_move == 1

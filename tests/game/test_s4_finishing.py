@@ -146,3 +146,22 @@ def test_turn_limit_counts_whole_turns_from_one() -> None:
         assert r is not None and r.turns == turns
         assert r.how == "turn_limit" and turns == limit
         assert sum(1 for e in g.events if e[0] == "turn") == limit
+
+
+def test_play_out_turn_limit_ranks_finished_first_then_by_points() -> None:
+    g = position("""
+        players 4
+        variants play_out
+        turn_limit 9
+        turn 9
+        finished 2
+        0: hand 3g
+        1: hand 2y 2r 10b
+        2:
+        3: hand 9k 9b
+        pile 9r
+    """)
+    act(g, "pickup")
+    r = g.result()
+    assert r is not None and r.how == "turn_limit"
+    assert r.points == (12, 14, 0, 18) and r.places == (2, 3, 1, 4)

@@ -462,3 +462,20 @@ def test_alternative_deck_games_finish() -> None:
         for s in g.to_decide():
             g.apply(s, g.legal(s)[-1])
     assert Counter(all_cards(g)) == Counter(g.deck)
+
+
+def test_after_a_swap_the_extra_action_follows_a_numbered_play() -> None:
+    # draw_once_per_clear: the swap does not make the next extra action "right after a
+    # C+1 or C+2"; by default the optional draw is offered.
+    for variants, offered in (("four_of_a_colour", True),
+                              ("four_of_a_colour draw_once_per_clear", False)):
+        g = position(f"""
+            variants {variants}
+            extra 1
+            0: hand 7g 3b 9b | up 9r 2k | down 1g 1r 1b
+            1: hand 2y
+            pile 4g 5g 6g
+            draw 4k 5k 6k
+        """)
+        act(g, "play hand 7g", "keep")
+        assert g.in_extra and ("draw" in legal_texts(g)) is offered
