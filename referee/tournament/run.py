@@ -114,6 +114,7 @@ def run_tournament(
     store = Store.create_or_resume(out, config.to_dict(), config.name, len(games),
                                    schedule_digest(games))
     try:
+        store.lock()
         done = store.done()
         todo = [g for g in games if g.index not in done]
         summary = RunSummary(scheduled=len(games), already_done=len(done), output_dir=out)

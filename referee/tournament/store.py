@@ -19,6 +19,7 @@ Tables::
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import time
 from collections.abc import Iterator
@@ -112,6 +113,22 @@ class Store:
                     "it with that version, or choose another output folder")
         return store
 
+    def lock(self) -> None:
+        """Hold the folder for this process (released when it exits, however it
+        exits): two referees playing the same games would only waste their time."""
+        import fcntl
+
+        self._lock = open(self.path.parent / "lock", "w")  # noqa: SIM115 (held open)
+        try:
+            fcntl.flock(self._lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            self._lock.close()
+            self.conn.close()
+            raise StoreError(f"{self.path.parent} is in use by another referee running this "
+                             "tournament; wait for it, or stop it and run again") from None
+        self._lock.write(str(os.getpid()))
+        self._lock.flush()
+
     @classmethod
     def open_existing(cls, output_dir: Path) -> Store:
         """Open for reading (standings); works while a run is writing."""
@@ -124,6 +141,9 @@ class Store:
 
     def close(self) -> None:
         self.conn.close()
+        lock = getattr(self, "_lock", None)
+        if lock is not None:
+            lock.close()
 
     # --- meta --------------------------------------------------------------------
 

@@ -346,3 +346,17 @@ def test_ctrl_c_stops_saves_and_resumes(tmp_path: Path) -> None:
     assert "Traceback" not in stderr and stdout == ""
     saved = db_rows(out, "SELECT COUNT(*) FROM games")[0][0]
     assert isinstance(saved, int) and 10 <= saved < 1200
+
+
+def test_a_tournament_being_run_is_not_run_twice(tmp_path: Path) -> None:
+    import fcntl
+
+    cfg = write(tmp_path, '[tournament]\nseats = 2\ndeals = 1\noutput = "out"\n' + BUILTINS)
+    (tmp_path / "out").mkdir()
+    with open(tmp_path / "out" / "lock", "w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)  # as a running referee does
+        code, _, err = invoke("tournament", "run", str(cfg), "-q")
+        assert code == 2 and "is in use by another referee running this tournament" in err
+        # reading the standings meanwhile is fine
+        assert invoke("tournament", "standings", str(tmp_path / "out"))[0] == 0
+    assert invoke("tournament", "run", str(cfg), "-q")[0] == 0
