@@ -131,6 +131,12 @@ def play_game(job: Job, spec: GameSpec, seats: Seat, worker: int = 0,
         f.flush()
         os.fsync(f.fileno())
     os.replace(tmp, path)
+    # The rename itself must reach the disk before the game is committed.
+    folder = os.open(os.path.dirname(path), os.O_RDONLY)
+    try:
+        os.fsync(folder)
+    finally:
+        os.close(folder)
     r = record.result
     return GameOutcome(
         index=spec.index, game_id=spec.game_id, deal=spec.deal, deal_seed=spec.deal_seed,
