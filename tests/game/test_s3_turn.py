@@ -247,6 +247,18 @@ def test_no_legal_play_picks_up_the_whole_pile_and_ends_the_turn_without_draw() 
     assert len(g.draw_pile) == 3
 
 
+def test_pick_up_draws_nothing_even_below_three_cards() -> None:
+    g = position("""
+        0: hand 3g
+        1: hand 2y 3y
+        pile 9b
+        draw 4y 4b 4k
+    """)
+    act(g, "pickup")
+    assert texts(g.hand(0)) == "3g 9b" and len(g.draw_pile) == 3
+    assert event_texts(g) == ["pickup 0 9b", "turn 2 1"]
+
+
 def test_3up_cannot_play_picks_up() -> None:
     g = position("""
         0: up 3g 4g | down 1g 1r 1b
