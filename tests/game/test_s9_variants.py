@@ -479,3 +479,19 @@ def test_after_a_swap_the_extra_action_follows_a_numbered_play() -> None:
         """)
         act(g, "play hand 7g", "keep")
         assert g.in_extra and ("draw" in legal_texts(g)) is offered
+
+
+@pytest.mark.parametrize("taking", ["fail", "pickup"])
+def test_a_taken_pile_ends_the_colour_run(taking: str) -> None:
+    seat0 = "0: down 2r 1r 1b" if taking == "fail" else "0: hand 3k"
+    g = position(f"""
+        variants four_of_a_colour
+        {seat0}
+        1: hand 7g 3b | up 9r | down 1g 1y 1k
+        pile 4g 5g 6g
+        draw 5k
+    """.replace("draw 5k", "" if taking == "fail" else "draw 5k"))
+    act(g, "down 0" if taking == "fail" else "pickup")
+    assert g.pile == [] and g.to_move == 1
+    act(g, "play hand 7g")
+    assert "colour 1" not in event_texts(g) and g.to_move == 0
