@@ -149,14 +149,19 @@ class RemotePlayer:
         return msg
 
     def _lost(self, what: str) -> BotFault:
-        """The bot is gone: a fatal crash fault saying how it ended."""
+        """The bot is gone: a fatal crash fault saying how it ended.  What is left of
+        it (children holding its pipes) is ended now, not at ``close``."""
         self.dead = True
         how = self.conn.describe_loss() if self.conn is not None else "no connection"
         self._note(f"lost: {how}")
+        self._end_connection()
         return BotFault("crash", f"{self.name} {what}: {how}", fatal=True)
 
     def _stuck(self, e: TransportTimeout) -> BotFault:
+        """The bot stopped reading: it is ended (and started again for its next game)."""
         self.dead = True
+        self._note(f"stuck: {e}")
+        self._end_connection()
         return BotFault("timeout", f"{self.name} {e}", fatal=True)
 
     # -- the session -----------------------------------------------------------------
@@ -311,7 +316,7 @@ class RemotePlayer:
         except TransportTimeout as e:
             self._stuck(e)
         except TransportError:
-            self.dead = True
+            self._lost("was gone when told of a fault")
 
     def end_game(self, game_id: str, result: dict[str, Any]) -> None:
         if self.conn is not None and self.conn.process is not None:

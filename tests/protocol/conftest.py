@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from referee.process import alive, end_all, live_bots
+from referee.process import alive, live_bots
 
 BOTS = Path(__file__).resolve().parent.parent / "bots"
 
@@ -45,9 +45,11 @@ def pidfile(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Callabl
     def read() -> list[int]:
         return [int(x) for x in path.read_text().split()]
 
+    before = set(map(id, live_bots()))  # other tests may have left some: not ours
     yield read
-    leaked = live_bots()
-    end_all()  # never leave a bot to the next test, even when this one failed
+    leaked = [b for b in live_bots() if id(b) not in before]
+    for b in leaked:  # never leave a bot to the next test, even when this one failed
+        b.end(0.2)
     assert not leaked, f"bots not ended by the test: {[b.command for b in leaked]}"
     left = wait_gone(read())
     for pid in left:
