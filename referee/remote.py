@@ -372,11 +372,13 @@ def stdio_player(
     on_message: TranscriptHook | None = None,
     bye_grace: float = 1.0,
     kill_grace: float = 0.5,
+    write_timeout: float | None = None,
 ) -> RemotePlayer:
     """A bot started as ``command`` speaking JSON lines on its stdin/stdout.  ``env``
     is added to the referee's environment (with ``UPDOWN_TRANSPORT=stdio``); its
     stderr goes to ``log_dir/<name>.stderr.log`` (capped at ``stderr_cap`` bytes per
-    start)."""
+    start).  A bot that does not read a message within ``write_timeout`` seconds
+    (default: the per-decision limit, at least 2 s) is ended as stuck."""
     tc = time_control or TimeControl()
     full_env = {**os.environ, **(env or {}), "UPDOWN_TRANSPORT": "stdio"}
     stderr_path = None
@@ -395,7 +397,8 @@ def stdio_player(
                          stderr_path=stderr_path, stderr_cap=stderr_cap, on_stderr=on_stderr)
         transport = StdioTransport(proc.stdin_fd, proc.stdout_fd, exit_fd=proc.exit_fd,
                                    max_message_bytes=max_message_bytes,
-                                   write_timeout=max(2.0, tc.per_decision))
+                                   write_timeout=write_timeout if write_timeout is not None
+                                   else max(2.0, tc.per_decision))
         return Connection(transport, proc)
 
     player = RemotePlayer(name, launch, time_control=tc, max_message_bytes=max_message_bytes,

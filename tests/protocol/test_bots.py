@@ -218,3 +218,13 @@ def test_command_that_does_not_exist(pidfile: Pids) -> None:
     rec = play([stdio_player("ghost", ["/nonexistent/bot"]), bot("ok", "first.py")])
     assert [(f.kind, f.action) for f in rec.faults] == [("crash", "forfeit")]
     assert "'/nonexistent/bot' is not an executable file" in rec.faults[0].detail
+
+
+def test_bot_that_stops_reading_its_stdin_is_ended(pidfile: Pids) -> None:
+    p = bot("deaf", "deaf.py", write_timeout=0.2)
+    rec = play([p, bot("ok", "first.py")], policy=FaultPolicy(strike_limit=100))
+    fatal = rec.faults[-1]
+    assert (fatal.kind, fatal.action) == ("timeout", "forfeit")
+    assert "stopped reading its stdin" in fatal.detail
+    assert all(f.kind == "timeout" for f in rec.faults)
+    assert p.dead and p.conn is None  # ended at once, not at close
