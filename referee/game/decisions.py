@@ -177,6 +177,8 @@ def parse_decision(text: str) -> Decision:
                 if 1 <= c <= _MAX_COUNT:
                     return PLAYS[src][kind][c - 1]
                 raise DecisionSyntaxError(f"{text!r}: a play holds 1 to {_MAX_COUNT} cards")
+            if sep and kind is not None and count == "1":
+                return PLAYS[src][kind][0]  # "C+1x1" is one C+1: read it so
             if sep and kind is not None:
                 raise DecisionSyntaxError(
                     f"{text!r}: special cards are played one at a time (RULES §3.2)"

@@ -131,6 +131,9 @@ def _why_play(game: Game, seat: int, d: Decision, hand_n: int, draw: int) -> tup
             return (f"'{d.text}': 3UP cards are played only once the draw pile is empty",
                     "RULES §3.1")
     # What the rules forbid comes before how a play should be written.
+    if kind >= CLEAR and len(d.cards) == 1:
+        return (f"'{d.text}': a special card is written without its colour: "
+                f"'play {'hand' if d.src == HAND else '3up'} {KIND_TEXT[kind]}'", "decision syntax")
     if kind >= CLEAR and (d.count > 1 or len(d.cards) > 1):
         return f"'{d.text}': special cards are played one at a time", "RULES §3.2"
     if d.cards and len({KIND[c] for c in d.cards}) > 1:

@@ -10,7 +10,7 @@ Fields (the protocol documents them for bot authors):
     to_move (null in set-up and at the end), direction (1 clockwise, -1 not),
     extra_action (the current action is an extra action), pending_extra (extra
     actions still to come after it), drawn (a card was drawn before this extra action),
-    hand (own cards, sorted), dealt (own six dealt cards: set-up only),
+    hand (own cards, sorted; empty in set-up), dealt (own six dealt cards: set-up only),
     chosen (own 3UP choice made: set-up only), pile (bottom to top), pile_run (how
     many of the top number lie in a row), draw_pile (count), cleared (cards out of
     the game), piles (the swap_piles permutation, when there was one),

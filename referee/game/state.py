@@ -145,7 +145,8 @@ class Game:
         first_player: int | None = None,
     ) -> None:
         """A game from ``config`` and ``seed``: the seed shuffles the deck, then draws
-        the first player, then (``swap_piles``) the piles' permutation.  With ``deck``
+        the first player; ``swap_piles`` draws its permutation from a separate stream
+        (``random.Random(f"swap_piles:{seed}")``).  With ``deck``
         (card ids in deal order, first card = top) the deck is used as given; with
         ``first_player`` the first player is not drawn."""
         config = config or GameConfig()
@@ -587,8 +588,10 @@ class Game:
             self.events.append(("reveal", s, tuple(self.up[s])))
         if self.swap_piles:
             # RULES §9.5: the table piles (3UP over 3DOWN, slots kept) change hands.
+            # Drawn from its own stream of the seed, so that a game re-run from its
+            # recorded deck order (no shuffle) with the same seed swaps the same way.
             perm = list(range(n))
-            self.rng.shuffle(perm)
+            random.Random(f"swap_piles:{self.seed}").shuffle(perm)
             self.perm = tuple(perm)
             self.up = [self.up[perm[i]] for i in range(n)]
             self.down = [self.down[perm[i]] for i in range(n)]
