@@ -146,14 +146,19 @@ def _all_pids() -> list[int]:
     return [int(d) for d in os.listdir("/proc") if d.isdigit()]
 
 
-def bot_tree(leader: int) -> set[int]:
+def bot_tree(leader: int, leader_start: int | None = None) -> set[int]:
     """Live processes of a bot started as the leader of its own session: its session
-    and process group, and their descendants by parent pid (zombies left out)."""
+    and process group, and their descendants by parent pid (zombies left out).  With
+    ``leader_start`` (the leader's start time): if the leader's pid now belongs to
+    another process, the pid was reused after the whole session ended -- nothing is
+    found, so nothing unrelated is ever signalled."""
     table: dict[int, tuple[int, int, int, str, int]] = {}
     for pid in _all_pids():
         st = _stat(pid)
         if st is not None:
             table[pid] = st
+    if leader_start is not None and leader in table and table[leader][4] != leader_start:
+        return set()
     found = {pid for pid, (_, pgrp, sid, *_r) in table.items() if sid == leader or pgrp == leader}
     if leader in table:
         found.add(leader)
@@ -193,6 +198,8 @@ class BotProcess:
         self.stdout_fd = stdout_fd
         self.stderr = stderr
         self.command = list(command)
+        st = _stat(popen.pid)
+        self.start_time: int | None = st[4] if st is not None else None
         self.exit_fd: int | None = None
         if hasattr(os, "pidfd_open"):
             with contextlib.suppress(OSError):
@@ -203,6 +210,14 @@ class BotProcess:
         self.known: dict[int, int] = {}
         self._remembered = -1e9
 
+    def tree(self) -> set[int]:
+        """The live processes of the bot's tree now (``bot_tree``)."""
+        return bot_tree(self.pid, self.start_time)
+
+    def _leader_reused(self) -> bool:
+        st = _stat(self.pid)
+        return st is not None and self.start_time is not None and st[4] != self.start_time
+
     def remember_tree(self, min_interval: float = 0.0) -> None:
         """Note the processes of the bot's tree now (call while the bot is alive, e.g.
         after each game and before bye): ``end`` will end them even if by then they
@@ -212,7 +227,7 @@ class BotProcess:
         if now - self._remembered < min_interval:
             return
         self._remembered = now
-        for pid in bot_tree(self.pid):
+        for pid in self.tree():
             st = _stat(pid)
             if st is not None:
                 self.known[pid] = st[4]
@@ -259,20 +274,22 @@ class BotProcess:
             return
         self.ended = True
         try:
-            tree = bot_tree(self.pid) | self._known_alive()
-            _signal_all(self.pid, tree, signal.SIGTERM)
+            tree = self.tree() | self._known_alive()
+            group = None if self._leader_reused() else self.pid
+            _signal_all(group, tree, signal.SIGTERM)
             deadline = time.monotonic() + grace
             while time.monotonic() < deadline:
                 self.popen.poll()  # reap the bot itself so that it counts as gone
-                if not any(alive(p) for p in tree | bot_tree(self.pid)):
+                if not any(alive(p) for p in tree | self.tree()):
                     break
                 time.sleep(0.01)
             for _ in range(3):  # children forked during the grace are found again
-                left = {p for p in tree | bot_tree(self.pid) | self._known_alive()
+                left = {p for p in tree | self.tree() | self._known_alive()
                         if alive(p)}
                 if not left:
                     break
-                _signal_all(self.pid, left, signal.SIGKILL)
+                _signal_all(None if self._leader_reused() else self.pid, left,
+                            signal.SIGKILL)
                 tree = left
                 self.popen.poll()
                 time.sleep(0.005)
@@ -288,9 +305,10 @@ class BotProcess:
                 _LIVE.pop(self.pid, None)
 
 
-def _signal_all(leader: int, pids: set[int], sig: int) -> None:
-    with contextlib.suppress(OSError):
-        os.killpg(leader, sig)
+def _signal_all(group: int | None, pids: set[int], sig: int) -> None:
+    if group is not None:
+        with contextlib.suppress(OSError):
+            os.killpg(group, sig)
     for p in pids:
         with contextlib.suppress(OSError):
             os.kill(p, sig)

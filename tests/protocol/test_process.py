@@ -104,3 +104,17 @@ def test_alive_is_false_for_zombies_and_missing_pids() -> None:
         os.waitpid(pid, 0)
     assert not alive(pid)
     assert resource.getrlimit(resource.RLIMIT_AS)  # the referee itself is not limited
+
+
+def test_a_reused_leader_pid_is_never_taken_for_the_bot(pidfile: Pids) -> None:
+    proc = start_bot(["sleep", "600"], memory_mb=None)
+    try:
+        assert proc.start_time is not None
+        assert bot_tree(proc.pid, proc.start_time) == {proc.pid}
+        # Another start time at the same pid: another process, not the bot.
+        assert bot_tree(proc.pid, proc.start_time + 1) == set()
+    finally:
+        proc.end(0.1)
+        os.close(proc.stdin_fd)
+        os.close(proc.stdout_fd)
+    assert not alive(proc.pid)
