@@ -543,6 +543,7 @@ class Game:
         """Cards into the seat's hand.  Each number's list is kept in descending id
         order, so that its end holds the copies played first (colour order)."""
         hand = self.hands[seat]
+        unsorted = None
         for c in cards:
             k = KIND[c]
             lst = hand.get(k)
@@ -550,6 +551,12 @@ class Game:
                 hand[k] = [c]
             else:
                 lst.append(c)
+                if unsorted is None:
+                    unsorted = [lst]
+                else:
+                    unsorted.append(lst)
+        if unsorted is not None:
+            for lst in unsorted:
                 lst.sort(reverse=True)
         self.hand_n[seat] += len(cards)
 
@@ -790,7 +797,13 @@ class Game:
         self.top = self.run = self.crun = 0
         self.events.append(("pickup", s, cards))
         self._take(s, cards)
-        self._end_turn(s, False)
+        # End of turn without a draw (RULES §3.4), inline: pick-ups are frequent.
+        self.in_extra = False
+        self.pending = 0
+        if self.turn >= self.turn_limit:
+            self._end("turn_limit")
+            return
+        self._next_turn(s)
 
     def _swap(self, s: int, up_card: Card, hand_card: Card) -> None:
         # RULES §9.6: public swap of a 3UP card with a hand card.
