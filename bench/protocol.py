@@ -87,8 +87,16 @@ class First:
         return legal[0]
 
 
-def bench_stdio(games: int, seed: int) -> tuple[float, int, float, float]:
-    """(seconds, decisions, mean request bytes, mean reply bytes)."""
+def _cpu_of(pid: int) -> float:
+    """CPU seconds (user + system) a process has used so far."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def bench_stdio(games: int, seed: int) -> tuple[float, int, float, float, float, float]:
+    """(seconds, decisions, mean request bytes, mean reply bytes, referee CPU seconds,
+    bots' CPU seconds) of the timed games."""
     sizes: dict[str, list[int]] = {"send": [], "recv": []}
 
     def measure(direction: str, bot: str, payload: Any, ts: float) -> None:
@@ -105,7 +113,10 @@ def bench_stdio(games: int, seed: int) -> tuple[float, int, float, float]:
         seats[0].on_message = measure  # one sample game for the message sizes
         run_game(GameConfig(), seed, seats, time_control=TC)
         seats[0].on_message = None
+        pids = [p.conn.process.pid for p in seats if p.conn and p.conn.process]
         decisions = 0
+        bots0 = sum(map(_cpu_of, pids))
+        cpu0 = time.process_time()
         t0 = time.perf_counter()
         for g in range(games):
             rec = run_game(GameConfig(), seed + g, seats, game_id=f"b{g}", time_control=TC)
@@ -113,11 +124,13 @@ def bench_stdio(games: int, seed: int) -> tuple[float, int, float, float]:
                 raise RuntimeError(f"bench game {g}: {rec.faults[0]}")
             decisions += len(rec.decisions)
         elapsed = time.perf_counter() - t0
+        cpu = time.process_time() - cpu0
+        bots = sum(map(_cpu_of, pids)) - bots0
     finally:
         for p in seats:
             p.close()
     return (elapsed, decisions, sum(sizes["send"]) / len(sizes["send"]),
-            sum(sizes["recv"]) / len(sizes["recv"]))
+            sum(sizes["recv"]) / len(sizes["recv"]), cpu, bots)
 
 
 def bench_floor(n: int, req: int, rep: int) -> float:
@@ -175,10 +188,12 @@ def main() -> int:
 
     best_stdio = best_engine = best_floor = float("inf")
     decisions = 0
-    req = rep = 0.0
+    req = rep = ref_cpu = bot_cpu = 0.0
     for _ in range(args.repeat):
-        secs, decisions, req, rep = bench_stdio(args.games, args.seed)
-        best_stdio = min(best_stdio, secs / decisions)
+        secs, decisions, req, rep, cpu, bots = bench_stdio(args.games, args.seed)
+        if secs / decisions < best_stdio:
+            best_stdio = secs / decisions
+            ref_cpu, bot_cpu = cpu / decisions, bots / decisions
         esecs, edec = bench_engine(args.games, args.seed)
         best_engine = min(best_engine, esecs / edec)
         best_floor = min(best_floor, bench_floor(max(2000, decisions // 2), round(req),
@@ -188,6 +203,8 @@ def main() -> int:
           f"best of {args.repeat}")
     print(f"messages: request {req:.0f} B, reply {rep:.0f} B on average (JSON lines)")
     print(f"stdio : {best_stdio * us:8.1f} us/decision  {1 / best_stdio:9.0f} decisions/s")
+    print(f"        of which CPU: referee {ref_cpu * us:.1f} us, bots {bot_cpu * us:.1f} us "
+          f"(the rest: waiting, switching)")
     print(f"engine: {best_engine * us:8.1f} us/decision  {1 / best_engine:9.0f} decisions/s "
           f"(in-process, no protocol)")
     print(f"floor : {best_floor * us:8.1f} us/round trip (raw Python pipe ping-pong, same sizes)")
