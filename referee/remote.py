@@ -69,6 +69,27 @@ TranscriptHook = Callable[[str, str, Any, float], None]
 
 REFEREE_NAME = f"updown-referee {__version__}"
 
+# The JSON-ready form of each (filtered) event, shared by every seat and game that
+# sees the same event: most events are public, so each is converted once, not once
+# per seat.  The dicts are only ever serialised: never modify one.
+_EVENT_DICTS: dict[tuple[Any, ...], dict[str, Any]] = {}
+
+
+def _event_dicts(events: Sequence[tuple[Any, ...]]) -> list[dict[str, Any]]:
+    cache = _EVENT_DICTS
+    if len(cache) > 50_000:
+        cache.clear()
+    out = []
+    for e in events:
+        try:
+            d = cache.get(e)
+            if d is None:
+                d = cache[e] = event_dict(e)
+        except TypeError:  # an event holding a list: not hashable, convert it each time
+            d = event_dict(e)
+        out.append(d)
+    return out
+
 
 @dataclass
 class Connection:
@@ -257,7 +278,7 @@ class RemotePlayer:
         legal = request.legal
         self._legal = legal
         msg = session.request(request.seat, request.observation, [d.text for d in legal],
-                              [event_dict(e) for e in request.events], request.time_left)
+                              _event_dicts(request.events), request.time_left)
         rid = msg["id"]
         self._ids[request.request_id] = rid
         start = self.clock()
