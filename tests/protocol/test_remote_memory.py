@@ -219,3 +219,16 @@ def test_send_to_a_closed_peer_is_a_crash_at_start() -> None:
     rec = run_game(GameConfig(), 1, [p, player(ScriptedBot(first), "ok")])
     assert rec.faults[0].kind == "crash" and rec.faults[0].action == "forfeit"
     assert "was gone at the start of the game" in rec.faults[0].detail
+
+
+def test_variant_games_for_six_seats_follow_the_schema() -> None:
+    from referee.game import VARIANTS
+
+    bots = [ScriptedBot(lambda r: len(r["legal"]) // 2) for _ in range(6)]
+    players = [player(b, f"b{i}") for i, b in enumerate(bots)]
+    config = GameConfig(players=6, variants=frozenset(VARIANTS) - {"match_scoring"})
+    rec = run_game(config, 9, players)
+    assert rec.faults == []
+    for b in bots:
+        assert b.of_type("new_game")[0]["config"]["variants"] == sorted(config.variants)
+        assert len(b.of_type("game_over")) == 1
