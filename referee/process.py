@@ -21,7 +21,9 @@ session and is orphaned between two snapshots -- is the one way out, documented 
 protocol/PROTOCOL.md.
 
 Every started bot is registered until it is ended; ``end_all`` (also run at exit)
-ends whatever is left.
+ends whatever is left.  So that "at exit" includes being terminated: when the first
+bot starts, SIGTERM and SIGHUP -- if they still have their default action, and we are
+in the main thread -- are made to raise SystemExit, which runs the exit handlers.
 
 Must not import: the protocol layer, the game engine, transports.
 """
@@ -364,7 +366,27 @@ def start_bot(
     proc = BotProcess(popen, in_w, out_r, log, command)
     with _LIVE_LOCK:
         _LIVE[proc.pid] = proc
+    _exit_on_termination()
     return proc
+
+
+_handlers_installed = False
+
+
+def _terminated(signum: int, frame: object) -> None:
+    raise SystemExit(128 + signum)
+
+
+def _exit_on_termination() -> None:
+    """Make SIGTERM and SIGHUP exit through the exit handlers (``end_all``), unless
+    someone has set their own handler.  Only possible from the main thread."""
+    global _handlers_installed
+    if _handlers_installed or threading.current_thread() is not threading.main_thread():
+        return
+    _handlers_installed = True
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        if signal.getsignal(sig) is signal.SIG_DFL:
+            signal.signal(sig, _terminated)
 
 
 def live_bots() -> list[BotProcess]:

@@ -6,6 +6,7 @@ import os
 import resource
 import signal
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -118,3 +119,31 @@ def test_a_reused_leader_pid_is_never_taken_for_the_bot(pidfile: Pids) -> None:
         os.close(proc.stdin_fd)
         os.close(proc.stdout_fd)
     assert not alive(proc.pid)
+
+
+def test_terminated_referee_ends_its_bots(tmp_path: Path, pidfile: Pids) -> None:
+    import subprocess
+    import textwrap
+
+    script = textwrap.dedent("""
+        import sys, time
+        from referee.process import start_bot
+        proc = start_bot(["sh", "-c", "trap '' TERM; echo $$ >> $FAKEBOT_PIDFILE; sleep 600"])
+        print("started", flush=True)
+        time.sleep(600)
+    """)
+    referee = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE)
+    try:
+        assert referee.stdout is not None
+        assert referee.stdout.readline() == b"started\n"
+        deadline = time.monotonic() + 5
+        while not pidfile() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        referee.terminate()
+        assert referee.wait(10) == 128 + signal.SIGTERM
+    finally:
+        referee.kill()
+        referee.wait()
+        if referee.stdout:
+            referee.stdout.close()
+    assert len(pidfile()) == 1 and wait_gone(pidfile()) == []
