@@ -97,9 +97,9 @@ class StderrLog:
                         lines = (pending + keep).split(b"\n")
                         pending = lines.pop()
                         for line in lines:
-                            self.on_line(line.decode("utf-8", "replace"))
+                            self._tell(line)
             if pending and self.on_line:
-                self.on_line(pending.decode("utf-8", "replace"))
+                self._tell(pending)
         finally:
             if self._file:
                 if self.dropped:
@@ -108,6 +108,16 @@ class StderrLog:
                 self._file.close()
             with contextlib.suppress(OSError):
                 os.close(self.fd)
+
+    def _tell(self, line: bytes) -> None:
+        """Pass a line on; a failing callback is dropped rather than allowed to stop
+        the draining (the bot would then block on a full stderr pipe)."""
+        if self.on_line is None:
+            return
+        try:
+            self.on_line(line.decode("utf-8", "replace"))
+        except Exception:
+            self.on_line = None
 
     def tail(self) -> str:
         with self._lock:

@@ -147,3 +147,20 @@ def test_terminated_referee_ends_its_bots(tmp_path: Path, pidfile: Pids) -> None
         if referee.stdout:
             referee.stdout.close()
     assert len(pidfile()) == 1 and wait_gone(pidfile()) == []
+
+
+def test_a_failing_stderr_callback_never_stops_the_draining(tmp_path: Path,
+                                                            pidfile: Pids) -> None:
+    def broken(line: str) -> None:
+        raise RuntimeError("transcript bug")
+
+    code = "import sys\nfor i in range(20000): sys.stderr.write('x' * 99 + '\\n')\nprint('done')"
+    proc = start_bot([sys.executable, "-c", code], stderr_path=str(tmp_path / "log"),
+                     on_stderr=broken)
+    try:
+        assert proc.wait(10.0) == 0  # 2 MB of stderr: it would block if nobody read
+        assert read_all(proc.stdout_fd) == b"done\n"
+    finally:
+        proc.end()
+        os.close(proc.stdin_fd)
+        os.close(proc.stdout_fd)
