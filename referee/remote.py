@@ -37,6 +37,7 @@ from __future__ import annotations
 import contextlib
 import os
 import time
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -152,21 +153,34 @@ class RemotePlayer:
 
     # -- transcript ------------------------------------------------------------------
 
+    def _tell(self, direction: str, payload: Any) -> None:
+        """Call the transcript hook.  A hook that fails is a bug on our side, not the
+        bot's: it is switched off with a warning, and the game goes on."""
+        hook = self.on_message
+        if hook is None:
+            return
+        try:
+            hook(direction, self.name, payload, time.time())
+        except Exception as e:
+            self.on_message = None
+            warnings.warn(f"the transcript hook of {self.name} failed and is switched off: "
+                          f"{type(e).__name__}: {e}", RuntimeWarning, stacklevel=2)
+
     def _note(self, text: str) -> None:
         if self.on_message is not None:
-            self.on_message("note", self.name, text, time.time())
+            self._tell("note", text)
 
     def _send(self, msg: dict[str, Any]) -> None:
         assert self.conn is not None
         if self.on_message is not None:
-            self.on_message("send", self.name, msg, time.time())
+            self._tell("send", msg)
         self.conn.transport.send(msg)
 
     def _recv(self, timeout: float) -> dict[str, Any]:
         assert self.conn is not None
         msg = self.conn.transport.recv(timeout)
         if self.on_message is not None:
-            self.on_message("recv", self.name, msg, time.time())
+            self._tell("recv", msg)
         return msg
 
     def _lost(self, what: str) -> BotFault:

@@ -232,3 +232,16 @@ def test_variant_games_for_six_seats_follow_the_schema() -> None:
     for b in bots:
         assert b.of_type("new_game")[0]["config"]["variants"] == sorted(config.variants)
         assert len(b.of_type("game_over")) == 1
+
+
+def test_a_failing_transcript_hook_is_not_the_bots_fault() -> None:
+    import pytest
+
+    def hook(direction: str, name: str, payload: Any, ts: float) -> None:
+        if direction == "recv" and payload.get("type") == "decision":
+            raise KeyError("transcript bug")
+
+    p = player(ScriptedBot(first), "a", on_message=hook)
+    with pytest.warns(RuntimeWarning, match="transcript hook of a failed"):
+        rec = run_game(GameConfig(), 1, [p, player(ScriptedBot(first), "b")])
+    assert rec.faults == [] and p.on_message is None
