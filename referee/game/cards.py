@@ -46,6 +46,11 @@ TEXT: tuple[str, ...] = tuple(
 )
 
 
+#: Display order of a card id as one int (kind, then colour, then copy): a C-level
+#: sort key (``key=ORDER.__getitem__``) for the hot paths.
+ORDER: tuple[int, ...] = tuple(KIND[i] * 1000 + COLOUR[i] * 10 + i // _STRIDE for i in range(_N_IDS))
+
+
 class CardError(ValueError):
     """A card's text form could not be read."""
 

@@ -22,20 +22,34 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .cards import card_text, sort_key
+from .cards import ORDER, TEXT
 
 if TYPE_CHECKING:
     from .state import Game
 
+# state.py's phase numbers (state.py imports this module, so not the reverse).
+SETUP = 0
+PHASE_NAMES = ("setup", "play", "swap", "over")
+
+_text = TEXT.__getitem__
+_order = ORDER.__getitem__
+
 
 def _texts(cards: list[int] | tuple[int, ...]) -> list[str]:
-    return [card_text(c) for c in cards]
+    return list(map(_text, cards))
+
+
+def _cleared(game: Game) -> list[str]:
+    # The cleared cards only ever grow, so their count identifies them: sort and
+    # convert them once per clear, not once per observation.
+    cached = game._cleared
+    if cached is None or cached[0] != len(game.out):
+        cached = game._cleared = (len(game.out), _texts(sorted(game.out, key=_order)))
+    return list(cached[1])
 
 
 def observation(game: Game, seat: int) -> dict[str, Any]:
     """What ``seat`` may know now (RULES §6)."""
-    from .state import PHASE_NAMES, SETUP
-
     n = game.n
     setup = game.phase == SETUP
     obs: dict[str, Any] = {
@@ -54,7 +68,7 @@ def observation(game: Game, seat: int) -> dict[str, Any]:
         "pile": _texts(game.pile),
         "pile_run": game.run,
         "draw_pile": len(game.draw_pile),
-        "cleared": _texts(sorted(game.out, key=sort_key)),
+        "cleared": _cleared(game),
     }
     if setup:
         obs["dealt"] = _texts(game.dealt[seat])
@@ -73,7 +87,7 @@ def observation(game: Game, seat: int) -> dict[str, Any]:
             # 3UP cards are public once every seat has chosen (RULES §2.3, §6).
             "up": None if setup else _texts(game.up[s]),
             "down": [i for i in range(3) if game.down[s][i] is not None],
-            "finished": game.place[s] if game.place[s] is not None and s in game.finished else None,
+            "finished": game.place[s],  # set when the seat finishes (RULES §4)
             **({"chosen": game.choices[s] is not None} if setup else {}),
         })
     obs["seats"] = seats

@@ -83,12 +83,16 @@ from .decisions import (
     swap,
 )
 from .errors import ConfigError, IllegalDecision, NotYourTurn
+from .events import filter_event as _filter_event
+from .observe import PHASE_NAMES as _OBS_PHASES
+from .observe import observation as _observation
 
 SETUP = 0
 PLAYING = 1
 SWAPPING = 2
 OVER = 3
 PHASE_NAMES = ("setup", "play", "swap", "over")
+assert PHASE_NAMES == _OBS_PHASES
 
 _HAND_PLAYS = PLAYS[HAND]
 _UP_PLAYS = PLAYS[UP]
@@ -133,7 +137,7 @@ class Game:
         "draw_pile", "pile", "top", "run", "crun", "ccol", "out",
         "phase", "to_move", "direction", "turn", "pending", "in_extra", "drawn",
         "draw_ok", "granted", "finished", "place", "events", "_legal", "_result",
-        "perm", "_setup_cache",
+        "perm", "_setup_cache", "_cleared",
     )
 
     def __init__(
@@ -223,6 +227,7 @@ class Game:
         self.place: list[int | None] = [None] * n
         self.perm: tuple[int, ...] | None = None
         self._setup_cache: list[list[Decision] | None] = [None] * n
+        self._cleared: tuple[int, list[str]] | None = None  # observe.py's cache
         self._legal: list[Decision] | None = None
         self._result: GameResult | None = None
         self.events: list[tuple[Any, ...]] = [("deal", s, self.dealt[s]) for s in range(n)]
@@ -277,15 +282,11 @@ class Game:
 
     def observation(self, seat: int) -> dict[str, Any]:
         """What ``seat`` may know now (RULES §6); see ``observe.py``."""
-        from .observe import observation
-
-        return observation(self, seat)
+        return _observation(self, seat)
 
     def events_for(self, seat: int | None, start: int = 0) -> list[tuple[Any, ...]]:
         """Events from index ``start`` as ``seat`` may see them (None: omniscient)."""
-        from .events import filter_event
-
-        return [filter_event(e, seat) for e in self.events[start:]]
+        return [_filter_event(e, seat) for e in self.events[start:]]
 
     def copy(self) -> Game:
         g = Game.__new__(Game)
