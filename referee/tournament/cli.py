@@ -13,6 +13,7 @@ from pathlib import Path
 import click
 
 from .config import TournamentConfigError, load_config
+from .executor import ExecutorError
 from .run import run_tournament, standings_of
 from .schedule import schedule
 from .standings import FORMATS, render
@@ -40,17 +41,21 @@ def tournament() -> None:
 @click.option("--quiet", "-q", is_flag=True, help="No progress display.")
 def run(config: str, jobs: int | None, output: str | None, fmt: str, quiet: bool) -> None:
     """Play the tournament CONFIG (a TOML file); run again to resume it."""
+    out: Path | str = output or "its output folder"
     try:
         cfg = load_config(config)
         out = Path(output).resolve() if output else cfg.output_dir
         summary = run_tournament(cfg, output_dir=out, jobs=jobs, quiet=quiet)
     except (TournamentConfigError, StoreError) as e:
         _fail(str(e))
+    except ExecutorError as e:
+        _fail(f"{e}; the finished games are saved in {out}", 1)
     except KeyboardInterrupt:
         _fail(f"interrupted; the finished games are saved in {out}: run the same command "
               "again to resume", 130)
     if summary.already_done and not quiet:
         click.echo(f"resumed: {summary.already_done} games were already played", err=True)
+    out = Path(out)
     click.echo(render(standings_of(out), fmt))
     if not quiet:
         click.echo(f"\nresults: {out}", err=True)

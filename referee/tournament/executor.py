@@ -73,6 +73,11 @@ class WorkerError:
 Report = GameOutcome | FaultNotice | WorkerError
 
 
+class ExecutorError(Exception):
+    """The executor cannot play games at all (e.g. a worker dies before its first
+    game): one readable line."""
+
+
 @dataclass(frozen=True)
 class Job:
     """What a worker needs to play games: the configuration and where records go."""
@@ -246,8 +251,12 @@ class ProcessExecutor:
             w.start()
             writer.close()
             workers[number], pipes[number], in_flight[number] = w, reader, None
+            heard[number] = False
+
+        heard: dict[int, bool] = {}
 
         def receive(number: int, msg: Any) -> None:
+            heard[number] = True
             if isinstance(msg, tuple):
                 if msg[0] == "start":
                     in_flight[number] = msg[2]
@@ -278,6 +287,9 @@ class ProcessExecutor:
                         self._read(pipes, number, receive)  # what it said before dying
                     if number in exited:
                         continue
+                    if not heard[number]:  # replacing it would only fail again
+                        raise ExecutorError(f"worker {number} died before its first game "
+                                            f"(exit code {w.exitcode})")
                     playing = in_flight[number]
                     if playing is not None and playing.index in pending:
                         pending.pop(playing.index)

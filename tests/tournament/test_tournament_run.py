@@ -360,3 +360,23 @@ def test_a_tournament_being_run_is_not_run_twice(tmp_path: Path) -> None:
         # reading the standings meanwhile is fine
         assert invoke("tournament", "standings", str(tmp_path / "out"))[0] == 0
     assert invoke("tournament", "run", str(cfg), "-q")[0] == 0
+
+
+def test_workers_that_cannot_start_stop_the_run_instead_of_respawning(tmp_path: Path) -> None:
+    """A script that runs a tournament without an ``if __name__ == "__main__"``
+    guard: every spawned worker dies while importing it.  The executor says so,
+    once, rather than replacing dead workers for ever."""
+    script = tmp_path / "unguarded.py"
+    script.write_text(f"""
+from pathlib import Path
+from referee.tournament.config import parse_config
+from referee.tournament.run import run_tournament
+raw = {{"tournament": {{"deals": 2}}, "bots": [{{"name": "a", "builtin": "random"}},
+                                           {{"name": "b", "builtin": "lowest"}}]}}
+run_tournament(parse_config(raw), output_dir=Path({str(tmp_path / 'out')!r}), jobs=2, quiet=True)
+""")
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    r = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True,
+                       timeout=60)
+    assert r.returncode != 0
+    assert "ExecutorError: worker" in r.stderr and "died before its first game" in r.stderr
