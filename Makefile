@@ -13,8 +13,10 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
+# A fresh demo league each time (a finished one would only print its standings).
 demo: $(STAMP)
-	$(BIN)/referee demo
+	rm -rf runs/demo
+	$(BIN)/referee tournament run tournaments/demo.toml
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q
