@@ -73,6 +73,9 @@ class WorkerError:
 Report = GameOutcome | FaultNotice | WorkerError
 
 
+IDLE, NOT_READY = -1, -2  # a worker's entry in the shared ``playing`` array
+
+
 class ExecutorError(Exception):
     """The executor cannot play games at all (e.g. a worker dies before its first
     game): one readable line."""
@@ -165,10 +168,12 @@ def _die_with_parent() -> None:
 
 
 def _worker(number: int, cpu: int | None, job: Job, tasks: Any, results: Connection,
-            parent: int) -> None:
+            playing: Any, parent: int) -> None:
     """Play games from ``tasks`` until the None sentinel.  ``results`` is this
     worker's own pipe; ``send`` returns once the message is in the pipe, so nothing
-    is lost if a bot takes the process down right after."""
+    is lost if a bot takes the process down right after.  ``playing[number]`` (shared
+    memory, readable after a crash) holds the index of the game being played, IDLE
+    between games, NOT_READY until the worker is set up."""
     _die_with_parent()
     if os.getppid() != parent:  # the parent died before prctl took effect
         os._exit(1)
@@ -178,22 +183,24 @@ def _worker(number: int, cpu: int | None, job: Job, tasks: Any, results: Connect
         with contextlib.suppress(OSError):
             os.sched_setaffinity(0, {cpu})  # bots started from here inherit it
     seats = Seat(job)
+    playing[number] = IDLE
     try:
         while True:
             spec = tasks.get()
             if spec is None:
                 break
-            results.send(("start", number, spec))
+            playing[number] = spec.index
 
             def on_fault(f: Fault, game_id: str = spec.game_id) -> None:
                 results.send(FaultNotice(game_id, str(f)))
 
             try:
-                outcome = play_game(job, spec, seats, number, on_fault)
-                results.send(outcome)
+                report: Report = play_game(job, spec, seats, number, on_fault)
             except Exception as e:
-                results.send(WorkerError(spec.index, spec.game_id,
-                                        f"{type(e).__name__}: {e}\n{traceback.format_exc()}"))
+                report = WorkerError(spec.index, spec.game_id,
+                                     f"{type(e).__name__}: {e}\n{traceback.format_exc()}")
+            results.send(report)
+            playing[number] = IDLE
         # No game left: say so first (the parent needs nothing more from us), then
         # end the bots' sessions.
         results.send(("exit", number))
@@ -240,32 +247,25 @@ class ProcessExecutor:
         cpus = sorted(os.sched_getaffinity(0))
         workers: dict[int, Any] = {}
         pipes: dict[int, Connection] = {}
-        in_flight: dict[int, GameSpec | None] = {}
+        playing = ctx.Array("q", jobs, lock=False)  # per worker: game index, IDLE, NOT_READY
         pending = {g.index: g for g in games}
 
         def start(number: int) -> None:
             cpu = cpus[number % len(cpus)] if self.pin else None
             reader, writer = ctx.Pipe(duplex=False)
+            playing[number] = NOT_READY
             w = ctx.Process(target=_worker, name=f"referee-worker-{number}", daemon=True,
-                            args=(number, cpu, job, tasks, writer, os.getpid()))
+                            args=(number, cpu, job, tasks, writer, playing, os.getpid()))
             w.start()
             writer.close()
-            workers[number], pipes[number], in_flight[number] = w, reader, None
-            heard[number] = False
-
-        heard: dict[int, bool] = {}
+            workers[number], pipes[number] = w, reader
 
         def receive(number: int, msg: Any) -> None:
-            heard[number] = True
-            if isinstance(msg, tuple):
-                if msg[0] == "start":
-                    in_flight[number] = msg[2]
-                else:  # ("exit", worker): no more games for it
-                    exited.add(number)
+            if isinstance(msg, tuple):  # ("exit", worker): no more games for it
+                exited.add(number)
                 return
             if not isinstance(msg, FaultNotice):
                 pending.pop(msg.index, None)
-                in_flight[number] = None
             report(msg)
 
         exited: set[int] = set()
@@ -287,13 +287,13 @@ class ProcessExecutor:
                         self._read(pipes, number, receive)  # what it said before dying
                     if number in exited:
                         continue
-                    if not heard[number]:  # replacing it would only fail again
+                    index = playing[number]
+                    if index == NOT_READY:  # replacing it would only fail again
                         raise ExecutorError(f"worker {number} died before its first game "
                                             f"(exit code {w.exitcode})")
-                    playing = in_flight[number]
-                    if playing is not None and playing.index in pending:
-                        pending.pop(playing.index)
-                        report(WorkerError(playing.index, playing.game_id,
+                    if index in pending:
+                        lost = pending.pop(index)
+                        report(WorkerError(lost.index, lost.game_id,
                                            f"worker {number} died while playing it "
                                            f"(exit code {w.exitcode})"))
                     if number in pipes:
