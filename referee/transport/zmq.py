@@ -163,9 +163,18 @@ class _Router:
                 self.sock.setsockopt(zmq.HEARTBEAT_TIMEOUT, 10000)
             if server_secret is not None:
                 self._setup_curve(server_secret, allowed_keys or {})
-            self.monitor = self.sock.get_monitor_socket(
-                zmq.EVENT_DISCONNECTED | zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL
-                | zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL | zmq.EVENT_HANDSHAKE_FAILED_AUTH)
+            # libzmq's I/O thread sends monitor events with a lock held and blocks
+            # while they cannot be queued: our end takes any number of them (no HWM),
+            # and is closed only after the monitor is stopped (``close``).
+            monitor_addr = f"inproc://monitor-{id(self):x}"
+            self.sock.monitor(monitor_addr, zmq.EVENT_DISCONNECTED
+                              | zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL
+                              | zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL
+                              | zmq.EVENT_HANDSHAKE_FAILED_AUTH)
+            self.monitor = self.ctx.socket(zmq.PAIR)
+            self.monitor.setsockopt(zmq.LINGER, 0)
+            self.monitor.setsockopt(zmq.RCVHWM, 0)
+            self.monitor.connect(monitor_addr)
             self.sock.bind(endpoint)
             self.endpoint = self.sock.getsockopt_string(zmq.LAST_ENDPOINT)
         except BaseException:
@@ -247,7 +256,12 @@ class _Router:
             elif kind == zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL:
                 self._refused(_PROTOCOL_ERRORS.get(value, f"protocol error {value:#x}"))
             elif kind == zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL:
-                self._refused(f"the handshake failed ({_errno_text(value)})")
+                # The client hung up first: typically on seeing a mechanism it does
+                # not expect, before the server could tell what was wrong.
+                self._refused(f"the client broke off the handshake ({_errno_text(value)}): "
+                              + ("most likely it does not use CURVE, or uses the wrong "
+                                 "server key" if self.auth else "does it use CURVE? this "
+                                 "endpoint does not"))
 
     def _refused(self, why: str) -> None:
         """Log a refused connection: each reason the first time, then at 10, 100...
@@ -287,13 +301,18 @@ class _Router:
         if self.closed:
             return
         self.closed = True
-        for sock_name in ("monitor", "sock"):
-            sock = getattr(self, sock_name, None)
-            if sock is not None:
-                if sock_name == "sock":
-                    with contextlib.suppress(zmq.ZMQError):
-                        sock.disable_monitor()
-                sock.close(linger=0)
+        sock = getattr(self, "sock", None)
+        monitor = getattr(self, "monitor", None)
+        if sock is not None:
+            # Stop the monitor while its receiving end is open: libzmq's I/O thread
+            # would block for good on an event sent to a closed PAIR (holding the
+            # lock that disable_monitor needs).
+            with contextlib.suppress(zmq.ZMQError):
+                sock.disable_monitor()
+        if monitor is not None:
+            monitor.close(linger=0)
+        if sock is not None:
+            sock.close(linger=0)
         if self.auth is not None:
             self.auth.stop()
         self.ctx.term()

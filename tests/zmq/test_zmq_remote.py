@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import subprocess
 import sys
 import time
@@ -103,8 +104,10 @@ def test_admitted_with_its_key_plays_a_game(start_bot: Start) -> None:
 
 
 @pytest.mark.parametrize(("case", "logged"), [
-    ("unknown key", "is not allowed (it is no listed bot's public key)"),
-    ("no curve", "security mechanism mismatch: the client does not use CURVE"),
+    ("unknown key", r"is not allowed \(it is no listed bot's public key\)"),
+    # The server sees the mismatch, or the client hangs up first on seeing it.
+    ("no curve", "security mechanism mismatch: the client does not use CURVE|"
+                 "broke off the handshake .*: most likely it does not use CURVE"),
     ("wrong server key", "the client used the wrong server key"),
 ])
 def test_refused_without_credentials(start_bot: Start, tmp_path: Path,
@@ -119,12 +122,12 @@ def test_refused_without_credentials(start_bot: Start, tmp_path: Path,
             start_bot(listener.endpoint, "alice", None)
         else:
             start_bot(listener.endpoint, "alice", ALICE, MALLORY[0])
-        wait_for(lambda: listener.refusals > 0, listener)
+        pattern = re.compile(f"refused a connection on {re.escape(listener.endpoint)}: "
+                             f"(.* )?({logged})")
+        wait_for(lambda: pattern.search(caplog.text) is not None, listener)
         assert not listener.admitted
     finally:
         listener.close()
-    text = caplog.text
-    assert f"refused a connection on {listener.endpoint}: " in text and logged in text
     assert (tmp_path / "alice-0.log").read_text() == ""  # it never got a message
 
 
