@@ -208,6 +208,28 @@ def _worker(number: int, cpu: int | None, job: Job, tasks: Any, results: Connect
         seats.close()
 
 
+class SerialExecutor:
+    """Plays the games one after another in this process: for debugging and
+    profiling (a bot's exception surfaces here), and as the smallest example of the
+    interface."""
+
+    def run(self, job: Job, games: Sequence[GameSpec], report: Callable[[Report], None]) -> None:
+        os.makedirs(os.path.join(job.output_dir, job.records), exist_ok=True)
+        seats = Seat(job)
+        try:
+            for spec in games:
+                def on_fault(f: Fault, game_id: str = spec.game_id) -> None:
+                    report(FaultNotice(game_id, str(f)))
+
+                try:
+                    result: Report = play_game(job, spec, seats, 0, on_fault)
+                except Exception as e:
+                    result = WorkerError(spec.index, spec.game_id, f"{type(e).__name__}: {e}")
+                report(result)
+        finally:
+            seats.close()
+
+
 class ProcessExecutor:
     """``jobs`` worker processes on this machine, worker i pinned to the i-th CPU the
     referee may use (round robin when there are more workers than CPUs).

@@ -380,3 +380,30 @@ run_tournament(parse_config(raw), output_dir=Path({str(tmp_path / 'out')!r}), jo
                        timeout=60)
     assert r.returncode != 0
     assert "ExecutorError: worker" in r.stderr and "died before its first game" in r.stderr
+
+
+def test_the_executor_does_not_change_the_results(tmp_path: Path) -> None:
+    """Scheduling and standings are independent of who plays the games: the serial
+    executor (this process) and two worker processes give the same tournament."""
+    from referee.tournament import load_config
+    from referee.tournament.executor import SerialExecutor
+    from referee.tournament.run import run_tournament, standings_of
+    from referee.tournament.standings import render
+
+    cfg = load_config(write(tmp_path, f"""
+[tournament]
+seats = 3
+deals = 3
+seed = 5
+{BUILTINS}
+[[bots]]
+name = "garbage"
+python = "{HERE / 'fakebots.py'}:Garbage"
+"""))
+    serial = run_tournament(cfg, output_dir=tmp_path / "serial", executor=SerialExecutor(),
+                            quiet=True)
+    pooled = run_tournament(cfg, output_dir=tmp_path / "pool", jobs=2, quiet=True)
+    assert serial.played == pooled.played == 4 * 3 * 3 and not serial.errors
+    a, b = standings_of(tmp_path / "serial"), standings_of(tmp_path / "pool")
+    assert render(a, "json") == render(b, "json")
+    assert sum(r.illegal for r in a.rows) > 0
