@@ -100,14 +100,17 @@ class Executor(Protocol):
 
 @dataclass
 class Seat:
-    """A worker's bots, made on first use and kept across games."""
+    """A worker's bots, made on first use and kept across games.  External bots'
+    logs go to ``logs/worker-N/`` (two workers' copies of a bot must not share a
+    file)."""
 
     job: Job
+    worker: int = 0
     players: dict[str, Player] = field(default_factory=dict)
 
     def get(self, name: str) -> Player:
         if name not in self.players:
-            log_dir = os.path.join(self.job.output_dir, "logs")
+            log_dir = os.path.join(self.job.output_dir, "logs", f"worker-{self.worker}")
             self.players[name] = make_player(self.job.config.bot(name), self.job.config, log_dir)
         return self.players[name]
 
@@ -182,7 +185,7 @@ def _worker(number: int, cpu: int | None, job: Job, tasks: Any, results: Connect
     if cpu is not None:
         with contextlib.suppress(OSError):
             os.sched_setaffinity(0, {cpu})  # bots started from here inherit it
-    seats = Seat(job)
+    seats = Seat(job, number)
     playing[number] = IDLE
     try:
         while True:

@@ -238,7 +238,7 @@ builtin = "heuristic"
     assert db_rows(killed, key) == db_rows(whole, key)
 
 
-def test_external_stdio_bots_from_example_bots(tmp_path: Path) -> None:
+def test_external_bots_from_example_bots_over_stdio_and_zmq(tmp_path: Path) -> None:
     cfg = write(tmp_path, f"""
 [tournament]
 name = "ext"
@@ -258,17 +258,29 @@ cwd = "{REPO / 'example_bots' / 'python'}"
 name = "py-random"
 command = ["{sys.executable}", "random_bot.py", "--seed", "3"]
 cwd = "{REPO / 'example_bots' / 'python'}"
+[[bots]]
+name = "py-heuristic-zmq"
+command = ["{sys.executable}", "heuristic_bot.py"]
+transport = "zmq"
+cwd = "{REPO / 'example_bots' / 'python'}"
 """)
     code, out, err = invoke("tournament", "run", str(cfg), "--jobs", "2", "--format", "json", "-q")
     assert code == 0, err
     data = json.loads(out)
-    assert data["played"] == data["scheduled"] == 3 * 3 * 2
+    assert data["played"] == data["scheduled"] == 6 * 3 * 2
     for r in data["standings"]:
-        assert r["games"] == 12
+        assert r["games"] == 18
         assert r["crashes"] == r["timeouts"] == r["illegal"] == r["protocol"] == r["forfeits"] == 0
     # an external bot plays exactly like the built-in bot it mirrors: the duplicate
     # games between them split evenly
     assert data["head_to_head"]["heuristic"]["py-heuristic"] == {"score": 3.0, "games": 6}
+    assert data["head_to_head"]["py-heuristic"]["py-heuristic-zmq"] == {"score": 3.0, "games": 6}
+    # each worker keeps its own copy of each external bot, with its own log
+    logs = tmp_path / "out" / "logs"
+    folders = {p.name for p in logs.iterdir()}
+    assert folders and folders <= {"worker-0", "worker-1"}
+    assert {"py-heuristic.stderr.log", "py-heuristic-zmq.stderr.log"} <= {
+        p.name for folder in folders for p in (logs / folder).iterdir()}
 
 
 def test_a_worker_that_dies_is_replaced_and_its_games_are_retried(tmp_path: Path) -> None:
