@@ -35,6 +35,7 @@ Must not import: the CLI, the tournament layer.
 from __future__ import annotations
 
 import contextlib
+import operator
 import os
 import time
 import warnings
@@ -80,16 +81,18 @@ def _event_dicts(events: Sequence[tuple[Any, ...]]) -> list[dict[str, Any]]:
     cache = _EVENT_DICTS
     if len(cache) > 50_000:
         cache.clear()
-    out = []
-    for e in events:
-        try:
-            d = cache.get(e)
-            if d is None:
-                d = cache[e] = event_dict(e)
-        except TypeError:  # an event holding a list: not hashable, convert it each time
-            d = event_dict(e)
-        out.append(d)
+    try:
+        out: list[Any] = list(map(cache.get, events))
+    except TypeError:  # an event holding a list: not hashable, convert it each time
+        return [event_dict(e) for e in events]
+    if None in out:
+        for i, e in enumerate(events):
+            if out[i] is None:
+                out[i] = cache[e] = event_dict(e)
     return out
+
+
+_decision_texts = operator.attrgetter("text")
 
 
 @dataclass
@@ -287,25 +290,35 @@ class RemotePlayer:
 
     def decide(self, request: DecisionRequest) -> Decision | str:
         session = self.session
-        if self.dead or session is None or self.conn is None:
+        conn = self.conn
+        if self.dead or session is None or conn is None:
             raise BotFault("crash", f"{self.name} is not running", fatal=True)
         legal = request.legal
         self._legal = legal
-        msg = session.request(request.seat, request.observation, [d.text for d in legal],
+        msg = session.request(request.seat, request.observation,
+                              list(map(_decision_texts, legal)),
                               _event_dicts(request.events), request.time_left)
         rid = msg["id"]
         self._ids[request.request_id] = rid
         start = self.clock()
         deadline = start + request.time_left
+        transport = conn.transport
         try:
-            self._send(msg)
+            if self.on_message is None:
+                transport.send(msg)
+            else:
+                self._send(msg)
         except TransportTimeout as e:
             raise self._stuck(e) from None
         except TransportClosed:
             raise self._lost(f"was gone when asked request {rid}") from None
         while True:
             try:
-                reply = self._recv(max(0.0, deadline - self.clock()))
+                timeout = deadline - self.clock()
+                if self.on_message is None:
+                    reply = transport.recv(timeout if timeout > 0.0 else 0.0)
+                else:
+                    reply = self._recv(timeout if timeout > 0.0 else 0.0)
                 event = session.receive(reply)
             except TransportTimeout:
                 session.abandon()

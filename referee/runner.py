@@ -31,7 +31,7 @@ from typing import Any, Protocol
 
 from .game import Decision, Game, GameConfig, IllegalDecision
 from .game.cards import card_text
-from .game.events import event_dict, event_text, filter_event
+from .game.events import event_dict, event_text, events_for, filter_event
 from .game.state import competition_ranks
 
 FAULT_KINDS = (
@@ -288,26 +288,33 @@ def run_game(
         except Exception as e:  # a bug in an in-process bot must not stop the game
             fault(seat, "crash", f"start_game raised {type(e).__name__}: {e}", fatal=True)
 
+    # The loop runs once per decision: what it uses is bound to locals once.
     emitted = 0
+    decisions = record.decisions
+    per_decision = tc.per_decision
+    legal_of = game.legal
+    apply = game.apply
+    observe = game.observation
     while not game.over:
         for seat in game.to_decide():
-            legal = game.legal(seat)
+            legal = legal_of(seat)
             chosen: Decision | None = None
             elapsed = 0.0
             if seat not in forfeited:
                 request_id += 1
-                events = game.events_for(seat, seen[seat])
-                seen[seat] = len(game.events)
-                time_left = tc.per_decision + bank[seat]
-                req = DecisionRequest(game_id, request_id, seat, game.observation(seat),
-                                      legal, events, time_left)
+                all_events = game.events
+                events = events_for(all_events[seen[seat]:], seat)
+                seen[seat] = len(all_events)
+                time_left = per_decision + bank[seat]
+                req = DecisionRequest(game_id, request_id, seat, observe(seat), legal, events,
+                                      time_left)
                 start = clock()
                 try:
                     answer = players[seat].decide(req)
                     elapsed = clock() - start
                     if elapsed > time_left:
                         raise BotFault("timeout", f"took {elapsed:.3f}s, {time_left:.3f}s allowed")
-                    chosen = game.apply(seat, answer)
+                    chosen = apply(seat, answer)
                 except BotFault as e:
                     elapsed = clock() - start
                     fault(seat, e.kind, e.detail, e.fatal, request_id, legal[0].text)
@@ -316,27 +323,22 @@ def run_game(
                 except Exception as e:  # in-process bot bug
                     elapsed = clock() - start
                     fault(seat, "crash", f"raised {type(e).__name__}: {e}", fatal=True)
-                over = elapsed - tc.per_decision
-                if over > 0:
-                    bank[seat] = max(0.0, bank[seat] - over)
+                if elapsed > per_decision:
+                    bank[seat] = max(0.0, bank[seat] - (elapsed - per_decision))
             if chosen is None:
                 # Substitute policy (and forfeited seats): the first legal decision.
-                chosen = game.apply(seat, legal[0])
-                substituted = True
+                chosen = apply(seat, legal[0])
+                decisions.append({"seat": seat, "decision": chosen.text,
+                                  "ms": round(elapsed * 1000, 3), "substituted": True})
             else:
-                substituted = False
-            record.decisions.append({
-                "seat": seat,
-                "decision": chosen.text,
-                "ms": round(elapsed * 1000, 3),
-                **({"substituted": True} if substituted else {}),
-            })
+                decisions.append({"seat": seat, "decision": chosen.text,
+                                  "ms": round(elapsed * 1000, 3)})
             if on_event:
                 on_event("decision", (seat, chosen.text, elapsed))
         if on_event:
             for ev in game.events[emitted:]:
                 on_event("event", event_text(ev))
-        emitted = len(game.events)
+            emitted = len(game.events)
 
     result = game.result()
     assert result is not None

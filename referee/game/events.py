@@ -49,17 +49,42 @@ def filter_event(ev: Event, seat: int | None) -> Event:
 
 
 def events_for(events: Iterable[Event], seat: int | None) -> list[Event]:
-    return [filter_event(e, seat) for e in events]
+    """``filter_event`` over ``events`` (inlined: the runner calls this for every
+    request)."""
+    if seat is None:
+        return list(events)
+    private = _PRIVATE
+    return [e if (i := private.get(e[0])) is None or e[1] == seat or e[i] is None
+            else e[:i] + (None,) + e[i + 1 :] for e in events]
 
 
 def _cards(cards: Iterable[int] | None) -> str:
     if cards is None:
         return "?"
-    return " ".join(card_text(c) for c in cards)
+    return " ".join(map(card_text, cards))
+
+
+# Text forms already computed, by event: the same events recur from game to game
+# (turns, plays of the same cards...), and every game's record writes all of its
+# events.  Strings are immutable, so sharing them is safe; bounded like a cache.
+_TEXT_CACHE: dict[Event, str] = {}
+_TEXT_CACHE_MAX = 100_000
 
 
 def event_text(ev: Event) -> str:
     """The text form of an (already filtered) event."""
+    try:
+        text = _TEXT_CACHE.get(ev)
+    except TypeError:  # an event holding a list (not from the engine): no caching
+        return _event_text(ev)
+    if text is None:
+        if len(_TEXT_CACHE) >= _TEXT_CACHE_MAX:
+            _TEXT_CACHE.clear()
+        text = _TEXT_CACHE[ev] = _event_text(ev)
+    return text
+
+
+def _event_text(ev: Event) -> str:
     kind = ev[0]
     if kind == "deal":
         return f"deal {ev[1]} {_cards(ev[2])}"

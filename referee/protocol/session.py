@@ -103,7 +103,16 @@ class BotSession:
         """Consume one decoded message from the bot.  Returns what it was; raises
         BotProtocolError (UnsupportedVersion for a hello we cannot serve) if the bot
         broke the protocol, RefereeProtocolError if the session is closed."""
-        if self.state is State.CLOSED:
+        state = self.state
+        if state is State.AWAITING and type(msg) is dict and msg.get("type") == "decision":
+            # Fast path, the common case: the awaited reply, well formed (the same
+            # checks as parse_bot_message and the general path below, in one place).
+            rid, d = msg.get("id"), msg.get("decision")
+            if type(rid) is int and rid == self.pending and (type(d) is int or type(d) is str):
+                self.pending = None
+                self.state = State.IN_GAME
+                return DecisionReply(rid, d)
+        if state is State.CLOSED:
             raise RefereeProtocolError("the session is closed: nothing more is read")
         event = parse_bot_message(msg)
         if isinstance(event, Hello):
@@ -162,15 +171,15 @@ class BotSession:
     def request(self, seat: int, observation: Mapping[str, Any], legal: Sequence[str],
                 events: Sequence[Mapping[str, Any]], time_left: float) -> dict[str, Any]:
         """A ``request`` with a fresh id; the session then awaits its reply."""
-        self._need(State.IN_GAME, doing="send a request")
+        if self.state is not State.IN_GAME:
+            self._need(State.IN_GAME, doing="send a request")
         if not legal:
             raise RefereeProtocolError("a request needs at least one legal decision")
-        self.last_id += 1
-        self.pending = self.last_id
+        rid = self.pending = self.last_id = self.last_id + 1
         self.state = State.AWAITING
-        return {"type": "request", "id": self.last_id, "game_id": self.game_id, "seat": seat,
+        return {"type": "request", "id": rid, "game_id": self.game_id, "seat": seat,
                 "observation": observation, "legal": list(legal), "events": list(events),
-                "time_left": round(max(0.0, time_left), 3)}
+                "time_left": round(time_left, 3) if time_left > 0.0 else 0.0}
 
     def abandon(self) -> int:
         """Stop waiting for the pending request's reply (a timeout or a bad reply); a

@@ -147,8 +147,40 @@ class StdioTransport:
     def recv(self, timeout: float) -> dict[str, Any]:
         if self._closed:
             raise TransportClosed("the transport is closed")
-        deadline = self._clock() + timeout
         polled = False
+        if not self._buf and not (self._skipping or self._eof or self._exited):
+            # Fast path, the common case: nothing buffered, and the bot's reply is in the
+            # pipe already (a bot on the same CPU runs while we write) as one whole line.
+            # One read, no poll, no copy: the chunk is decoded as it is (JSON allows the
+            # trailing newline).  Anything else -- no data yet, several lines, part of a
+            # line, a line that does not decode -- goes through the general path below,
+            # which reports errors exactly as it always does.
+            polled = True
+            try:
+                chunk = os.read(self.read_fd, READ_CHUNK)
+            except BlockingIOError:
+                chunk = None
+            except InterruptedError:
+                chunk = None
+                polled = False
+            except OSError:
+                chunk = b""
+            if chunk is not None:
+                n = len(chunk)
+                if n == 0:
+                    self._eof = True
+                elif (chunk[-1] == 10 and n <= self.max_message_bytes + 1
+                      and chunk.find(b"\n") == n - 1):
+                    try:
+                        value = orjson.loads(chunk)
+                    except orjson.JSONDecodeError:
+                        value = None
+                    if type(value) is dict:
+                        return value
+                    self._buf += chunk
+                else:
+                    self._buf += chunk
+        deadline: float | None = None
         while True:
             line = self._next_line()
             if line is not None:
@@ -163,7 +195,12 @@ class StdioTransport:
                 polled = True
                 self._read_available()
                 continue
-            remaining = deadline - self._clock()
+            now = self._clock()
+            if deadline is None:
+                # The clock is read only when we must wait: the time spent before that
+                # (one read) is negligible against any per-decision limit.
+                deadline = now + timeout
+            remaining = deadline - now
             if remaining <= 0:
                 raise TransportTimeout(f"no complete message within {timeout:.3f}s")
             events = self._rpoll.poll(max(1, int(remaining * 1000 + 0.999)))
@@ -176,7 +213,7 @@ class StdioTransport:
     # -- sending ---------------------------------------------------------------------
 
     def send(self, message: dict[str, Any]) -> None:
-        self.send_bytes(encode(message))
+        self.send_bytes(orjson.dumps(message, option=orjson.OPT_APPEND_NEWLINE))
 
     def send_bytes(self, data: bytes) -> None:
         """Write ``data`` in full within ``write_timeout``.  A partial write leaves the
@@ -185,7 +222,22 @@ class StdioTransport:
             raise TransportClosed("the transport is closed")
         if self._broken:
             raise TransportClosed(self._broken)
-        view = memoryview(data)
+        # Fast path: one write takes it all (a request is far below the pipe's buffer,
+        # and writes up to PIPE_BUF bytes are atomic).
+        try:
+            n = os.write(self.write_fd, data)
+        except (BlockingIOError, InterruptedError):
+            n = 0
+        except (BrokenPipeError, ConnectionResetError):
+            self._broken = "the bot closed its stdin"
+            raise TransportClosed(self._broken) from None
+        if n != len(data):
+            self._send_rest(data, n)
+
+    def _send_rest(self, data: bytes, done: int) -> None:
+        """Write what is left of ``data`` after ``done`` bytes, waiting for the pipe
+        to drain, at most ``write_timeout`` seconds."""
+        view = memoryview(data)[done:]
         deadline: float | None = None
         while view:
             try:
