@@ -16,30 +16,47 @@ Syntax (one spec = one seat)::
     zmq:example:python-random        an example bot over ZeroMQ
     stdio:COMMAND                    an external bot over stdio (JSON lines)
     zmq:COMMAND                      an external bot over ZeroMQ (msgpack)
+    remote:NAME                      a bot started elsewhere that connects to the
+                                     referee over ZeroMQ (``RemoteSeats``)
     COMMAND                          same as stdio:COMMAND (when it is not one of
                                      the words above), e.g. "python3 mybot.py"
 
 COMMAND is split like a shell would (``shlex``), but no shell runs it.  ``NAME=``
-names the seat (default: the built-in's name, or the program's file name); NAME is
-letters, digits, ``_ . -``, starting with a letter.
+names the seat (default: the built-in's name, the program's file name, or the remote
+bot's name); NAME is letters, digits, ``_ . -``, starting with a letter.
+
+Remote bots.  ``RemoteSeats`` is the listening endpoint of one session's
+``remote:NAME`` seats: it reads the keys (``referee.keys``), binds a
+``referee.transport.zmq.RemoteListener``, makes each seat's ``RemotePlayer`` and
+waits, under one deadline, for every remote bot to connect and say hello.  The bot
+remote:NAME is admitted by the CURVE key in ``NAME.key`` of the keys directory; on a
+loopback endpoint without keys (no CURVE), by the name in its hello alone.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import errno
 import inspect
+import logging
 import os
 import re
 import shlex
 import shutil
 import sys
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .bots import BUILTIN_BOTS
 
-KINDS = ("builtin", "human", "stdio", "zmq")
+if TYPE_CHECKING:  # pragma: no cover
+    from .remote import RemotePlayer
+    from .transport.zmq import RemoteListener
+
+KINDS = ("builtin", "human", "stdio", "zmq", "remote")
 TRANSPORTS = ("stdio", "zmq")
 
 #: The repository's ``example_bots`` directory (the package is installed editable, or
@@ -54,10 +71,15 @@ EXAMPLES: dict[str, tuple[str, str]] = {
 }
 
 _NAME = re.compile(r"^([A-Za-z][A-Za-z0-9_.\-]*)=(.+)$", re.S)
+_BOT_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_.\-]*\Z")
+
+#: Where ``referee play`` listens for remote bots unless told otherwise.
+DEFAULT_LISTEN = "tcp://127.0.0.1:5555"
 
 SYNTAX_HELP = (
     "a bot is 'random', 'lowest', 'heuristic', 'human', "
-    f"'example:{'|'.join(EXAMPLES)}', 'stdio:COMMAND', 'zmq:COMMAND' or a command line "
+    f"'example:{'|'.join(EXAMPLES)}', 'stdio:COMMAND', 'zmq:COMMAND', 'remote:NAME' "
+    "or a command line "
     "such as 'python3 mybot.py', optionally named with NAME=..."
 )
 
@@ -74,6 +96,7 @@ class BotSpec:
     name: str
     builtin: str = ""  # kind "builtin": the built-in bot's name
     command: tuple[str, ...] = ()  # kinds "stdio", "zmq"
+    remote: str = ""  # kind "remote": the name its key file and its hello carry
     cwd: str | None = None
     text: str = ""  # the spec as given
     named: bool = field(default=False, compare=False)  # NAME= given
@@ -187,6 +210,14 @@ def parse_spec(text: str, *, check: bool = True) -> BotSpec:
         default = ex_spec.name if scheme == "stdio" else f"{ex_spec.name}-{scheme}"
         return BotSpec(scheme, name or default, command=ex_spec.command, text=text,
                        named=bool(name))
+    if sep and scheme == "remote":
+        remote = rest.strip()
+        if not _BOT_NAME.match(remote):
+            raise BotSpecError(
+                f"bot {text!r}: {remote!r} is not a remote bot's name: write remote:NAME, "
+                f"NAME being letters, digits, '_', '.', '-', starting with a letter (the "
+                f"name of its key file NAME.key and of its hello)")
+        return BotSpec("remote", name or remote, remote=remote, text=text, named=bool(name))
     if sep and scheme == "example":
         ex = EXAMPLES.get(rest.strip())
         if ex is None:
@@ -213,7 +244,8 @@ def parse_spec(text: str, *, check: bool = True) -> BotSpec:
     elif sep and re.fullmatch(r"[A-Za-z][A-Za-z0-9_-]*", scheme):
         # "tcp:...", "exmaple:js": a prefix we do not know, not a program.
         raise BotSpecError(
-            f"bot {text!r}: unknown prefix {scheme + ':'!r}; use stdio:, zmq: or example: "
+            f"bot {text!r}: unknown prefix {scheme + ':'!r}; use stdio:, zmq:, remote: or "
+            f"example: "
             f"({SYNTAX_HELP})"
         )
     command = _split(spec, text)
@@ -233,14 +265,19 @@ def parse_specs(texts: Sequence[str], *, check: bool = True) -> list[BotSpec]:
             k = names[: i + 1].count(s.name)
             if s.named:
                 raise BotSpecError(f"two seats are named {s.name!r}: give each seat its own name")
-            s = BotSpec(s.kind, f"{s.name}-{k}" if k > 1 else s.name, s.builtin,
-                        s.command, s.cwd, s.text)
+            s = dataclasses.replace(s, name=f"{s.name}-{k}" if k > 1 else s.name, named=False)
         out.append(s)
     # A generated name must not collide with a given one ("random-2" and random random).
     final = [s.name for s in out]
     if len(set(final)) != len(final):
         dup = next(n for n in final if final.count(n) > 1)
         raise BotSpecError(f"two seats are named {dup!r}: give each seat its own name")
+    remotes = [s.remote for s in out if s.kind == "remote"]
+    for r in remotes:
+        if remotes.count(r) > 1:
+            raise BotSpecError(f"remote bot {r!r} is given twice: one connection plays one "
+                               f"seat (give the second seat a bot of its own, e.g. "
+                               f"'referee keys new {r}2' and remote:{r}2)")
     return out
 
 
@@ -268,14 +305,20 @@ def make_player(
     memory_mb: int | None = None,
     human_io: tuple[Any, Any] | None = None,
     seed: int = 0,
+    remote_seats: RemoteSeats | None = None,
 ) -> Any:
     """The runner ``Player`` for ``spec``.  External bots are started by their
     transport's factory (``referee.remote.stdio_player``,
-    ``referee.transport.zmq.zmq_player``); raises BotSpecError when that transport is
-    not available in this installation."""
+    ``referee.transport.zmq.zmq_player``); a remote bot is a seat of ``remote_seats``.
+    Raises BotSpecError when that transport is not available in this installation."""
     from .bots import make_bot
     from .runner import InProcessPlayer
 
+    if spec.kind == "remote":
+        if remote_seats is None:
+            raise BotSpecError(f"bot {spec.text!r}: a remote bot needs a listening endpoint "
+                               f"(RemoteSeats), and none was opened")
+        return remote_seats.player(spec, time_control=time_control, on_message=on_message)
     if spec.kind == "builtin":
         return InProcessPlayer(make_bot(spec.builtin, seed), name=spec.name)
     if spec.kind == "human":
@@ -302,3 +345,215 @@ def make_player(
         factory, spec.name, list(spec.command), cwd=spec.cwd, time_control=time_control,
         on_message=on_message, log_dir=log_dir, memory_mb=memory_mb,
     )
+
+
+# --- remote bots -------------------------------------------------------------------------
+
+
+class RemoteBotError(BotSpecError):
+    """Remote bots that cannot be listened for or did not come: keys, endpoint, a bot
+    that never connected.  The message is one line saying what would be right."""
+
+
+class RemoteSeats:
+    """The listening endpoint of one session's remote bots, and their players.
+
+    ``names`` are the remote bots (``BotSpec.remote``).  With ``keys_dir`` (the
+    allowed bots' public keys, ``NAME.key``) and ``server_key`` (the referee's
+    ``referee.key_secret``) the endpoint uses CURVE and admits only these bots, each
+    by its own key; without them (loopback endpoints only: the transport refuses
+    anything else) a bot is admitted by the name in its hello alone, so any local
+    program may take a remote seat.  Raises RemoteBotError; nothing is left open
+    when it does.  ``close`` when the session is over (after the players)."""
+
+    def __init__(self, names: Sequence[str], endpoint: str = DEFAULT_LISTEN, *,
+                 keys_dir: str | None = None, server_key: str | None = None,
+                 wait: float = 300.0,
+                 on_warning: Callable[[str], None] | None = None) -> None:
+        try:
+            import zmq
+
+            from . import keys
+            from .transport import zmq as zmq_transport
+        except ImportError as e:
+            raise RemoteBotError(f"remote bots need the ZeroMQ transport, which is not "
+                                 f"available here ({e}): pip install pyzmq msgpack") from None
+        self.names = list(names)
+        self.wait = wait
+        self.server_public: bytes | None = None
+        self._deadline: float | None = None  # while ``connect`` waits for every bot
+        self._timed_out: set[str] = set()
+        if (keys_dir is None) != (server_key is None):
+            given, missing = (("--keys", "--server-key FILE (the referee's secret key, from "
+                               "'referee keys server')") if server_key is None else
+                              ("--server-key", "--keys DIR (the allowed bots' public keys, "
+                               "NAME.key)"))
+            raise RemoteBotError(f"{given} needs {missing} too: CURVE takes both (or neither, "
+                                 f"on a loopback endpoint)")
+        scheme, sep, rest = endpoint.partition("://")
+        if not sep or scheme not in ("tcp", "ipc") or not rest:
+            raise RemoteBotError(f"{endpoint!r} is not an endpoint remote bots can connect to: "
+                                 f"write tcp://ADDRESS:PORT (e.g. {DEFAULT_LISTEN}, or "
+                                 f"tcp://0.0.0.0:5555 with CURVE keys) or ipc://PATH")
+        secret: bytes | None = None
+        allowed: dict[str, bytes]
+        if keys_dir is not None and server_key is not None:
+            try:
+                listed = keys.load_allowed_keys(keys_dir)
+                secret = keys.load_secret_key(server_key)
+            except keys.KeyFileError as e:
+                raise RemoteBotError(str(e)) from None
+            missing_keys = [n for n in self.names if n not in listed]
+            if missing_keys:
+                n = missing_keys[0]
+                raise RemoteBotError(
+                    f"no public key for remote bot {n!r}: {os.path.join(keys_dir, n + '.key')} "
+                    f"does not exist (the bot's author makes it with 'referee keys new {n}')")
+            # Only this session's bots: another listed bot would be admitted and then
+            # wait for a seat that does not exist.
+            allowed = {n: listed[n] for n in self.names}
+            self.server_public = zmq.curve_public(secret)
+        elif not zmq_transport.is_loopback(endpoint):
+            raise RemoteBotError(
+                f"listening on {endpoint} (not loopback) needs CURVE: give --keys DIR (the "
+                f"allowed bots' public keys) and --server-key FILE (the referee's secret key, "
+                f"from 'referee keys server'), or listen on loopback, e.g. {DEFAULT_LISTEN}")
+        else:
+            allowed = {n: b"" for n in self.names}  # no CURVE: the names alone
+        # The transport logs every refused connection (a refused bot reconnects, and it
+        # throttles those lines): kept for the "did not connect" error, and passed on.
+        self._log = _RefusalLog(on_warning)
+        logging.getLogger("referee.zmq").addHandler(self._log)
+        try:
+            self.listener: RemoteListener = zmq_transport.RemoteListener(endpoint, allowed,
+                                                                         secret)
+        except ValueError as e:
+            self._unhook()
+            raise RemoteBotError(str(e)) from None
+        except zmq.ZMQError as e:
+            self._unhook()
+            hint = ""
+            why = re.sub(r" \(addr=.*\)$", "", e.strerror)  # we name the endpoint ourselves
+            if e.errno == errno.EADDRINUSE:
+                hint = (": another program (another referee?) listens there; choose another "
+                        "port with --listen")
+            elif e.errno in (errno.EINVAL, errno.EPROTONOSUPPORT, errno.ENODEV):
+                hint = ": write tcp://ADDRESS:PORT (e.g. tcp://0.0.0.0:5555) or ipc://PATH"
+            elif e.errno == errno.ENOENT:
+                hint = ": the directory of an ipc:// socket must exist"
+            raise RemoteBotError(f"cannot listen on {endpoint}: {why}{hint}") from None
+
+    @property
+    def endpoint(self) -> str:
+        """Where the bots connect (the port resolved, when ``*`` was given)."""
+        return self.listener.endpoint
+
+    @property
+    def curve(self) -> bool:
+        return self.server_public is not None
+
+    def player(self, spec: BotSpec, *, time_control: Any = None,
+               on_message: OnMessage | None = None) -> RemotePlayer:
+        """The ``RemotePlayer`` of a ``remote:NAME`` seat.  Its connection is the next
+        one admitted as NAME: within what is left of ``connect``'s deadline, and
+        within ``wait`` seconds when it has to come again (after a lost connection,
+        for the next game of a match)."""
+        from .process import BotStartError
+        from .remote import Connection, RemotePlayer
+        from .transport.base import TransportTimeout
+
+        name = spec.remote
+        if name not in self.names:
+            raise RemoteBotError(f"remote bot {name!r} is not one this endpoint listens for "
+                                 f"({', '.join(self.names)})")
+
+        def launch() -> Connection:
+            timeout = self.wait if self._deadline is None else max(
+                0.0, self._deadline - time.monotonic())
+            try:
+                _, transport = self.listener.accept(timeout, name)
+            except TransportTimeout as e:
+                self._timed_out.add(name)
+                # Reported by RemotePlayer as "cannot be started: ...".
+                raise BotStartError(f"{e}{self._refusals_text()}") from None
+            return Connection(transport, None)
+
+        return RemotePlayer(spec.name, launch, time_control=time_control,
+                            max_message_bytes=self.listener.max_message_bytes,
+                            on_message=on_message)
+
+    def connect(self, players: Sequence[tuple[str, RemotePlayer]],
+                on_connected: Callable[[str, RemotePlayer], None] | None = None) -> None:
+        """Wait for every remote bot (``(name, player)`` pairs) to connect and say
+        hello, all within ``wait`` seconds from now, in whatever order they come.
+        Raises RemoteBotError naming every bot that did not come."""
+        from .runner import BotFault
+
+        self._deadline = time.monotonic() + self.wait
+        missing: list[str] = []
+        try:
+            for name, player in players:
+                self._timed_out.discard(name)
+                try:
+                    player.connect()
+                except BotFault as e:
+                    if name not in self._timed_out:
+                        raise RemoteBotError(f"remote bot {name!r} connected but did not "
+                                             f"start properly: {e.detail}") from None
+                    missing.append(name)
+                    continue
+                if on_connected is not None:
+                    on_connected(name, player)
+        finally:
+            self._deadline = None
+        if missing:
+            who = (f"remote bot {missing[0]!r} did not" if len(missing) == 1 else
+                   "remote bots " + ", ".join(map(repr, missing)) + " did not")
+            raise RemoteBotError(
+                f"{who} connect to {self.endpoint} within {self.wait:g}s"
+                + (self._refusals_text() or
+                   " (nothing tried to connect: is the bot started, with UPDOWN_ENDPOINT="
+                   f"{self.endpoint}{' and its CURVE keys' if self.curve else ''}?)"))
+
+    def _refusals_text(self) -> str:
+        reasons = self._log.reasons
+        if not reasons:
+            return ""
+        more = f" (and {len(reasons) - 3} more)" if len(reasons) > 3 else ""
+        return "; connections refused meanwhile: " + "; ".join(reasons[-3:]) + more
+
+    def _unhook(self) -> None:
+        logging.getLogger("referee.zmq").removeHandler(self._log)
+
+    def close(self) -> None:
+        """Close the listener and every connection on it (idempotent)."""
+        try:
+            self.listener.close()
+        finally:
+            self._unhook()
+
+
+class _RefusalLog(logging.Handler):
+    """Collects the transport's warnings (refused connections), each reason once,
+    and passes each line on to ``on_warning``.  Called from the transport's
+    authenticator thread too: it only appends and calls."""
+
+    def __init__(self, on_warning: Callable[[str], None] | None) -> None:
+        super().__init__(logging.WARNING)
+        self.on_warning = on_warning
+        self.reasons: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            text = record.getMessage()
+        except Exception:  # a malformed log call must not stop the referee
+            return
+        # "refused a connection on ENDPOINT: WHY (N times so far)" -> WHY
+        why = re.sub(r" \(\d+ times so far\)$", "", text.split(": ", 1)[-1])
+        if text.startswith("refused") and why not in self.reasons:
+            self.reasons.append(why)
+        if self.on_warning is not None:
+            try:
+                self.on_warning(text)
+            except Exception:  # printing a warning must not stop the referee
+                self.on_warning = None

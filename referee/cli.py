@@ -20,7 +20,7 @@ from tabulate import tabulate
 
 from . import __version__
 from .bots import BUILTIN_BOTS, make_bot
-from .botspec import BotSpecError, make_player, parse_specs
+from .botspec import DEFAULT_LISTEN, BotSpecError, RemoteSeats, make_player, parse_specs
 from .game import VARIANTS, ConfigError, GameConfig
 from .game.cards import DECKS
 from .human import HumanClock, HumanPlayer
@@ -84,8 +84,19 @@ Each BOT (or --bot SPEC) takes the next seat, positional bots first:
   stdio:COMMAND                 your bot over stdio (JSON lines)
   zmq:COMMAND                   your bot over ZeroMQ (msgpack)
   zmq:example:python-random     an example bot over ZeroMQ
+  remote:NAME                   a bot you start yourself (in a debugger, on
+                                  another machine) that connects to --listen
   COMMAND                       same as stdio:COMMAND, e.g. "python3 mybot.py"
   NAME=SPEC                     any of the above, with a seat name
+
+\b
+Remote bots (protocol/ZEROMQ.md): the referee listens on --listen and waits
+up to --wait seconds for every remote:NAME bot to connect and say hello.
+With --keys DIR and --server-key FILE (both needed off loopback) it uses
+CURVE: NAME is admitted only with the keypair whose public half is
+DIR/NAME.key ('referee keys new NAME'; 'referee keys server' makes the
+referee's). On loopback without keys, any local program whose hello says
+"name": "NAME" takes the seat.
 
 \b
 Examples:
@@ -94,6 +105,9 @@ Examples:
   referee play --human heuristic random --seed 7
   referee play lowest lowest --deck-file deal.txt --first-player 0
   referee play heuristic random --games 20 -V match_scoring --quiet
+  referee play heuristic remote:alice --wait 600
+  referee play heuristic remote:alice --listen tcp://0.0.0.0:5555 \\
+      --keys keys/bots --server-key keys/referee.key_secret
 """
 
 
@@ -173,13 +187,27 @@ def _use_colour(flag: bool | None, stream: Any) -> bool:
               help="Save each external bot's stderr in this directory.")
 @click.option("--colour/--no-colour", "--color/--no-color", "colour", default=None,
               help="Colour the output (default: when it is a terminal).")
+@click.option("--listen", default=DEFAULT_LISTEN, show_default=True, metavar="ENDPOINT",
+              help="Where remote:NAME bots connect (ZeroMQ: tcp://ADDRESS:PORT or "
+                   "ipc://PATH; CURVE keys needed unless loopback).")
+@click.option("--keys", "keys_dir", type=click.Path(file_okay=False), default=None,
+              metavar="DIR", help="The remote bots' public keys, NAME.key ('referee keys "
+                                  "new NAME'): turns CURVE on, with --server-key.")
+@click.option("--server-key", type=click.Path(dir_okay=False), default=None, metavar="FILE",
+              help="The referee's secret key file ('referee keys server' writes "
+                   "referee.key_secret).")
+@click.option("--wait", type=click.FloatRange(min=0), default=300.0, show_default=True,
+              metavar="SECONDS",
+              help="How long to wait for the remote bots to connect (and, in a match, "
+                   "to come back after losing their connection).")
 def play(bots: tuple[str, ...], bot_opts: tuple[str, ...], human: bool, games: int,
          seed: int | None, variant_opts: tuple[str, ...], colours: int | None,
          deck_name: str, deck_file: str | None, first_player: int | None, turn_limit: int,
          startup: float, move_time: float, bank: float, fault_mode: str, strikes: int,
          record_file: str | None, record_dir: str | None, quiet: bool, verbose: bool,
          as_json: bool, transcript: bool, transcript_file: str | None,
-         bot_log_dir: str | None, colour: bool | None) -> None:
+         bot_log_dir: str | None, colour: bool | None, listen: str, keys_dir: str | None,
+         server_key: str | None, wait: float) -> None:
     texts = (["human"] if human else []) + list(bots) + list(bot_opts)
     if not 2 <= len(texts) <= 6:
         raise CliError(
@@ -198,6 +226,10 @@ def play(bots: tuple[str, ...], bot_opts: tuple[str, ...], human: bool, games: i
         raise CliError("--json cannot be combined with a human seat: drop --json to play yourself")
     if record_file and record_dir:
         raise CliError("give --record FILE or --record-dir DIR, not both")
+    remotes = [s.remote for s in specs if s.kind == "remote"]
+    if not remotes and (keys_dir or server_key):
+        raise CliError("--keys and --server-key are for remote bots: add a remote:NAME bot, "
+                       "or drop them")
     if deck_name not in DECKS:
         raise CliError(f"unknown deck {deck_name!r}: choose {' or '.join(DECKS)} (RULES §1)")
     try:
@@ -251,13 +283,37 @@ def play(bots: tuple[str, ...], bot_opts: tuple[str, ...], human: bool, games: i
                 raise CliError(f"cannot write the transcript {transcript_file}: {e}") from None
             tr.add_sink(tr_file, False)
 
+    def note(text: str) -> None:
+        """A status line: never mixed into --json or --quiet output."""
+        click.echo(text, err=as_json or quiet)
+
+    remote: RemoteSeats | None = None
+    if remotes:
+        try:
+            remote = RemoteSeats(remotes, listen, keys_dir=keys_dir, server_key=server_key,
+                                 wait=wait,
+                                 on_warning=lambda text: click.echo(f"referee: {text}",
+                                                                    err=True))
+        except BotSpecError as e:
+            if tr_file is not None:
+                tr_file.close()
+            raise CliError(str(e)) from None
+
     clock = HumanClock()
     players: list[Any] = []
+
+    def cleanup() -> None:
+        _close(players)
+        if remote is not None:
+            remote.close()
+        if tr_file is not None:
+            tr_file.close()
+
     try:
         for i, spec in enumerate(specs):
             p = make_player(spec, time_control=session.time_control,
                             on_message=tr.on_message if tr else None, log_dir=bot_log_dir,
-                            seed=seed * 7919 + i)
+                            seed=seed * 7919 + i, remote_seats=remote)
             if isinstance(p, HumanPlayer):
                 p.names = names
                 p.clock = clock
@@ -265,11 +321,27 @@ def play(bots: tuple[str, ...], bot_opts: tuple[str, ...], human: bool, games: i
             elif tr is not None and spec.kind == "builtin":
                 p = TracedPlayer(p, tr)
             players.append(p)
+        if remote is not None:
+            who = ("remote bot " if len(remotes) == 1 else "remote bots ") + ", ".join(remotes)
+            security = (f"CURVE, the referee's public key {remote.server_public.decode()}"
+                        if remote.server_public is not None else
+                        "no CURVE: admitted by the name in the hello")
+            note(f"waiting up to {wait:g}s for {who}: connect to {remote.endpoint} "
+                 f"({security})")
+            remote.connect(
+                [(s.remote, players[i]) for i, s in enumerate(specs) if s.kind == "remote"],
+                on_connected=lambda name, p: note(
+                    f"remote bot {name} connected"
+                    + (f" (version {p.hello.version})" if p.hello and p.hello.version else "")))
     except BotSpecError as e:
-        _close(players)
-        if tr_file is not None:
-            tr_file.close()
+        cleanup()
         raise CliError(str(e)) from None
+    except KeyboardInterrupt:
+        cleanup()
+        raise CliError("interrupted while waiting for the remote bots") from None
+    except BaseException:
+        cleanup()
+        raise
 
     narrate = not quiet and not as_json and not humans and (games == 1 or verbose)
     narrator = Narrator(labels, echo)
@@ -332,9 +404,7 @@ def play(bots: tuple[str, ...], bot_opts: tuple[str, ...], human: bool, games: i
     except OSError as e:
         raise CliError(f"cannot write the game record: {e}") from None
     finally:
-        _close(players)
-        if tr_file is not None:
-            tr_file.close()
+        cleanup()
 
     table = standings(names, records, config.has("match_scoring"))
     if as_json:

@@ -1,0 +1,270 @@
+"""``referee play ... remote:NAME``: a bot started by its author that connects to the
+referee, admitted by its CURVE key (or, on loopback without keys, by its name).
+
+The remote bot is tests/zmq/zmq_bot.py, started by the test as its author would
+start it: the endpoint on its command line, its keys in its environment (what
+``referee keys env`` prints).  The referee is the installed command (it prints the
+endpoint, the test starts the bot) or CliRunner (the bot started first, on an
+endpoint known in advance)."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import socket
+import subprocess
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+import zmq
+from cli_helpers import env_for_subprocess, invoke, referee_command
+
+from referee.keys import new_keypair
+
+BOT = [sys.executable, str(Path(__file__).parent.parent / "zmq" / "zmq_bot.py")]
+
+StartBot = Callable[..., subprocess.Popen[bytes]]
+
+
+@pytest.fixture
+def keys(tmp_path: Path) -> Path:
+    """keys/referee.key{,_secret}; keys/bots/alice.key (allowed), keys/alice.key_secret
+    (its author's); keys/mallory/alice.key{,_secret} (a keypair nobody allowed)."""
+    k = tmp_path / "keys"
+    new_keypair(k, "referee")
+    new_keypair(k / "bots", "alice")
+    (k / "bots" / "alice.key_secret").rename(k / "alice.key_secret")
+    new_keypair(k / "mallory", "alice")
+    return k
+
+
+@pytest.fixture
+def start_bot(tmp_path: Path) -> Iterator[StartBot]:
+    """Start the test bot as a remote author would; killed at the end of the test."""
+    procs: list[subprocess.Popen[bytes]] = []
+
+    def start(endpoint: str, name: str = "alice", secret_file: Path | None = None,
+              server_key: Path | None = None) -> subprocess.Popen[bytes]:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("UPDOWN_")}
+        if secret_file is not None and server_key is not None:
+            # What 'referee keys env SECRET --server referee.key' prints.
+            out = subprocess.run([referee_command(), "keys", "env", str(secret_file),
+                                  "--server", str(server_key)], capture_output=True,
+                                 text=True, check=True).stdout
+            env.update(re.findall(r"export (\w+)='?([^'\n]*)'?", out))
+        p = subprocess.Popen([*BOT, "--connect", endpoint, "--name", name,
+                              "--log", str(tmp_path / f"{name}-{len(procs)}.log")], env=env,
+                             stderr=subprocess.DEVNULL)
+        procs.append(p)
+        return p
+
+    yield start
+    for p in procs:
+        p.kill()
+        p.wait()
+
+
+def referee_waiting(*args: str) -> tuple[subprocess.Popen[str], str]:
+    """Start ``referee play ARGS --json`` and read, from its stderr, the line saying
+    where the remote bots connect: the process and that endpoint."""
+    p = subprocess.Popen([referee_command(), "play", *args, "--json"], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, env=env_for_subprocess())
+    assert p.stderr is not None
+    line = p.stderr.readline()
+    m = re.search(r"^waiting up to \S+ for remote bots? .*: connect to (\S+) \(", line)
+    if m is None:
+        p.kill()
+        out, err = p.communicate()
+        pytest.fail(f"no 'waiting' line: {line!r} {err!r}")
+    return p, m.group(1)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def can_bind(endpoint: str) -> bool:
+    ctx = zmq.Context()
+    sock = ctx.socket(zmq.ROUTER)
+    try:
+        sock.bind(endpoint)
+        return True
+    except zmq.ZMQError:
+        return False
+    finally:
+        sock.close(linger=0)
+        ctx.term()
+
+
+def one_error_line(stderr: str) -> str:
+    """The last line of stderr: 'Error: ...' with no traceback before it."""
+    assert "Traceback" not in stderr, stderr
+    last = stderr.strip().splitlines()[-1]
+    assert last.startswith("Error: "), stderr
+    return last
+
+
+# --- a remote bot plays --------------------------------------------------------------------
+
+
+def test_remote_bot_with_its_keys_plays_a_game(keys: Path, start_bot: StartBot) -> None:
+    ref, endpoint = referee_waiting(
+        "heuristic", "remote:alice", "random", "--seed", "5", "--listen", "tcp://127.0.0.1:*",
+        "--keys", str(keys / "bots"), "--server-key", str(keys / "referee.key_secret"),
+        "--wait", "30", "--move-time", "20")
+    assert re.fullmatch(r"tcp://127\.0\.0\.1:\d+", endpoint)
+    bot = start_bot(endpoint, "alice", keys / "alice.key_secret", keys / "referee.key")
+    out, err = ref.communicate(timeout=60)
+    assert ref.returncode == 0, err
+    assert "remote bot alice connected" in err and "refused" not in err
+    game = json.loads(out)["games"][0]
+    assert game["bots"] == ["heuristic", "alice", "random"]
+    assert game["faults"] == [] and game["forfeits"] == []
+    assert bot.wait(10) == 0  # it was told bye
+
+
+def test_loopback_without_keys_admits_by_name(tmp_path: Path, start_bot: StartBot) -> None:
+    endpoint = f"ipc://{tmp_path}/referee"
+    start_bot(endpoint, "alice")  # a DEALER may connect before the referee binds
+    r = invoke("play", "remote:alice", "lowest", "--listen", endpoint, "--wait", "30",
+               "--move-time", "20", "--seed", "2")
+    assert r.exit_code == 0, r.output
+    assert (f"waiting up to 30s for remote bot alice: connect to {endpoint} "
+            "(no CURVE: admitted by the name in the hello)") in r.output
+    assert "remote bot alice connected" in r.output
+    assert "alice [0]" in r.output and "faults: none" in r.output
+
+
+def test_two_remote_bots_connect_in_any_order(tmp_path: Path, start_bot: StartBot) -> None:
+    endpoint = f"ipc://{tmp_path}/referee"
+    start_bot(endpoint, "bob")
+    start_bot(endpoint, "alice")
+    r = invoke("play", "remote:alice", "remote:bob", "--listen", endpoint, "--wait", "30",
+               "--move-time", "20", "--json")
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["games"][0]["faults"] == []
+    assert "for remote bots alice, bob:" in r.stderr
+
+
+# --- refused bots ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("case", "reason"), [
+    ("unknown key", r"CURVE key \S+ is not allowed \(it is no listed bot's public key\)"),
+    ("hello names another bot", r"its hello names 'bob', but its CURVE key is 'alice''s"),
+])
+def test_refused_bot_is_reported_after_wait(keys: Path, start_bot: StartBot, case: str,
+                                            reason: str) -> None:
+    ref, endpoint = referee_waiting(
+        "heuristic", "remote:alice", "--listen", f"tcp://127.0.0.1:{free_port()}",
+        "--keys", str(keys / "bots"), "--server-key", str(keys / "referee.key_secret"),
+        "--wait", "3")
+    if case == "unknown key":
+        start_bot(endpoint, "alice", keys / "mallory" / "alice.key_secret", keys / "referee.key")
+    else:
+        start_bot(endpoint, "bob", keys / "alice.key_secret", keys / "referee.key")
+    out, err = ref.communicate(timeout=30)
+    assert ref.returncode == 1 and out == ""
+    line = one_error_line(err)
+    assert line.startswith(f"Error: remote bot 'alice' did not connect to {endpoint} within 3s; "
+                           "connections refused meanwhile: "), line
+    assert re.search(reason, line), line
+    assert re.search(r"^referee: refused .*" + reason, err, re.M)  # said at once, too
+    assert can_bind(endpoint)  # the listener is gone
+
+
+def test_bot_that_never_connects(tmp_path: Path) -> None:
+    endpoint = f"tcp://127.0.0.1:{free_port()}"
+    threads = threading.active_count()
+    handlers = list(logging.getLogger("referee.zmq").handlers)
+    r = invoke("play", "heuristic", "remote:alice", "remote:bob", "--listen", endpoint,
+               "--wait", "0.5")
+    assert r.exit_code == 1
+    assert one_error_line(r.stderr) == (
+        f"Error: remote bots 'alice', 'bob' did not connect to {endpoint} within 0.5s "
+        f"(nothing tried to connect: is the bot started, with UPDOWN_ENDPOINT={endpoint}?)")
+    assert can_bind(endpoint)
+    assert threading.active_count() == threads
+    assert logging.getLogger("referee.zmq").handlers == handlers
+
+
+# --- mistakes: one line, exit 1, nothing left open --------------------------------------------
+
+
+def _curve(keys: Path) -> list[str]:
+    return ["--keys", str(keys / "bots"), "--server-key", str(keys / "referee.key_secret")]
+
+
+@pytest.mark.parametrize(("make_args", "expected"), [
+    (lambda k: ["remote:bob", *_curve(k)],
+     r"no public key for remote bot 'bob': \S+/bots/bob\.key does not exist \(the bot's "
+     r"author makes it with 'referee keys new bob'\)"),
+    (lambda k: ["remote:alice", "--keys", str(k / "bots"), "--server-key", str(k / "nope")],
+     r"cannot read key file '\S+/nope'"),
+    (lambda k: ["remote:alice", "--keys", str(k / "bots"),
+                "--server-key", str(k / "referee.key")],
+     r"'\S+/referee\.key' holds no secret key"),
+    (lambda k: ["remote:alice", "--keys", str(k / "nodir"),
+                "--server-key", str(k / "referee.key_secret")],
+     r"\S+/nodir is not a directory of bots' public keys"),
+    (lambda k: ["remote:alice", "--keys", str(k / "bots")],
+     r"--keys needs --server-key FILE .* too"),
+    (lambda k: ["remote:alice", "--server-key", str(k / "referee.key_secret")],
+     r"--server-key needs --keys DIR .* too"),
+    (lambda k: ["remote:alice", "--listen", "tcp://0.0.0.0:5555"],
+     r"listening on tcp://0\.0\.0\.0:5555 \(not loopback\) needs CURVE: give --keys DIR"),
+    (lambda k: ["remote:alice", "--listen", "localhost:5555"],
+     r"'localhost:5555' is not an endpoint remote bots can connect to: write tcp://"),
+    (lambda k: ["remote:alice", "--listen", "ipc:///no/such/dir/sock"],
+     r"cannot listen on ipc:///no/such/dir/sock: No such file or directory"),
+    (lambda k: ["random", *_curve(k)],
+     r"--keys and --server-key are for remote bots"),
+    (lambda k: ["remote:alice", "remote:alice"],
+     r"remote bot 'alice' is given twice"),
+    (lambda k: ["remote:", "random"],
+     r"bot 'remote:': '' is not a remote bot's name: write remote:NAME"),
+])
+def test_mistakes(keys: Path, make_args: Callable[[Path], list[str]], expected: str) -> None:
+    r = invoke("play", "heuristic", *make_args(keys), "--wait", "0")
+    assert r.exit_code == 1
+    line = one_error_line(r.stderr)
+    assert re.fullmatch("Error: " + expected + ".*", line), line
+    assert "waiting" not in r.output
+
+
+def test_bad_key_file(keys: Path) -> None:
+    (keys / "bots" / "alice.key").write_text("not a certificate\n")
+    r = invoke("play", "heuristic", "remote:alice", *_curve(keys), "--wait", "0")
+    assert r.exit_code == 1
+    assert re.fullmatch(r"Error: '\S+/alice\.key' is not a key file: .*",
+                        one_error_line(r.stderr))
+
+
+def test_endpoint_in_use() -> None:
+    ctx = zmq.Context()
+    sock = ctx.socket(zmq.ROUTER)
+    try:
+        sock.bind("tcp://127.0.0.1:*")
+        endpoint = sock.getsockopt_string(zmq.LAST_ENDPOINT)
+        r = invoke("play", "heuristic", "remote:alice", "--listen", endpoint, "--wait", "5")
+    finally:
+        sock.close(linger=0)
+        ctx.term()
+    assert r.exit_code == 1
+    assert one_error_line(r.stderr) == (
+        f"Error: cannot listen on {endpoint}: Address already in use: another program "
+        "(another referee?) listens there; choose another port with --listen")
+
+
+def test_help_documents_remote_bots() -> None:
+    r = invoke("play", "--help")
+    for word in ("remote:NAME", "--listen", "--keys", "--server-key", "--wait",
+                 "referee keys new NAME", "tcp://127.0.0.1:5555"):
+        assert word in r.output, word
