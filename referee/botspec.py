@@ -364,12 +364,17 @@ class RemoteSeats:
     by its own key; without them (loopback endpoints only: the transport refuses
     anything else) a bot is admitted by the name in its hello alone, so any local
     program may take a remote seat.  Raises RemoteBotError; nothing is left open
-    when it does.  ``close`` when the session is over (after the players)."""
+    when it does.  ``close`` when the session is over (after the players).
+
+    ``on_warning`` gets each refused connection as the transport logs it;
+    ``on_status`` a line whenever a bot that lost its connection is waited for
+    again (the next game of a match), and when it is back."""
 
     def __init__(self, names: Sequence[str], endpoint: str = DEFAULT_LISTEN, *,
                  keys_dir: str | None = None, server_key: str | None = None,
                  wait: float = 300.0,
-                 on_warning: Callable[[str], None] | None = None) -> None:
+                 on_warning: Callable[[str], None] | None = None,
+                 on_status: Callable[[str], None] | None = None) -> None:
         try:
             import zmq
 
@@ -380,6 +385,7 @@ class RemoteSeats:
                                  f"available here ({e}): pip install pyzmq msgpack") from None
         self.names = list(names)
         self.wait = wait
+        self.on_status = on_status
         self.server_public: bytes | None = None
         self._deadline: float | None = None  # while ``connect`` waits for every bot
         self._timed_out: set[str] = set()
@@ -468,14 +474,21 @@ class RemoteSeats:
                                  f"({', '.join(self.names)})")
 
         def launch() -> Connection:
-            timeout = self.wait if self._deadline is None else max(
-                0.0, self._deadline - time.monotonic())
+            deadline = self._deadline
+            again = deadline is None  # not the first connection: ``connect`` is over
+            timeout = self.wait if deadline is None else max(0.0, deadline - time.monotonic())
+            if again:
+                # A game waits on it: say so, or the referee would seem to hang.
+                self._status(f"waiting up to {timeout:g}s for remote bot {name} to connect "
+                             f"again to {self.endpoint}")
             try:
                 _, transport = self.listener.accept(timeout, name)
             except TransportTimeout as e:
                 self._timed_out.add(name)
                 # Reported by RemotePlayer as "cannot be started: ...".
                 raise BotStartError(f"{e}{self._refusals_text()}") from None
+            if again:
+                self._status(f"remote bot {name} connected again")
             return Connection(transport, None)
 
         return RemotePlayer(spec.name, launch, time_control=time_control,
@@ -514,6 +527,10 @@ class RemoteSeats:
                 + (self._refusals_text() or
                    " (nothing tried to connect: is the bot started, with UPDOWN_ENDPOINT="
                    f"{self.endpoint}{' and its CURVE keys' if self.curve else ''}?)"))
+
+    def _status(self, text: str) -> None:
+        if self.on_status is not None:
+            self.on_status(text)
 
     def _refusals_text(self) -> str:
         reasons = self._log.reasons

@@ -293,7 +293,8 @@ def play(bots: tuple[str, ...], bot_opts: tuple[str, ...], human: bool, games: i
             remote = RemoteSeats(remotes, listen, keys_dir=keys_dir, server_key=server_key,
                                  wait=wait,
                                  on_warning=lambda text: click.echo(f"referee: {text}",
-                                                                    err=True))
+                                                                    err=True),
+                                 on_status=note)
         except BotSpecError as e:
             if tr_file is not None:
                 tr_file.close()

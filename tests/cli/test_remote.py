@@ -24,6 +24,7 @@ import pytest
 import zmq
 from cli_helpers import env_for_subprocess, invoke, referee_command
 
+from referee.botspec import BotSpecError, parse_spec, parse_specs
 from referee.keys import new_keypair
 
 BOT = [sys.executable, str(Path(__file__).parent.parent / "zmq" / "zmq_bot.py")]
@@ -48,17 +49,13 @@ def start_bot(tmp_path: Path) -> Iterator[StartBot]:
     """Start the test bot as a remote author would; killed at the end of the test."""
     procs: list[subprocess.Popen[bytes]] = []
 
-    def start(endpoint: str, name: str = "alice", secret_file: Path | None = None,
-              server_key: Path | None = None) -> subprocess.Popen[bytes]:
+    def start(endpoint: str, name: str = "alice", keys: dict[str, str] | None = None,
+              *extra: str) -> subprocess.Popen[bytes]:
         env = {k: v for k, v in os.environ.items() if not k.startswith("UPDOWN_")}
-        if secret_file is not None and server_key is not None:
-            # What 'referee keys env SECRET --server referee.key' prints.
-            out = subprocess.run([referee_command(), "keys", "env", str(secret_file),
-                                  "--server", str(server_key)], capture_output=True,
-                                 text=True, check=True).stdout
-            env.update(re.findall(r"export (\w+)='?([^'\n]*)'?", out))
+        env.update(keys or {})
         p = subprocess.Popen([*BOT, "--connect", endpoint, "--name", name,
-                              "--log", str(tmp_path / f"{name}-{len(procs)}.log")], env=env,
+                              "--log", str(tmp_path / f"{name}-{len(procs)}.log"), *extra],
+                             env=env,
                              stderr=subprocess.DEVNULL)
         procs.append(p)
         return p
@@ -67,6 +64,15 @@ def start_bot(tmp_path: Path) -> Iterator[StartBot]:
     for p in procs:
         p.kill()
         p.wait()
+
+
+def keys_env(secret_file: Path, server_key: Path) -> dict[str, str]:
+    """The bot's key variables: what 'referee keys env SECRET --server referee.key'
+    prints (read before the referee starts waiting, to keep the wait short)."""
+    out = subprocess.run([referee_command(), "keys", "env", str(secret_file),
+                          "--server", str(server_key)], capture_output=True,
+                         text=True, check=True).stdout
+    return dict(re.findall(r"export (\w+)='?([^'\n]*)'?", out))
 
 
 def referee_waiting(*args: str) -> tuple[subprocess.Popen[str], str]:
@@ -115,12 +121,13 @@ def one_error_line(stderr: str) -> str:
 
 
 def test_remote_bot_with_its_keys_plays_a_game(keys: Path, start_bot: StartBot) -> None:
+    alice_env = keys_env(keys / "alice.key_secret", keys / "referee.key")
     ref, endpoint = referee_waiting(
         "heuristic", "remote:alice", "random", "--seed", "5", "--listen", "tcp://127.0.0.1:*",
         "--keys", str(keys / "bots"), "--server-key", str(keys / "referee.key_secret"),
         "--wait", "30", "--move-time", "20")
     assert re.fullmatch(r"tcp://127\.0\.0\.1:\d+", endpoint)
-    bot = start_bot(endpoint, "alice", keys / "alice.key_secret", keys / "referee.key")
+    bot = start_bot(endpoint, "alice", alice_env)
     out, err = ref.communicate(timeout=60)
     assert ref.returncode == 0, err
     assert "remote bot alice connected" in err and "refused" not in err
@@ -153,6 +160,40 @@ def test_two_remote_bots_connect_in_any_order(tmp_path: Path, start_bot: StartBo
     assert "for remote bots alice, bob:" in r.stderr
 
 
+def test_in_a_match_a_lost_bot_connects_again(tmp_path: Path, start_bot: StartBot) -> None:
+    endpoint = f"ipc://{tmp_path}/referee"
+    first = start_bot(endpoint, "alice", None, "--die-after", "3")
+
+    def author_restarts_it() -> None:
+        first.wait(60)
+        start_bot(endpoint, "alice")
+
+    restart = threading.Thread(target=author_restarts_it)
+    restart.start()
+    try:
+        r = invoke("play", "heuristic", "remote:alice", "--games", "2", "--listen", endpoint,
+                   "--wait", "30", "--move-time", "20", "--json")
+    finally:
+        restart.join()
+    assert r.exit_code == 0, r.output
+    g1, g2 = json.loads(r.stdout)["games"]
+    assert g1["forfeits"] == [1] and g1["faults"][0]["kind"] == "crash"
+    assert g2["faults"] == [] and g2["forfeits"] == []
+    assert (f"waiting up to 30s for remote bot alice to connect again to {endpoint}\n"
+            "remote bot alice connected again") in r.stderr
+
+
+def test_remote_spec() -> None:
+    a = parse_spec("remote:alice")
+    assert (a.kind, a.name, a.remote, a.command) == ("remote", "alice", "alice", ())
+    b = parse_spec("seat1=remote:alice")
+    assert (b.kind, b.name, b.remote) == ("remote", "seat1", "alice")
+    with pytest.raises(BotSpecError, match="two seats are named 'alice'"):
+        parse_specs(["remote:alice", "alice=random"])
+    with pytest.raises(BotSpecError, match="unknown prefix 'remot:'; use stdio:, zmq:, remote:"):
+        parse_spec("remot:alice")
+
+
 # --- refused bots ----------------------------------------------------------------------------
 
 
@@ -162,14 +203,13 @@ def test_two_remote_bots_connect_in_any_order(tmp_path: Path, start_bot: StartBo
 ])
 def test_refused_bot_is_reported_after_wait(keys: Path, start_bot: StartBot, case: str,
                                             reason: str) -> None:
+    secret = keys / ("mallory" if case == "unknown key" else "") / "alice.key_secret"
+    bot_env = keys_env(secret, keys / "referee.key")
     ref, endpoint = referee_waiting(
         "heuristic", "remote:alice", "--listen", f"tcp://127.0.0.1:{free_port()}",
         "--keys", str(keys / "bots"), "--server-key", str(keys / "referee.key_secret"),
         "--wait", "3")
-    if case == "unknown key":
-        start_bot(endpoint, "alice", keys / "mallory" / "alice.key_secret", keys / "referee.key")
-    else:
-        start_bot(endpoint, "bob", keys / "alice.key_secret", keys / "referee.key")
+    start_bot(endpoint, "alice" if case == "unknown key" else "bob", bot_env)
     out, err = ref.communicate(timeout=30)
     assert ref.returncode == 1 and out == ""
     line = one_error_line(err)
