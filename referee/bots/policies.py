@@ -46,20 +46,26 @@ def _value(card: int) -> int:
 
 
 class LowestBot(Bot):
-    """Plays the lowest legal number, one card at a time; specials only when no
-    number can be played; random 3UP choice.  A plain baseline."""
+    """A plain baseline: plays the lowest legal number with all its copies, a special
+    card only when no number can be played (the plain Clear first), lays its three
+    highest cards face up, and otherwise takes the first listed decision.  It is
+    deterministic, and close in strength to the heuristic, which differs from it in
+    spending a Clear on a big pile and in preferring the Clears that grant actions:
+    the pair ``bench/fairness.py`` compares."""
 
     name = "lowest"
 
     def decide(self, obs: dict[str, Any], legal: Sequence[Decision]) -> Decision:
         first = legal[0]
         if first.code == CHOOSE_UP:
-            return legal[int(self.rng.random() * len(legal))]
+            return max(legal, key=lambda d: sorted((_value(c) for c in d.cards), reverse=True))
         plays = [d for d in legal if d.code == PLAY]
         if plays:
             numbered = [d for d in plays if d.kind < CLEAR]
-            pool = numbered or plays
-            return min(pool, key=lambda d: (d.kind, d.count))
+            if numbered:
+                low = min(d.kind for d in numbered)
+                return max((d for d in numbered if d.kind == low), key=lambda d: d.count)
+            return min(plays, key=lambda d: d.kind)
         for code in (DOWN, DRAW, KEEP, PICKUP):
             for d in legal:
                 if d.code == code:
