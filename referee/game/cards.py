@@ -12,6 +12,7 @@ Lookup tables (``KIND``, ``COLOUR``) turn an id into its parts without arithmeti
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Sequence
 
 Card = int
@@ -127,10 +128,16 @@ def alternative_deck(colours: int = 3) -> list[Card]:
 
 
 def build_deck(name: str, colours: int | None) -> list[Card]:
+    """A fresh list of the named deck's cards, in deck order."""
+    return list(_deck(name, colours))
+
+
+@functools.lru_cache(maxsize=64)
+def _deck(name: str, colours: int | None) -> tuple[Card, ...]:
     if name == "standard":
-        return standard_deck(7 if colours is None else colours)
+        return tuple(standard_deck(7 if colours is None else colours))
     if name == "alternative":
-        return alternative_deck(3 if colours is None else colours)
+        return tuple(alternative_deck(3 if colours is None else colours))
     raise ValueError(f"unknown deck {name!r}: choose one of {', '.join(DECKS)}")
 
 

@@ -53,6 +53,7 @@ from .cards import (
     KIND_GRANTS,
     KIND_TEXT,
     POINTS,
+    TEXT,
     Card,
     card_text,
     sort_key,
@@ -77,7 +78,6 @@ from .decisions import (
     UP,
     Decision,
     DecisionSyntaxError,
-    choose_up,
     parse_decision,
     play_cards,
     swap,
@@ -97,6 +97,7 @@ assert PHASE_NAMES == _OBS_PHASES
 _HAND_PLAYS = PLAYS[HAND]
 _UP_PLAYS = PLAYS[UP]
 _SPECIAL_KINDS = (11, 12, 13)
+_COMBOS_6_3 = tuple(combinations(range(6), 3))
 
 
 @dataclass(frozen=True)
@@ -316,13 +317,19 @@ class Game:
         cached = self._setup_cache[seat]
         if cached is not None:
             return cached
-        seen: set[str] = set()
-        out: list[Decision] = []
-        for combo in combinations(self.dealt[seat], 3):
-            d = choose_up(combo)
-            if d.text not in seen:
-                seen.add(d.text)
-                out.append(d)
+        dealt = self.dealt[seat]
+        texts = [TEXT[c] for c in dealt]
+        # Every choice of 3 of the 6 dealt cards, by position; built inline (not via
+        # choose_up) because set-up is a tenth of a random game's cost.
+        out = [
+            Decision(CHOOSE_UP, f"3up {texts[i]} {texts[j]} {texts[k]}",
+                     cards=(dealt[i], dealt[j], dealt[k]))
+            for i, j, k in _COMBOS_6_3
+        ]
+        if len(set(texts)) < 6:
+            # Two identical cards (the alternative deck): list each choice once.
+            seen: set[str] = set()
+            out = [d for d in out if not (d.text in seen or seen.add(d.text))]
         self._setup_cache[seat] = out
         return out
 
@@ -580,15 +587,10 @@ class Game:
         for s in range(n):
             choice = self.choices[s]
             assert choice is not None
-            chosen = list(choice.cards)
+            chosen = list(choice.cards)  # the listed decision's own card ids
             rest = list(self.dealt[s])
             for c in chosen:
-                # Remove by text so duplicate copies (alternative deck) resolve.
-                for i, r in enumerate(rest):
-                    if card_text(r) == card_text(c):
-                        chosen[chosen.index(c)] = r
-                        del rest[i]
-                        break
+                rest.remove(c)
             target = (s + 1) % n if self.for_others else s  # RULES §9.7
             self.up[target] = sorted(chosen, key=sort_key)
             self._take(s, rest)
