@@ -18,6 +18,13 @@ Prints us per decision and the ratio stdio / floor.  Target (issue 3): per-decis
 cost at most 4x the raw pipe floor.  The machine is shared and noisy: the best of
 ``--repeat`` runs is reported.
 
+``--breakdown`` also times each piece of a decision's work on its own, in one
+process with warm caches (so the pieces add up to less than the ``stdio`` figure,
+where the referee and the bots take turns on one CPU and evict each other's
+caches): the engine (legal list, applying the decision), the observation, the
+seat's events, the request message, its encoding, the bot's parsing of it, and
+the reply's decoding and checking.
+
     .venv/bin/python bench/protocol.py                 # default sizes
     .venv/bin/python bench/protocol.py --games 100 --repeat 3 --cpu 0
 """
@@ -34,10 +41,12 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from referee.game import GameConfig  # noqa: E402
-from referee.remote import RemotePlayer, stdio_player  # noqa: E402
+from referee.game import Game, GameConfig  # noqa: E402
+from referee.game.events import events_for  # noqa: E402
+from referee.protocol import BotSession  # noqa: E402
+from referee.remote import RemotePlayer, _event_dicts, stdio_player  # noqa: E402
 from referee.runner import InProcessPlayer, TimeControl, run_game  # noqa: E402
-from referee.transport.stdio import encode  # noqa: E402
+from referee.transport.stdio import decode, encode  # noqa: E402
 
 TRIVIAL_BOT = r"""
 import sys
@@ -170,6 +179,71 @@ def bench_engine(games: int, seed: int) -> tuple[float, int]:
     return time.perf_counter() - t0, decisions
 
 
+def breakdown(games: int, seed: int, repeat: int) -> dict[str, float]:
+    """Seconds per decision of each piece of the referee's (and the bot's) work,
+    timed on its own over the same games as ``bench_stdio`` (best of ``repeat``)."""
+    import orjson
+
+    clock = time.perf_counter
+    tick = min(_clock_cost(clock) for _ in range(5))  # in every interval timed below
+    names = ("engine: legal + apply", "observation", "events (filter)", "events (as dicts)",
+             "request message", "encode (orjson)", "bot: parse request (orjson)",
+             "reply: decode + check")
+    best: dict[str, float] = {}
+    for _ in range(repeat):
+        acc = [0.0] * len(names)
+        n = 0
+        session = BotSession(referee="bench", time={})
+        session.receive({"type": "hello", "protocol": [1], "name": "bench"})
+        session.welcome()
+        for g in range(games):
+            session.new_game(f"b{g}", 0, {}, ["a", "b"])
+            game = Game(GameConfig(), seed + g)
+            seen = [0] * game.n
+            while not game.over:
+                for seat in game.to_decide():
+                    t0 = clock()
+                    legal = game.legal(seat)
+                    t1 = clock()
+                    obs = game.observation(seat)
+                    t2 = clock()
+                    evs = events_for(game.events[seen[seat]:], seat)
+                    seen[seat] = len(game.events)
+                    t3 = clock()
+                    dicts = _event_dicts(evs)
+                    t4 = clock()
+                    msg = session.request(seat, obs, [d.text for d in legal], dicts, 10.0)
+                    t5 = clock()
+                    line = encode(msg)
+                    t6 = clock()
+                    orjson.loads(line)
+                    t7 = clock()
+                    reply = b'{"type":"decision","id":%d,"decision":0}' % msg["id"]
+                    t8 = clock()
+                    session.receive(decode(reply))
+                    t9 = clock()
+                    game.apply(seat, legal[0])
+                    t10 = clock()
+                    for i, d in enumerate(((t1 - t0) + (t10 - t9), t2 - t1, t3 - t2, t4 - t3,
+                                           t5 - t4, t6 - t5, t7 - t6, t9 - t8)):
+                        acc[i] += d
+                    n += 1
+            session.game_over(how="winner", places=[1, 2], points=[0, 0], forfeits=[],
+                              faults=[], events=[])
+        for name, total in zip(names, acc, strict=True):
+            v = total / n - tick * (2 if name.startswith("engine") else 1)
+            best[name] = min(best.get(name, v), v)
+    return best
+
+
+def _clock_cost(clock: Any, n: int = 20000) -> float:
+    """Seconds one call of ``clock`` takes (to take out of intervals timed with it)."""
+    t0 = clock()
+    for _ in range(n):
+        clock()
+    return (clock() - t0) / n
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--games", type=int, default=60, help="games per run")
@@ -179,6 +253,8 @@ def main() -> int:
                     "first allowed one)")
     ap.add_argument("--no-pin", action="store_true", help="do not pin to one CPU")
     ap.add_argument("--no-zmq", action="store_true", help="skip the ZeroMQ figure")
+    ap.add_argument("--breakdown", action="store_true", help="also time each piece of a "
+                    "decision's work on its own (warm caches)")
     args = ap.parse_args()
 
     if not args.no_pin and hasattr(os, "sched_setaffinity"):
@@ -213,6 +289,14 @@ def main() -> int:
     overhead = best_stdio - best_engine
     print(f"        protocol only (stdio - engine) = {overhead * us:.1f} us = "
           f"{overhead / best_floor:.2f} x the floor (the bot's own work included)")
+
+    if args.breakdown:
+        parts = breakdown(args.games, args.seed, args.repeat)
+        print("pieces of one decision, each timed on its own (warm caches; best of "
+              f"{args.repeat}):")
+        for name, secs in parts.items():
+            print(f"        {name:28s} {secs * us:6.2f} us")
+        print(f"        {'sum':28s} {sum(parts.values()) * us:6.2f} us")
 
     if not args.no_zmq:
         try:

@@ -295,6 +295,7 @@ class RemotePlayer:
             raise BotFault("crash", f"{self.name} is not running", fatal=True)
         legal = request.legal
         self._legal = legal
+        transport = conn.transport
         msg = session.request(request.seat, request.observation,
                               list(map(_decision_texts, legal)),
                               _event_dicts(request.events), request.time_left)
@@ -302,7 +303,6 @@ class RemotePlayer:
         self._ids[request.request_id] = rid
         start = self.clock()
         deadline = start + request.time_left
-        transport = conn.transport
         try:
             if self.on_message is None:
                 transport.send(msg)

@@ -88,6 +88,11 @@ class BotSession:
         self.game_id: str | None = None
         self.pending: int | None = None  # id of the request awaiting its reply
         self.last_id = 0  # the highest request id sent
+        # The last time_left rounded, and its rounding: the limit seldom changes from
+        # one request to the next, and round(x, 3) of a float is costly (decimal
+        # conversion).  NaN: equal to nothing, so nothing is cached at first.
+        self._time_in = float("nan")
+        self._time_out = 0.0
 
     # -- helpers ---------------------------------------------------------------------
 
@@ -177,9 +182,15 @@ class BotSession:
             raise RefereeProtocolError("a request needs at least one legal decision")
         rid = self.pending = self.last_id = self.last_id + 1
         self.state = State.AWAITING
+        if type(time_left) is float and time_left == self._time_in:
+            left = self._time_out
+        else:
+            left = round(time_left, 3) if time_left > 0.0 else 0.0
+            if type(time_left) is float:
+                self._time_in, self._time_out = time_left, left
         return {"type": "request", "id": rid, "game_id": self.game_id, "seat": seat,
                 "observation": observation, "legal": list(legal), "events": list(events),
-                "time_left": round(time_left, 3) if time_left > 0.0 else 0.0}
+                "time_left": left}
 
     def abandon(self) -> int:
         """Stop waiting for the pending request's reply (a timeout or a bad reply); a
