@@ -54,8 +54,8 @@ def events_for(events: Iterable[Event], seat: int | None) -> list[Event]:
     if seat is None:
         return list(events)
     private = _PRIVATE
-    return [e if (i := private.get(e[0])) is None or e[1] == seat or e[i] is None
-            else e[:i] + (None,) + e[i + 1 :] for e in events]
+    return [e if e[0] not in private or e[1] == seat else filter_event(e, seat)
+            for e in events]
 
 
 def _cards(cards: Iterable[int] | None) -> str:
