@@ -319,7 +319,9 @@ class RemotePlayer:
                     reply = transport.recv(timeout if timeout > 0.0 else 0.0)
                 else:
                     reply = self._recv(timeout if timeout > 0.0 else 0.0)
-                event = session.receive(reply)
+                d = session.take_decision(reply)  # the common case, without a record
+                if d is None:
+                    event = session.receive(reply)
             except TransportTimeout:
                 session.abandon()
                 raise BotFault("timeout", f"{self.name} sent no decision for request {rid} "
@@ -337,14 +339,15 @@ class RemotePlayer:
             except BotProtocolError as e:
                 session.abandon()
                 raise BotFault(e.kind, f"{self.name} replied to request {rid}: {e}") from None
-            if isinstance(event, IgnoredReply):
-                self._note(f"ignored: {event.reason}")
-                self._try_send(event.reply)
-                continue
-            assert isinstance(event, DecisionReply)
+            if d is None:
+                if isinstance(event, IgnoredReply):
+                    self._note(f"ignored: {event.reason}")
+                    self._try_send(event.reply)
+                    continue
+                assert isinstance(event, DecisionReply)
+                d = event.decision
             if self.on_message is not None:
                 self._note(f"latency request {rid}: {(self.clock() - start) * 1000:.3f} ms")
-            d = event.decision
             if isinstance(d, int):
                 if 0 <= d < len(legal):
                     return legal[d]

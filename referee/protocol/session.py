@@ -108,16 +108,11 @@ class BotSession:
         """Consume one decoded message from the bot.  Returns what it was; raises
         BotProtocolError (UnsupportedVersion for a hello we cannot serve) if the bot
         broke the protocol, RefereeProtocolError if the session is closed."""
-        state = self.state
-        if state is State.AWAITING and type(msg) is dict and msg.get("type") == "decision":
-            # Fast path, the common case: the awaited reply, well formed (the same
-            # checks as parse_bot_message and the general path below, in one place).
-            rid, d = msg.get("id"), msg.get("decision")
-            if type(rid) is int and rid == self.pending and (type(d) is int or type(d) is str):
-                self.pending = None
-                self.state = State.IN_GAME
-                return DecisionReply(rid, d)
-        if state is State.CLOSED:
+        d = self.take_decision(msg)
+        if d is not None:
+            assert type(msg) is dict
+            return DecisionReply(msg["id"], d)
+        if self.state is State.CLOSED:
             raise RefereeProtocolError("the session is closed: nothing more is read")
         event = parse_bot_message(msg)
         if isinstance(event, Hello):
@@ -151,6 +146,20 @@ class BotSession:
                       + (f" (request {self.pending} is pending)" if self.pending else ""))
         return IgnoredReply(event.id, reason, self.rejected(
             event.id, "unknown_id", reason + ": discarded", "ignored"))
+
+    def take_decision(self, msg: Any) -> int | str | None:
+        """The fast path of ``receive``, for the common case: if ``msg`` is the
+        awaited decision, well formed, consume it and return its ``decision`` (an
+        index or a text).  Otherwise return None and change nothing: ``receive``
+        then says what ``msg`` is, or what is wrong with it.  (The same checks as
+        ``parse_bot_message`` and ``receive``, without building a record.)"""
+        if self.state is State.AWAITING and type(msg) is dict and msg.get("type") == "decision":
+            rid, d = msg.get("id"), msg.get("decision")
+            if type(rid) is int and rid == self.pending and (type(d) is int or type(d) is str):
+                self.pending = None
+                self.state = State.IN_GAME
+                return d
+        return None
 
     # -- sending ---------------------------------------------------------------------
 

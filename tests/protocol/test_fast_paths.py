@@ -97,3 +97,24 @@ def test_a_decision_for_another_id_is_ignored() -> None:
     s = awaiting()
     assert isinstance(s.receive({"type": "decision", "id": 7, "decision": 0}), IgnoredReply)
     assert s.state.value == "awaiting"
+
+
+@pytest.mark.parametrize("msg", [
+    {"type": "decision", "id": 7, "decision": 0},
+    {"type": "decision", "id": True, "decision": 0},
+    {"type": "decision", "id": 1, "decision": True},
+    {"type": "decision", "id": 1},
+    {"type": "hello", "protocol": [1], "name": "b"},
+    [1, 2],
+])
+def test_take_decision_leaves_everything_else_to_receive(msg: object) -> None:
+    s = awaiting()
+    assert s.take_decision(msg) is None
+    assert (s.state.value, s.pending) == ("awaiting", 1)
+
+
+def test_take_decision_consumes_the_awaited_decision() -> None:
+    s = awaiting()
+    assert s.take_decision({"type": "decision", "id": 1, "decision": "pickup"}) == "pickup"
+    assert (s.state.value, s.pending) == ("in_game", None)
+    assert s.take_decision({"type": "decision", "id": 1, "decision": 0}) is None
