@@ -46,7 +46,7 @@ from referee.game.events import events_for  # noqa: E402
 from referee.protocol import BotSession  # noqa: E402
 from referee.remote import RemotePlayer, _event_dicts, stdio_player  # noqa: E402
 from referee.runner import InProcessPlayer, TimeControl, run_game  # noqa: E402
-from referee.transport.stdio import decode, encode  # noqa: E402
+from referee.transport.stdio import encode  # noqa: E402
 
 TRIVIAL_BOT = r"""
 import sys
@@ -220,7 +220,7 @@ def breakdown(games: int, seed: int, repeat: int) -> dict[str, float]:
                     t7 = clock()
                     reply = b'{"type":"decision","id":%d,"decision":0}' % msg["id"]
                     t8 = clock()
-                    session.receive(decode(reply))
+                    session.take_decision(orjson.loads(reply))  # as RemotePlayer does
                     t9 = clock()
                     game.apply(seat, legal[0])
                     t10 = clock()
