@@ -328,8 +328,10 @@ class Game:
         ]
         if len(set(texts)) < 6:
             # Two identical cards (the alternative deck): list each choice once.
-            seen: set[str] = set()
-            out = [d for d in out if not (d.text in seen or seen.add(d.text))]
+            unique: dict[str, Decision] = {}
+            for d in out:
+                unique.setdefault(d.text, d)
+            out = list(unique.values())
         self._setup_cache[seat] = out
         return out
 
