@@ -8,8 +8,8 @@
    are committed, and its peak (VmHWM); it should stay flat, since nothing is kept
    per game but the row in SQLite.
 
-Games are made cheap (built-in bots, 3 colours, no play-out) so that the referee's
-own costs show.  Run on an otherwise idle machine for meaningful numbers.
+Games are the default rules with built-in bots (no play-out), so that the
+referee's own costs -- records, commits, dispatch -- are a visible part of each game.  Run on an otherwise idle machine for meaningful numbers.
 
     .venv/bin/python bench/tournament.py [--games 4000] [--memory-games 10000]
 """
@@ -37,7 +37,7 @@ seed = 1
 output = "out"
 [rules]
 variants = []
-colours = 3
+colours = 7
 [[bots]]
 name = "heuristic"
 builtin = "heuristic"

@@ -29,10 +29,17 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+import orjson
+
 from .game import Decision, Game, GameConfig, IllegalDecision
 from .game.cards import card_text
 from .game.events import event_dict, event_text, events_for, filter_event
 from .game.state import competition_ranks
+
+
+def _dumps(obj: Any) -> str:
+    return orjson.dumps(obj).decode()
+
 
 FAULT_KINDS = (
     "timeout",
@@ -194,11 +201,13 @@ class GameRecord:
             "first_player": self.first_player,
             "bots": self.bots,
         }
-        lines = [json.dumps(head)]
-        lines += [json.dumps({"type": "decision", **d}) for d in self.decisions]
-        lines += [json.dumps({"type": "event", "event": e}) for e in self.events]
-        lines += [json.dumps({"type": "fault", **f.to_dict()}) for f in self.faults]
-        lines.append(json.dumps({"type": "result", **self.result, "forfeits": self.forfeits,
+        # orjson: a record has hundreds of lines, and tournaments write one per game.
+        dumps = _dumps
+        lines = [dumps(head)]
+        lines += [dumps({"type": "decision", **d}) for d in self.decisions]
+        lines += [dumps({"type": "event", "event": e}) for e in self.events]
+        lines += [dumps({"type": "fault", **f.to_dict()}) for f in self.faults]
+        lines.append(dumps({"type": "result", **self.result, "forfeits": self.forfeits,
                                  "wall_time": round(self.wall_time, 6)}))
         return lines
 
