@@ -75,7 +75,6 @@ def test_example_bots_pass(command: list[str]) -> None:
 
 
 def test_python_bot_passes_over_zeromq() -> None:
-    pytest.importorskip("zmq")
     report = run_checks([PY, str(BOTS / "python" / "random_bot.py")], transport="zmq",
                         time_control=FAST, scenarios=SCENARIOS[:3], extra_games=0)
     statuses = rows(report)
@@ -174,8 +173,9 @@ def test_slow_bot_fails_the_time_check_only_for_its_timeouts() -> None:
 def test_installed_command_passes_the_js_bot() -> None:
     referee = shutil.which("referee", path=str(Path(PY).parent))
     node = shutil.which("node")
-    if referee is None or node is None:
-        pytest.skip("needs the installed referee command and node")
+    assert referee is not None, "the referee command is not installed: run make test"
+    if node is None:
+        pytest.skip("the JavaScript example bot needs Node.js, which is not installed")
     import subprocess
 
     done = subprocess.run([referee, "check-bot", f"{node} {BOTS / 'js' / 'bot.js'}"],

@@ -41,7 +41,8 @@ def referee_command() -> str:
     here = Path(sys.executable).parent
     found = shutil.which("referee", path=str(here)) or shutil.which("referee")
     if found is None:
-        pytest.skip("the referee command is not installed (pip install -e .)")
+        pytest.fail("the referee command is not installed next to this Python: run make test "
+                    "(it installs the project with pip install -e .)")
     return found
 
 

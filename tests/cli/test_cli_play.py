@@ -6,7 +6,6 @@ import json
 import sys
 from pathlib import Path
 
-import pytest
 from cli_helpers import invoke, write_deal
 
 
@@ -126,7 +125,6 @@ def test_transcript_of_builtin_bots(tmp_path: Path) -> None:
 
 
 def test_transcript_shows_a_misbehaving_bot(tmp_path: Path) -> None:
-    pytest.importorskip("referee.remote")
     bot = tmp_path / "bad_bot.py"
     bot.write_text(
         "import json, sys\n"
@@ -159,8 +157,6 @@ def test_json_keeps_stdout_clean_with_a_transcript() -> None:
 
 
 def test_example_bots_over_stdio_and_zmq() -> None:
-    pytest.importorskip("referee.remote")
-    pytest.importorskip("zmq")
     r = invoke("play", "example:python-random", "zmq:example:python-heuristic", "--seed", "6",
                "--json")
     assert r.exit_code == 0, r.output

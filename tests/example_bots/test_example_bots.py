@@ -81,8 +81,9 @@ def test_six_example_bots_in_one_game(opened: list[RemotePlayer]) -> None:
 
 @pytest.mark.parametrize("bot", ["python-random", "python-heuristic"])
 def test_python_bots_over_zeromq(bot: str, opened: list[RemotePlayer]) -> None:
-    zmq_mod = pytest.importorskip("referee.transport.zmq")
-    remote = zmq_mod.zmq_player(bot, COMMANDS[bot], time_control=TC)
+    from referee.transport.zmq import zmq_player
+
+    remote = zmq_player(bot, COMMANDS[bot], time_control=TC)
     opened.append(remote)
     config = GameConfig(players=3, variants=frozenset({"ones_reverse", "play_out"}))
     others = [InProcessPlayer(make_bot(n, 1)) for n in ("heuristic", "lowest")]
