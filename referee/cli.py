@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import contextlib
 import difflib
-import itertools
 import json
 import os
 import random
@@ -19,7 +18,6 @@ import click
 from tabulate import tabulate
 
 from . import __version__
-from .bots import BUILTIN_BOTS, make_bot
 from .botspec import DEFAULT_LISTEN, BotSpecError, RemoteSeats, make_player, parse_specs
 from .game import VARIANTS, ConfigError, GameConfig
 from .game.cards import DECKS
@@ -33,7 +31,7 @@ from .replay import (
     show_record,
     verify,
 )
-from .runner import FaultPolicy, GameRecord, InProcessPlayer, TimeControl, run_game
+from .runner import FaultPolicy, GameRecord, TimeControl
 from .session import DeckFileError, Session, game_summary, read_deck_file, standings
 from .transcript import TracedPlayer, Transcript
 
@@ -42,32 +40,6 @@ from .transcript import TracedPlayer, Transcript
 @click.version_option(__version__, prog_name="referee")
 def main() -> None:
     """Referee and tournament runner for the card game 3UP 3DOWN."""
-
-
-@main.command()
-@click.option("--games", default=200, show_default=True, help="Deals per pairing.")
-@click.option("--seed", default=1, show_default=True)
-def demo(games: int, seed: int) -> None:
-    """A demo league among the built-in bots, printing standings."""
-    names = list(BUILTIN_BOTS)
-    stats = {n: {"games": 0, "wins": 0, "points": 0} for n in names}
-    for a, b in itertools.combinations(names, 2):
-        for g in range(games):
-            for order in ((a, b), (b, a)):  # the same deal with the seats swapped
-                players = [InProcessPlayer(make_bot(x)) for x in order]
-                rec = run_game(GameConfig(players=2), seed * 100003 + g, players)
-                for seat, name in enumerate(order):
-                    stats[name]["games"] += 1
-                    stats[name]["wins"] += rec.places[seat] == 1
-                    stats[name]["points"] += rec.points[seat]
-    rows = sorted(
-        ((n, s["games"], s["wins"], 100.0 * s["wins"] / s["games"], s["points"] / s["games"])
-         for n, s in stats.items()),
-        key=lambda r: -r[3],
-    )
-    click.echo(tabulate([(i + 1, *r) for i, r in enumerate(rows)],
-                        headers=["rank", "bot", "games", "wins", "win %", "avg points"],
-                        floatfmt=".1f"))
 
 
 # --- referee play ------------------------------------------------------------------
