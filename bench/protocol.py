@@ -11,7 +11,13 @@ not the referee):
    with messages of the same average sizes as (1)'s requests and replies -- no
    JSON, no protocol, no game.  Nothing built on pipes in Python can beat it.
 3. ``engine``: the same games played in-process (no protocol at all), for scale.
-4. ``zmq``: the same games over ZeroMQ, if ``referee.transport.zmq`` provides
+4. ``ideal``: a referee with no work of its own -- it writes the very request lines
+   that (1) sent, recorded beforehand, to the same trivial bots and decodes their
+   replies; no game, no observation, no protocol state, no clock.  It is the lower
+   bound for *any* referee sending these messages to these bots, so
+   ``4 x floor - ideal`` is what the target leaves for all of the referee's own work
+   (rules engine, observation, events, encoding, checking, timing).
+5. ``zmq``: the same games over ZeroMQ, if ``referee.transport.zmq`` provides
    ``bench_game_zmq``.
 
 Prints us per decision and the ratio stdio / floor.  Target (issue 3): per-decision
@@ -103,15 +109,21 @@ def _cpu_of(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def bench_stdio(games: int, seed: int) -> tuple[float, int, float, float, float, float]:
+def bench_stdio(games: int, seed: int, requests: list[tuple[int, bytes]] | None = None,
+                ) -> tuple[float, int, float, float, float, float]:
     """(seconds, decisions, mean request bytes, mean reply bytes, referee CPU seconds,
-    bots' CPU seconds) of the timed games."""
+    bots' CPU seconds) of the timed games.  ``requests``, if given, receives every
+    request line of one untimed game with the same seed as the first timed one, with
+    the seat it went to (for ``bench_ideal``)."""
     sizes: dict[str, list[int]] = {"send": [], "recv": []}
 
     def measure(direction: str, bot: str, payload: Any, ts: float) -> None:
         if direction in sizes and isinstance(payload, dict) and payload["type"] in (
                 "request", "decision"):
-            sizes[direction].append(len(encode(payload)))
+            line = encode(payload)
+            sizes[direction].append(len(line))
+            if requests is not None and direction == "send":
+                requests.append((int(bot[1:]), line))
 
     cmd = [sys.executable, "-c", TRIVIAL_BOT]
     seats: list[RemotePlayer] = [stdio_player(f"t{i}", cmd, time_control=TC, memory_mb=None)
@@ -119,9 +131,13 @@ def bench_stdio(games: int, seed: int) -> tuple[float, int, float, float, float,
     try:
         for p in seats:
             p.connect()
-        seats[0].on_message = measure  # one sample game for the message sizes
+        # One sample game for the message sizes (and the request lines).
+        seats[0].on_message = measure
+        if requests is not None:
+            seats[1].on_message = measure
         run_game(GameConfig(), seed, seats, time_control=TC)
-        seats[0].on_message = None
+        for p in seats:
+            p.on_message = None
         pids = [p.conn.process.pid for p in seats if p.conn and p.conn.process]
         decisions = 0
         bots0 = sum(map(_cpu_of, pids))
@@ -140,6 +156,46 @@ def bench_stdio(games: int, seed: int) -> tuple[float, int, float, float, float,
             p.close()
     return (elapsed, decisions, sum(sizes["send"]) / len(sizes["send"]),
             sum(sizes["recv"]) / len(sizes["recv"]), cpu, bots)
+
+
+def bench_ideal(requests: list[tuple[int, bytes]], rounds: int) -> float:
+    """Seconds per decision of a referee that does nothing but write ``requests`` (the
+    recorded lines, each to the bot it went to) to two trivial bots and decode each
+    reply: the lower bound for any referee exchanging these messages with these bots."""
+    import orjson
+
+    procs = [subprocess.Popen([sys.executable, "-c", TRIVIAL_BOT], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE) for _ in range(2)]
+    bufs = [b"", b""]
+    fds = [(p.stdin.fileno(), p.stdout.fileno()) for p in procs  # type: ignore[union-attr]
+           ]
+
+    def reply(seat: int) -> bytes:
+        buf = bufs[seat]
+        while b"\n" not in buf:
+            buf += os.read(fds[seat][1], 1 << 16)
+        line, _, bufs[seat] = buf.partition(b"\n")
+        return line
+
+    try:
+        for seat in (0, 1):
+            reply(seat)  # hello
+        loads, write = orjson.loads, os.write
+        best = float("inf")
+        for r in range(rounds + 1):  # the first round warms up
+            t0 = time.perf_counter()
+            for seat, line in requests:
+                write(fds[seat][0], line)
+                if loads(reply(seat))["type"] != "decision":
+                    raise RuntimeError("the trivial bot did not answer a request")
+            if r:
+                best = min(best, (time.perf_counter() - t0) / len(requests))
+        return best
+    finally:
+        for p in procs:
+            p.stdin.close()  # type: ignore[union-attr]
+            p.wait()
+            p.stdout.close()  # type: ignore[union-attr]
 
 
 def bench_floor(n: int, req: int, rep: int) -> float:
@@ -262,11 +318,12 @@ def main() -> int:
         os.sched_setaffinity(0, {cpu})  # the bots inherit it
         print(f"pinned to CPU {cpu} (referee and bots)")
 
-    best_stdio = best_engine = best_floor = float("inf")
+    best_stdio = best_engine = best_floor = best_ideal = float("inf")
     decisions = 0
     req = rep = ref_cpu = bot_cpu = 0.0
     for _ in range(args.repeat):
-        secs, decisions, req, rep, cpu, bots = bench_stdio(args.games, args.seed)
+        requests: list[tuple[int, bytes]] = []
+        secs, decisions, req, rep, cpu, bots = bench_stdio(args.games, args.seed, requests)
         if secs / decisions < best_stdio:
             best_stdio = secs / decisions
             ref_cpu, bot_cpu = cpu / decisions, bots / decisions
@@ -274,6 +331,8 @@ def main() -> int:
         best_engine = min(best_engine, esecs / edec)
         best_floor = min(best_floor, bench_floor(max(2000, decisions // 2), round(req),
                                                  round(rep)))
+        best_ideal = min(best_ideal, bench_ideal(
+            requests, max(3, decisions // max(1, len(requests)) // 4)))
     us = 1e6
     print(f"games: {args.games} x 2 players, {decisions} decisions per run, "
           f"best of {args.repeat}")
@@ -289,6 +348,11 @@ def main() -> int:
     overhead = best_stdio - best_engine
     print(f"        protocol only (stdio - engine) = {overhead * us:.1f} us = "
           f"{overhead / best_floor:.2f} x the floor (the bot's own work included)")
+    print(f"ideal : {best_ideal * us:8.1f} us/decision = {best_ideal / best_floor:.2f} x the "
+          f"floor (the same request lines and bots, a referee with no work of its own)")
+    budget = 4 * best_floor - best_ideal
+    print(f"        the referee's own work: stdio - ideal = {(best_stdio - best_ideal) * us:.1f}"
+          f" us; the target leaves it 4 x floor - ideal = {budget * us:.1f} us")
 
     if args.breakdown:
         parts = breakdown(args.games, args.seed, args.repeat)

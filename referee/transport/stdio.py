@@ -54,6 +54,14 @@ def decode(line: bytes | bytearray | memoryview) -> dict[str, Any]:
     return value
 
 
+def _ms(seconds: float) -> int:
+    """A poll timeout in whole milliseconds, rounded up (never 0 for a positive wait,
+    which would make a wait of 0.3 ms a busy loop of zero-timeout polls)."""
+    if seconds <= 0.0:
+        return 0
+    return max(1, int(seconds * 1000 + 0.999))
+
+
 class StdioTransport:
     """The referee's end of a bot's pipes: ``write_fd`` is the bot's stdin,
     ``read_fd`` its stdout.  Both are set non-blocking and closed by ``close``."""
@@ -149,37 +157,50 @@ class StdioTransport:
             raise TransportClosed("the transport is closed")
         polled = False
         if not self._buf and not (self._skipping or self._eof or self._exited):
-            # Fast path, the common case: nothing buffered, and the bot's reply is in the
-            # pipe already (a bot on the same CPU runs while we write) as one whole line.
-            # One read, no poll, no copy: the chunk is decoded as it is (JSON allows the
-            # trailing newline).  Anything else -- no data yet, several lines, part of a
-            # line, a line that does not decode -- goes through the general path below,
-            # which reports errors exactly as it always does.
+            # Fast path, the common case: nothing buffered, and the bot's reply arrives as
+            # one whole line.  Wait for it with one poll (which returns at once if it is
+            # there already), take it with one read, and decode the chunk as it is, with
+            # no copy (JSON allows the trailing newline): no exception, no loop.  Anything
+            # else -- the bot exited, several lines, part of a line, a line that does not
+            # decode -- goes on to the general path below, which reports errors exactly as
+            # it always does; a poll that saw nothing is a timeout.
+            start = self._clock()
+            ready = self._rpoll.poll(_ms(timeout))
             polled = True
-            try:
-                chunk = os.read(self.read_fd, READ_CHUNK)
-            except BlockingIOError:
-                chunk = None
-            except InterruptedError:
-                chunk = None
-                polled = False
-            except OSError:
-                chunk = b""
-            if chunk is not None:
-                n = len(chunk)
-                if n == 0:
-                    self._eof = True
-                elif (chunk[-1] == 10 and n <= self.max_message_bytes + 1
-                      and chunk.find(b"\n") == n - 1):
-                    try:
-                        value = orjson.loads(chunk)
-                    except orjson.JSONDecodeError:
-                        value = None
-                    if type(value) is dict:
-                        return value
-                    self._buf += chunk
-                else:
-                    self._buf += chunk
+            if not ready:
+                raise TransportTimeout(f"no complete message within {timeout:.3f}s")
+            for fd, _ in ready:
+                if fd == self.exit_fd:
+                    # The bot is gone; whatever it wrote before is still in the pipe.
+                    self._exited = True
+            if self._exited:
+                self._read_available(drain=True)
+            else:
+                try:
+                    chunk: bytes | None = os.read(self.read_fd, READ_CHUNK)
+                except (BlockingIOError, InterruptedError):
+                    chunk = None
+                except OSError:
+                    chunk = b""
+                if chunk is not None:
+                    n = len(chunk)
+                    if n == 0:
+                        self._eof = True
+                    elif (chunk[-1] == 10 and n <= self.max_message_bytes + 1
+                          and chunk.find(b"\n") == n - 1):
+                        try:
+                            value = orjson.loads(chunk)
+                        except orjson.JSONDecodeError:
+                            value = None
+                        if type(value) is dict:
+                            return value
+                        self._buf += chunk
+                    else:
+                        self._buf += chunk
+            # What is left of the time for the general path.
+            remaining_time = max(0.0, timeout - (self._clock() - start))
+        else:
+            remaining_time = timeout
         deadline: float | None = None
         while True:
             line = self._next_line()
@@ -199,11 +220,11 @@ class StdioTransport:
             if deadline is None:
                 # The clock is read only when we must wait: the time spent before that
                 # (one read) is negligible against any per-decision limit.
-                deadline = now + timeout
+                deadline = now + remaining_time
             remaining = deadline - now
             if remaining <= 0:
                 raise TransportTimeout(f"no complete message within {timeout:.3f}s")
-            events = self._rpoll.poll(max(1, int(remaining * 1000 + 0.999)))
+            events = self._rpoll.poll(_ms(remaining))
             for fd, _ in events:
                 if fd == self.exit_fd:
                     # The bot is gone; whatever it wrote before is still in the pipe.
@@ -258,7 +279,7 @@ class StdioTransport:
                 self._broken = (f"the bot stopped reading its stdin ({len(view)} of {len(data)} "
                                 f"bytes unwritten after {self.write_timeout:.3f}s)")
                 raise TransportTimeout(self._broken)
-            self._wpoll.poll(max(1, int((deadline - now) * 1000 + 0.999)))
+            self._wpoll.poll(_ms(deadline - now))
 
     def close(self) -> None:
         if self._closed:
