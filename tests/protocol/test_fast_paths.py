@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import contextlib
 import os
+import threading
+import time
 from collections.abc import Iterator
 
 import pytest
 
 from referee.protocol import BotProtocolError, BotSession, DecisionReply, IgnoredReply
-from referee.transport.base import MalformedMessage, MessageTooLarge
+from referee.transport.base import MalformedMessage, MessageTooLarge, TransportTimeout
 from referee.transport.stdio import StdioTransport
 
 
@@ -118,3 +120,39 @@ def test_take_decision_consumes_the_awaited_decision() -> None:
     assert s.take_decision({"type": "decision", "id": 1, "decision": "pickup"}) == "pickup"
     assert (s.state.value, s.pending) == ("in_game", None)
     assert s.take_decision({"type": "decision", "id": 1, "decision": 0}) is None
+
+
+def _write_later(fd: int, data: bytes, delay: float) -> threading.Thread:
+    th = threading.Thread(target=lambda: (time.sleep(delay), os.write(fd, data)))
+    th.start()
+    return th
+
+
+def test_a_reply_that_arrives_while_waiting_is_taken(pipes: tuple[StdioTransport, int]) -> None:
+    t, out = pipes
+    th = _write_later(out, b'{"late":1}\n', 0.05)
+    assert t.recv(2.0) == {"late": 1}
+    th.join()
+    assert not t._buf
+
+
+def test_a_line_completed_later_is_joined(pipes: tuple[StdioTransport, int]) -> None:
+    t, out = pipes
+    os.write(out, b'{"half":')
+    th = _write_later(out, b'2}\n', 0.05)
+    assert t.recv(2.0) == {"half": 2}
+    th.join()
+
+
+def test_a_line_never_completed_times_out_within_the_limit(
+        pipes: tuple[StdioTransport, int]) -> None:
+    # The fast path's wait counts against the limit: the general path only gets what
+    # is left of it, so a bot dribbling a partial line cannot double its time.
+    t, out = pipes
+    th = _write_later(out, b'{"never":', 0.2)
+    t0 = time.monotonic()
+    with pytest.raises(TransportTimeout, match="no complete message within 0.300s"):
+        t.recv(0.3)
+    took = time.monotonic() - t0
+    th.join()
+    assert 0.29 <= took < 0.45  # not 0.2 + 0.3
