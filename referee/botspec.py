@@ -355,6 +355,52 @@ class RemoteBotError(BotSpecError):
     that never connected.  The message is one line saying what would be right."""
 
 
+def remote_credentials(names: Sequence[str], endpoint: str, keys_dir: str | None,
+                       server_key: str | None, *, keys_opt: str = "--keys",
+                       server_key_opt: str = "--server-key",
+                       ) -> tuple[dict[str, bytes], bytes | None]:
+    """Check where remote bots ``names`` are to connect and with which keys, without
+    listening: the bots' allowed public keys by name (empty keys: no CURVE) and the
+    referee's secret key (None: no CURVE).  RemoteBotError says what is wrong, naming
+    the options (``keys_opt``, ``server_key_opt``) that would put it right."""
+    from . import keys
+    from .transport import zmq as zmq_transport
+
+    if (keys_dir is None) != (server_key is None):
+        given, missing = ((keys_opt, f"{server_key_opt} FILE (the referee's secret key, from "
+                           "'referee keys server')") if server_key is None else
+                          (server_key_opt, f"{keys_opt} DIR (the allowed bots' public keys, "
+                           "NAME.key)"))
+        raise RemoteBotError(f"{given} needs {missing} too: CURVE takes both (or neither, "
+                             f"on a loopback endpoint)")
+    scheme, sep, rest = endpoint.partition("://")
+    if not sep or scheme not in ("tcp", "ipc") or not rest:
+        raise RemoteBotError(f"{endpoint!r} is not an endpoint remote bots can connect to: "
+                             f"write tcp://ADDRESS:PORT (e.g. {DEFAULT_LISTEN}, or "
+                             f"tcp://0.0.0.0:5555 with CURVE keys) or ipc://PATH")
+    if keys_dir is not None and server_key is not None:
+        try:
+            listed = keys.load_allowed_keys(keys_dir)
+            secret = keys.load_secret_key(server_key)
+        except keys.KeyFileError as e:
+            raise RemoteBotError(str(e)) from None
+        missing_keys = [n for n in names if n not in listed]
+        if missing_keys:
+            n = missing_keys[0]
+            raise RemoteBotError(
+                f"no public key for remote bot {n!r}: {os.path.join(keys_dir, n + '.key')} "
+                f"does not exist (the bot's author makes it with 'referee keys new {n}')")
+        # Only these bots: another listed bot would be admitted and then wait for a
+        # seat that does not exist.
+        return {n: listed[n] for n in names}, secret
+    if not zmq_transport.is_loopback(endpoint):
+        raise RemoteBotError(
+            f"listening on {endpoint} (not loopback) needs CURVE: give {keys_opt} DIR (the "
+            f"allowed bots' public keys) and {server_key_opt} FILE (the referee's secret key, "
+            f"from 'referee keys server'), or listen on loopback, e.g. {DEFAULT_LISTEN}")
+    return {n: b"" for n in names}, None  # no CURVE: the names alone
+
+
 class RemoteSeats:
     """The listening endpoint of one session's remote bots, and their players.
 
@@ -366,66 +412,40 @@ class RemoteSeats:
     program may take a remote seat.  Raises RemoteBotError; nothing is left open
     when it does.  ``close`` when the session is over (after the players).
 
+    ``wait`` bounds ``connect`` (every bot's first connection); ``rewait`` (default:
+    ``wait``) how long a game waits for a bot that lost its connection to come
+    again.  With ``give_up`` (tournaments), a bot that did not come within that time
+    is *absent*: later games do not wait for it at all (each only takes a connection
+    that came meanwhile), so its games are forfeited quickly, until it connects again.
+
     ``on_warning`` gets each refused connection as the transport logs it;
     ``on_status`` a line whenever a bot that lost its connection is waited for
-    again (the next game of a match), and when it is back."""
+    again (the next game of a match), when it is back, and when it is found absent."""
 
     def __init__(self, names: Sequence[str], endpoint: str = DEFAULT_LISTEN, *,
                  keys_dir: str | None = None, server_key: str | None = None,
-                 wait: float = 300.0,
+                 wait: float = 300.0, rewait: float | None = None, give_up: bool = False,
                  on_warning: Callable[[str], None] | None = None,
                  on_status: Callable[[str], None] | None = None) -> None:
         try:
             import zmq
 
-            from . import keys
             from .transport import zmq as zmq_transport
         except ImportError as e:
             raise RemoteBotError(f"remote bots need the ZeroMQ transport, which is not "
                                  f"available here ({e}): pip install pyzmq msgpack") from None
         self.names = list(names)
         self.wait = wait
+        self.rewait = wait if rewait is None else rewait
+        self.give_up = give_up
+        self.absent: set[str] = set()  # (give_up) not come when last waited for
         self.on_status = on_status
         self.server_public: bytes | None = None
         self._deadline: float | None = None  # while ``connect`` waits for every bot
         self._timed_out: set[str] = set()
-        if (keys_dir is None) != (server_key is None):
-            given, missing = (("--keys", "--server-key FILE (the referee's secret key, from "
-                               "'referee keys server')") if server_key is None else
-                              ("--server-key", "--keys DIR (the allowed bots' public keys, "
-                               "NAME.key)"))
-            raise RemoteBotError(f"{given} needs {missing} too: CURVE takes both (or neither, "
-                                 f"on a loopback endpoint)")
-        scheme, sep, rest = endpoint.partition("://")
-        if not sep or scheme not in ("tcp", "ipc") or not rest:
-            raise RemoteBotError(f"{endpoint!r} is not an endpoint remote bots can connect to: "
-                                 f"write tcp://ADDRESS:PORT (e.g. {DEFAULT_LISTEN}, or "
-                                 f"tcp://0.0.0.0:5555 with CURVE keys) or ipc://PATH")
-        secret: bytes | None = None
-        allowed: dict[str, bytes]
-        if keys_dir is not None and server_key is not None:
-            try:
-                listed = keys.load_allowed_keys(keys_dir)
-                secret = keys.load_secret_key(server_key)
-            except keys.KeyFileError as e:
-                raise RemoteBotError(str(e)) from None
-            missing_keys = [n for n in self.names if n not in listed]
-            if missing_keys:
-                n = missing_keys[0]
-                raise RemoteBotError(
-                    f"no public key for remote bot {n!r}: {os.path.join(keys_dir, n + '.key')} "
-                    f"does not exist (the bot's author makes it with 'referee keys new {n}')")
-            # Only this session's bots: another listed bot would be admitted and then
-            # wait for a seat that does not exist.
-            allowed = {n: listed[n] for n in self.names}
+        allowed, secret = remote_credentials(self.names, endpoint, keys_dir, server_key)
+        if secret is not None:
             self.server_public = zmq.curve_public(secret)
-        elif not zmq_transport.is_loopback(endpoint):
-            raise RemoteBotError(
-                f"listening on {endpoint} (not loopback) needs CURVE: give --keys DIR (the "
-                f"allowed bots' public keys) and --server-key FILE (the referee's secret key, "
-                f"from 'referee keys server'), or listen on loopback, e.g. {DEFAULT_LISTEN}")
-        else:
-            allowed = {n: b"" for n in self.names}  # no CURVE: the names alone
         # The transport logs every refused connection (a refused bot reconnects, and it
         # throttles those lines): kept for the "did not connect" error, and passed on.
         self._log = _RefusalLog(on_warning)
@@ -462,13 +482,19 @@ class RemoteSeats:
                on_message: OnMessage | None = None) -> RemotePlayer:
         """The ``RemotePlayer`` of a ``remote:NAME`` seat.  Its connection is the next
         one admitted as NAME: within what is left of ``connect``'s deadline, and
-        within ``wait`` seconds when it has to come again (after a lost connection,
+        within ``rewait`` seconds when it has to come again (after a lost connection,
         for the next game of a match)."""
+        return self.player_named(spec.remote, spec.name, time_control=time_control,
+                                 on_message=on_message)
+
+    def player_named(self, name: str, seat_name: str, *, time_control: Any = None,
+                     on_message: OnMessage | None = None) -> RemotePlayer:
+        """``player`` by names: the remote bot ``name`` (its key file's and hello's),
+        playing as ``seat_name``."""
         from .process import BotStartError
         from .remote import Connection, RemotePlayer
         from .transport.base import TransportTimeout
 
-        name = spec.remote
         if name not in self.names:
             raise RemoteBotError(f"remote bot {name!r} is not one this endpoint listens for "
                                  f"({', '.join(self.names)})")
@@ -476,8 +502,10 @@ class RemoteSeats:
         def launch() -> Connection:
             deadline = self._deadline
             again = deadline is None  # not the first connection: ``connect`` is over
-            timeout = self.wait if deadline is None else max(0.0, deadline - time.monotonic())
-            if again:
+            absent = name in self.absent
+            timeout = (max(0.0, deadline - time.monotonic()) if deadline is not None
+                       else 0.0 if absent else self.rewait)
+            if again and not absent:
                 # A game waits on it: say so, or the referee would seem to hang.
                 self._status(f"waiting up to {timeout:g}s for remote bot {name} to connect "
                              f"again to {self.endpoint}")
@@ -485,13 +513,24 @@ class RemoteSeats:
                 _, transport = self.listener.accept(timeout, name)
             except TransportTimeout as e:
                 self._timed_out.add(name)
+                if self.give_up and not absent:
+                    self.absent.add(name)
+                    waited = self.wait if deadline is not None else timeout
+                    self._status(f"remote bot {name} did not connect within {waited:g}s: "
+                                 f"its games are forfeited until it connects to "
+                                 f"{self.endpoint} again")
                 # Reported by RemotePlayer as "cannot be started: ...".
-                raise BotStartError(f"{e}{self._refusals_text()}") from None
-            if again:
+                raise BotStartError(f"{e}{self._refusals_text()}" if not absent else
+                                    f"remote bot {name} is absent (it has not connected "
+                                    f"to {self.endpoint} again)") from None
+            if absent:
+                self.absent.discard(name)
+                self._status(f"remote bot {name} is back")
+            elif again:
                 self._status(f"remote bot {name} connected again")
             return Connection(transport, None)
 
-        return RemotePlayer(spec.name, launch, time_control=time_control,
+        return RemotePlayer(seat_name, launch, time_control=time_control,
                             max_message_bytes=self.listener.max_message_bytes,
                             on_message=on_message)
 

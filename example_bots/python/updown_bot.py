@@ -19,6 +19,10 @@ connected to ``UPDOWN_ENDPOINT`` (this needs ``pip install pyzmq msgpack``; CURV
 keys, for remote bots, come from ``UPDOWN_SERVER_KEY``, ``UPDOWN_PUBLIC_KEY`` and
 ``UPDOWN_SECRET_KEY``).
 
+The hello names the bot by its own name, or by ``UPDOWN_NAME`` when that is set: a
+remote seat (``remote:alice``, or ``remote = true`` in a tournament) is taken by the
+bot whose hello carries the seat's name, so any bot can take it without an edit.
+
 Logging goes to stderr (``updown_bot.log``): stdout carries the protocol, so while
 ``run`` drives a stdio bot, ``print`` is redirected to stderr too.
 """
@@ -256,6 +260,7 @@ def run(bot: Bot | Callable[[Message, list[str]], int | str], *, name: str = "bo
         bot = FunctionBot(bot, name, version)
     transport = open_transport()
     try:
+        bot.name = os.environ.get("UPDOWN_NAME") or bot.name
         transport.send({"type": "hello", "protocol": PROTOCOL_VERSIONS, "name": bot.name,
                         "version": bot.version})
         while True:

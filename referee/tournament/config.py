@@ -12,8 +12,10 @@ File layout (all sections but ``[[bots]]`` optional)::
     [rules]        variants, colours, deck, turn_limit      (RULES §1, §4, §9)
     [time]         startup, per_decision, bank              (seconds)
     [faults]       policy, strike_limit
+    [remote]       listen, keys, server_key, wait, rewait   (remote bots only)
     [[bots]]       name, and one of: builtin = "heuristic" | python = "file.py:Class"
                    | command = "..." (with transport, cwd, env, memory_mb)
+                   | remote = true (a bot its author runs, connecting over ZeroMQ)
 """
 
 from __future__ import annotations
@@ -39,13 +41,18 @@ FORMATS = ("round-robin", "gauntlet", "balanced")
 SEATINGS = ("rotate", "all", "random")
 TRANSPORTS = ("stdio", "zmq")
 
-_SECTIONS = ("tournament", "rules", "time", "faults", "bots")
+_SECTIONS = ("tournament", "rules", "time", "faults", "remote", "bots")
 _TOURNAMENT_KEYS = ("name", "format", "seats", "deals", "games", "seed", "seating",
                     "challengers", "jobs", "output")
 _RULES_KEYS = ("variants", "colours", "deck", "turn_limit")
 _TIME_KEYS = ("startup", "per_decision", "bank")
 _FAULT_KEYS = ("policy", "strike_limit")
-_BOT_KEYS = ("name", "builtin", "python", "command", "transport", "cwd", "env", "memory_mb")
+_REMOTE_KEYS = ("listen", "keys", "server_key", "wait", "rewait")
+_BOT_KEYS = ("name", "builtin", "python", "command", "remote", "transport", "cwd", "env",
+             "memory_mb")
+
+#: Where a tournament listens for remote bots unless ``[remote] listen`` says otherwise.
+DEFAULT_REMOTE_LISTEN = "tcp://127.0.0.1:5555"
 
 
 class TournamentConfigError(ValueError):
@@ -56,7 +63,9 @@ class TournamentConfigError(ValueError):
 class BotSpec:
     """One entrant.  Exactly one of ``builtin`` (a bot of ``referee.bots``),
     ``python`` (``path/to/file.py:Class`` or ``module:attr``, an in-process bot class
-    taking a seed) or ``command`` (an external program) is set."""
+    taking a seed), ``command`` (an external program the referee starts) or
+    ``remote`` (the name a remote bot's key file and hello carry: a program its
+    author starts, which connects over ZeroMQ) is set."""
 
     name: str
     builtin: str | None = None
@@ -66,10 +75,12 @@ class BotSpec:
     cwd: str | None = None  # as written; relative to the configuration's folder
     env: tuple[tuple[str, str], ...] = ()
     memory_mb: int | None = None
+    remote: str | None = None
 
     @property
     def kind(self) -> str:
-        return "builtin" if self.builtin else "python" if self.python else "external"
+        return ("builtin" if self.builtin else "python" if self.python else
+                "remote" if self.remote else "external")
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {"name": self.name}
@@ -77,10 +88,28 @@ class BotSpec:
             d["builtin"] = self.builtin
         if self.python:
             d["python"] = self.python
+        if self.remote:
+            d["remote"] = self.remote
         if self.command:
             d.update(command=list(self.command), transport=self.transport, cwd=self.cwd,
                      env=dict(self.env), memory_mb=self.memory_mb)
         return d
+
+
+@dataclass(frozen=True)
+class RemoteSettings:
+    """Where and how a tournament waits for its remote bots (``[remote]``).  Paths as
+    written (relative to the configuration's folder).  ``wait``: how long the
+    tournament waits, before its first game with a remote bot, for every remote bot
+    to connect; ``rewait``: how long a game waits for a remote bot that lost its
+    connection to connect again.  A bot that did not come within either is absent:
+    its games are forfeited without waiting, until it connects again."""
+
+    listen: str = DEFAULT_REMOTE_LISTEN
+    keys: str | None = None  # the allowed bots' public keys, NAME.key
+    server_key: str | None = None  # the referee's secret key
+    wait: float = 300.0
+    rewait: float = 30.0
 
 
 @dataclass(frozen=True)
@@ -100,10 +129,15 @@ class TournamentConfig:
     jobs: int | None = None  # None: one per CPU
     output: str = "runs/tournament"  # as written; relative to base_dir
     base_dir: str = "."  # the configuration file's folder
+    remote: RemoteSettings = field(default_factory=RemoteSettings)
 
     @property
     def bot_names(self) -> list[str]:
         return [b.name for b in self.bots]
+
+    @property
+    def remote_bots(self) -> list[BotSpec]:
+        return [b for b in self.bots if b.remote]
 
     def bot(self, name: str) -> BotSpec:
         for b in self.bots:
@@ -121,8 +155,8 @@ class TournamentConfig:
 
     def to_dict(self) -> dict[str, Any]:
         """What decides the games and their results: the store refuses to resume a
-        tournament whose ``to_dict`` changed.  (``jobs`` and ``output`` do not change
-        a result, so they are left out.)"""
+        tournament whose ``to_dict`` changed.  (``jobs``, ``output`` and ``[remote]``
+        do not change a result, so they are left out.)"""
         return {
             "name": self.name,
             "format": self.format,
@@ -226,6 +260,7 @@ def parse_config(raw: dict[str, Any], *, base_dir: str = ".", source: str = "con
     r = _Reader(source, "rules", raw.get("rules", {}), _RULES_KEYS)
     tm = _Reader(source, "time", raw.get("time", {}), _TIME_KEYS)
     fr = _Reader(source, "faults", raw.get("faults", {}), _FAULT_KEYS)
+    rm = _Reader(source, "remote", raw.get("remote", {}), _REMOTE_KEYS)
 
     bots = _parse_bots(source, raw.get("bots"))
     names = [b.name for b in bots]
@@ -304,10 +339,24 @@ def parse_config(raw: dict[str, Any], *, base_dir: str = ".", source: str = "con
         mode=fr.text("policy", "substitute", ("substitute", "forfeit")),
         strike_limit=fr.whole("strike_limit", 3, 0),
     )
+    remote = RemoteSettings(
+        listen=rm.text("listen", DEFAULT_REMOTE_LISTEN),
+        keys=rm.text("keys"),
+        server_key=rm.text("server_key"),
+        wait=rm.seconds("wait", 300.0),
+        rewait=rm.seconds("rewait", 30.0),
+    )
+    if rm.table and not any(b.remote for b in bots):
+        rm.fail("remote", "no bot is remote: [remote] is for bots with remote = true")
+    if (remote.keys is None) != (remote.server_key is None):
+        rm.fail("remote.keys" if remote.keys is None else "remote.server_key",
+                "CURVE needs both keys (the allowed bots' public keys, NAME.key) and "
+                "server_key (the referee's secret key, from 'referee keys server'), or "
+                "neither (on a loopback endpoint)")
     return TournamentConfig(
         bots=tuple(bots), name=name, format=fmt, seats=seats, deals=deals, games=games,
         seed=seed, seating=seating, challengers=challengers, game=game, time=time,
-        faults=faults, jobs=jobs, output=output, base_dir=base_dir,
+        faults=faults, jobs=jobs, output=output, base_dir=base_dir, remote=remote,
     )
 
 
@@ -326,6 +375,7 @@ def _parse_bots(source: str, raw: Any) -> list[BotSpec]:
         raise TournamentConfigError(f"{source}: bots: must be an array of tables ([[bots]]), not a single table")
     out: list[BotSpec] = []
     seen: set[str] = set()
+    remotes: set[str] = set()
     for i, entry in enumerate(raw):
         b = _Reader(source, f"bots[{i}]", entry, _BOT_KEYS)
         name = b.text("name")
@@ -335,10 +385,26 @@ def _parse_bots(source: str, raw: Any) -> list[BotSpec]:
         if name in seen:
             b.fail(b.path("name"), f"{name!r} is used by two bots; names must be unique")
         seen.add(name)
-        kinds = [k for k in ("builtin", "python", "command") if b.has(k)]
+        kinds = [k for k in ("builtin", "python", "command", "remote") if b.has(k)]
         if len(kinds) != 1:
             b.fail(b.section, "give exactly one of builtin = \"heuristic\", python = "
-                   "\"file.py:Class\" or command = \"...\"" + (f" (got {', '.join(kinds)})" if kinds else ""))
+                   "\"file.py:Class\", command = \"...\" or remote = true"
+                   + (f" (got {', '.join(kinds)})" if kinds else ""))
+        remote: str | None = None
+        if b.has("remote"):
+            rv = b.table["remote"]
+            if rv is True:
+                remote = name
+            elif isinstance(rv, str) and rv:
+                remote = rv
+            else:
+                b.fail(b.path("remote"), "must be true (the bot's hello and key file carry "
+                       f"its name) or the name they carry, not {rv!r}")
+            assert remote is not None
+            if remote in remotes:
+                b.fail(b.path("remote"), f"{remote!r} is the remote name of two bots; each "
+                       "remote bot connects with its own name and key")
+            remotes.add(remote)
         builtin = b.text("builtin", None, tuple(BUILTIN_BOTS))
         python = b.text("python")
         if python is not None and ":" not in python:
@@ -367,5 +433,5 @@ def _parse_bots(source: str, raw: Any) -> list[BotSpec]:
         memory_mb = b.whole("memory_mb", None, 16)
         out.append(BotSpec(name=name, builtin=builtin, python=python, command=command,
                            transport=transport, cwd=cwd, env=tuple(sorted(env_raw.items())),
-                           memory_mb=memory_mb))
+                           memory_mb=memory_mb, remote=remote))
     return out

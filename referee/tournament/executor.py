@@ -10,6 +10,10 @@ cluster executor can be added without touching scheduling, the store or standing
 Workers keep their bots across games: a worker makes each bot's ``Player`` (for an
 external bot: starts its process) the first time the bot plays there, and closes
 them all when it runs out of games.
+
+Remote bots (``remote = true``) connect to one endpoint, once: every game with a
+remote bot is played by worker 0, which listens for them (``RemoteBots``); it plays
+those games first, then helps with the others.
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ from typing import Any, Protocol
 
 from ..runner import Fault, Player, run_game
 from .config import TournamentConfig
-from .players import close_player, make_player
+from .players import RemoteBots, close_player, make_player
 from .schedule import GameSpec
 
 
@@ -70,7 +74,15 @@ class WorkerError:
     message: str
 
 
-Report = GameOutcome | FaultNotice | WorkerError
+@dataclass(frozen=True)
+class Notice:
+    """Something the organiser must see while the games go on: where remote bots
+    connect, which connected, which is absent, a refused connection."""
+
+    text: str
+
+
+Report = GameOutcome | FaultNotice | WorkerError | Notice
 
 
 IDLE, NOT_READY = -1, -2  # a worker's entry in the shared ``playing`` array
@@ -106,19 +118,30 @@ class Seat:
 
     job: Job
     worker: int = 0
+    notify: Callable[[str], None] = lambda text: None
     players: dict[str, Player] = field(default_factory=dict)
+    remote: RemoteBots | None = None
 
     def get(self, name: str) -> Player:
         if name not in self.players:
+            spec = self.job.config.bot(name)
+            if spec.remote:
+                if self.remote is None:
+                    self.remote = RemoteBots(self.job.config, self.notify)
+                return self.remote.player(spec)  # not kept: RemoteBots owns it
             log_dir = os.path.join(self.job.output_dir, "logs", f"worker-{self.worker}")
-            self.players[name] = make_player(self.job.config.bot(name), self.job.config, log_dir)
+            self.players[name] = make_player(spec, self.job.config, log_dir)
         return self.players[name]
 
     def close(self) -> None:
-        for p in self.players.values():
-            with contextlib.suppress(Exception):
-                close_player(p)
-        self.players.clear()
+        try:
+            for p in self.players.values():
+                with contextlib.suppress(Exception):
+                    close_player(p)
+            self.players.clear()
+        finally:
+            if self.remote is not None:
+                self.remote.close()
 
 
 def play_game(job: Job, spec: GameSpec, seats: Seat, worker: int = 0,
@@ -171,9 +194,10 @@ def _die_with_parent() -> None:
 
 
 def _worker(number: int, cpu: int | None, job: Job, tasks: Any, results: Connection,
-            playing: Any, parent: int) -> None:
-    """Play games from ``tasks`` until the None sentinel.  ``results`` is this
-    worker's own pipe; ``send`` returns once the message is in the pipe, so nothing
+            playing: Any, parent: int, remote_tasks: Any = None) -> None:
+    """Play games from ``remote_tasks`` (worker 0: the games with remote bots), then
+    from ``tasks``, each until its None sentinel.  ``results`` is this worker's own
+    pipe; ``send`` returns once the message is in the pipe, so nothing
     is lost if a bot takes the process down right after.  ``playing[number]`` (shared
     memory, readable after a crash) holds the index of the game being played, IDLE
     between games, NOT_READY until the worker is set up."""
@@ -185,13 +209,15 @@ def _worker(number: int, cpu: int | None, job: Job, tasks: Any, results: Connect
     if cpu is not None:
         with contextlib.suppress(OSError):
             os.sched_setaffinity(0, {cpu})  # bots started from here inherit it
-    seats = Seat(job, number)
+    seats = Seat(job, number, notify=lambda text: results.send(Notice(text)))
     playing[number] = IDLE
+    queues = [q for q in (remote_tasks, tasks) if q is not None]
     try:
-        while True:
-            spec = tasks.get()
+        while queues:
+            spec = queues[0].get()
             if spec is None:
-                break
+                queues.pop(0)
+                continue
             playing[number] = spec.index
 
             def on_fault(f: Fault, game_id: str = spec.game_id) -> None:
@@ -218,7 +244,7 @@ class SerialExecutor:
 
     def run(self, job: Job, games: Sequence[GameSpec], report: Callable[[Report], None]) -> None:
         os.makedirs(os.path.join(job.output_dir, job.records), exist_ok=True)
-        seats = Seat(job)
+        seats = Seat(job, notify=lambda text: report(Notice(text)))
         try:
             for spec in games:
                 def on_fault(f: Fault, game_id: str = spec.game_id) -> None:
@@ -265,8 +291,15 @@ class ProcessExecutor:
         ctx = multiprocessing.get_context("spawn")
         tasks = ctx.Queue()
         jobs = min(self.jobs, len(games))
+        remote = {b.name for b in job.config.remote_bots}
+        remote_tasks = ctx.Queue() if remote else None
         for spec in games:
-            tasks.put(spec)
+            if remote_tasks is not None and remote.intersection(spec.seats):
+                remote_tasks.put(spec)  # worker 0's: it listens for the remote bots
+            else:
+                tasks.put(spec)
+        if remote_tasks is not None:
+            remote_tasks.put(None)
         for _ in range(jobs):
             tasks.put(None)
         cpus = sorted(os.sched_getaffinity(0))
@@ -280,7 +313,8 @@ class ProcessExecutor:
             reader, writer = ctx.Pipe(duplex=False)
             playing[number] = NOT_READY
             w = ctx.Process(target=_worker, name=f"referee-worker-{number}", daemon=True,
-                            args=(number, cpu, job, tasks, writer, playing, os.getpid()))
+                            args=(number, cpu, job, tasks, writer, playing, os.getpid(),
+                                  remote_tasks if number == 0 else None))
             w.start()
             writer.close()
             workers[number], pipes[number] = w, reader
@@ -289,7 +323,7 @@ class ProcessExecutor:
             if isinstance(msg, tuple):  # ("exit", worker): no more games for it
                 exited.add(number)
                 return
-            if not isinstance(msg, FaultNotice):
+            if not isinstance(msg, (FaultNotice, Notice)):
                 pending.pop(msg.index, None)
             report(msg)
 
@@ -337,6 +371,8 @@ class ProcessExecutor:
             for c in pipes.values():
                 c.close()
             tasks.cancel_join_thread()
+            if remote_tasks is not None:
+                remote_tasks.cancel_join_thread()
 
 
 def records_dir(job: Job) -> Path:

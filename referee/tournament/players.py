@@ -8,17 +8,23 @@ configured).  Knows nothing of schedules or the store.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import importlib.util
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..bots import make_bot
 from ..game import GameConfig
 from ..runner import DecisionRequest, Player
 from .config import BotSpec, TournamentConfig
 from .schedule import derive_seed
+
+if TYPE_CHECKING:
+    from ..botspec import RemoteSeats
+    from ..remote import RemotePlayer
 
 
 class SeededPlayer:
@@ -64,11 +70,73 @@ def load_python_object(ref: str, base_dir: str) -> Any:
         raise AttributeError(f"{where} has no {attr!r} (python = {ref!r})") from None
 
 
+class RemoteBots:
+    """A worker's remote bots (``remote = true``): the listening endpoint
+    (``referee.botspec.RemoteSeats``), opened when a game first needs a remote bot,
+    and every remote bot's player.  On opening, it waits up to ``[remote] wait``
+    seconds for all of them to connect; a bot that does not come, or that loses its
+    connection and does not come again within ``rewait``, is absent: its games go on
+    without waiting for it (its seat forfeits) until it connects again.  ``notify``
+    gets a line for each of these events, and for each refused connection."""
+
+    def __init__(self, config: TournamentConfig, notify: Callable[[str], None]) -> None:
+        self.config = config
+        self.notify = notify
+        self.seats: RemoteSeats | None = None  # once open
+        self.players: dict[str, RemotePlayer] = {}
+
+    def player(self, spec: BotSpec) -> Player:
+        if self.seats is None:
+            self._open()
+        return self.players[spec.name]
+
+    def _open(self) -> None:
+        from ..botspec import RemoteBotError
+        from ..botspec import RemoteSeats as Seats
+
+        config, r = self.config, self.config.remote
+        bots = config.remote_bots
+        # RemoteBotError (the port is taken, a key file is unreadable) propagates: the
+        # game is reported as not played, and played again on resume.
+        seats = Seats([b.remote or b.name for b in bots], r.listen,
+                            keys_dir=config.resolve(r.keys),
+                            server_key=config.resolve(r.server_key), wait=r.wait,
+                            rewait=r.rewait, give_up=True, on_warning=self.notify,
+                            on_status=self.notify)
+        self.seats = seats
+        self.players = {b.name: seats.player_named(b.remote or b.name, b.name,
+                                                   time_control=config.time) for b in bots}
+        names = ", ".join(b.remote or b.name for b in bots)
+        self.notify(f"waiting up to {r.wait:g}s for remote bot{'s' if len(bots) > 1 else ''} "
+                    f"{names}: connect to {seats.endpoint} "
+                    f"({'CURVE keys required' if seats.curve else 'loopback, no keys'})")
+        try:
+            seats.connect([(b.remote or b.name, self.players[b.name]) for b in bots],
+                          on_connected=lambda name, _: self.notify(
+                              f"remote bot {name} connected"))
+        except RemoteBotError as e:
+            self.notify(f"{e}; the games of a bot that is not there are forfeited until "
+                        f"it connects")
+
+    def close(self) -> None:
+        try:
+            for p in self.players.values():
+                with contextlib.suppress(Exception):
+                    close_player(p)
+        finally:
+            self.players.clear()
+            if self.seats is not None:
+                self.seats.close()
+                self.seats = None
+
+
 def make_player(spec: BotSpec, config: TournamentConfig, log_dir: str | None = None) -> Player:
     """A Player for ``spec``; an external bot's process is started here and kept
     for every game the worker plays."""
     if spec.builtin:
         return SeededPlayer(make_bot(spec.builtin), spec.name)
+    if spec.remote:
+        raise ValueError(f"{spec.name} is a remote bot: its player comes from RemoteBots")
     if spec.python:
         obj = load_python_object(spec.python, config.base_dir)
         bot = obj(0) if callable(obj) else obj
@@ -124,6 +192,17 @@ def check_bots(config: TournamentConfig) -> None:
 
     from .config import TournamentConfigError
 
+    remote = config.remote_bots
+    if remote:
+        from ..botspec import RemoteBotError, remote_credentials
+
+        r = config.remote
+        try:
+            remote_credentials([b.remote or b.name for b in remote], r.listen,
+                               config.resolve(r.keys), config.resolve(r.server_key),
+                               keys_opt="keys", server_key_opt="server_key")
+        except RemoteBotError as e:
+            raise TournamentConfigError(f"remote: {e}") from None
     for i, spec in enumerate(config.bots):
         where = f"bots[{i}] ({spec.name})"
         if spec.python:

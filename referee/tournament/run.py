@@ -15,7 +15,16 @@ from pathlib import Path
 from typing import TextIO
 
 from .config import TournamentConfig
-from .executor import Executor, FaultNotice, GameOutcome, Job, ProcessExecutor, Report, WorkerError
+from .executor import (
+    Executor,
+    FaultNotice,
+    GameOutcome,
+    Job,
+    Notice,
+    ProcessExecutor,
+    Report,
+    WorkerError,
+)
 from .players import check_bots
 from .schedule import schedule, schedule_digest
 from .standings import Standings, compute
@@ -130,6 +139,13 @@ def run_tournament(
             elif isinstance(r, FaultNotice):
                 if progress:
                     progress.message(f"fault: {r.game_id}: {r.text}")
+            elif isinstance(r, Notice):
+                # Shown even when quiet: without it, a wait for remote bots looks
+                # like a hang.
+                if progress:
+                    progress.message(r.text)
+                else:
+                    print(r.text, file=sys.stderr, flush=True)
             else:
                 summary.errors.append(r)
                 if progress:

@@ -618,6 +618,7 @@ class RemoteListener:
         message.  Raises TransportTimeout when no such bot came in time."""
         deadline = time.monotonic() + timeout
         router = self._router
+        pumped = False  # even with no time left, what has arrived is looked at once
         while True:
             for ready in list(self._ready):
                 if name is None or ready == name:
@@ -639,11 +640,12 @@ class RemoteListener:
             if any(name is None or ready == name for ready in self._ready):
                 continue
             left = deadline - time.monotonic()
-            if left <= 0:
+            if left <= 0 and pumped:
                 who = f"bot {name!r}" if name else "allowed bot"
                 raise TransportTimeout(f"no {who} connected to {self.endpoint} within "
                                        f"{timeout:.1f}s")
-            router.pump(left)
+            router.pump(max(0.0, left))
+            pumped = True
 
     def _closed(self, transport: ZmqTransport) -> None:
         """A bot's session is over: it may connect again (a new hello)."""

@@ -63,14 +63,19 @@ def test_card_values() -> None:
     assert parse_decision("play 3up C+2").text == updown_bot.read_move("play 3up C+2").text
 
 
-def _run_script(bot: str, messages: list[dict[str, object]]) -> tuple[int, list[dict[str, object]], str]:
+def _run_script(bot: str, messages: list[dict[str, object]], name: str | None = None,
+                ) -> tuple[int, list[dict[str, object]], str]:
     import json
+    import os
     import subprocess
 
     path = Path(__file__).resolve().parents[2] / "example_bots" / "python" / bot
     stdin = "".join(json.dumps(m) + "\n" for m in messages)
+    env = {k: v for k, v in os.environ.items() if k != "UPDOWN_NAME"}
+    if name is not None:
+        env["UPDOWN_NAME"] = name
     done = subprocess.run([sys.executable, str(path)], input=stdin, capture_output=True,
-                          text=True, timeout=20)
+                          text=True, timeout=20, env=env)
     return done.returncode, [json.loads(x) for x in done.stdout.splitlines()], done.stderr
 
 
@@ -103,3 +108,10 @@ def test_helper_exits_1_when_the_referee_refuses() -> None:
          "action": "disconnect"}])
     assert rc == 1 and out[0]["type"] == "hello" and len(out) == 1
     assert "unsupported_version" in err
+
+
+def test_updown_name_renames_the_bot_for_a_remote_seat() -> None:
+    rc, out, err = _run_script("heuristic_bot.py", [{"type": "bye", "reason": "done"}],
+                               name="alice")
+    assert rc == 0
+    assert out == [{"type": "hello", "protocol": [1], "name": "alice", "version": "1.0"}]

@@ -1,0 +1,257 @@
+"""Remote bots in tournaments (``remote = true``): a bot its author starts, which
+connects to the tournament over ZeroMQ -- real sockets, real bot processes
+(tests/zmq/zmq_bot.py, started as its author would), real worker processes.
+
+Worker 0 listens and plays every game with a remote bot; a bot that does not come,
+or does not come back, is absent and its games are forfeited without waiting."""
+
+from __future__ import annotations
+
+import os
+import socket
+import sqlite3
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+import zmq
+
+from referee.botspec import RemoteSeats
+from referee.keys import load_public_key, load_secret_key, new_keypair
+from referee.runner import BotFault
+from referee.tournament.config import TournamentConfigError, load_config, parse_config
+from referee.tournament.executor import Notice, SerialExecutor
+from referee.tournament.players import check_bots
+from referee.tournament.run import run_tournament
+
+BOT = [sys.executable, str(Path(__file__).resolve().parents[1] / "zmq" / "zmq_bot.py")]
+
+StartBot = Callable[..., subprocess.Popen[bytes]]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture
+def start_bot(tmp_path: Path) -> Iterator[StartBot]:
+    """Start the test bot as a remote author would (it connects, and retries, until
+    the referee listens); whatever is still running at the end is killed."""
+    procs: list[subprocess.Popen[bytes]] = []
+
+    def start(endpoint: str, name: str, env: dict[str, str] | None = None,
+              *extra: str) -> subprocess.Popen[bytes]:
+        e = {k: v for k, v in os.environ.items() if not k.startswith("UPDOWN_")}
+        e.update(env or {})
+        p = subprocess.Popen([*BOT, "--connect", endpoint, "--name", name,
+                              "--log", str(tmp_path / f"{name}-{len(procs)}.log"), *extra],
+                             env=e, stderr=subprocess.DEVNULL)
+        procs.append(p)
+        return p
+
+    yield start
+    for p in procs:
+        p.kill()
+        p.wait()
+
+
+def rows(out: Path, sql: str) -> list[tuple[object, ...]]:
+    conn = sqlite3.connect(out / "tournament.sqlite")
+    try:
+        return conn.execute(sql).fetchall()
+    finally:
+        conn.close()
+
+
+def config_text(listen: str, *, wait: float = 30, rewait: float = 5, deals: int = 2,
+                keys: str = "") -> str:
+    return f"""
+[tournament]
+name = "remote"
+deals = {deals}
+output = "out"
+[remote]
+listen = "{listen}"
+wait = {wait}
+rewait = {rewait}
+{keys}
+[[bots]]
+name = "alice"
+remote = true
+[[bots]]
+name = "heuristic"
+builtin = "heuristic"
+[[bots]]
+name = "random"
+builtin = "random"
+"""
+
+
+# --- configuration --------------------------------------------------------------------------
+
+def test_remote_bots_in_the_configuration() -> None:
+    cfg = parse_config({
+        "remote": {"listen": "tcp://127.0.0.1:6000", "wait": 5, "rewait": 1.5},
+        "bots": [{"name": "alice", "remote": True}, {"name": "b", "remote": "bob-key"},
+                 {"name": "h", "builtin": "heuristic"}]})
+    assert [b.remote for b in cfg.bots] == ["alice", "bob-key", None]
+    assert [b.kind for b in cfg.bots] == ["remote", "remote", "builtin"]
+    assert (cfg.remote.listen, cfg.remote.wait, cfg.remote.rewait) == (
+        "tcp://127.0.0.1:6000", 5.0, 1.5)
+    assert cfg.to_dict()["bots"][1] == {"name": "b", "remote": "bob-key"}
+    # Where the bots connect does not change a result: a resumed tournament may move.
+    moved = parse_config({"remote": {"listen": "tcp://127.0.0.1:7000"},
+                          "bots": [{"name": "alice", "remote": True},
+                                   {"name": "b", "remote": "bob-key"},
+                                   {"name": "h", "builtin": "heuristic"}]})
+    assert moved.fingerprint() == cfg.fingerprint()
+
+
+@pytest.mark.parametrize("raw, words", [
+    ({"bots": [{"name": "a", "remote": True, "command": "x"}, {"name": "b", "builtin": "random"}]},
+     r"bots\[0\] \(a\): give exactly one of .* or remote = true \(got command, remote\)"),
+    ({"bots": [{"name": "a", "remote": 3}, {"name": "b", "builtin": "random"}]},
+     r"bots\[0\] \(a\)\.remote: must be true .* not 3"),
+    ({"bots": [{"name": "a", "remote": "k"}, {"name": "b", "remote": "k"}]},
+     r"bots\[1\] \(b\)\.remote: 'k' is the remote name of two bots"),
+    ({"bots": [{"name": "a", "remote": True, "transport": "zmq"},
+               {"name": "b", "builtin": "random"}]},
+     r"bots\[0\] \(a\)\.transport: only applies to an external bot"),
+    ({"remote": {"wait": 3}, "bots": [{"name": "a", "builtin": "random"},
+                                      {"name": "b", "builtin": "random"}]},
+     r"remote: no bot is remote"),
+    ({"remote": {"keys": "k"}, "bots": [{"name": "a", "remote": True},
+                                        {"name": "b", "builtin": "random"}]},
+     r"remote\.server_key: CURVE needs both keys"),
+    ({"remote": {"listen_on": "x"}, "bots": [{"name": "a", "remote": True},
+                                             {"name": "b", "builtin": "random"}]},
+     r"remote\.listen_on: unknown key; did you mean 'listen'\?"),
+    ({"remote": {"rewait": -1}, "bots": [{"name": "a", "remote": True},
+                                         {"name": "b", "builtin": "random"}]},
+     r"remote\.rewait: must be a number of seconds"),
+])
+def test_remote_configuration_mistakes(raw: dict[str, object], words: str) -> None:
+    with pytest.raises(TournamentConfigError, match=words):
+        parse_config(raw, source="t.toml")
+
+
+def test_listening_beyond_loopback_needs_keys_and_every_key_file(tmp_path: Path) -> None:
+    bots = [{"name": "alice", "remote": True}, {"name": "h", "builtin": "heuristic"}]
+    open_cfg = parse_config({"remote": {"listen": "tcp://0.0.0.0:5555"}, "bots": bots})
+    with pytest.raises(TournamentConfigError, match=r"^remote: listening on tcp://0\.0\.0\.0:5555 "
+                       r"\(not loopback\) needs CURVE: give keys DIR .* and server_key FILE"):
+        check_bots(open_cfg)
+    new_keypair(tmp_path / "keys", "referee")
+    (tmp_path / "keys" / "bots").mkdir()
+    keyed = parse_config({"remote": {"listen": "tcp://0.0.0.0:5555", "keys": "keys/bots",
+                                     "server_key": "keys/referee.key_secret"}, "bots": bots},
+                         base_dir=str(tmp_path))
+    with pytest.raises(TournamentConfigError, match=r"no public key for remote bot 'alice': "
+                       r".*keys/bots/alice\.key does not exist"):
+        check_bots(keyed)
+    new_keypair(tmp_path / "keys" / "bots", "alice")
+    check_bots(keyed)  # the paths are relative to the configuration's folder
+
+
+# --- playing --------------------------------------------------------------------------------
+
+def test_a_remote_bot_with_its_keys_plays_its_games_in_worker_0(
+        tmp_path: Path, start_bot: StartBot) -> None:
+    keys = tmp_path / "keys"
+    new_keypair(keys, "referee")
+    new_keypair(keys / "bots", "alice")
+    secret = load_secret_key(keys / "bots" / "alice.key_secret")
+    (keys / "bots" / "alice.key_secret").unlink()  # the author's, not the referee's
+    endpoint = f"tcp://127.0.0.1:{free_port()}"
+    path = tmp_path / "t.toml"
+    path.write_text(config_text(endpoint, keys='keys = "keys/bots"\n'
+                                'server_key = "keys/referee.key_secret"'))
+    bot = start_bot(endpoint, "alice", {
+        "UPDOWN_SERVER_KEY": load_public_key(keys / "referee.key").decode(),
+        "UPDOWN_PUBLIC_KEY": zmq.curve_public(secret).decode(),
+        "UPDOWN_SECRET_KEY": secret.decode()})
+    cfg = load_config(path)
+    summary = run_tournament(cfg, jobs=2, quiet=True)
+    assert summary.errors == [] and summary.played == 12
+    out = tmp_path / "out"
+    played = rows(out, "SELECT g.worker, g.faults FROM games g JOIN seats s ON s.idx = g.idx "
+                       "WHERE s.bot = 'alice'")
+    assert len(played) == 8  # 2 deals x 2 seatings x 2 opponents
+    assert {w for w, _ in played} == {0}
+    assert all(f == "[]" for _, f in played)
+    assert bot.wait(10) == 0  # told bye at the end, it exited
+
+
+def test_an_absent_remote_bot_forfeits_its_games_without_stopping_the_others(
+        tmp_path: Path) -> None:
+    endpoint = f"tcp://127.0.0.1:{free_port()}"
+    path = tmp_path / "t.toml"
+    path.write_text(config_text(endpoint, wait=0.3, rewait=2, deals=3))
+    notices: list[str] = []
+    t0 = time.monotonic()
+    summary = run_tournament(load_config(path), quiet=True, executor=_Collecting(notices))
+    took = time.monotonic() - t0
+    assert summary.errors == [] and summary.played == 18
+    assert took < 8  # waited once (0.3 s), not once per game (12 x 2 s)
+    out = tmp_path / "out"
+    faults = rows(out, "SELECT g.faults, g.forfeits FROM games g JOIN seats s "
+                       "ON s.idx = g.idx WHERE s.bot = 'alice'")
+    assert len(faults) == 12
+    assert all('"crash"' in f and "cannot be started" in f and fo != "[]" for f, fo in faults)
+    assert any(f"remote bot alice did not connect within 0.3s: its games are forfeited "
+               f"until it connects to {endpoint} again" in n for n in notices), notices
+    others = rows(out, "SELECT faults FROM games WHERE idx NOT IN "
+                       "(SELECT idx FROM seats WHERE bot = 'alice')")
+    assert len(others) == 6 and all(f == "[]" for (f,) in others)
+
+
+class _Collecting(SerialExecutor):
+    """The serial executor, keeping the notices it reports."""
+
+    def __init__(self, notices: list[str]) -> None:
+        self.notices = notices
+
+    def run(self, job, games, report):  # type: ignore[no-untyped-def]
+        def keep(r):  # type: ignore[no-untyped-def]
+            if isinstance(r, Notice):
+                self.notices.append(r.text)
+            report(r)
+        super().run(job, games, keep)
+
+
+def test_an_absent_bot_is_not_waited_for_and_comes_back_when_it_connects(
+        start_bot: StartBot) -> None:
+    endpoint = f"tcp://127.0.0.1:{free_port()}"
+    status: list[str] = []
+    seats = RemoteSeats(["alice"], endpoint, wait=0.2, rewait=0.2, give_up=True,
+                        on_status=status.append)
+    try:
+        player = seats.player_named("alice", "alice")
+        with pytest.raises(Exception, match="did not connect"):
+            seats.connect([("alice", player)])
+        assert seats.absent == {"alice"}
+        from referee.game import GameConfig
+        t0 = time.monotonic()
+        with pytest.raises(BotFault, match="remote bot alice is absent"):
+            player.start_game("g1", 0, GameConfig(), 1)
+        assert time.monotonic() - t0 < 0.15  # no wait for an absent bot
+        bot = start_bot(endpoint, "alice")
+        deadline = time.monotonic() + 20
+        while True:  # each game looks once for it, without waiting
+            try:
+                player.start_game("g2", 0, GameConfig(), 1)
+                break
+            except BotFault:
+                assert time.monotonic() < deadline, status
+                time.sleep(0.05)
+        assert seats.absent == set()
+        assert status[-1] == "remote bot alice is back"
+        player.close()
+        assert bot.wait(10) == 0
+    finally:
+        seats.close()
