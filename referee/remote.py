@@ -243,7 +243,10 @@ class RemotePlayer:
                 self._try_send(e.reply)
                 raise BotFault("protocol", f"{self.name}: {e}", fatal=True) from None
             except (MalformedMessage, MessageTooLarge, BotProtocolError) as e:
-                self._try_send(session.error("protocol", f"expected a hello: {e}"))
+                # The transport's errors name what arrived ("a line that is not JSON
+                # ..."); the protocol's say what was wrong with it.
+                got = f": {e}" if isinstance(e, BotProtocolError) else f", received {e}"
+                self._try_send(session.error("protocol", f"expected a hello{got}"))
                 kind = "oversized" if isinstance(e, MessageTooLarge) else (
                     e.kind if isinstance(e, BotProtocolError) else "malformed")
                 raise BotFault(kind, f"{self.name} did not say hello properly: {e} "

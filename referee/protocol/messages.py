@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..quoting import show
 from .errors import BotProtocolError
 
 #: Protocol versions this referee speaks, newest first.
@@ -189,9 +190,19 @@ def _is(value: Any, t: str) -> bool:
     return _PY_TYPE_NAMES.get(vt) == t
 
 
-def _short(value: Any, limit: int = 60) -> str:
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+def _typed(value: Any) -> str:
+    """A bot's value with its JSON type: ``boolean true``, ``string "1"``, ``null``."""
+    return "null" if value is None else f"{json_type(value)} {show(value)}"
+
+
+def _not_integer(value: Any) -> str:
+    """Why a JSON number with an integral value is no integer: JSON decoders (ours
+    included) read ``1.0`` and ``1e0`` as fractions, and the bot's own spelling is gone
+    by then, so say both."""
+    if type(value) is float and value.is_integer():
+        return (" (a number written with a fraction or an exponent, such as 1.0 or 1e0, "
+                f"is not an integer: write {int(value)})")
+    return ""
 
 
 def check_field(spec: MessageSpec, f: Field, msg: Mapping[str, Any]) -> None:
@@ -205,15 +216,16 @@ def check_field(spec: MessageSpec, f: Field, msg: Mapping[str, Any]) -> None:
         return
     value = msg[f.name]
     if not any(_is(value, t) for t in f.types):
+        hint = _not_integer(value) if INTEGER in f.types else ""
         raise BotProtocolError(
             "malformed", f"field {f.name!r} of the {where} must be {' or '.join(f.types)}, "
-            f"not {json_type(value)} {_short(value)}", field=f.name)
+            f"not {_typed(value)}{hint}", field=f.name)
     if f.items is not None:
         for i, item in enumerate(value):
             if not _is(item, f.items):
                 raise BotProtocolError(
                     "malformed", f"field {f.name!r} of the {where} must hold {f.items}s, "
-                    f"but item {i} is {json_type(item)} {_short(item)}", field=f.name)
+                    f"but item {i} is {_typed(item)}", field=f.name)
     if f.min_items is not None and len(value) < f.min_items:
         raise BotProtocolError(
             "malformed", f"field {f.name!r} of the {where} must hold at least {f.min_items} "
@@ -225,7 +237,7 @@ def check_field(spec: MessageSpec, f: Field, msg: Mapping[str, Any]) -> None:
     if f.enum is not None and value not in f.enum:
         raise BotProtocolError(
             "malformed", f"field {f.name!r} of the {where} must be one of "
-            f"{', '.join(map(repr, f.enum))}, not {_short(value)}", field=f.name)
+            f"{', '.join(map(repr, f.enum))}, not {show(value)}", field=f.name)
     if f.minimum is not None and type(value) is int and value < f.minimum:
         raise BotProtocolError(
             "malformed", f"field {f.name!r} of the {where} must be {f.minimum} or more, "
@@ -235,19 +247,20 @@ def check_field(spec: MessageSpec, f: Field, msg: Mapping[str, Any]) -> None:
 def message_type(msg: Any) -> str:
     """The type of a message from a bot; BotProtocolError if it has none we know."""
     if not isinstance(msg, Mapping):
-        raise BotProtocolError("malformed", f"a message is a JSON object, not {json_type(msg)}")
-    t = msg.get("type")
-    if t is None:
+        raise BotProtocolError("malformed", f"a message must be one JSON object (a msgpack "
+                               f"map on ZeroMQ), not {_typed(msg)}")
+    if "type" not in msg:
         raise BotProtocolError("malformed", "the message has no 'type' field "
                                f"(expected one of {', '.join(map(repr, BOT_MESSAGES))})",
                                field="type")
+    t = msg["type"]
     if not isinstance(t, str):
-        raise BotProtocolError("malformed", f"field 'type' must be a string, not {json_type(t)}",
+        raise BotProtocolError("malformed", f"field 'type' must be a string, not {_typed(t)}",
                                field="type")
     spec = MESSAGES.get(t)
     if spec is None or spec.sender != "bot":
         what = "a message only the referee sends" if spec else "not a message type"
-        raise BotProtocolError("protocol", f"{_short(t)} is {what}: a bot sends "
+        raise BotProtocolError("protocol", f"{show(t)} is {what}: a bot sends "
                                f"{' or '.join(map(repr, BOT_MESSAGES))}", field="type")
     return t
 

@@ -18,6 +18,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
+from ..quoting import excerpt, kind, quote
 from .base import MalformedMessage, MessageTooLarge, TransportClosed, TransportTimeout
 
 
@@ -76,9 +77,10 @@ class MemoryTransport:
         try:
             value = json.loads(item)
         except ValueError as e:
-            raise MalformedMessage(f"not JSON: {e}") from None
+            raise MalformedMessage(f"a line that is not JSON ({e}): {quote(item)}") from None
         if not isinstance(value, dict):
-            raise MalformedMessage(f"a message is a JSON object, not {type(value).__name__}")
+            raise MalformedMessage(f"{kind(value, 'JSON')}, where a message must be one JSON "
+                                   f"object: {excerpt(item.encode())}")
         return value
 
     def close(self) -> None:

@@ -30,6 +30,7 @@ from typing import Any
 
 import orjson
 
+from ..quoting import excerpt, kind, quote
 from .base import MalformedMessage, MessageTooLarge, TransportClosed, TransportTimeout
 
 READ_CHUNK = 1 << 16
@@ -42,15 +43,18 @@ def encode(message: dict[str, Any]) -> bytes:
 
 def decode(line: bytes | bytearray | memoryview) -> dict[str, Any]:
     """One JSON line (without its newline) as a message; MalformedMessage if it is not
-    a JSON object in UTF-8."""
+    a JSON object in UTF-8.  The error is a noun phrase ("a line that is not JSON
+    (...): "hello there"") that completes "the bot replied with ...", and shows the
+    line as quoted text, never as a Python bytes repr."""
     try:
         value = orjson.loads(line)
     except orjson.JSONDecodeError as e:
-        head = bytes(line[:80])
-        raise MalformedMessage(f"not a JSON line ({e}); the line begins {head!r}") from None
+        # orjson says "str is not valid UTF-8": the str is the line.
+        why = str(e).replace("str is not valid UTF-8", "not valid UTF-8")
+        raise MalformedMessage(f"a line that is not JSON ({why}): {quote(line)}") from None
     if not isinstance(value, dict):
-        raise MalformedMessage(f"a message is a JSON object, not a JSON "
-                               f"{type(value).__name__}: {bytes(line[:80])!r}")
+        raise MalformedMessage(f"{kind(value, 'JSON')}, where a message must be one JSON "
+                               f"object: {excerpt(line)}")
     return value
 
 

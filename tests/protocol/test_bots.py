@@ -88,7 +88,26 @@ def test_garbage_answers_are_malformed(pidfile: Pids) -> None:
     rec = play([bot("ok", "first.py"), bot("junk", "garbage.py")])
     assert [(f.seat, f.kind) for f in rec.faults] == [(1, "malformed")] * 3 + [(1, "malformed")]
     assert rec.faults[-1].action == "forfeit"
-    assert "b'play the seven please'" in rec.faults[0].detail
+    assert 'with a line that is not JSON' in rec.faults[0].detail
+    assert '"play the seven please"' in rec.faults[0].detail  # quoted, not b'...'
+
+
+def test_a_banner_before_the_hello_spoils_the_handshake(pidfile: Pids) -> None:
+    # PROTOCOL.md, checklist: the referee answers 'error' (code 'protocol'), ends the
+    # bot, and records a fatal fault of kind 'malformed': the seat forfeits the game.
+    sent: list[dict[str, Any]] = []
+    rec = play([bot("banner", "banner.py",
+                    on_message=lambda d, n, x, ts: sent.append(x) if d == "send" else None),
+                bot("ok", "first.py")])
+    assert [(f.seat, f.kind, f.action) for f in rec.faults] == [(0, "malformed", "forfeit")]
+    assert rec.faults[0].detail.startswith(
+        'banner did not say hello properly: a line that is not JSON (')
+    assert '"MyLib 2.1 -- loading tables"' in rec.faults[0].detail
+    [error] = sent  # nothing else: no welcome, no game
+    assert error["type"] == "error" and error["code"] == "protocol"
+    assert error["action"] == "disconnect"
+    assert error["message"].startswith("expected a hello, received a line that is not JSON (")
+    assert rec.places == [2, 1]
 
 
 def test_late_answer_is_discarded_and_the_next_request_answered(pidfile: Pids) -> None:
@@ -199,7 +218,7 @@ def test_protocol_mistakes_each_get_their_kind(pidfile: Pids) -> None:
     details = [f.detail for f in rec.faults]
     assert "lacks field 'decision'" in details[0]
     assert "must be integer or string, not number 1.5" in details[1]
-    assert "'move' is not a message type" in details[2]
+    assert '"move" is not a message type' in details[2]
     assert "index 99" in details[3]
     assert "play hand 99x9" in details[4]
 

@@ -43,8 +43,9 @@ def test_a_line_alone_in_the_pipe_is_read_at_once(
 
 
 @pytest.mark.parametrize("line, error, words", [
-    (b"hello there\n", MalformedMessage, "the line begins b'hello there'"),
-    (b"[1,2]\n", MalformedMessage, "a message is a JSON object, not a JSON list"),
+    (b"hello there\n", MalformedMessage, 'a line that is not JSON .*: "hello there"$'),
+    (b"[1,2]\n", MalformedMessage,
+     r"a JSON list, where a message must be one JSON object: \[1,2\]$"),
     (b'{"a":"\xff"}\n', MalformedMessage, "UTF-8"),
     (b'{"pad":"' + b"x" * 200 + b'"}\n', MessageTooLarge, "a message may have at most 100"),
 ])

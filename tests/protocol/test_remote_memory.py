@@ -12,7 +12,7 @@ from typing import Any
 from referee.game import GameConfig
 from referee.remote import Connection, RemotePlayer
 from referee.runner import FaultPolicy, TimeControl, run_game
-from referee.transport.memory import MemoryTransport
+from referee.transport.memory import MemoryPeer, MemoryTransport
 
 from .minischema import errors
 
@@ -26,8 +26,11 @@ class ScriptedBot:
     """A bot in memory: says hello at connection, answers each request with
     ``answer(request)`` (a decision value, or None for no answer)."""
 
-    def __init__(self, answer: Answer, hello: dict[str, Any] | None = None) -> None:
+    def __init__(self, answer: Answer, hello: dict[str, Any] | None = None,
+                 on_message: Callable[[dict[str, Any], MemoryPeer], None] | None = None
+                 ) -> None:
         self.answer = answer
+        self.on_message = on_message  # sees every message first (to misbehave)
         self.hello = hello if hello is not None else {
             "type": "hello", "protocol": [1], "name": "scripted"}
         self.transports: list[MemoryTransport] = []
@@ -43,6 +46,8 @@ class ScriptedBot:
         def on_send(msg: dict[str, Any]) -> None:
             problems = errors(SCHEMAS[msg["type"]], msg)
             assert not problems, problems
+            if self.on_message is not None:
+                self.on_message(msg, peer)
             if msg["type"] == "request":
                 d = self.answer(msg)
                 if d is not None:
@@ -245,3 +250,20 @@ def test_a_failing_transcript_hook_is_not_the_bots_fault() -> None:
     with pytest.warns(RuntimeWarning, match="transcript hook of a failed"):
         rec = run_game(GameConfig(), 1, [p, player(ScriptedBot(first), "b")])
     assert rec.faults == [] and p.on_message is None
+
+
+def test_a_stray_line_between_requests_is_read_as_the_next_reply() -> None:
+    # PROTOCOL.md, request ids: the referee reads a bot's output only while a request
+    # is pending, so a line written after new_game is taken as the reply to request 1
+    # (a malformed one), and the real reply to request 1 is then a late one.
+    def stray(msg: dict[str, Any], peer: MemoryPeer) -> None:
+        if msg["type"] == "new_game":
+            peer.send_raw("MyLib: tables loaded")
+
+    bot = ScriptedBot(first, on_message=stray)
+    rec = run_game(GameConfig(), 3, [player(bot, "stray"), player(ScriptedBot(first), "ok")])
+    assert [(f.kind, f.action) for f in rec.faults] == [("malformed", "substituted")]
+    assert rec.faults[0].detail.startswith("stray replied to request 1 with a line that is "
+                                           "not JSON")
+    assert [(r["id"], r["code"], r["action"]) for r in bot.of_type("rejected")] == [
+        (1, "malformed", "substituted"), (1, "unknown_id", "ignored")]

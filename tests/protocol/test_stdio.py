@@ -68,9 +68,14 @@ def test_nothing_within_the_timeout(p: Pipes) -> None:
 @pytest.mark.parametrize("line, words", [
     (b'{"a":"\xff\xfe"}', "UTF-8"),
     (b"[" * 5000 + b"]" * 5000, "depth"),
-    (b'{"a":NaN}', "not a JSON line"),
-    (b"[1,2]", "a message is a JSON object, not a JSON list"),
-    (b"hello there", "the line begins b'hello there'"),
+    (b'{"a":NaN}', "a line that is not JSON"),
+    (b"[1,2]", r"^a JSON list, where a message must be one JSON object: \[1,2\]$"),
+    (b"1e0", "^a JSON number, where a message must be one JSON object: 1e0$"),
+    (b"null", "^JSON null, where a message must be one JSON object: null$"),
+    (b"hello there", '^a line that is not JSON .*: "hello there"$'),
+    # Control characters escaped, invalid UTF-8 as U+FFFD, JSON-style quotes: never b'...'.
+    (b"\x1b[1mbanner\xff", r'"\\u001b\[1mbanner\ufffd"$'),
+    (b"x" * 500, '"' + "x" * 60 + '"[.][.][.]$'),
 ])
 def test_undecodable_lines_are_malformed_and_the_stream_goes_on(line: bytes, words: str) -> None:
     p = Pipes(max_bytes=100_000)
