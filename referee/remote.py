@@ -46,6 +46,7 @@ from typing import Any
 from . import __version__
 from .game import Decision, GameConfig
 from .game.events import event_dict
+from .game.explain import legal_now
 from .process import DEFAULT_MEMORY_MB, DEFAULT_STDERR_CAP, BotProcess, BotStartError, start_bot
 from .protocol import (
     MAX_MESSAGE_BYTES,
@@ -355,7 +356,8 @@ class RemotePlayer:
                 if 0 <= d < len(legal):
                     return legal[d]
                 raise BotFault("illegal", f"{self.name} chose index {d} for request {rid}, but "
-                               f"the legal list has indices 0 to {len(legal) - 1}")
+                               f"the legal list has indices 0 to {len(legal) - 1}; "
+                               f"{legal_now(legal)}")
             return d
 
     def rejected(self, request_id: int, code: str, message: str, action: str,

@@ -71,14 +71,20 @@ def cards_text(cards: Iterable[Card]) -> list[str]:
 def parse_kind_colour(text: str) -> tuple[int, int]:
     """``"C+1o"`` -> ``(12, 4)``.  Raises CardError with what would be right."""
     t = text.strip()
+    # Card texts are case-sensitive: an upper-case C, lower-case colour letters.
+    fixed = ("C" + t[1:-1] if t[:1] in "cC" else t[:-1]) + t[-1:].lower()
+    case = (f" (card texts are case-sensitive: {fixed})"
+            if fixed != t and len(t) >= 2 and fixed[:-1] in _KIND_BY_TEXT
+            and fixed[-1] in COLOUR_LETTERS else "")
     if len(t) < 2 or t[-1] not in COLOUR_LETTERS:
         raise CardError(
             f"{text!r} is not a card: write a kind (1..10, C, C+1, C+2) followed by a "
-            f"colour letter ({', '.join(COLOUR_LETTERS)}), e.g. 7g, 10r, C+1o"
+            f"colour letter ({', '.join(COLOUR_LETTERS)}), e.g. 7g, 10r, C+1o{case}"
         )
     kind = _KIND_BY_TEXT.get(t[:-1])
     if kind is None:
-        raise CardError(f"{text!r} is not a card: unknown kind {t[:-1]!r} (1..10, C, C+1, C+2)")
+        raise CardError(f"{text!r} is not a card: unknown kind {t[:-1]!r} (1..10, C, C+1, "
+                        f"C+2){case}")
     return kind, COLOUR_LETTERS.index(t[-1])
 
 

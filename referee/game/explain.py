@@ -7,6 +7,7 @@ been right.  Must not import anything doing I/O.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from .cards import CLEAR, KIND, KIND_TEXT, card_text
@@ -27,11 +28,12 @@ if TYPE_CHECKING:
     from .state import Game
 
 
-def _legal_text(game: Game, seat: int) -> str:
-    legal = game.legal(seat)
-    shown = ", ".join(d.text for d in legal[:8])
-    more = f" and {len(legal) - 8} more" if len(legal) > 8 else ""
-    return f"legal now: {shown}{more}"
+def legal_now(legal: Sequence[Decision], shown: int = 8) -> str:
+    """The start of a legal list, for a message: ``legal now: pickup``, or ``legal
+    now: A, B, ... and 12 more``.  Every message about a refused decision ends so."""
+    texts = ", ".join(d.text for d in legal[:shown])
+    more = f" and {len(legal) - shown} more" if len(legal) > shown else ""
+    return f"legal now: {texts}{more}"
 
 
 def explain(game: Game, seat: int, d: Decision) -> tuple[str, str]:
@@ -40,7 +42,7 @@ def explain(game: Game, seat: int, d: Decision) -> tuple[str, str]:
 
     msg, rule = _why(game, seat, d)
     if game.phase != SETUP or d.code != CHOOSE_UP:
-        msg = f"seat {seat}: {msg}; {_legal_text(game, seat)}"
+        msg = f"seat {seat}: {msg}; {legal_now(game.legal(seat))}"
     else:
         msg = f"seat {seat}: {msg}"
     if game.phase == SWAPPING and not rule:

@@ -84,6 +84,7 @@ from .decisions import (
 )
 from .errors import ConfigError, IllegalDecision, NotYourTurn
 from .events import filter_event as _filter_event
+from .explain import legal_now
 from .observe import PHASE_NAMES as _OBS_PHASES
 from .observe import observation as _observation
 
@@ -502,13 +503,16 @@ class Game:
         to a listed one, is the listed one; anything else is illegal, and we say why."""
         if isinstance(decision, str):
             try:
-                parsed = parse_decision(decision)
+                parsed = parse_decision(decision, four_of_a_colour=self.four_colour)
             except DecisionSyntaxError as e:
-                raise IllegalDecision(str(e), "decision syntax") from None
+                # RULES §8: the message lists (the start of) what would have been legal.
+                raise IllegalDecision(f"seat {seat}: {e}; {legal_now(legal)}",
+                                      "decision syntax") from None
         elif isinstance(decision, Decision):
             parsed = decision
         else:
-            raise IllegalDecision(f"{decision!r} is not a decision", "decision syntax")
+            raise IllegalDecision(f"seat {seat}: {decision!r} is not a decision; "
+                                  f"{legal_now(legal)}", "decision syntax")
         for d in legal:
             if d.text == parsed.text:
                 return d

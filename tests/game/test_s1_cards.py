@@ -62,6 +62,12 @@ def test_bad_card_texts_are_refused(bad: str) -> None:
         parse_card(bad)
 
 
+@pytest.mark.parametrize("bad, fixed", [("cy", "Cy"), ("7G", "7g"), ("c+1O", "C+1o")])
+def test_a_card_in_the_wrong_case_is_named_in_the_right_one(bad: str, fixed: str) -> None:
+    with pytest.raises(CardError, match=f"card texts are case-sensitive: {fixed.replace('+', '[+]')}"):
+        parse_card(bad)
+
+
 @pytest.mark.parametrize("k", range(1, 8))
 def test_smaller_deck_keeps_the_first_colours(k: int) -> None:
     # RULES §1 / §9.9: k colours keep the first k colours, so green and C+2 stay.

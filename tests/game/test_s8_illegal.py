@@ -107,6 +107,34 @@ CASES = [
     ("keep when not offered", BASE, 0, "keep", "RULES §9.6", "four cards of one colour"),
     ("3up choice after set-up", BASE, 0, "3up 7g 7r 3b", "RULES §2.3", "set-up only"),
     ("gibberish", BASE, 0, "fold", "decision syntax", "not a decision"),
+    # Syntax errors list what would have been legal too (RULES §8), and their advice
+    # fits the game's variant: without four_of_a_colour, plays are written by count.
+    ("a number that is not in the deck", BASE, 0, "play hand 99x1", "decision syntax",
+     "'play hand 99x1': 99 is not a number of the deck (numbers are 1 to 10); a play by "
+     "count is written NUMBERxCOUNT, e.g. 'play hand 7x2' (NUMBER 1 to 10); legal now: "
+     "play hand 7x1, play hand 7x2, play hand C, play hand C+1 (decision syntax)"),
+    ("a count of 0", BASE, 0, "play hand 7x0", "decision syntax",
+     "a play holds 1 to 28 cards, not 0; a play by count"),
+    ("a count with a colour", BASE, 0, "play hand 7gx1", "decision syntax",
+     "a play by count names no colour: write '7x1'; legal now: play hand 7x1"),
+    ("a count without its number", BASE, 0, "play hand 7", "decision syntax",
+     "the count is missing: write 'play hand 7x1' for one 7"),
+    ("a special card with a count of 2", BASE, 0, "play hand C+1x2", "decision syntax",
+     "one at a time (RULES §3.2), written without a count: 'play hand C+1'; legal now:"),
+    ("a lower-case special", BASE, 0, "play hand c+1", "decision syntax",
+     "'c+1' is written 'C+1' (decisions are case-sensitive); legal now:"),
+    ("upper case", BASE, 0, "PLAY HAND 7X1", "decision syntax",
+     "decisions are case-sensitive: write 'play hand 7x1'; legal now:"),
+    ("an index sent as text", BASE, 0, "0", "decision syntax",
+     "seat 0: '0' is not a decision: to answer by index, send the index as a number, not "
+     "as text; legal now: play hand 7x1"),
+    ("a count under four_of_a_colour", "variants four_of_a_colour\n" + BASE, 0,
+     "play hand 99x1", "decision syntax",
+     "99 is not a number of the deck (numbers are 1 to 10); under four_of_a_colour a "
+     "numbered play names its cards in pile order, e.g. 'play hand 7g 7r'; legal now:"),
+    ("a count with a colour under four_of_a_colour", "variants four_of_a_colour\n" + BASE, 0,
+     "play hand 7gx1", "decision syntax", "under four_of_a_colour, name the card: "
+     "'play hand 7g'"),
     ("named cards without four_of_a_colour", BASE, 0, "play hand 7g", "decision syntax",
      "play hand 7x1"),
 ]

@@ -82,7 +82,41 @@ def test_documented_decision_texts_round_trip(text: str) -> None:
 
 @pytest.mark.parametrize("bad", ["", "play", "play hand", "play pocket 7x1", "play hand 7x0",
                                  "play hand 11x1", "down 3", "down", "3up 7g 10r",
-                                 "swap 10r", "draw now", 42])
+                                 "swap 10r", "draw now", 42, "play hand 7x\u00b2",
+                                 "play hand 7x", "play hand x1", "Pickup"])
 def test_bad_decision_texts_are_refused(bad: object) -> None:
     with pytest.raises(DecisionSyntaxError):
         parse_decision(bad)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("text, words", [
+    # RULES §10.1: the advice names the count form -- and, as the parser does not know
+    # the variant, the four_of_a_colour form too -- never a card form alone.
+    ("play hand 99x1", "99 is not a number of the deck (numbers are 1 to 10); a play by "
+                       "count is written NUMBERxCOUNT, e.g. 'play hand 7x2' (NUMBER 1 to 10), "
+                       "or, under four_of_a_colour only, by the cards it names"),
+    ("play hand 5x0", "a play holds 1 to 28 cards, not 0; a play by count is written"),
+    ("play hand Cx2", "special cards are played one at a time (RULES §3.2), written without "
+                      "a count: 'play hand C'"),
+    ("play hand cx1", "'c' is written 'C' (decisions are case-sensitive)"),
+    ("play 3up 10rx1", "a play by count names no colour: write '10x1' (or, under "
+                       "four_of_a_colour only, name the card: 'play 3up 10r')"),
+    ("play hand 7x\u00b2", "the count '\u00b2' is not a whole number"),
+    ("play hand 99", "99 is not a number of the deck"),
+    ("play hand 7G", "'7G' is written '7g' (decisions are case-sensitive)"),
+    ("PLAY HAND 5X1", "decisions are case-sensitive: write 'play hand 5x1'"),
+    ("Pickup", "decisions are case-sensitive: write 'pickup'"),
+    ("play down 2", "a play names its source, 'hand' or '3up'"),
+])
+def test_bad_decision_texts_get_advice_that_fits(text: str, words: str) -> None:
+    with pytest.raises(DecisionSyntaxError) as e:
+        parse_decision(text)
+    assert words in str(e.value)
+    assert "not a card" not in str(e.value)
+
+
+def test_the_count_form_is_read_whatever_the_advice() -> None:
+    assert parse_decision("play hand 5x9").text == "play hand 5x9"  # legality: the engine's
+    assert parse_decision("play hand Cx1").text == "play hand C"
+    for four in (None, False, True):
+        assert parse_decision("play hand 7x2", four_of_a_colour=four).text == "play hand 7x2"

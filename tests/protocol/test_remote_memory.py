@@ -114,6 +114,10 @@ def test_index_out_of_range_is_illegal() -> None:
     rec = run_game(GameConfig(), 1, [player(bot, "bad"), player(ScriptedBot(first), "ok")])
     assert rec.faults[0].kind == "illegal"
     assert "index 50" in rec.faults[0].detail and "indices 0 to" in rec.faults[0].detail
+    # RULES §8: like every refused decision, it lists (the start of) the legal list.
+    legal = bot.of_type("request")[0]["legal"]
+    assert rec.faults[0].detail.endswith(f"; legal now: {', '.join(legal[:8])} and "
+                                         f"{len(legal) - 8} more")
 
 
 def test_silence_strikes_then_forfeits_and_the_bot_is_told() -> None:
