@@ -36,6 +36,12 @@ REJECT_CODES = ("illegal", "malformed", "unknown_id", "oversized", "timeout", "p
 REJECT_ACTIONS = ("substituted", "forfeit", "ignored")
 #: Codes of ``error`` messages.
 ERROR_CODES = ("unsupported_version", "protocol")
+#: Kinds of the faults listed in ``game_over`` (the runner's FAULT_KINDS; a test
+#: keeps them equal): the rejection codes but ``unknown_id`` (no fault), plus ``crash``
+#: (never told in a ``rejected``: nobody is left to tell).
+FAULT_KINDS = ("timeout", "crash", "malformed", "oversized", "protocol", "illegal")
+#: What the referee did about a fault listed in ``game_over``.
+FAULT_ACTIONS = ("substituted", "forfeit")
 
 # JSON types, as JSON Schema names them.
 INTEGER, NUMBER, STRING, BOOLEAN, OBJECT, ARRAY, NULL = (
@@ -56,6 +62,9 @@ class Field:
     minimum: int | None = None
     min_items: int | None = None
     max_length: int | None = None
+    #: The fields of an object (``types`` is object), or of each object of an array
+    #: (``items`` is object): the schema lists them, and ``check_field`` checks them.
+    fields: tuple[Field, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -76,7 +85,27 @@ def _f(name: str, types: str | tuple[str, ...], doc: str, **kw: Any) -> Field:
     return Field(name, (types,) if isinstance(types, str) else types, doc, **kw)
 
 
-_TIME = _f("time", OBJECT, "the time control in seconds: {startup, per_decision, bank}")
+_TIME = _f("time", OBJECT, "the time control in seconds", fields=(
+    _f("startup", NUMBER, "seconds from the start of the bot's process to its hello (per "
+       "start)"),
+    _f("per_decision", NUMBER, "seconds for one decision"),
+    _f("bank", NUMBER, "extra seconds per game: a decision may take longer than "
+       "per_decision, the excess is taken from the bank; full again at each new game"),
+))
+
+_FAULT = (
+    _f("seat", INTEGER, "the seat at fault", minimum=0),
+    _f("bot", STRING, "the name of the seat's bot"),
+    _f("kind", STRING, "what was wrong, named as the codes of 'rejected' messages are; "
+       "'crash': the bot could not be started, exited or lost its connection",
+       enum=FAULT_KINDS),
+    _f("detail", STRING, "a readable explanation (for a fault on a request: the message "
+       "of the 'rejected' the seat was sent)"),
+    _f("turn", INTEGER, "the turn of the game (0 during set-up)", minimum=0),
+    _f("action", STRING, "what the referee did: 'substituted' (played the first legal "
+       "decision; a strike) or 'forfeit' (the seat forfeited the game)",
+       enum=FAULT_ACTIONS),
+)
 
 MESSAGES: dict[str, MessageSpec] = {m.type: m for m in (
     MessageSpec("hello", "bot", "The bot's first message: who it is and which protocol "
@@ -130,8 +159,9 @@ MESSAGES: dict[str, MessageSpec] = {m.type: m for m in (
         _f("code", STRING, "what was wrong", enum=REJECT_CODES),
         _f("message", STRING, "a readable explanation naming what was expected"),
         _f("action", STRING, "what the referee did", enum=REJECT_ACTIONS),
-        _f("substitute", (STRING, NULL), "the decision the referee played for the seat "
-           "(null when nothing was played: action 'ignored')", required=False),
+        _f("substitute", STRING, "the decision the referee played for the seat on this "
+           "request (the first legal decision): present when action is 'substituted' or "
+           "'forfeit', absent when it is 'ignored'", required=False),
     )),
     MessageSpec("game_over", "referee", "The game is over.", (
         _f("game_id", STRING, "the game"),
@@ -140,8 +170,8 @@ MESSAGES: dict[str, MessageSpec] = {m.type: m for m in (
            items=INTEGER),
         _f("points", ARRAY, "points of each seat", items=INTEGER),
         _f("forfeits", ARRAY, "seats that forfeited, in order", items=INTEGER),
-        _f("faults", ARRAY, "faults recorded in the game: {seat, bot, kind, detail, turn, "
-           "action}", items=OBJECT),
+        _f("faults", ARRAY, "every fault recorded in the game, of every seat, in order",
+           items=OBJECT, fields=_FAULT),
         _f("events", ARRAY, "events since the seat's last request", items=OBJECT),
     )),
     MessageSpec("bye", "referee", "The session is over: exit now.", (
@@ -207,7 +237,11 @@ def _not_integer(value: Any) -> str:
 
 def check_field(spec: MessageSpec, f: Field, msg: Mapping[str, Any]) -> None:
     """Raise BotProtocolError('malformed') if ``msg``'s field ``f`` is missing or wrong."""
-    where = f"{spec.type!r} message"
+    _check(f, msg, f"{spec.type!r} message")
+
+
+def _check(f: Field, msg: Mapping[str, Any], where: str) -> None:
+    """``check_field`` for the field ``f`` of ``msg``, which ``where`` names."""
     if f.name not in msg:
         if f.required:
             raise BotProtocolError(
@@ -242,6 +276,13 @@ def check_field(spec: MessageSpec, f: Field, msg: Mapping[str, Any]) -> None:
         raise BotProtocolError(
             "malformed", f"field {f.name!r} of the {where} must be {f.minimum} or more, "
             f"not {value}", field=f.name)
+    if f.fields is not None:
+        objects = [(value, f"{f.name!r} object of the {where}")] if isinstance(value, Mapping) \
+            else [(v, f"{f.name!r} object {i} of the {where}")
+                  for i, v in enumerate(value)]
+        for obj, inner in objects:
+            for sub in f.fields:
+                _check(sub, obj, inner)
 
 
 def message_type(msg: Any) -> str:

@@ -21,28 +21,40 @@ import os
 import sys
 from typing import Any
 
-from .messages import MESSAGES, MessageSpec
+from .messages import MESSAGES, Field, MessageSpec
 
 SCHEMA_ID = "https://updown-referee.invalid/protocol/1/"
+
+
+def field_schema(f: Field) -> dict[str, Any]:
+    """One field's schema; an object's fields (or an array's objects') nested in it."""
+    p: dict[str, Any] = {"description": f.doc}
+    p["type"] = f.types[0] if len(f.types) == 1 else list(f.types)
+    if f.items is not None:
+        p["items"] = {"type": f.items}
+    if f.enum is not None:
+        p["enum"] = list(f.enum) + ([None] if "null" in f.types else [])
+    if f.minimum is not None:
+        p["minimum"] = f.minimum
+    if f.min_items is not None:
+        p["minItems"] = f.min_items
+    if f.max_length is not None:
+        p["maxLength"] = f.max_length
+    if f.fields is not None:
+        obj = {"required": [g.name for g in f.fields if g.required],
+               "properties": {g.name: field_schema(g) for g in f.fields}}
+        if "items" in p:
+            p["items"].update(obj)
+        else:
+            p.update(obj)
+    return p
 
 
 def message_schema(spec: MessageSpec) -> dict[str, Any]:
     props: dict[str, Any] = {"type": {"const": spec.type}}
     required = ["type"]
     for f in spec.fields:
-        p: dict[str, Any] = {"description": f.doc}
-        p["type"] = f.types[0] if len(f.types) == 1 else list(f.types)
-        if f.items is not None:
-            p["items"] = {"type": f.items}
-        if f.enum is not None:
-            p["enum"] = list(f.enum) + ([None] if "null" in f.types else [])
-        if f.minimum is not None:
-            p["minimum"] = f.minimum
-        if f.min_items is not None:
-            p["minItems"] = f.min_items
-        if f.max_length is not None:
-            p["maxLength"] = f.max_length
-        props[f.name] = p
+        props[f.name] = field_schema(f)
         if f.required:
             required.append(f.name)
     return {

@@ -212,14 +212,21 @@ class BotSession:
 
     def rejected(self, request_id: Any, code: str, message: str, action: str,
                  substitute: str | None = None) -> dict[str, Any]:
-        """A ``rejected`` message: a reply was rejected or a fault recorded."""
+        """A ``rejected`` message: a reply was rejected or a fault recorded.  The
+        ``substitute`` (the decision played for the seat) is given exactly when
+        something was played: for every action but ``ignored`` (PROTOCOL.md)."""
         if code not in REJECT_CODES or action not in REJECT_ACTIONS:
             raise RefereeProtocolError(f"bad rejection code {code!r} or action {action!r}")
+        if (substitute is None) != (action == "ignored"):
+            raise RefereeProtocolError(
+                f"a rejection with action {action!r} " + ("carries no substitute" if
+                                                          action == "ignored" else
+                                                          "names the substitute played"))
         if self.state in (State.AWAIT_HELLO, State.GREETED, State.CLOSED):
             raise RefereeProtocolError(f"cannot reject a reply in state {self.state.value}")
         msg: dict[str, Any] = {"type": "rejected", "id": request_id, "code": code,
                                "message": message, "action": action}
-        if action != "ignored":
+        if substitute is not None:
             msg["substitute"] = substitute
         return msg
 

@@ -128,6 +128,12 @@ def test_silence_strikes_then_forfeits_and_the_bot_is_told() -> None:
     assert all(f.kind == "timeout" for f in rec.faults)
     assert rec.places == [2, 1] and rec.forfeits == [0]
     assert [r["action"] for r in bot.of_type("rejected")] == ["substituted"] * 2 + ["forfeit"]
+    # The substitute is named under 'forfeit' too: it is played for that request.
+    assert all(isinstance(r["substitute"], str) for r in bot.of_type("rejected"))
+    # game_over lists the faults with the fields its schema names (checked on sending).
+    faults = bot.of_type("game_over")[0]["faults"]
+    assert [(f["seat"], f["bot"], f["kind"], f["action"]) for f in faults] == [
+        (0, "mute", "timeout", "substituted")] * 2 + [(0, "mute", "timeout", "forfeit")]
     assert len(bot.of_type("request")) == 3  # a forfeited seat is asked no more
     assert bot.of_type("game_over")[0]["forfeits"] == [0]
 
@@ -153,6 +159,7 @@ def test_reply_to_an_old_request_is_discarded_and_reported() -> None:
     rej = bot.of_type("rejected")
     assert [(r["id"], r["code"], r["action"]) for r in rej] == [
         (1, "timeout", "substituted"), (1, "unknown_id", "ignored")]
+    assert "substitute" in rej[0] and "substitute" not in rej[1]  # never null
     assert any("no longer pending (request 2 is)" in n for n in notes)
 
 

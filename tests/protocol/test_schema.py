@@ -53,6 +53,24 @@ def test_validator_catches_a_wrong_referee_message() -> None:
                                                                     ["enum"])]
 
 
+def test_the_schema_lists_the_fields_of_nested_objects() -> None:
+    # welcome.time and each of game_over.faults: the bot-facing fields are in the
+    # schema, so the tests that validate what the referee sends check them too.
+    welcome = json.loads((SCHEMA_DIR / "welcome.json").read_text())
+    assert welcome["properties"]["time"]["required"] == ["startup", "per_decision", "bank"]
+    over = json.loads((SCHEMA_DIR / "game_over.json").read_text())
+    fault = {"seat": 1, "bot": "b", "kind": "illegal", "detail": "d", "turn": 4,
+             "action": "forfeit"}
+    msg = {"type": "game_over", "game_id": "g", "how": "winner", "places": [1, 2],
+           "points": [0, 5], "forfeits": [1], "faults": [fault], "events": []}
+    assert errors(over, msg) == []
+    assert errors(over, {**msg, "faults": [{**fault, "turn": None}]}) == [
+        "$.faults[0].turn: None is not ['integer']"]
+    assert errors(welcome, {"type": "welcome", "protocol": 1, "referee": "r",
+                            "max_message_bytes": 9, "time": {"startup": 1}}) == [
+        "$.time: lacks 'per_decision'", "$.time: lacks 'bank'"]
+
+
 def test_protocol_md_documents_every_message_and_field() -> None:
     import re
 

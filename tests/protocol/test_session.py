@@ -133,3 +133,38 @@ def test_referee_misuse_is_a_referee_error_not_a_bot_fault(misuse: object) -> No
 def test_request_without_legal_decisions_is_a_referee_error() -> None:
     with pytest.raises(RefereeProtocolError):
         in_game().request(0, {}, [], [], 1.0)
+
+
+def test_a_rejection_names_the_substitute_exactly_when_one_was_played() -> None:
+    # PROTOCOL.md, rejected: 'substitute' is present for 'substituted' and 'forfeit',
+    # absent for 'ignored' -- never null.
+    s = in_game()
+    assert s.rejected(1, "timeout", "m", "substituted", "pickup")["substitute"] == "pickup"
+    assert s.rejected(1, "illegal", "m", "forfeit", "pickup")["substitute"] == "pickup"
+    assert "substitute" not in s.rejected(1, "unknown_id", "m", "ignored")
+    for action, sub in (("substituted", None), ("forfeit", None), ("ignored", "pickup")):
+        with pytest.raises(RefereeProtocolError):
+            s.rejected(1, "timeout", "m", action, sub)
+
+
+def test_nested_fields_of_referee_messages_are_checked() -> None:
+    s = in_game()
+    fault = {"seat": 0, "bot": "b", "kind": "illegal", "detail": "d", "turn": 3,
+             "action": "substituted"}
+    over = s.game_over(how="winner", places=[1, 2], points=[0, 1], forfeits=[],
+                       faults=[fault], events=[])
+    check_referee_message(over)
+    for bad in ({**fault, "kind": "unknown_id"}, {k: v for k, v in fault.items() if k != "turn"}):
+        with pytest.raises(AssertionError, match="'faults' object 0 of the 'game_over' message"):
+            check_referee_message({**over, "faults": [bad]})
+    welcome = {"type": "welcome", "protocol": 1, "referee": "r", "max_message_bytes": 1,
+               "time": {"startup": 1.0, "per_decision": 0.5}}
+    with pytest.raises(AssertionError, match="'time' object of the 'welcome' message lacks field 'bank'"):
+        check_referee_message(welcome)
+
+
+def test_fault_kinds_are_the_runners() -> None:
+    from referee.protocol.messages import FAULT_KINDS
+    from referee.runner import FAULT_KINDS as RUNNER_KINDS
+
+    assert FAULT_KINDS == RUNNER_KINDS
