@@ -9,6 +9,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from referee.game import GameConfig
 from referee.remote import Connection, RemotePlayer
 from referee.runner import FaultPolicy, TimeControl, run_game
@@ -251,8 +253,6 @@ def test_variant_games_for_six_seats_follow_the_schema() -> None:
 
 
 def test_a_failing_transcript_hook_is_not_the_bots_fault() -> None:
-    import pytest
-
     def hook(direction: str, name: str, payload: Any, ts: float) -> None:
         if direction == "recv" and payload.get("type") == "decision":
             raise KeyError("transcript bug")
@@ -278,3 +278,20 @@ def test_a_stray_line_between_requests_is_read_as_the_next_reply() -> None:
                                            "not JSON")
     assert [(r["id"], r["code"], r["action"]) for r in bot.of_type("rejected")] == [
         (1, "malformed", "substituted"), (1, "unknown_id", "ignored")]
+
+
+@pytest.mark.parametrize("variants", [frozenset(), frozenset({"choose_for_others"}),
+                                      frozenset({"swap_piles", "choose_for_others"})])
+def test_a_set_up_request_never_shows_the_seats_own_choice(variants: frozenset[str]) -> None:
+    # RULES §12: each seat is asked for its 3UP choice once, in seat order, and the last
+    # choice ends the set-up -- so a request shows its own 'chosen' false and no
+    # 'choice', while the seats asked before it show 'chosen' true.
+    bots = [ScriptedBot(first) for _ in range(3)]
+    run_game(GameConfig(players=3, variants=variants), 2,
+             [player(b, f"b{i}") for i, b in enumerate(bots)])
+    for seat, b in enumerate(bots):
+        setup = [r["observation"] for r in b.of_type("request")
+                 if r["observation"]["phase"] == "setup"]
+        assert len(setup) == 1
+        assert setup[0]["chosen"] is False and "choice" not in setup[0]
+        assert [s["chosen"] for s in setup[0]["seats"]] == [s < seat for s in range(3)]

@@ -15,7 +15,7 @@ from referee.transport.base import (
     TransportClosed,
     TransportTimeout,
 )
-from referee.transport.stdio import READ_CHUNK, StdioTransport
+from referee.transport.stdio import READ_CHUNK, StdioTransport, decode
 
 
 class Pipes:
@@ -165,3 +165,8 @@ def test_closed_transport_refuses_both_ways(p: Pipes) -> None:
         p.t.recv(0.1)
     with pytest.raises(TransportClosed):
         p.t.send({})
+
+
+def test_a_field_given_twice_counts_once_the_last_one() -> None:
+    # PROTOCOL.md, framing: orjson's reading, documented rather than refused.
+    assert decode(b'{"type":"decision","id":1,"decision":0,"decision":1}')["decision"] == 1
