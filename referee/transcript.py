@@ -11,6 +11,13 @@ followed by the referee's reason.  Colour only where the sink is a terminal.
     14:02:07.161  +0.459s  <- mybot       {"type": "decision", ...}   [47.1 ms]
     14:02:07.161  +0.459s  !! mybot       stderr: thinking about 7g
     14:02:07.162  +0.460s  XX mybot       REJECTED illegal: seat 0: ... [substituted]
+    14:02:07.170  +0.468s  ~> heuristic   {"type": "request", ...}   (an in-process bot)
+
+An external bot's lines (``->``, ``<-``) are the messages on the wire.  A built-in
+bot sends none: its lines (``~>``, ``<~``) show what the referee asked it and what
+it answered, in the referee's own form (events as text, request ids counted per
+game, no game_id) -- so that nobody learns the wire format from them, they have
+their own arrows, and a legend line at the top of the transcript says so.
 
 Must not import the CLI or a transport.
 """
@@ -30,15 +37,23 @@ from .game import Decision, GameConfig
 from .runner import BotFault, DecisionRequest, Fault
 
 ARROWS = {"send": "->", "recv": "<-", "stderr": "!!", "note": "..", "fault": "XX",
-          "applied": "=="}
+          "applied": "==", "in_send": "~>", "in_recv": "<~"}
 COLOURS: dict[str, dict[str, Any]] = {
     "send": {"fg": "cyan"},
     "recv": {"fg": "green"},
+    "in_send": {"fg": "cyan", "dim": True},
+    "in_recv": {"fg": "green", "dim": True},
     "stderr": {"fg": "yellow"},
     "note": {"fg": "bright_black"},
     "fault": {"fg": "red", "bold": True},
     "applied": {"fg": "blue"},
 }
+
+
+IN_PROCESS_LEGEND = (
+    "~> <~ are a built-in bot's requests and answers in the referee's own form, NOT the "
+    "wire format (events as text, ids counted per game, no game_id); -> <- are the "
+    "messages an external bot gets and sends (protocol/PROTOCOL.md)")
 
 
 @dataclass
@@ -73,6 +88,7 @@ class Transcript:
         self.name_width = name_width
         self._last_send: dict[str, float] = {}
         self.lines: list[str] = []  # plain lines, kept for tests and summaries
+        self._explained = False  # the in-process legend has been written
         # stderr lines arrive from the transports' reader threads.
         self._lock = threading.Lock()
 
@@ -84,13 +100,14 @@ class Transcript:
 
     def on_message(self, direction: str, bot_name: str, payload: Any,
                    timestamp: float | None = None) -> None:
-        """The transport hook: ``direction`` is "send", "recv", "stderr" or "note"."""
+        """The transport hook: ``direction`` is "send", "recv", "stderr" or "note"
+        (and, from ``TracedPlayer``, "in_send" and "in_recv")."""
         now = self.clock()
         stamp = now if timestamp is None else timestamp
         extra = ""
-        if direction == "send":
+        if direction in ("send", "in_send"):
             self._last_send[bot_name] = stamp
-        elif direction == "recv" and bot_name in self._last_send:
+        elif direction in ("recv", "in_recv") and bot_name in self._last_send:
             extra = f"   [{(stamp - self._last_send.pop(bot_name)) * 1000:.1f} ms]"
         text = _text(payload)
         if direction == "stderr":
@@ -114,6 +131,14 @@ class Transcript:
     def note(self, bot_name: str, text: str) -> None:
         self._write("note", bot_name, text, self.clock())
 
+    def explain_in_process(self) -> None:
+        """Write, once, the legend of the in-process bots' lines (at the top of the
+        transcript: ``TracedPlayer`` calls it when it is made, before any game)."""
+        if self._explained:
+            return
+        self._explained = True
+        self._write("note", "referee", IN_PROCESS_LEGEND, self.clock())
+
     def _write(self, kind: str, bot: str, text: str, now: float) -> None:
         wall = time.strftime("%H:%M:%S", time.localtime(now)) + f".{int(now * 1000) % 1000:03d}"
         head = f"{wall}  +{now - self.t0:8.3f}s  {ARROWS.get(kind, '  ')} {bot:<{self.name_width}} "
@@ -134,13 +159,15 @@ class Transcript:
 
 class TracedPlayer:
     """Wraps an in-process Player (a built-in bot, no messages of its own) so that
-    the transcript shows what it was asked and what it answered, in the same shape
-    as an external bot's messages."""
+    the transcript shows what it was asked and what it answered -- in a shape close
+    to an external bot's messages, but marked (``~>``, ``<~`` and the legend) as not
+    being the wire format."""
 
     def __init__(self, player: Any, transcript: Transcript) -> None:
         self.player = player
         self.transcript = transcript
         self.name = player.name
+        transcript.explain_in_process()
         if hasattr(player, "clock"):
             self.clock = player.clock
 
@@ -152,7 +179,7 @@ class TracedPlayer:
     def decide(self, request: DecisionRequest) -> Decision | str:
         from .game.events import event_text
 
-        self.transcript.on_message("send", self.name, {
+        self.transcript.on_message("in_send", self.name, {
             "type": "request", "id": request.request_id, "seat": request.seat,
             "events": [event_text(e) for e in request.events],
             "observation": request.observation,
@@ -168,7 +195,7 @@ class TracedPlayer:
             self.transcript.on_message("note", self.name, f"raised {type(e).__name__}: {e}", None)
             raise
         text = answer.text if isinstance(answer, Decision) else answer
-        self.transcript.on_message("recv", self.name,
+        self.transcript.on_message("in_recv", self.name,
                                    {"type": "decision", "id": request.request_id,
                                     "decision": text}, None)
         return answer

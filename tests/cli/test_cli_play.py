@@ -119,9 +119,14 @@ def test_transcript_of_builtin_bots(tmp_path: Path) -> None:
     assert r.exit_code == 0
     saved = path.read_text()
     assert saved.strip() in r.stdout.replace("\x1b", "")  # same lines, no colour
-    first = next(x for x in saved.splitlines() if "->" in x)
-    assert "-> heuristic" in first and '"type": "request"' in first
-    assert "<- heuristic" in saved and "ms]" in saved and "referee applies" in saved
+    # Built-in bots exchange no messages: their lines have their own arrows, and the
+    # first line of the transcript says they are not the wire format.
+    lines = saved.splitlines()
+    assert ".. referee" in lines[0] and "NOT the wire format" in lines[0]
+    assert not any(" -> " in x or " <- " in x for x in lines[1:])
+    first = next(x for x in lines[1:] if "~>" in x)
+    assert "~> heuristic" in first and '"type": "request"' in first
+    assert "<~ heuristic" in saved and "ms]" in saved and "referee applies" in saved
 
 
 def test_transcript_shows_a_misbehaving_bot(tmp_path: Path) -> None:
@@ -143,6 +148,9 @@ def test_transcript_shows_a_misbehaving_bot(tmp_path: Path) -> None:
     assert r.exit_code == 0, r.output
     t = r.stdout
     assert '<- me' in t and '"decision": "play hand C+2"' in t
+    assert "~> heuristic" in t and "NOT the wire format" in t.splitlines()[0]
+    assert "-> me" in t and '"game_id"' in next(x for x in t.splitlines() if "-> me" in x
+                                                and '"request"' in x)
     assert "!! me" in t and "stderr: thinking hard" in t
     assert "XX me" in t and "REJECTED illegal" in t and "[forfeit]" in t
     assert "referee plays the substitute" in t
@@ -153,7 +161,7 @@ def test_json_keeps_stdout_clean_with_a_transcript() -> None:
     r = invoke("play", "heuristic", "lowest", "--seed", "3", "--json", "--transcript")
     assert r.exit_code == 0
     assert json.loads(r.stdout)["games"][0]["bots"] == ["heuristic", "lowest"]
-    assert "-> heuristic" in r.stderr
+    assert "~> heuristic" in r.stderr
 
 
 def test_example_bots_over_stdio_and_zmq() -> None:
