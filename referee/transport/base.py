@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
+from ..quoting import kind, show
+
 
 class TransportError(Exception):
     """Something went wrong with the peer's side of the connection."""
@@ -27,7 +29,19 @@ class MessageTooLarge(TransportError):
 
 
 class MalformedMessage(TransportError):
-    """The peer sent bytes that do not decode to a message object."""
+    """The peer sent bytes that do not decode to a message object.  Its text is a
+    noun phrase naming what arrived ("a line that is not JSON ..."), so that it
+    completes "the bot replied with ..."."""
+
+    @classmethod
+    def not_an_object(cls, value: Any, codec: str, shown: str | None = None
+                      ) -> MalformedMessage:
+        """A value that decoded but is no message: "a JSON list, where a message must
+        be one JSON object: [1,2]" (``codec`` "JSON" or "msgpack"; ``shown``: what the
+        peer sent, as it wrote it, else the value as JSON writes it)."""
+        whole = "JSON object" if codec == "JSON" else "msgpack map"
+        return cls(f"{kind(value, codec)}, where a message must be one {whole}: "
+                   f"{show(value) if shown is None else shown}")
 
 
 class Transport(Protocol):

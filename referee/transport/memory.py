@@ -18,7 +18,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
-from ..quoting import excerpt, kind, quote
+from ..quoting import excerpt, quote
 from .base import MalformedMessage, MessageTooLarge, TransportClosed, TransportTimeout
 
 
@@ -72,15 +72,14 @@ class MemoryTransport:
         if isinstance(item, Exception):
             raise item
         if len(item.encode()) > self.max_message_bytes:
-            raise MessageTooLarge(f"a message of {len(item.encode())} bytes is over the limit of "
+            raise MessageTooLarge(f"a message of {len(item.encode())} bytes, over the limit of "
                                   f"{self.max_message_bytes}")
         try:
             value = json.loads(item)
         except ValueError as e:
             raise MalformedMessage(f"a line that is not JSON ({e}): {quote(item)}") from None
         if not isinstance(value, dict):
-            raise MalformedMessage(f"{kind(value, 'JSON')}, where a message must be one JSON "
-                                   f"object: {excerpt(item.encode())}")
+            raise MalformedMessage.not_an_object(value, "JSON", excerpt(item.encode()))
         return value
 
     def close(self) -> None:

@@ -30,7 +30,7 @@ from typing import Any
 
 import orjson
 
-from ..quoting import excerpt, kind, quote
+from ..quoting import excerpt, quote
 from .base import MalformedMessage, MessageTooLarge, TransportClosed, TransportTimeout
 
 READ_CHUNK = 1 << 16
@@ -53,8 +53,7 @@ def decode(line: bytes | bytearray | memoryview) -> dict[str, Any]:
         why = str(e).replace("str is not valid UTF-8", "not valid UTF-8")
         raise MalformedMessage(f"a line that is not JSON ({why}): {quote(line)}") from None
     if not isinstance(value, dict):
-        raise MalformedMessage(f"{kind(value, 'JSON')}, where a message must be one JSON "
-                               f"object: {excerpt(line)}")
+        raise MalformedMessage.not_an_object(value, "JSON", excerpt(line))
     return value
 
 
