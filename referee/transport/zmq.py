@@ -324,19 +324,20 @@ def decode_frame(parts: Sequence[bytes], max_message_bytes: int) -> dict[str, An
     """One message from the payload frames of one ZeroMQ message."""
     if len(parts) != 1:
         raise MalformedMessage(
-            f"a message is exactly one frame, not {len(parts)} (send each msgpack map as a "
-            f"single-part message from a DEALER socket; a REQ socket adds an empty "
-            f"delimiter frame)")
+            f"a message of {len(parts)} frames, where a message must be exactly one frame "
+            f"(send each msgpack map as a single-part message from a DEALER socket; a REQ "
+            f"socket adds an empty delimiter frame)")
     data = parts[0]
     if len(data) > max_message_bytes:
-        raise MessageTooLarge(f"a frame of {len(data)} bytes is over the limit of "
+        raise MessageTooLarge(f"a frame of {len(data)} bytes, over the limit of "
                               f"{max_message_bytes}")
     try:
         value = msgpack.unpackb(data, raw=False, strict_map_key=True)
     except Exception as e:  # msgpack raises several kinds; all mean "not msgpack"
-        raise MalformedMessage(f"not a msgpack value: {type(e).__name__}: {e}") from None
+        raise MalformedMessage(f"a frame that is not a msgpack value ({type(e).__name__}: "
+                               f"{e})") from None
     if not isinstance(value, dict):
-        raise MalformedMessage(f"a message is a msgpack map, not {type(value).__name__}")
+        raise MalformedMessage.not_an_object(value, "msgpack")
     return value
 
 

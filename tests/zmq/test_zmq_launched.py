@@ -62,15 +62,21 @@ def launch(bots: list[LaunchedZmqBot], *args: str, transport: str = "ipc",
 def test_decode_frame() -> None:
     msg = {"type": "decision", "id": 3, "decision": "play C3"}
     assert decode_frame([msgpack.packb(msg)], 100) == msg
-    with pytest.raises(MalformedMessage, match="not a msgpack value"):
+    # Each error is a noun phrase completing "the bot replied with ...".
+    with pytest.raises(MalformedMessage, match="^a frame that is not a msgpack value"):
         decode_frame([b"\xc1"], 100)
-    with pytest.raises(MalformedMessage, match="not a msgpack value"):
+    with pytest.raises(MalformedMessage, match="^a frame that is not a msgpack value"):
         decode_frame([msgpack.packb(1) + b"extra"], 100)
-    with pytest.raises(MalformedMessage, match="msgpack map, not list"):
+    with pytest.raises(MalformedMessage, match=r"^a msgpack array, where a message must be one "
+                                               r"msgpack map: \[1,2\]$"):
         decode_frame([msgpack.packb([1, 2])], 100)
-    with pytest.raises(MalformedMessage, match="exactly one frame, not 2"):
+    with pytest.raises(MalformedMessage, match="^msgpack nil, where a message must be one "
+                                               "msgpack map: null$"):
+        decode_frame([msgpack.packb(None)], 100)
+    with pytest.raises(MalformedMessage, match="^a message of 2 frames, where a message must "
+                                               "be exactly one frame"):
         decode_frame([b"", msgpack.packb(msg)], 100)
-    with pytest.raises(MessageTooLarge, match="frame of 101 bytes is over the limit of 100"):
+    with pytest.raises(MessageTooLarge, match="^a frame of 101 bytes, over the limit of 100$"):
         decode_frame([b"\x00" * 101], 100)
 
 
@@ -121,9 +127,11 @@ def test_killed_bot_is_transport_closed(launched: list[LaunchedZmqBot]) -> None:
 
 
 def test_garbage_and_multipart_are_malformed(launched: list[LaunchedZmqBot]) -> None:
-    for flag, match in (("--garbage", "not a msgpack value"),
-                        ("--not-a-map", "msgpack map, not list"),
-                        ("--two-frames", "exactly one frame, not 2")):
+    for flag, match in (("--garbage", "a frame that is not a msgpack value"),
+                        ("--not-a-map", "a msgpack array, where a message must be one "
+                                        "msgpack map"),
+                        ("--two-frames", "a message of 2 frames, where a message must be "
+                                         "exactly one frame")):
         t = launch(launched, flag).transport
         assert t.recv(20)["type"] == "hello"
         t.send({"type": "request", "id": 1})
@@ -137,7 +145,7 @@ def test_oversized_frame(launched: list[LaunchedZmqBot]) -> None:
     t = launch(launched, "--oversize", "6000", max_message_bytes=4096).transport
     assert t.recv(20)["type"] == "hello"
     t.send({"type": "request", "id": 1})
-    with pytest.raises(MessageTooLarge, match="6000 bytes is over the limit of 4096"):
+    with pytest.raises(MessageTooLarge, match="6000 bytes, over the limit of 4096"):
         t.recv(20)
     t.send({"type": "request", "id": 2})
     assert t.recv(20)["id"] == 2
