@@ -401,6 +401,37 @@ def remote_credentials(names: Sequence[str], endpoint: str, keys_dir: str | None
     return {n: b"" for n in names}, None  # no CURVE: the names alone
 
 
+def _listen_error(endpoint: str, e: Any, listen_opt: str) -> str:
+    """What a failed bind (a ``zmq.ZMQError``) means, and what to do about it."""
+    hint = ""
+    why = re.sub(r" \(addr=.*\)$", "", e.strerror)  # we name the endpoint ourselves
+    if e.errno == errno.EADDRINUSE:
+        hint = (f": another program (another referee?) listens there; choose another port "
+                f"with {listen_opt}")
+    elif e.errno in (errno.EINVAL, errno.EPROTONOSUPPORT, errno.ENODEV):
+        hint = ": write tcp://ADDRESS:PORT (e.g. tcp://0.0.0.0:5555) or ipc://PATH"
+    elif e.errno == errno.ENOENT:
+        hint = ": the directory of an ipc:// socket must exist"
+    return f"cannot listen on {endpoint}: {why}{hint}"
+
+
+def probe_listen(endpoint: str, listen_opt: str = "--listen") -> None:
+    """Bind ``endpoint`` for a moment and let it go: RemoteBotError now, naming the
+    problem, rather than once a game needs the endpoint (a tournament checks this
+    before its first game).  A port taken in between is still reported then."""
+    import zmq
+
+    ctx = zmq.Context()
+    sock = ctx.socket(zmq.ROUTER)
+    try:
+        sock.bind(endpoint)
+    except zmq.ZMQError as e:
+        raise RemoteBotError(_listen_error(endpoint, e, listen_opt)) from None
+    finally:
+        sock.close(linger=0)
+        ctx.term()
+
+
 class RemoteSeats:
     """The listening endpoint of one session's remote bots, and their players.
 
@@ -426,7 +457,8 @@ class RemoteSeats:
                  keys_dir: str | None = None, server_key: str | None = None,
                  wait: float = 300.0, rewait: float | None = None, give_up: bool = False,
                  on_warning: Callable[[str], None] | None = None,
-                 on_status: Callable[[str], None] | None = None) -> None:
+                 on_status: Callable[[str], None] | None = None,
+                 listen_opt: str = "--listen") -> None:
         try:
             import zmq
 
@@ -458,16 +490,7 @@ class RemoteSeats:
             raise RemoteBotError(str(e)) from None
         except zmq.ZMQError as e:
             self._unhook()
-            hint = ""
-            why = re.sub(r" \(addr=.*\)$", "", e.strerror)  # we name the endpoint ourselves
-            if e.errno == errno.EADDRINUSE:
-                hint = (": another program (another referee?) listens there; choose another "
-                        "port with --listen")
-            elif e.errno in (errno.EINVAL, errno.EPROTONOSUPPORT, errno.ENODEV):
-                hint = ": write tcp://ADDRESS:PORT (e.g. tcp://0.0.0.0:5555) or ipc://PATH"
-            elif e.errno == errno.ENOENT:
-                hint = ": the directory of an ipc:// socket must exist"
-            raise RemoteBotError(f"cannot listen on {endpoint}: {why}{hint}") from None
+            raise RemoteBotError(_listen_error(endpoint, e, listen_opt)) from None
 
     @property
     def endpoint(self) -> str:

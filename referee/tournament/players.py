@@ -102,7 +102,7 @@ class RemoteBots:
                             keys_dir=config.resolve(r.keys),
                             server_key=config.resolve(r.server_key), wait=r.wait,
                             rewait=r.rewait, give_up=True, on_warning=self.notify,
-                            on_status=self.notify)
+                            on_status=self.notify, listen_opt="[remote] listen")
         self.seats = seats
         self.players = {b.name: seats.player_named(b.remote or b.name, b.name,
                                                    time_control=config.time) for b in bots}
@@ -194,13 +194,14 @@ def check_bots(config: TournamentConfig) -> None:
 
     remote = config.remote_bots
     if remote:
-        from ..botspec import RemoteBotError, remote_credentials
+        from ..botspec import RemoteBotError, probe_listen, remote_credentials
 
         r = config.remote
         try:
             remote_credentials([b.remote or b.name for b in remote], r.listen,
                                config.resolve(r.keys), config.resolve(r.server_key),
                                keys_opt="keys", server_key_opt="server_key")
+            probe_listen(r.listen, "[remote] listen")
         except RemoteBotError as e:
             raise TournamentConfigError(f"remote: {e}") from None
     for i, spec in enumerate(config.bots):

@@ -142,13 +142,14 @@ def test_remote_configuration_mistakes(raw: dict[str, object], words: str) -> No
 
 def test_listening_beyond_loopback_needs_keys_and_every_key_file(tmp_path: Path) -> None:
     bots = [{"name": "alice", "remote": True}, {"name": "h", "builtin": "heuristic"}]
-    open_cfg = parse_config({"remote": {"listen": "tcp://0.0.0.0:5555"}, "bots": bots})
-    with pytest.raises(TournamentConfigError, match=r"^remote: listening on tcp://0\.0\.0\.0:5555 "
+    listen = f"tcp://0.0.0.0:{free_port()}"
+    open_cfg = parse_config({"remote": {"listen": listen}, "bots": bots})
+    with pytest.raises(TournamentConfigError, match=rf"^remote: listening on {listen} "
                        r"\(not loopback\) needs CURVE: give keys DIR .* and server_key FILE"):
         check_bots(open_cfg)
     new_keypair(tmp_path / "keys", "referee")
     (tmp_path / "keys" / "bots").mkdir()
-    keyed = parse_config({"remote": {"listen": "tcp://0.0.0.0:5555", "keys": "keys/bots",
+    keyed = parse_config({"remote": {"listen": listen, "keys": "keys/bots",
                                      "server_key": "keys/referee.key_secret"}, "bots": bots},
                          base_dir=str(tmp_path))
     with pytest.raises(TournamentConfigError, match=r"no public key for remote bot 'alice': "
@@ -255,3 +256,18 @@ def test_an_absent_bot_is_not_waited_for_and_comes_back_when_it_connects(
         assert bot.wait(10) == 0
     finally:
         seats.close()
+
+
+def test_an_endpoint_in_use_is_refused_before_the_first_game(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        endpoint = f"tcp://127.0.0.1:{taken.getsockname()[1]}"
+        path = tmp_path / "t.toml"
+        path.write_text(config_text(endpoint))
+        with pytest.raises(TournamentConfigError, match=rf"^remote: cannot listen on {endpoint}: "
+                           r"Address already in use: .* choose another port with \[remote\] "
+                           r"listen$"):
+            run_tournament(load_config(path), quiet=True)
+    assert not (tmp_path / "out").exists()  # nothing was started, nothing written
+    check_bots(load_config(path))  # free again: fine
