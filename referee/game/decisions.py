@@ -89,6 +89,12 @@ DOWN_D = tuple(Decision(DOWN, f"down {i}", DOWNSRC, slot=i) for i in range(3))
 
 _MAX_COUNT = 7 * MAX_COPIES
 
+#: No decision's text is longer (the longest, a play naming 28 cards, has ~120
+#: characters).  A longer text -- a bot may send up to a megabyte -- is refused
+#: unread, and the message shows only its start: messages about a bot's decision go
+#: back to it, and into records and transcripts, and must stay one readable line.
+MAX_TEXT = 256
+
 
 def _play_text(src: int, kind: int, count: int) -> str:
     if kind >= CLEAR:
@@ -179,6 +185,12 @@ def parse_decision(text: str, *, four_of_a_colour: bool | None = None) -> Decisi
     other form is read, and the engine's ``explain`` refuses it.)"""
     if not isinstance(text, str):
         raise DecisionSyntaxError(f"a decision is a string, not {type(text).__name__}")
+    if len(text) > MAX_TEXT:
+        text = " ".join(text.split())  # extra spaces are allowed (RULES §10)
+        if len(text) > MAX_TEXT:
+            raise DecisionSyntaxError(
+                f"{text[:60]!r}... ({len(text)} characters) is not a decision: no decision "
+                f"is longer than {MAX_TEXT} characters; {SYNTAX_HELP}")
     tokens = text.split()
     if not tokens:
         raise DecisionSyntaxError(f"empty decision: {SYNTAX_HELP}")

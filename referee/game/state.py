@@ -511,7 +511,10 @@ class Game:
         elif isinstance(decision, Decision):
             parsed = decision
         else:
-            raise IllegalDecision(f"seat {seat}: {decision!r} is not a decision; "
+            shown = repr(decision)  # an in-process bot's answer: any object at all
+            if len(shown) > 80:
+                shown = shown[:60] + "..."
+            raise IllegalDecision(f"seat {seat}: {shown} is not a decision; "
                                   f"{legal_now(legal)}", "decision syntax")
         for d in legal:
             if d.text == parsed.text:

@@ -239,3 +239,28 @@ def test_wrong_swap_decisions_during_the_swap() -> None:
     with pytest.raises(NotYourTurn):
         g.apply(1, "keep")
     assert event_texts(g)[-1] == "colour 0"
+
+
+@pytest.mark.parametrize("text", ["x" * 900_000, "play hand " + "7g " * 250_000,
+                                  "3up " + "7g " * 250_000, "down " + "1" * 900_000])
+def test_a_text_of_a_megabyte_is_refused_with_a_message_of_one_line(text: str) -> None:
+    # A bot may send a decision text up to the message size limit (1 MiB); the message
+    # about it goes back to the bot, into the record and the transcript: it shows only
+    # the start of the text, not the whole of it.
+    g = position(BASE)
+    with pytest.raises(IllegalDecision) as e:
+        g.apply(0, text)
+    message = str(e.value)
+    assert e.value.rule == "decision syntax" and len(message) < 1000
+    assert "characters) is not a decision: no decision is longer than 256" in message
+    assert message.startswith(f"seat 0: {text[:60]!r}...")
+    assert "legal now: play hand 7x1" in message
+    with pytest.raises(IllegalDecision) as e:
+        g.apply(0, list(range(100_000)))  # type: ignore[arg-type]
+    assert len(str(e.value)) < 1000
+
+
+def test_extra_spaces_do_not_count_against_the_length() -> None:
+    g = position(BASE)
+    text = "  play" + " " * 1000 + "hand\t7x2" + " " * 1000
+    assert g.apply(0, text).text == "play hand 7x2"
