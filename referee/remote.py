@@ -95,6 +95,12 @@ def _event_dicts(events: Sequence[tuple[Any, ...]]) -> list[dict[str, Any]]:
 
 _decision_texts = operator.attrgetter("text")
 
+#: How many replies the referee discards while one request is pending that it tells
+#: the bot about (``rejected``, code ``unknown_id``); any more are discarded silently.
+#: A bot flooding stdout with stale replies is usually not reading its stdin: answering
+#: each one would fill that pipe and block the referee (PROTOCOL.md, Request ids).
+MAX_IGNORED_TOLD = 5
+
 
 @dataclass
 class Connection:
@@ -316,6 +322,7 @@ class RemotePlayer:
             raise self._stuck(e) from None
         except TransportClosed:
             raise self._lost(f"was gone when asked request {rid}") from None
+        told = 0  # replies discarded and told of (MAX_IGNORED_TOLD)
         while True:
             try:
                 timeout = deadline - self.clock()
@@ -346,7 +353,21 @@ class RemotePlayer:
             if d is None:
                 if isinstance(event, IgnoredReply):
                     self._note(f"ignored: {event.reason}")
-                    self._try_send(event.reply)
+                    if told < MAX_IGNORED_TOLD:
+                        told += 1
+                        try:
+                            self._send(event.reply)
+                        except TransportTimeout as e:
+                            raise self._stuck(e) from None
+                        except TransportClosed:
+                            pass  # seen when its reply is read, or the next message sent
+                    # Replies that are not the awaited one do not extend the wait: the
+                    # deadline holds even while they keep coming.
+                    if self.clock() >= deadline:
+                        session.abandon()
+                        raise BotFault("timeout", f"{self.name} sent no decision for request "
+                                       f"{rid} within {request.time_left:.3f}s (only replies "
+                                       f"to other requests)") from None
                     continue
                 assert isinstance(event, DecisionReply)
                 d = event.decision

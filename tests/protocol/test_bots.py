@@ -164,6 +164,20 @@ def test_exit_with_children_holding_the_pipes_is_seen_at_once(pidfile: Pids) -> 
     assert len(pidfile()) == 5  # the bot, a child, a subshell and its child; ok
 
 
+def test_a_flood_of_stale_replies_does_not_hold_the_referee(pidfile: Pids) -> None:
+    # Replies to a request never sent are discarded, but do not extend the wait: before,
+    # the referee read them for as long as they came (here 15 s; for ever, a hang).
+    t0 = time.monotonic()
+    rec = play([bot("flood", "flood.py", tc=SHORT), bot("ok", "first.py", tc=SHORT)],
+               tc=SHORT)
+    assert time.monotonic() - t0 < 12
+    faults = [f for f in rec.faults if f.seat == 0]
+    assert [(f.kind, f.action) for f in faults] == [("timeout", "substituted")] * 3 + [
+        ("timeout", "forfeit")]
+    assert faults[0].detail == ("flood sent no decision for request 1 within 0.300s (only "
+                                "replies to other requests)")
+
+
 def test_child_that_left_the_session_is_ended_too(pidfile: Pids) -> None:
     rec = play([bot("escape", "escape.py"), bot("ok", "first.py")])
     assert rec.faults == []

@@ -295,3 +295,39 @@ def test_a_set_up_request_never_shows_the_seats_own_choice(variants: frozenset[s
         assert len(setup) == 1
         assert setup[0]["chosen"] is False and "choice" not in setup[0]
         assert [s["chosen"] for s in setup[0]["seats"]] == [s < seat for s in range(3)]
+
+
+def test_a_flood_of_stale_replies_neither_extends_the_wait_nor_is_answered_in_full() -> None:
+    # PROTOCOL.md, request ids: replies to other requests are discarded and the wait
+    # goes on -- but only until the deadline, even while more of them keep coming; and
+    # only the first few of them are answered with 'rejected' (a bot flooding the
+    # referee is usually not reading its stdin: answering each would block).
+    now = [0.0]
+
+    def clock() -> float:
+        now[0] += 0.01  # every look at the clock: 10 ms later
+        return now[0]
+
+    def answer(req: dict[str, Any]) -> Any:
+        if req["id"] == 1:
+            for _ in range(40):
+                bot.transports[-1].peer.send({"type": "decision", "id": 99, "decision": 0})
+        return 0
+
+    bot = ScriptedBot(answer)
+    p = RemotePlayer("flood", bot.launch, time_control=TimeControl(1.0, 0.5, 0.0), clock=clock)
+    rec = run_game(GameConfig(), 1, [p, player(ScriptedBot(first), "ok")],
+                   time_control=TimeControl(1.0, 0.5, 0.0))
+    p.close()
+    assert [(f.seat, f.kind, f.action) for f in rec.faults] == [(0, "timeout", "substituted")]
+    assert rec.faults[0].detail == ("flood sent no decision for request 1 within 0.500s (only "
+                                    "replies to other requests)")
+    told = 0
+    for m in bot.received:
+        if m["type"] == "request":
+            told = 0
+        elif m["type"] == "rejected" and m["code"] == "unknown_id":
+            told += 1
+            assert told <= 5, "more than five discarded replies told of for one request"
+    assert sum(m.get("code") == "unknown_id" for m in bot.received) >= 5
+
