@@ -159,6 +159,9 @@ class RemotePlayer:
         self.starts = 0  # how many times the bot was launched
         self._bots: list[str] = []
         self._ids: dict[int, int] = {}  # runner request id -> session request id
+        #: Why the bot was ended where no fault could be raised (while being told of a
+        #: fault): raised by the next ``decide`` instead of a bare "not running".
+        self._unreported: BotFault | None = None
         self._legal: Sequence[Decision] = ()
 
     # -- transcript ------------------------------------------------------------------
@@ -193,14 +196,23 @@ class RemotePlayer:
             self._tell("recv", msg)
         return msg
 
-    def _lost(self, what: str) -> BotFault:
-        """The bot is gone: a fatal crash fault saying how it ended.  What is left of
-        it (children holding its pipes) is ended now, not at ``close``."""
+    def _lost(self, verb: str, when: str, cause: TransportError | None = None) -> BotFault:
+        """The bot is gone: a fatal crash fault saying how it ended ("NAME ``verb``
+        ``when``: the bot process exited with code 3").  What is left of it (children
+        holding its pipes) is ended now, not at ``close``.  A bot whose process still
+        runs closed a pipe (``cause`` says which): that is what the fault says."""
         self.dead = True
-        how = self.conn.describe_loss() if self.conn is not None else "no connection"
-        self._note(f"lost: {how}")
+        conn = self.conn
+        how = conn.describe_loss() if conn is not None else "no connection"
+        if conn is not None and conn.process is not None and cause is not None and \
+                conn.process.returncode is None:
+            detail = (f"{self.name}: {cause} {when}; its process was still running, and "
+                      f"is ended")
+        else:
+            detail = f"{self.name} {verb} {when}: {how}"
+        self._note(f"lost: {detail}")
         self._end_connection()
-        return BotFault("crash", f"{self.name} {what}: {how}", fatal=True)
+        return BotFault("crash", detail, fatal=True)
 
     def _stuck(self, e: TransportTimeout) -> BotFault:
         """The bot stopped reading: it is ended (and started again for its next game)."""
@@ -222,6 +234,7 @@ class RemotePlayer:
         self._end_connection()
         self.dead = False
         self.session = None
+        self._unreported = None
         self.starts += 1
         tc = self.time_control
         if self.starts > 1:
@@ -244,8 +257,8 @@ class RemotePlayer:
             except TransportTimeout:
                 raise BotFault("timeout", f"{self.name} sent no hello within the startup limit "
                                f"of {tc.startup:.3f}s", fatal=True) from None
-            except TransportClosed:
-                raise self._lost("ended before its hello") from None
+            except TransportClosed as e:
+                raise self._lost("ended", "before its hello", e) from None
             except UnsupportedVersion as e:
                 self._try_send(e.reply)
                 raise BotFault("protocol", f"{self.name}: {e}", fatal=True) from None
@@ -265,8 +278,8 @@ class RemotePlayer:
                 self._send(session.welcome())
             except TransportTimeout as e:
                 raise self._stuck(e) from None
-            except TransportClosed:
-                raise self._lost("ended after its hello") from None
+            except TransportClosed as e:
+                raise self._lost("ended", "after its hello", e) from None
             self._note(f"hello: {hello.name} {hello.version or ''} protocol {session.version}, "
                        f"after {self.clock() - t0:.3f}s")
         except BotFault:
@@ -295,14 +308,15 @@ class RemotePlayer:
             self._send(self.session.new_game(game_id, seat, config.to_dict(), bots))
         except TransportTimeout as e:
             raise self._stuck(e) from None
-        except TransportClosed:
-            raise self._lost("was gone at the start of the game") from None
+        except TransportClosed as e:
+            raise self._lost("was gone", "at the start of the game", e) from None
 
     def decide(self, request: DecisionRequest) -> Decision | str:
         session = self.session
         conn = self.conn
         if self.dead or session is None or conn is None:
-            raise BotFault("crash", f"{self.name} is not running", fatal=True)
+            fault, self._unreported = self._unreported, None
+            raise fault or BotFault("crash", f"{self.name} is not running", fatal=True)
         legal = request.legal
         self._legal = legal
         transport = conn.transport
@@ -320,8 +334,8 @@ class RemotePlayer:
                 self._send(msg)
         except TransportTimeout as e:
             raise self._stuck(e) from None
-        except TransportClosed:
-            raise self._lost(f"was gone when asked request {rid}") from None
+        except TransportClosed as e:
+            raise self._lost("was gone", f"when asked request {rid}", e) from None
         told = 0  # replies discarded and told of (MAX_IGNORED_TOLD)
         while True:
             try:
@@ -337,8 +351,8 @@ class RemotePlayer:
                 session.abandon()
                 raise BotFault("timeout", f"{self.name} sent no decision for request {rid} "
                                f"within {request.time_left:.3f}s") from None
-            except TransportClosed:
-                raise self._lost(f"ended while deciding request {rid}") from None
+            except TransportClosed as e:
+                raise self._lost("ended", f"while deciding request {rid}", e) from None
             except MessageTooLarge as e:
                 session.abandon()
                 raise BotFault("oversized", f"{self.name} replied to request {rid} with {e}"
@@ -391,9 +405,9 @@ class RemotePlayer:
         try:
             self._send(self.session.rejected(rid, code, message, action, substitute))
         except TransportTimeout as e:
-            self._stuck(e)
-        except TransportError:
-            self._lost("was gone when told of a fault")
+            self._unreported = self._stuck(e)
+        except TransportError as e:
+            self._unreported = self._lost("was gone", "when told of a fault", e)
 
     def end_game(self, game_id: str, result: dict[str, Any]) -> None:
         if self.conn is not None and self.conn.process is not None:
@@ -408,8 +422,8 @@ class RemotePlayer:
             self._send(msg)
         except TransportTimeout as e:
             raise self._stuck(e) from None
-        except TransportClosed:
-            raise self._lost("was gone at the end of the game") from None
+        except TransportClosed as e:
+            raise self._lost("was gone", "at the end of the game", e) from None
 
     # -- ending ----------------------------------------------------------------------
 

@@ -164,6 +164,13 @@ def test_exit_with_children_holding_the_pipes_is_seen_at_once(pidfile: Pids) -> 
     assert len(pidfile()) == 5  # the bot, a child, a subshell and its child; ok
 
 
+def test_closing_stdout_while_alive_is_a_crash_that_says_so(pidfile: Pids) -> None:
+    rec = play([bot("shut", "shut.py"), bot("ok", "first.py")])
+    assert [(f.seat, f.kind, f.action) for f in rec.faults] == [(0, "crash", "forfeit")]
+    assert rec.faults[0].detail == ("shut: the bot closed its stdout while deciding request "
+                                    "1; its process was still running, and is ended")
+
+
 def test_a_flood_of_stale_replies_does_not_hold_the_referee(pidfile: Pids) -> None:
     # Replies to a request never sent are discarded, but do not extend the wait: before,
     # the referee read them for as long as they came (here 15 s; for ever, a hang).

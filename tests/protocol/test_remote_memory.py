@@ -331,3 +331,20 @@ def test_a_flood_of_stale_replies_neither_extends_the_wait_nor_is_answered_in_fu
             assert told <= 5, "more than five discarded replies told of for one request"
     assert sum(m.get("code") == "unknown_id" for m in bot.received) >= 5
 
+
+def test_a_bot_that_cannot_be_told_of_a_fault_forfeits_saying_why() -> None:
+    from referee.transport.base import TransportTimeout
+
+    def stuck(msg: dict[str, Any], peer: MemoryPeer) -> None:
+        if msg["type"] == "rejected":
+            raise TransportTimeout("the bot stopped reading its stdin (180 of 180 bytes "
+                                   "unwritten after 2.000s)")
+
+    bot = ScriptedBot(lambda r: "banana" if r["id"] == 2 else 0, on_message=stuck)
+    rec = run_game(GameConfig(), 1, [player(bot, "stuck"), player(ScriptedBot(first), "ok")])
+    assert [(f.kind, f.action) for f in rec.faults] == [("illegal", "substituted"),
+                                                        ("timeout", "forfeit")]
+    # the next decision's fault says why the bot was ended, not just "not running"
+    assert rec.faults[1].detail == ("stuck the bot stopped reading its stdin (180 of 180 "
+                                    "bytes unwritten after 2.000s)")
+
