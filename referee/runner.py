@@ -322,7 +322,8 @@ def run_game(
                     answer = players[seat].decide(req)
                     elapsed = clock() - start
                     if elapsed > time_left:
-                        raise BotFault("timeout", f"took {elapsed:.3f}s, {time_left:.3f}s allowed")
+                        raise BotFault("timeout", f"{players[seat].name} took {elapsed:.3f}s "
+                                       f"to decide, {time_left:.3f}s allowed")
                     chosen = apply(seat, answer)
                 except BotFault as e:
                     elapsed = clock() - start

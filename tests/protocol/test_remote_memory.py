@@ -348,3 +348,19 @@ def test_a_bot_that_cannot_be_told_of_a_fault_forfeits_saying_why() -> None:
     assert rec.faults[1].detail == ("stuck the bot stopped reading its stdin (180 of 180 "
                                     "bytes unwritten after 2.000s)")
 
+
+def test_a_decision_returned_too_late_is_a_timeout_naming_the_bot() -> None:
+    now = [0.0]
+
+    def clock() -> float:  # the runner's clock: each decision seems to take 2 s
+        now[0] += 2.0
+        return now[0]
+
+    rec = run_game(GameConfig(), 1, [player(ScriptedBot(first), "slow"),
+                                     player(ScriptedBot(first), "slower")],
+                   time_control=TimeControl(1.0, 0.5, 1.0), clock=clock,
+                   policy=FaultPolicy(strike_limit=0))
+    assert sorted(f.bot for f in rec.faults) == ["slow", "slower"]
+    for f in rec.faults:
+        assert (f.kind, f.action) == ("timeout", "forfeit")
+        assert f.detail == f"{f.bot} took 2.000s to decide, 1.500s allowed"
