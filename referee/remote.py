@@ -113,7 +113,8 @@ class Connection:
     def describe_loss(self) -> str:
         if self.process is None:
             return "the connection was lost"
-        return "the bot process " + self.process.exit_description(wait=0.5)
+        how = self.process.exit_description(wait=0.5)
+        return "the bot process " + ("was " + how if how.startswith("killed") else how)
 
     def close(self, grace: float) -> None:
         try:

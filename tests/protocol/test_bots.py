@@ -149,7 +149,7 @@ def test_killed_bot_is_restarted_for_the_next_game(pidfile: Pids) -> None:
     finally:
         p.close()
         ok.close()
-    assert "killed by signal 9 (SIGKILL)" in r1.faults[0].detail
+    assert "the bot process was killed by signal 9 (SIGKILL)" in r1.faults[0].detail
     assert r2.faults[0].kind == "crash" and p.starts == 2
     assert len(pidfile()) == 3  # crash twice, ok once
 
