@@ -127,7 +127,10 @@ class StderrLog:
         self.thread.join(timeout)
 
 
-def describe_exit(returncode: int) -> str:
+def describe_exit(returncode: int, *, ran: bool = False) -> str:
+    """'exited with code 3', 'killed by signal 9 (SIGKILL)', with a guess at the cause
+    where there is one.  ``ran``: the program is known to have run (it spoke), so code
+    127 is its own, not the shell's "command not found"."""
     if returncode < 0:
         try:
             name = signal.Signals(-returncode).name
@@ -137,7 +140,7 @@ def describe_exit(returncode: int) -> str:
         if returncode == -signal.SIGKILL:
             text += " -- the memory limit or an outside kill?"
         return text
-    if returncode == 127:
+    if returncode == 127 and not ran:
         return "exited with code 127 (command not found?)"
     return f"exited with code {returncode}"
 
@@ -265,13 +268,14 @@ class BotProcess:
         except subprocess.TimeoutExpired:
             return None
 
-    def exit_description(self, wait: float = 0.0) -> str:
+    def exit_description(self, wait: float = 0.0, *, ran: bool = False) -> str:
         """How the bot ended ('exited with code 3', 'killed by signal 9 (SIGKILL)'),
-        with the tail of its stderr; 'still running' if it has not."""
+        with the tail of its stderr; 'still running' if it has not.  ``ran``: as in
+        ``describe_exit``."""
         rc = self.wait(wait) if wait > 0 else self.returncode
         if rc is None:
             return "still running"
-        text = describe_exit(rc)
+        text = describe_exit(rc, ran=ran)
         tail = self.stderr.tail().strip()
         if tail:
             last = tail.splitlines()[-3:]

@@ -110,10 +110,11 @@ class Connection:
     transport: Transport
     process: BotProcess | None = None
 
-    def describe_loss(self) -> str:
+    def describe_loss(self, ran: bool = False) -> str:
+        """How the bot was lost; ``ran``: it had said hello (``describe_exit``)."""
         if self.process is None:
             return "the connection was lost"
-        how = self.process.exit_description(wait=0.5)
+        how = self.process.exit_description(wait=0.5, ran=ran)
         return "the bot process " + ("was " + how if how.startswith("killed") else how)
 
     def close(self, grace: float) -> None:
@@ -204,7 +205,8 @@ class RemotePlayer:
         runs closed a pipe (``cause`` says which): that is what the fault says."""
         self.dead = True
         conn = self.conn
-        how = conn.describe_loss() if conn is not None else "no connection"
+        how = conn.describe_loss(ran=self.session is not None) if conn is not None else \
+            "no connection"
         if conn is not None and conn.process is not None and cause is not None and \
                 conn.process.returncode is None:
             detail = (f"{self.name}: {cause} {when}; its process was still running, and "
@@ -440,7 +442,7 @@ class RemotePlayer:
             if proc is not None:
                 rc = proc.wait(self.bye_grace)
                 self._note("exited after bye" if rc == 0 else
-                           f"after bye: {proc.exit_description()}")
+                           f"after bye: {proc.exit_description(ran=True)}")
         self._end_connection()
 
     def __enter__(self) -> RemotePlayer:

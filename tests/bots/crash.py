@@ -1,4 +1,5 @@
-"""Answers two requests, then exits with code 3 (or kills itself: 'kill')."""
+"""Answers two requests, then exits with code 3 (or the code given, or kills itself:
+'kill')."""
 import os
 import signal
 import sys
@@ -11,5 +12,5 @@ for n, req in enumerate(requests()):
         if "kill" in sys.argv:
             os.kill(os.getpid(), signal.SIGKILL)
         sys.stderr.write("crash.py: giving up\n")
-        sys.exit(3)
+        sys.exit(int(next((a for a in sys.argv[1:] if a.isdigit()), 3)))
     answer(req, 0)

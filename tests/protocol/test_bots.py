@@ -141,6 +141,14 @@ def test_crash_mid_game_forfeits_with_the_exit_status(pidfile: Pids) -> None:
     assert rec.places == [1, 2]
 
 
+def test_exit_code_127_after_the_hello_is_not_taken_for_command_not_found(pidfile: Pids
+                                                                          ) -> None:
+    rec = play([bot("ok", "first.py"), bot("crash", "crash.py", "127")])
+    assert [(f.seat, f.kind, f.action) for f in rec.faults] == [(1, "crash", "forfeit")]
+    assert "the bot process exited with code 127; last stderr: crash.py: giving up" in \
+        rec.faults[0].detail
+
+
 def test_killed_bot_is_restarted_for_the_next_game(pidfile: Pids) -> None:
     p, ok = bot("crash", "crash.py", "kill"), bot("ok", "first.py")
     try:

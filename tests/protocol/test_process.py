@@ -58,6 +58,9 @@ def test_end_kills_the_whole_tree_even_when_term_is_ignored(pidfile: Pids) -> No
         assert wait_gone(list(tree)) == []
         assert proc.returncode == -signal.SIGKILL
         assert describe_exit(proc.returncode or 0).startswith("killed by signal 9 (SIGKILL)")
+        # 127 is the shell's "not found" only for a program not known to have run
+        assert describe_exit(127) == "exited with code 127 (command not found?)"
+        assert describe_exit(127, ran=True) == "exited with code 127"
     finally:
         proc.end()
         os.close(proc.stdin_fd)

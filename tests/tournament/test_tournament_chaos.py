@@ -138,6 +138,8 @@ def check_fault(f: dict[str, Any], seats: list[str], where: str) -> None:
     if kind == "crash":  # how the bot ended, or what it closed while it ran on
         assert "process still running" not in detail and "is not running" not in detail, (
             f"{where}: a crash that does not say what happened: {f}")
+        assert "command not found" not in detail or "before its hello" in detail, (
+            f"{where}: a bot that spoke cannot have been 'not found': {f}")
     assert 0 < len(detail) <= MAX_DETAIL, (
         f"{where}: a fault detail of {len(detail)} characters: {detail[:300]!r}")
     if bot in BUILTIN:  # a built-in bot can only be late (a loaded machine)
