@@ -471,6 +471,7 @@ class RemoteSeats:
         self.rewait = wait if rewait is None else rewait
         self.give_up = give_up
         self.absent: set[str] = set()  # (give_up) not come when last waited for
+        self._seen: set[str] = set()  # connected at least once
         self.on_status = on_status
         self.server_public: bytes | None = None
         self._deadline: float | None = None  # while ``connect`` waits for every bot
@@ -531,21 +532,23 @@ class RemoteSeats:
             if again and not absent:
                 # A game waits on it: say so, or the referee would seem to hang.
                 self._status(f"waiting up to {timeout:g}s for remote bot {name} to connect "
-                             f"again to {self.endpoint}")
+                             f"again to {self.connect_to}")
             try:
                 _, transport = self.listener.accept(timeout, name)
             except TransportTimeout as e:
                 self._timed_out.add(name)
                 if self.give_up and not absent:
                     self.absent.add(name)
-                    waited = self.wait if deadline is not None else timeout
-                    self._status(f"remote bot {name} did not connect within {waited:g}s: "
-                                 f"its games are forfeited until it connects to "
-                                 f"{self.endpoint} again")
+                    if again:  # (``connect`` reports the first wait itself)
+                        self._status(f"remote bot {name} did not connect again within "
+                                     f"{timeout:g}s: it is absent, its games are forfeited "
+                                     f"until it connects to {self.connect_to}")
                 # Reported by RemotePlayer as "cannot be started: ...".
-                raise BotStartError(f"{e}{self._refusals_text()}" if not absent else
-                                    f"remote bot {name} is absent (it has not connected "
-                                    f"to {self.endpoint} again)") from None
+                raise BotStartError(
+                    f"{e}{self._refusals_text()}" if not absent else
+                    f"remote bot {name} is absent: it has not connected to {self.connect_to}"
+                    + (" again" if name in self._seen else "")) from None
+            self._seen.add(name)
             if absent:
                 self.absent.discard(name)
                 self._status(f"remote bot {name} is back")
@@ -561,11 +564,14 @@ class RemoteSeats:
                 on_connected: Callable[[str, RemotePlayer], None] | None = None) -> None:
         """Wait for every remote bot (``(name, player)`` pairs) to connect and say
         hello, all within ``wait`` seconds from now, in whatever order they come.
-        Raises RemoteBotError naming every bot that did not come."""
+        Raises RemoteBotError naming every bot that did not come, or that connected
+        but did not start properly -- at once, or (``give_up``: a tournament, where
+        the others must still be waited for) after the wait, naming them all."""
         from .runner import BotFault
 
         self._deadline = time.monotonic() + self.wait
         missing: list[str] = []
+        broken: list[str] = []
         try:
             for name, player in players:
                 self._timed_out.discard(name)
@@ -573,22 +579,58 @@ class RemoteSeats:
                     player.connect()
                 except BotFault as e:
                     if name not in self._timed_out:
-                        raise RemoteBotError(f"remote bot {name!r} connected but did not "
-                                             f"start properly: {e.detail}") from None
+                        problem = (f"remote bot {name!r} connected but did not start "
+                                   f"properly: {e.detail}")
+                        if not self.give_up:
+                            raise RemoteBotError(problem) from None
+                        broken.append(problem)
+                        continue
                     missing.append(name)
                     continue
                 if on_connected is not None:
                     on_connected(name, player)
         finally:
             self._deadline = None
+        problems = list(broken)
         if missing:
             who = (f"remote bot {missing[0]!r} did not" if len(missing) == 1 else
                    "remote bots " + ", ".join(map(repr, missing)) + " did not")
-            raise RemoteBotError(
-                f"{who} connect to {self.endpoint} within {self.wait:g}s"
+            problems.append(
+                f"{who} connect to {self.connect_to} within {self.wait:g}s"
                 + (self._refusals_text() or
                    " (nothing tried to connect: is the bot started, with UPDOWN_ENDPOINT="
-                   f"{self.endpoint}{' and its CURVE keys' if self.curve else ''}?)"))
+                   f"{self.connect_to}{' and its CURVE keys' if self.curve else ''}?)"))
+        if problems:
+            if self.give_up:
+                problems.append("the games of a bot that is not there are forfeited "
+                                "until it connects")
+            raise RemoteBotError("; ".join(problems))
+
+    @property
+    def connect_to(self) -> str:
+        """The endpoint as a bot connects to it: a wildcard address (``0.0.0.0``,
+        ``*``, ``::``) is shown as this machine's name."""
+        ep = self.endpoint
+        m = re.fullmatch(r"tcp://(0\.0\.0\.0|\*|\[::\]|::):(\d+)", ep)
+        if m is None:
+            return ep
+        import socket
+
+        return f"tcp://{socket.gethostname() or 'THIS-HOST'}:{m.group(2)}"
+
+    def waiting_line(self, wait: float | None = None) -> str:
+        """What the organiser is told while the referee waits for the bots: where
+        they connect, and with which key."""
+        names = self.names
+        who = ("remote bot " if len(names) == 1 else "remote bots ") + ", ".join(names)
+        where = self.connect_to
+        if where != self.endpoint:
+            where += f" (or another address of this machine; listening on {self.endpoint})"
+        security = (f"CURVE, the referee's public key {self.server_public.decode()}"
+                    if self.server_public is not None else
+                    "no CURVE: admitted by the name in the hello")
+        return (f"waiting up to {self.wait if wait is None else wait:g}s for {who}: "
+                f"connect to {where} ({security})")
 
     def _status(self, text: str) -> None:
         if self.on_status is not None:
@@ -598,8 +640,9 @@ class RemoteSeats:
         reasons = self._log.reasons
         if not reasons:
             return ""
+        # The first reasons: usually the cause (an unknown key), the rest its echoes.
         more = f" (and {len(reasons) - 3} more)" if len(reasons) > 3 else ""
-        return "; connections refused meanwhile: " + "; ".join(reasons[-3:]) + more
+        return "; connections refused meanwhile: " + "; ".join(reasons[:3]) + more
 
     def _unhook(self) -> None:
         logging.getLogger("referee.zmq").removeHandler(self._log)

@@ -295,12 +295,7 @@ def play(bots: tuple[str, ...], bot_opts: tuple[str, ...], human: bool, games: i
                 p = TracedPlayer(p, tr)
             players.append(p)
         if remote is not None:
-            who = ("remote bot " if len(remotes) == 1 else "remote bots ") + ", ".join(remotes)
-            security = (f"CURVE, the referee's public key {remote.server_public.decode()}"
-                        if remote.server_public is not None else
-                        "no CURVE: admitted by the name in the hello")
-            note(f"waiting up to {wait:g}s for {who}: connect to {remote.endpoint} "
-                 f"({security})")
+            note(remote.waiting_line())
             remote.connect(
                 [(s.remote, players[i]) for i, s in enumerate(specs) if s.kind == "remote"],
                 on_connected=lambda name, p: note(

@@ -207,3 +207,8 @@ def env_command(secret_file: str, server: str, endpoint: str | None) -> None:
     click.echo(f"export UPDOWN_SERVER_KEY='{server_key.decode()}'")
     click.echo(f"export UPDOWN_PUBLIC_KEY='{public.decode()}'")
     click.echo(f"export UPDOWN_SECRET_KEY='{secret.decode()}'")
+    # The key file's name is the bot's: its hello must carry it (the Python helper
+    # reads UPDOWN_NAME; other bots may too).
+    name = os.path.basename(secret_file).removesuffix(".key_secret")
+    if name and re.fullmatch(r"[\w.-]+", name):
+        click.echo(f"export UPDOWN_NAME='{name}'")

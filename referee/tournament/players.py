@@ -106,17 +106,15 @@ class RemoteBots:
         self.seats = seats
         self.players = {b.name: seats.player_named(b.remote or b.name, b.name,
                                                    time_control=config.time) for b in bots}
-        names = ", ".join(b.remote or b.name for b in bots)
-        self.notify(f"waiting up to {r.wait:g}s for remote bot{'s' if len(bots) > 1 else ''} "
-                    f"{names}: connect to {seats.endpoint} "
-                    f"({'CURVE keys required' if seats.curve else 'loopback, no keys'})")
+        self.notify(seats.waiting_line())
         try:
             seats.connect([(b.remote or b.name, self.players[b.name]) for b in bots],
-                          on_connected=lambda name, _: self.notify(
-                              f"remote bot {name} connected"))
+                          on_connected=lambda name, p: self.notify(
+                              f"remote bot {name} connected"
+                              + (f" (version {p.hello.version})"
+                                 if p.hello and p.hello.version else "")))
         except RemoteBotError as e:
-            self.notify(f"{e}; the games of a bot that is not there are forfeited until "
-                        f"it connects")
+            self.notify(str(e))
 
     def close(self) -> None:
         try:

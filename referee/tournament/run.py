@@ -7,6 +7,7 @@ the standings are used only through their interfaces.
 
 from __future__ import annotations
 
+import re
 import sys
 import time
 from collections.abc import Callable
@@ -48,6 +49,8 @@ class Progress:
         self.t0 = clock()
         self.last_draw = -1.0
         self.last_step = -1
+        self.faults_seen: set[str] = set()
+        self.repeats = 0
 
     def _status(self) -> str:
         elapsed = max(self.clock() - self.t0, 1e-9)
@@ -85,7 +88,21 @@ class Progress:
             self.stream.write(text + "\n")
         self.stream.flush()
 
+    def fault(self, game_id: str, text: str) -> None:
+        """A fault, as it happens -- but a fault that only repeats one shown before
+        (the same bot, the same words, another game: a bot that cannot be started, a
+        remote bot that is absent) is counted, not shown again."""
+        key = re.sub(r" \(seat \d+\) turn \d+:", ":", text)
+        if key in self.faults_seen:
+            self.repeats += 1
+            return
+        self.faults_seen.add(key)
+        self.message(f"fault: {game_id}: {text}")
+
     def close(self) -> None:
+        if self.repeats:
+            self.message(f"{self.repeats} more fault{'s' if self.repeats > 1 else ''} in other "
+                         f"games repeated one shown above (the standings count every fault)")
         if self.tty:
             self.stream.write("\n")
             self.stream.flush()
@@ -138,7 +155,7 @@ def run_tournament(
                     progress.advance()
             elif isinstance(r, FaultNotice):
                 if progress:
-                    progress.message(f"fault: {r.game_id}: {r.text}")
+                    progress.fault(r.game_id, r.text)
             elif isinstance(r, Notice):
                 # Shown even when quiet: without it, a wait for remote bots looks
                 # like a hang.

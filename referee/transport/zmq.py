@@ -61,6 +61,7 @@ import zmq.auth.thread
 from zmq.utils.monitor import parse_monitor_message
 
 from ..process import DEFAULT_MEMORY_MB, DEFAULT_STDERR_CAP, BotProcess, StderrLog, start_bot
+from ..quoting import quote, show
 from .base import MalformedMessage, MessageTooLarge, TransportClosed, TransportTimeout
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -666,14 +667,19 @@ class RemoteListener:
             owner = router.key_owner.get(item.user_id or "")
         else:
             owner = claimed if claimed in self.allowed else None
-        if not isinstance(claimed, str):
-            why = "its first message is not a hello with a name"
+        if "error" in hello and len(hello) == 1:
+            why = f"its first message, which must be a hello, is unreadable: {hello['error']}"
+        elif hello.get("type") != "hello":
+            why = f"its first message is {show(hello.get('type'))}, not a hello"
+        elif not isinstance(claimed, str):
+            why = ("its hello has no name (the bot's name, as its key file has it)"
+                   if claimed is None else f"its hello's name is {show(claimed)}, not a text")
         elif owner is None:
-            why = f"the name {claimed!r} is not a listed bot"
+            why = f"the name {quote(claimed)} is not a listed bot"
         elif claimed != owner:
-            why = f"its hello names {claimed!r}, but its CURVE key is {owner!r}'s"
+            why = f"its hello names {quote(claimed)}, but its CURVE key is {quote(owner)}'s"
         elif owner in self.admitted:
-            why = f"{owner!r} is already connected"
+            why = f"{quote(owner)} is already connected"
         else:
             return owner
         log.warning("refused a bot on %s: %s", self.endpoint, why)

@@ -199,7 +199,7 @@ def test_remote_spec() -> None:
 
 @pytest.mark.parametrize(("case", "reason"), [
     ("unknown key", r"CURVE key \S+ is not allowed \(it is no listed bot's public key\)"),
-    ("hello names another bot", r"its hello names 'bob', but its CURVE key is 'alice''s"),
+    ("hello names another bot", r'its hello names "bob", but its CURVE key is "alice"\'s'),
 ])
 def test_refused_bot_is_reported_after_wait(keys: Path, start_bot: StartBot, case: str,
                                             reason: str) -> None:

@@ -43,3 +43,22 @@ def test_plain_lines_every_tenth_when_not_a_terminal() -> None:
     assert len(lines) == 11  # the first game, then each tenth
     assert lines[-1] == "50/50 games  10.0 games/s  done"
     assert "\r" not in out.getvalue() and "\x1b" not in out.getvalue()
+
+
+def test_a_fault_that_only_repeats_one_shown_is_counted_not_shown() -> None:
+    out = io.StringIO()
+    p = Progress(10, 0, stream=out, tty=False)
+    absent = "crash: alice cannot be started: remote bot alice is absent [forfeit]"
+    p.fault("g1", f"alice (seat 0) turn 0: {absent}")
+    p.fault("g2", f"alice (seat 1) turn 0: {absent}")
+    p.fault("g3", f"alice (seat 0) turn 0: {absent}")
+    p.fault("g3", "bob (seat 1) turn 4: timeout: bob sent no decision for request 9 [substituted]")
+    p.fault("g4", "bob (seat 1) turn 7: timeout: bob sent no decision for request 12 [substituted]")
+    p.close()
+    assert out.getvalue().splitlines() == [
+        f"fault: g1: alice (seat 0) turn 0: {absent}",
+        "fault: g3: bob (seat 1) turn 4: timeout: bob sent no decision for request 9 [substituted]",
+        "fault: g4: bob (seat 1) turn 7: timeout: bob sent no decision for request 12 "
+        "[substituted]",
+        "2 more faults in other games repeated one shown above (the standings count every "
+        "fault)"]

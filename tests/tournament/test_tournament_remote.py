@@ -16,10 +16,11 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import msgpack
 import pytest
 import zmq
 
-from referee.botspec import RemoteSeats
+from referee.botspec import RemoteBotError, RemoteSeats
 from referee.keys import load_public_key, load_secret_key, new_keypair
 from referee.runner import BotFault
 from referee.tournament.config import TournamentConfigError, load_config, parse_config
@@ -204,8 +205,12 @@ def test_an_absent_remote_bot_forfeits_its_games_without_stopping_the_others(
                        "ON s.idx = g.idx WHERE s.bot = 'alice'")
     assert len(faults) == 12
     assert all('"crash"' in f and "cannot be started" in f and fo != "[]" for f, fo in faults)
-    assert any(f"remote bot alice did not connect within 0.3s: its games are forfeited "
-               f"until it connects to {endpoint} again" in n for n in notices), notices
+    assert notices[0].startswith(f"waiting up to 0.3s for remote bot alice: connect to "
+                                 f"{endpoint} (no CURVE")
+    assert notices[1:] == [
+        f"remote bot 'alice' did not connect to {endpoint} within 0.3s (nothing tried to "
+        f"connect: is the bot started, with UPDOWN_ENDPOINT={endpoint}?); the games of a bot "
+        f"that is not there are forfeited until it connects"]  # said once, not per game
     others = rows(out, "SELECT faults FROM games WHERE idx NOT IN "
                        "(SELECT idx FROM seats WHERE bot = 'alice')")
     assert len(others) == 6 and all(f == "[]" for (f,) in others)
@@ -271,3 +276,48 @@ def test_an_endpoint_in_use_is_refused_before_the_first_game(tmp_path: Path) -> 
             run_tournament(load_config(path), quiet=True)
     assert not (tmp_path / "out").exists()  # nothing was started, nothing written
     check_bots(load_config(path))  # free again: fine
+
+
+def test_a_bot_that_starts_badly_does_not_stop_the_wait_for_the_others(
+        start_bot: StartBot) -> None:
+    # In a tournament (give_up) every bot is waited for: bob's bad hello is reported
+    # with the rest, after alice has connected.
+    endpoint = f"tcp://127.0.0.1:{free_port()}"
+    seats = RemoteSeats(["bob", "alice"], endpoint, wait=10, give_up=True)
+    ctx = zmq.Context()
+    bob = ctx.socket(zmq.DEALER)
+    try:
+        bob.connect(endpoint)
+        bob.send(msgpack.packb({"type": "hello", "protocol": [2], "name": "bob"}))
+        start_bot(endpoint, "alice")
+        players = [(n, seats.player_named(n, n)) for n in ("bob", "alice")]
+        connected: list[str] = []
+        with pytest.raises(RemoteBotError, match=r"^remote bot 'bob' connected but did not "
+                           r"start properly: .*protocol.*; the games of a bot that is not "
+                           r"there are forfeited until it connects$"):
+            seats.connect(players, on_connected=lambda name, p: connected.append(name))
+        assert connected == ["alice"]
+        assert not players[1][1].dead
+        players[1][1].close()
+    finally:
+        bob.close(linger=0)
+        ctx.term()
+        seats.close()
+
+
+def test_a_wildcard_endpoint_is_shown_as_this_machine(tmp_path: Path) -> None:
+    new_keypair(tmp_path, "referee")
+    new_keypair(tmp_path / "bots", "alice")
+    port = free_port()
+    seats = RemoteSeats(["alice"], f"tcp://0.0.0.0:{port}", keys_dir=str(tmp_path / "bots"),
+                        server_key=str(tmp_path / "referee.key_secret"), wait=7)
+    try:
+        host = socket.gethostname()
+        assert seats.connect_to == f"tcp://{host}:{port}"
+        public = load_public_key(tmp_path / "referee.key").decode()
+        assert seats.waiting_line() == (
+            f"waiting up to 7s for remote bot alice: connect to tcp://{host}:{port} (or another "
+            f"address of this machine; listening on tcp://0.0.0.0:{port}) (CURVE, the "
+            f"referee's public key {public})")
+    finally:
+        seats.close()

@@ -75,5 +75,6 @@ def test_cli(tmp_path: Path) -> None:
     assert r.exit_code == 0, r.output
     lines = dict(line.removeprefix("export ").split("=", 1) for line in r.output.splitlines())
     assert lines["UPDOWN_ENDPOINT"] == "'tcp://h:5555'"
+    assert lines["UPDOWN_NAME"] == "'alice'"  # the key's name: the hello must carry it
     assert lines["UPDOWN_SECRET_KEY"].strip("'").encode() == \
         load_secret_key(tmp_path / "alice.key_secret")

@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import msgpack
 import pytest
 import zmq
 
@@ -142,7 +143,7 @@ def test_hello_must_name_the_key_owner(start_bot: Start, tmp_path: Path,
         assert not listener.admitted
     finally:
         listener.close()
-    assert "its hello names 'alice', but its CURVE key is 'bob''s" in caplog.text
+    assert 'its hello names "alice", but its CURVE key is "bob"\'s' in caplog.text
     told = (tmp_path / "alice-0.log").read_text()
     assert "'type': 'error'" in told and "refused" in told
 
@@ -177,4 +178,41 @@ def test_remote_bot_gone_is_transport_closed(start_bot: Start) -> None:
         t.close()
         assert not listener.admitted  # alice may connect again
     finally:
+        listener.close()
+
+
+@pytest.mark.parametrize("frames, why", [
+    ([b"", msgpack.packb({"type": "hello", "protocol": [1], "name": "alice"})],
+     "its first message, which must be a hello, is unreadable: a message of 2 frames, "
+     "where a message must be exactly one frame"),
+    ([b'{"type":"hello","name":"alice"}'],
+     "its first message, which must be a hello, is unreadable: a frame that is not a "
+     "msgpack value"),
+    ([msgpack.packb({"type": "hello", "protocol": [1]})], "its hello has no name"),
+    ([msgpack.packb({"type": "decision", "id": 1})],
+     'its first message is "decision", not a hello'),
+    ([msgpack.packb({"type": "hello", "protocol": [1], "name": 7})],
+     "its hello's name is 7, not a text"),
+    ([msgpack.packb({"type": "hello", "protocol": [1], "name": "carol"})],
+     'the name "carol" is not a listed bot'),
+])
+def test_a_refusal_says_what_was_wrong_with_the_first_message(
+        frames: list[bytes], why: str, caplog: pytest.LogCaptureFixture) -> None:
+    listener = RemoteListener("tcp://127.0.0.1:*", {"alice": b""}, None)
+    ctx = zmq.Context()
+    sock = ctx.socket(zmq.DEALER)
+    try:
+        sock.connect(listener.endpoint)
+        sock.send_multipart(frames)
+        with caplog.at_level(logging.WARNING, "referee.zmq"), \
+                pytest.raises(TransportTimeout):
+            listener.accept(0.5, "alice")
+        assert f"refused a bot on {listener.endpoint}: {why}" in caplog.text
+        if len(frames) == 1:  # a DEALER hears why (a REQ socket would drop it)
+            assert sock.poll(2000)
+            reply = msgpack.unpackb(sock.recv())
+            assert reply["type"] == "error" and reply["message"].startswith(f"refused: {why}")
+    finally:
+        sock.close(linger=0)
+        ctx.term()
         listener.close()
