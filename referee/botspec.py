@@ -543,11 +543,11 @@ class RemoteSeats:
                         self._status(f"remote bot {name} did not connect again within "
                                      f"{timeout:g}s: it is absent, its games are forfeited "
                                      f"until it connects to {self.connect_to}")
-                # Reported by RemotePlayer as "cannot be started: ...".
+                # Reported by RemotePlayer as "NAME did not connect: ...".
                 raise BotStartError(
                     f"{e}{self._refusals_text()}" if not absent else
                     f"remote bot {name} is absent: it has not connected to {self.connect_to}"
-                    + (" again" if name in self._seen else "")) from None
+                    + (" again" if name in self._seen else ""), remote=True) from None
             self._seen.add(name)
             if absent:
                 self.absent.discard(name)

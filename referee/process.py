@@ -48,7 +48,12 @@ TAIL_BYTES = 2048
 
 
 class BotStartError(Exception):
-    """The bot command could not be started (not found, not executable, bad cwd)."""
+    """The bot command could not be started (not found, not executable, bad cwd), or a
+    remote bot did not connect (``remote``: it is not ours to start)."""
+
+    def __init__(self, message: str, *, remote: bool = False) -> None:
+        super().__init__(message)
+        self.remote = remote
 
 
 class StderrLog:

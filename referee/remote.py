@@ -247,7 +247,8 @@ class RemotePlayer:
             self.conn = self.launch()
         except BotStartError as e:
             self.dead = True
-            raise BotFault("crash", f"{self.name} cannot be started: {e}", fatal=True) from None
+            what = "did not connect" if e.remote else "cannot be started"
+            raise BotFault("crash", f"{self.name} {what}: {e}", fatal=True) from None
         session = BotSession(
             referee=REFEREE_NAME,
             time={"startup": tc.startup, "per_decision": tc.per_decision, "bank": tc.bank},

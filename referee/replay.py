@@ -18,7 +18,7 @@ from typing import Any, TextIO
 from .game import ConfigError, Game, GameConfig, IllegalDecision
 from .game.cards import CardError, card_text, parse_deck
 from .game.events import Event, EventSyntaxError, event_text, filter_event, parse_event
-from .runner import replay_check
+from .runner import final_points, replay_check
 
 SOURCE_WORDS = {0: "from the hand", 1: "from the 3UP cards", 2: "from 3DOWN"}
 
@@ -259,9 +259,16 @@ def verify(rec: Record) -> tuple[bool, str]:
     if res is None:
         return False, "the record's decisions do not finish the game"
     if rec.result:
-        if rec.result.get("points") != list(res.points):
-            return False, (f"the result's penalty points {rec.result.get('points')} differ from "
+        # Records before game_points: points were the engine's own.
+        game_points = rec.result.get("game_points", rec.result.get("points"))
+        if game_points != list(res.points):
+            return False, (f"the result's penalty points {game_points} differ from "
                            f"the engine's {list(res.points)}")
+        forfeits = rec.result.get("forfeits", [])
+        if "game_points" in rec.result and rec.result.get("points") != final_points(
+                res.points, forfeits):
+            return False, (f"the result's final penalty points {rec.result.get('points')} are "
+                           f"not the engine's {list(res.points)} after forfeits {forfeits}")
         if rec.result.get("how") != res.how:
             return False, f"the result says the game ended by {rec.result.get('how')!r}, the engine {res.how!r}"
     return True, ""

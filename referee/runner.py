@@ -111,7 +111,7 @@ class Player(Protocol):
         """One decision (a listed Decision or its text form); raise BotFault on a fault."""
 
     def end_game(self, game_id: str, result: dict[str, Any]) -> None:
-        """The game is over: ``result`` holds how, places, points, game_places,
+        """The game is over: ``result`` holds how, places, points, game_places, game_points,
         finish_order, turns, forfeits, faults (dicts), seat, and events (the seat's
         filtered events since its last request, JSON-ready ``event_dict`` form)."""
 
@@ -227,6 +227,20 @@ def final_places(engine_places: Sequence[int], forfeits: Sequence[int]) -> list[
         out[s] = r
     for i, s in enumerate(reversed(forfeits)):
         out[s] = len(rest) + 1 + i
+    return out
+
+
+def final_points(engine_points: Sequence[int], forfeits: Sequence[int]) -> list[int]:
+    """Penalty points after forfeits, to agree with ``final_places``: a forfeited seat
+    scores one more than the highest score of the game (its own included), and one
+    more again for each forfeit placed above it -- whatever the referee's substitute
+    decisions made of its cards.  Otherwise a seat that forfeited could finish its
+    cards on those decisions, hold 0 points, and win a match scored in points."""
+    out = list(engine_points)
+    if forfeits:
+        top = max(engine_points)
+        for i, s in enumerate(reversed(forfeits)):  # the latest forfeit ranks highest
+            out[s] = top + 1 + i
     return out
 
 
@@ -358,8 +372,9 @@ def run_game(
     record.result = {
         "how": result.how,
         "places": places,
-        "points": list(result.points),
+        "points": final_points(result.points, forfeited),
         "game_places": list(result.places),
+        "game_points": list(result.points),
         "finish_order": list(result.finish_order),
         "turns": result.turns,
     }

@@ -14,3 +14,14 @@ def test_game_between_builtin_bots_finishes_and_replays() -> None:
     assert rec.result["how"] in ("winner", "turn_limit")
     ok, why = replay_check(rec.to_lines())
     assert ok, why
+
+
+def test_forfeited_seats_are_last_in_places_and_in_points() -> None:
+    from referee.runner import final_places, final_points
+
+    # Seats 1 and 3 forfeited, 3 first: 3 ranks lowest, and scores most.
+    assert final_places([1, 2, 3, 4], [3, 1]) == [1, 3, 2, 4]
+    assert final_points([0, 0, 12, 5], [3, 1]) == [0, 13, 12, 14]
+    assert final_points([7, 3], []) == [7, 3]
+    # Its own points count towards the highest: never below what it holds.
+    assert final_points([4, 30], [1]) == [4, 31]

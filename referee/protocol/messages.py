@@ -168,7 +168,8 @@ MESSAGES: dict[str, MessageSpec] = {m.type: m for m in (
         _f("how", STRING, "how it ended", enum=("winner", "played_out", "turn_limit")),
         _f("places", ARRAY, "final place of each seat (1 = best), forfeits counted",
            items=INTEGER),
-        _f("points", ARRAY, "points of each seat", items=INTEGER),
+        _f("points", ARRAY, "penalty points of each seat, forfeits counted (a forfeited "
+           "seat scores one more than the game's highest score)", items=INTEGER),
         _f("forfeits", ARRAY, "seats that forfeited, in order", items=INTEGER),
         _f("faults", ARRAY, "every fault recorded in the game, of every seat, in order",
            items=OBJECT, fields=_FAULT),

@@ -17,8 +17,10 @@ Definitions (documented here because users read the table, not the code):
   errors, the standard error taken over *deals* (each deal's games averaged first),
   because the games of one duplicated deal are not independent of each other.  With
   one game per deal this is the usual per-game interval.
-* faults: counted per kind; "protocol" counts malformed and oversized messages and
-  protocol violations; forfeits count games the bot forfeited.
+* faults: counted per kind (timeouts, crashes, illegal, malformed, oversized,
+  protocol: PROTOCOL.md's fault kinds); the plain and markdown tables show malformed
+  and oversized messages together as "malformed" (messages that could not be read);
+  forfeits count games the bot forfeited.
 * head-to-head: with 2 seats, each pair's score (wins + half of shared places); with
   more, the share of the games two bots played together in which the row bot
   finished ahead of the column bot (level counts half).
@@ -60,6 +62,8 @@ class BotStanding:
     timeouts: int = 0
     crashes: int = 0
     illegal: int = 0
+    malformed: int = 0
+    oversized: int = 0
     protocol: int = 0
     forfeits: int = 0
 
@@ -143,6 +147,10 @@ def compute(outcomes: Iterable[GameOutcome], bots: Sequence[str], seats: int, *,
                 r.crashes += 1
             elif kind == "illegal":
                 r.illegal += 1
+            elif kind == "malformed":
+                r.malformed += 1
+            elif kind == "oversized":
+                r.oversized += 1
             else:
                 r.protocol += 1
         teams = [[ratings[b]] for b in o.seats]
@@ -188,11 +196,12 @@ def _pm(x: float | None, ci: float | None, fmt: str, scale: float = 1.0) -> str:
 def standings_table(st: Standings) -> tuple[list[str], list[list[str]]]:
     headers = ["rank", "bot", "games", "wins", "win % (95% CI)", "avg place (95% CI)",
                "place pts", "avg penalty", "rating ± σ", "timeouts", "crashes", "illegal",
-               "protocol", "forfeits"]
+               "malformed", "protocol", "forfeits"]
     rows = [[str(r.rank), r.bot, str(r.games), str(r.wins), _pm(r.win_rate, r.win_ci, ".1f", 100),
              _pm(r.avg_place, r.place_ci, ".2f"), f"{r.place_points:g}", _num(r.avg_penalty, ".1f"),
              f"{r.rating:.1f} ± {r.rating_sigma:.1f}", str(r.timeouts), str(r.crashes),
-             str(r.illegal), str(r.protocol), str(r.forfeits)] for r in st.rows]
+             str(r.illegal), str(r.malformed + r.oversized), str(r.protocol),
+             str(r.forfeits)] for r in st.rows]
     return headers, rows
 
 

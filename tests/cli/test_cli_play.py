@@ -194,3 +194,24 @@ def test_a_recorded_deal_written_out_and_played_again(tmp_path: Path) -> None:
     again = json.loads(invoke("play", *bots, "--seed", "8", "--json", "--deck-file", str(deck),
                               "--first-player", str(first["first_player"])).stdout)["games"][0]
     assert (again["points"], again["turns"]) == (first["points"], first["turns"])
+
+
+def test_a_bot_that_forfeits_every_game_loses_a_match_scored_in_points(
+        tmp_path: Path) -> None:
+    # The garbage bot forfeits each game at its first request; the referee then plays
+    # its first legal decision, which may well empty its hand first.  Its points must
+    # still put it last (one more than the highest of the game), or it could win the
+    # match on points it never played for.
+    bot = Path(__file__).resolve().parents[1] / "bots" / "garbage.py"
+    recs = tmp_path / "recs"
+    r = invoke("play", f"stdio:{sys.executable} {bot}", "lowest", "--games", "6", "--seed", "4",
+               "-V", "match_scoring", "--faults", "forfeit", "--json", "--record-dir", str(recs))
+    assert r.exit_code == 0, r.output
+    res = json.loads(r.stdout)
+    for g in res["games"]:
+        assert g["forfeits"] == [0] and g["places"] == [2, 1]
+        assert g["points"][0] == max(g["game_points"]) + 1 > g["points"][1], g
+    assert [(s["bot"], s["place"]) for s in res["standings"]] == [("lowest", 1), ("garbage", 2)]
+    assert any(g["game_points"][0] == 0 for g in res["games"])  # it did "finish" some
+    for rec in recs.glob("*.jsonl"):  # the records check out, forfeits and all
+        assert invoke("replay", str(rec), "--check").exit_code == 0

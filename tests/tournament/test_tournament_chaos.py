@@ -222,9 +222,10 @@ def check_tournament(out: Path, raw: dict[str, Any], scheduled: int, why: str
     assert table.played == table.scheduled == scheduled, why
     for r in table.rows:
         mine = by_bot.get(r.bot, Counter())
-        assert (r.timeouts, r.crashes, r.illegal, r.protocol, r.forfeits) == (
-            mine["timeout"], mine["crash"], mine["illegal"],
-            mine["malformed"] + mine["oversized"] + mine["protocol"], forfeited[r.bot]), (
+        assert (r.timeouts, r.crashes, r.illegal, r.malformed, r.oversized, r.protocol,
+                r.forfeits) == (
+            mine["timeout"], mine["crash"], mine["illegal"], mine["malformed"],
+            mine["oversized"], mine["protocol"], forfeited[r.bot]), (
             f"{why}: standings of {r.bot}")
     return kinds
 

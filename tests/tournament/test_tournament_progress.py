@@ -48,7 +48,7 @@ def test_plain_lines_every_tenth_when_not_a_terminal() -> None:
 def test_a_fault_that_only_repeats_one_shown_is_counted_not_shown() -> None:
     out = io.StringIO()
     p = Progress(10, 0, stream=out, tty=False)
-    absent = "crash: alice cannot be started: remote bot alice is absent [forfeit]"
+    absent = "crash: alice did not connect: remote bot alice is absent [forfeit]"
     p.fault("g1", f"alice (seat 0) turn 0: {absent}")
     p.fault("g2", f"alice (seat 1) turn 0: {absent}")
     p.fault("g3", f"alice (seat 0) turn 0: {absent}")

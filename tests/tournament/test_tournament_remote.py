@@ -204,7 +204,10 @@ def test_an_absent_remote_bot_forfeits_its_games_without_stopping_the_others(
     faults = rows(out, "SELECT g.faults, g.forfeits FROM games g JOIN seats s "
                        "ON s.idx = g.idx WHERE s.bot = 'alice'")
     assert len(faults) == 12
-    assert all('"crash"' in f and "cannot be started" in f and fo != "[]" for f, fo in faults)
+    assert all('"crash"' in f and "alice did not connect: " in f and fo != "[]"
+               for f, fo in faults)
+    assert sum("remote bot alice is absent: it has not connected to" in f
+               for f, _ in faults) == 12  # the wait came before the first game
     assert notices[0].startswith(f"waiting up to 0.3s for remote bot alice: connect to "
                                  f"{endpoint} (no CURVE")
     assert notices[1:] == [

@@ -11,7 +11,7 @@ import pytest
 from openskill.models import PlackettLuce
 
 from referee.tournament.executor import GameOutcome
-from referee.tournament.standings import compute, mean_ci, place_points, render
+from referee.tournament.standings import compute, mean_ci, place_points, render, standings_table
 
 
 def game(index: int, deal: int, seats: str | tuple[str, ...], places: tuple[int, ...], points: tuple[int, ...],
@@ -122,3 +122,18 @@ def test_renderings() -> None:
     assert data["head_to_head"]["A"]["B"] == {"score": 3.0, "games": 4}
     three = compute([game(0, 0, "ABC", (1, 2, 3), (0, 1, 2))], list("ABC"), 3)
     assert "100%" in render(three) and "how often the row bot finished ahead" in render(three)
+
+
+def test_every_fault_kind_has_its_count_and_the_table_joins_unreadable_messages() -> None:
+    games = [game(0, 0, "AB", (1, 2), (0, 10), faults=(
+        fault(1, "malformed"), fault(1, "malformed"), fault(1, "oversized"),
+        fault(1, "protocol"), fault(0, "timeout")))]
+    st = compute(games, ["A", "B"], 2)
+    b = next(r for r in st.rows if r.bot == "B")
+    assert (b.malformed, b.oversized, b.protocol, b.timeouts) == (2, 1, 1, 0)
+    data = json.loads(render(st, "json"))
+    row = next(r for r in data["standings"] if r["bot"] == "B")
+    assert (row["malformed"], row["oversized"], row["protocol"]) == (2, 1, 1)
+    headers, rows = standings_table(st)
+    line = dict(zip(headers, next(r for r in rows if r[1] == "B"), strict=True))
+    assert (line["malformed"], line["protocol"], line["timeouts"]) == ("3", "1", "0")
