@@ -165,6 +165,8 @@ class RemotePlayer:
         #: fault): raised by the next ``decide`` instead of a bare "not running".
         self._unreported: BotFault | None = None
         self._legal: Sequence[Decision] = ()
+        # Why the bot's process is to be started afresh before its next game, if it is.
+        self._restart: str | None = None
 
     # -- transcript ------------------------------------------------------------------
 
@@ -302,6 +304,10 @@ class RemotePlayer:
         self._bots = list(bots)
 
     def start_game(self, game_id: str, seat: int, config: GameConfig, seed: int) -> None:
+        if self._restart is not None and not self.dead and self.conn is not None:
+            self._note(f"ending the bot to start it afresh: {self._restart}")
+            self._end_connection()
+        self._restart = None
         if self.conn is None or self.dead or self.session is None:
             self.connect()
         assert self.session is not None
@@ -403,6 +409,12 @@ class RemotePlayer:
                  substitute: str | None) -> None:
         """Optional Player hook: tell the bot its reply to ``request_id`` (the
         runner's id) was rejected or a fault recorded."""
+        if (code == "timeout" and action == "forfeit" and self.conn is not None
+                and self.conn.process is not None):
+            # A bot that forfeits by running out of time is likely stuck (an endless
+            # loop, a deadlock): kept as it is, it would spend its whole time in each
+            # of its next games.  Ours to start, it is started afresh for the next one.
+            self._restart = "it forfeited its last game by running out of time"
         rid = self._ids.get(request_id)
         if rid is None or self.dead or self.session is None or self.conn is None:
             return

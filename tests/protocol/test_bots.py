@@ -280,3 +280,39 @@ def test_bot_that_stops_reading_its_stdin_is_ended(pidfile: Pids) -> None:
     assert "stopped reading its stdin" in faults[-1].detail
     assert all(f.kind == "timeout" for f in faults)
     assert p.dead and p.conn is None  # ended at once, not at close
+
+
+def test_a_bot_that_forfeits_by_running_out_of_time_is_started_afresh(pidfile: Pids) -> None:
+    # silent.sh never answers: stuck.  Kept as it is, it would spend its whole time in
+    # each game; it is ended after the forfeit and started again for the next game.
+    stuck, other = bot("stuck", "silent.sh", tc=SHORT), bot("other", "first.py", tc=SHORT)
+    forfeit = FaultPolicy(mode="forfeit")
+    try:
+        first = run_game(GameConfig(), 1, [stuck, other], game_id="g1", time_control=SHORT,
+                         policy=forfeit)
+        assert [f.kind for f in first.faults] == ["timeout"] and first.forfeits == [0]
+        old = pidfile()
+        assert len(old) == 2 and stuck.starts == 1
+        second = run_game(GameConfig(), 2, [stuck, other], game_id="g2", time_control=SHORT,
+                          policy=forfeit)
+        assert [f.kind for f in second.faults] == ["timeout"]
+        assert stuck.starts == 2 and other.starts == 1
+        assert len(pidfile()) == 3
+        assert wait_gone(old[:1]) == []  # the stuck one (it said hello first) was ended
+    finally:
+        stuck.close()
+        other.close()
+
+
+def test_other_forfeits_keep_the_process(pidfile: Pids) -> None:
+    garbage, other = bot("garbage", "garbage.py"), bot("other", "first.py")
+    forfeit = FaultPolicy(mode="forfeit")
+    try:
+        for s in (1, 2):
+            rec = run_game(GameConfig(), s, [garbage, other], game_id=f"g{s}",
+                           time_control=FAST, policy=forfeit)
+            assert [f.kind for f in rec.faults] == ["malformed"] and rec.forfeits == [0]
+        assert garbage.starts == 1
+    finally:
+        garbage.close()
+        other.close()
