@@ -11,13 +11,11 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import re
 import socket
 import subprocess
-import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -26,8 +24,6 @@ from cli_helpers import env_for_subprocess, invoke, referee_command
 
 from referee.botspec import BotSpecError, parse_spec, parse_specs
 from referee.keys import new_keypair
-
-BOT = [sys.executable, str(Path(__file__).parent.parent / "zmq" / "zmq_bot.py")]
 
 StartBot = Callable[..., subprocess.Popen[bytes]]
 
@@ -45,25 +41,14 @@ def keys(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def start_bot(tmp_path: Path) -> Iterator[StartBot]:
+def start_bot(remote_bot: StartBot) -> StartBot:
     """Start the test bot as a remote author would; killed at the end of the test."""
-    procs: list[subprocess.Popen[bytes]] = []
 
     def start(endpoint: str, name: str = "alice", keys: dict[str, str] | None = None,
               *extra: str) -> subprocess.Popen[bytes]:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("UPDOWN_")}
-        env.update(keys or {})
-        p = subprocess.Popen([*BOT, "--connect", endpoint, "--name", name,
-                              "--log", str(tmp_path / f"{name}-{len(procs)}.log"), *extra],
-                             env=env,
-                             stderr=subprocess.DEVNULL)
-        procs.append(p)
-        return p
+        return remote_bot(endpoint, name, keys, *extra)
 
-    yield start
-    for p in procs:
-        p.kill()
-        p.wait()
+    return start
 
 
 def keys_env(secret_file: Path, server_key: Path) -> dict[str, str]:

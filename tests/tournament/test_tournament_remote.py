@@ -7,13 +7,11 @@ or does not come back, is absent and its games are forfeited without waiting."""
 
 from __future__ import annotations
 
-import os
 import socket
 import sqlite3
 import subprocess
-import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import msgpack
@@ -28,8 +26,6 @@ from referee.tournament.executor import Notice, SerialExecutor
 from referee.tournament.players import check_bots
 from referee.tournament.run import run_tournament
 
-BOT = [sys.executable, str(Path(__file__).resolve().parents[1] / "zmq" / "zmq_bot.py")]
-
 StartBot = Callable[..., subprocess.Popen[bytes]]
 
 
@@ -40,25 +36,10 @@ def free_port() -> int:
 
 
 @pytest.fixture
-def start_bot(tmp_path: Path) -> Iterator[StartBot]:
-    """Start the test bot as a remote author would (it connects, and retries, until
-    the referee listens); whatever is still running at the end is killed."""
-    procs: list[subprocess.Popen[bytes]] = []
-
-    def start(endpoint: str, name: str, env: dict[str, str] | None = None,
-              *extra: str) -> subprocess.Popen[bytes]:
-        e = {k: v for k, v in os.environ.items() if not k.startswith("UPDOWN_")}
-        e.update(env or {})
-        p = subprocess.Popen([*BOT, "--connect", endpoint, "--name", name,
-                              "--log", str(tmp_path / f"{name}-{len(procs)}.log"), *extra],
-                             env=e, stderr=subprocess.DEVNULL)
-        procs.append(p)
-        return p
-
-    yield start
-    for p in procs:
-        p.kill()
-        p.wait()
+def start_bot(remote_bot: StartBot) -> StartBot:
+    """The test bot, started as its author would (it connects, and retries, until the
+    referee listens); killed at the end of the test."""
+    return remote_bot
 
 
 def rows(out: Path, sql: str) -> list[tuple[object, ...]]:

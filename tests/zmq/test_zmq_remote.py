@@ -5,12 +5,10 @@ as its author would start it, given the endpoint and keys in its environment."""
 from __future__ import annotations
 
 import logging
-import os
 import re
 import subprocess
-import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import msgpack
@@ -28,7 +26,6 @@ from referee.transport.zmq import (
     wait_for_remote_bot,
 )
 
-BOT = [sys.executable, str(Path(__file__).with_name("zmq_bot.py"))]
 TC = TimeControl(startup=20.0, per_decision=20.0, bank=0.0)
 
 SERVER_PUBLIC, SERVER_SECRET = zmq.curve_keypair()
@@ -40,26 +37,19 @@ Start = Callable[..., subprocess.Popen[bytes]]
 
 
 @pytest.fixture
-def start_bot(tmp_path: Path) -> Iterator[Start]:
+def start_bot(remote_bot: Start) -> Start:
     """Start the test bot as a remote author would: env keys, --connect."""
-    procs: list[subprocess.Popen[bytes]] = []
 
     def start(endpoint: str, name: str, keypair: tuple[bytes, bytes] | None,
               server_key: bytes | None = SERVER_PUBLIC, *extra: str) -> subprocess.Popen[bytes]:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("UPDOWN_")}
+        env = {}
         if keypair is not None and server_key is not None:
-            env.update(UPDOWN_SERVER_KEY=server_key.decode(), UPDOWN_PUBLIC_KEY=keypair[0].decode(),
-                       UPDOWN_SECRET_KEY=keypair[1].decode())
-        p = subprocess.Popen([*BOT, "--connect", endpoint, "--name", name,
-                              "--log", str(tmp_path / f"{name}-{len(procs)}.log"), *extra],
-                             env=env)
-        procs.append(p)
-        return p
+            env = {"UPDOWN_SERVER_KEY": server_key.decode(),
+                   "UPDOWN_PUBLIC_KEY": keypair[0].decode(),
+                   "UPDOWN_SECRET_KEY": keypair[1].decode()}
+        return remote_bot(endpoint, name, env, *extra)
 
-    yield start
-    for p in procs:
-        p.kill()
-        p.wait()
+    return start
 
 
 def wait_for(cond: Callable[[], bool], listener: RemoteListener, limit: float = 20.0) -> None:
