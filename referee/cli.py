@@ -36,7 +36,23 @@ from .session import DeckFileError, Session, game_summary, read_deck_file, stand
 from .transcript import TracedPlayer, Transcript
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Group(click.Group):
+    """The command group; output piped into a program that stops reading (``referee
+    replay FILE | head``) ends the command quietly, as with any Unix tool, instead of
+    a Python error."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except BrokenPipeError:
+            # Whatever is still buffered cannot be written either: point stdout at
+            # /dev/null so that the interpreter's final flush stays quiet.
+            with contextlib.suppress(OSError):
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            ctx.exit(141)  # 128 + SIGPIPE, what a shell reports for a killed writer
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="referee")
 def main() -> None:
     """Referee and tournament runner for the card game 3UP 3DOWN."""
@@ -335,6 +351,8 @@ def play(bots: tuple[str, ...], bot_opts: tuple[str, ...], human: bool, games: i
                 text = (f"   FAULT {payload.bot} (seat {payload.seat}): {payload.kind} "
                         f"[{payload.action}]" if humans else f"   FAULT {payload}")
                 echo(click.style(text, fg="red") if _use_colour(colour, out) else text)
+            if payload.action == "forfeit" and narrate:
+                narrator.forfeit(payload.seat)
         elif kind == "decision" and tr is not None:
             seat, text, elapsed = payload
             sub = seat in faulted or seat in forfeited
@@ -492,6 +510,8 @@ def replay(record_file: str, seat: int | None, check_only: bool, step: bool,
                        f"--deck-file {write_deck} --first-player {rec.head['first_player']}'")
     except RecordError as e:
         raise CliError(str(e)) from None
+    except BrokenPipeError:
+        raise  # the reader went away (``| head``): see _Group
     except OSError as e:
         raise CliError(f"cannot write the deck file {write_deck}: {e}") from None
     except click.Abort:

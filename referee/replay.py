@@ -18,7 +18,7 @@ from typing import Any, TextIO
 from .game import ConfigError, Game, GameConfig, IllegalDecision
 from .game.cards import CardError, card_text, parse_deck
 from .game.events import Event, EventSyntaxError, event_text, filter_event, parse_event
-from .runner import final_points, replay_check
+from .runner import final_places, final_points, replay_check
 
 SOURCE_WORDS = {0: "from the hand", 1: "from the 3UP cards", 2: "from 3DOWN"}
 
@@ -112,6 +112,16 @@ class Narrator:
         self.out = out
         self.seat = seat
         self.show_setup_deals = show_setup_deals
+        #: Seats that forfeited this game, in order: the game-over line gives the
+        #: places and points after them (the cards alone would say otherwise).
+        self.forfeits: list[int] = []
+
+    def forfeit(self, seat: int) -> None:
+        """``seat`` forfeited: say so at once, and count it at the end."""
+        if seat not in self.forfeits:
+            self.forfeits.append(seat)
+            self.out(f"   {self.names[seat]} forfeits the game: it will be placed last; the "
+                     f"referee plays its first legal decision from now on")
 
     def event(self, text: str) -> None:
         try:
@@ -125,6 +135,13 @@ class Narrator:
         ev = filter_event(ev, self.seat)
         if ev[0] == "turn":
             self.out(f"-- {describe(ev, self.names)}")
+        elif ev[0] == "end" and self.forfeits:
+            _, how, places, points = ev
+            forfeits, self.forfeits = self.forfeits, []
+            final = ("end", how, tuple(final_places(places, forfeits)),
+                     tuple(final_points(points, forfeits)))
+            self.out(f"   {describe(final, self.names)} (after forfeits: "
+                     + ", ".join(self.names[s] for s in forfeits) + " placed last)")
         else:
             self.out(f"   {describe(ev, self.names)}")
 
@@ -299,18 +316,28 @@ def show_record(rec: Record, out: TextIO | Callable[[str], None], seat: int | No
             emit(f"   {labels[s]} 3DOWN: " + " ".join(
                 card_text(c) if c is not None else "-" for c in fresh.down[s]))
     narr = Narrator(labels, emit, seat)
+    # Each forfeit is told at the decision that caused it: the first decision the
+    # referee played for the seat at or after the fault's turn.
+    forfeit_turn = {int(f["seat"]): int(f.get("turn", 0)) for f in rec.faults
+                    if f.get("action") == "forfeit"}
     for ev in start:
         narr.show(ev)
+    turn = 0
     for step in steps:
         is_turn = any(e[0] == "turn" for e in step.events)
         if is_turn and pause is not None and not pause():
             return err
+        if (step.seat in forfeit_turn and step.seat not in narr.forfeits
+                and step.substituted and turn >= forfeit_turn[step.seat]):
+            narr.forfeit(step.seat)
         if decisions and (seat is None or seat == step.seat):
             note = " (substituted by the referee)" if step.substituted else ""
             emit(f"   > {labels[step.seat]} decides '{step.decision}' in {step.ms:.1f} ms{note}")
         elif decisions and step.substituted:
             emit(f"   > {labels[step.seat]}'s decision was substituted by the referee")
         for ev in step.events:
+            if ev[0] == "turn":
+                turn = int(ev[1])
             narr.show(ev)
     for f in rec.faults:
         emit(f"fault: {f.get('bot')} (seat {f.get('seat')}) turn {f.get('turn')}: "

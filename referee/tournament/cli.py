@@ -7,6 +7,7 @@ is one line on stderr and exit status 2, never a traceback.
 from __future__ import annotations
 
 import json
+import signal
 import sys
 from pathlib import Path
 
@@ -30,6 +31,14 @@ def tournament() -> None:
     """Run tournaments among bots and show their standings."""
 
 
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM, taken through the same path as Ctrl-C."""
+
+
+def _terminate(signum: int, frame: object) -> None:
+    raise _Terminated
+
+
 @tournament.command()
 @click.argument("config", type=click.Path(dir_okay=False))
 @click.option("--jobs", "-j", type=click.IntRange(min=1), default=None,
@@ -42,6 +51,9 @@ def tournament() -> None:
 def run(config: str, jobs: int | None, output: str | None, fmt: str, quiet: bool) -> None:
     """Play the tournament CONFIG (a TOML file); run again to resume it."""
     out: Path | str = output or "its output folder"
+    # 'kill PID' (SIGTERM, what service managers and CI runners send) stops the run as
+    # Ctrl-C does: the games in flight are dropped, the finished ones are kept.
+    previous = signal.signal(signal.SIGTERM, _terminate)
     try:
         cfg = load_config(config)
         out = Path(output).resolve() if output else cfg.output_dir
@@ -50,9 +62,12 @@ def run(config: str, jobs: int | None, output: str | None, fmt: str, quiet: bool
         _fail(str(e))
     except ExecutorError as e:
         _fail(f"{e}; the finished games are saved in {out}", 1)
-    except KeyboardInterrupt:
-        _fail(f"interrupted; the finished games are saved in {out}: run the same command "
-              "again to resume", 130)
+    except KeyboardInterrupt as e:
+        how, code = ("terminated", 143) if isinstance(e, _Terminated) else ("interrupted", 130)
+        _fail(f"{how}; the finished games are saved in {out}: run the same command again "
+              "to resume", code)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     if summary.already_done and not quiet:
         click.echo(f"resumed: {summary.already_done} games were already played", err=True)
     out = Path(out)

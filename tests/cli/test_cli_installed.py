@@ -41,3 +41,19 @@ def test_a_mistake_is_one_line_without_a_traceback(tmp_path: Path) -> None:
     assert p.stderr.strip().count("\n") == 0 and p.stderr.startswith("Error: unknown bot command")
     p = _run("replay", str(tmp_path / "nope.jsonl"))
     assert p.returncode == 1 and "Traceback" not in p.stderr and "no such file" in p.stderr
+
+
+def test_output_into_a_reader_that_stops_ends_quietly(tmp_path: Path) -> None:
+    rec = tmp_path / "g.jsonl"
+    assert _run("play", "heuristic", "random", "--seed", "3", "--quiet", "--record",
+                str(rec)).returncode == 0
+    # 'head -1' reads one line and exits; the replay goes on writing into a closed pipe.
+    referee = subprocess.Popen([referee_command(), "replay", str(rec)], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, env=env_for_subprocess())
+    assert referee.stdout is not None and referee.stderr is not None
+    head = subprocess.run(["head", "-1"], stdin=referee.stdout, capture_output=True, text=True)
+    referee.stdout.close()
+    err = referee.stderr.read().decode()
+    assert referee.wait(30) == 141, err
+    assert head.stdout.startswith("game g")
+    assert err == ""  # no 'Error: cannot write the deck file None', no traceback

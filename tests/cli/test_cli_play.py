@@ -215,3 +215,24 @@ def test_a_bot_that_forfeits_every_game_loses_a_match_scored_in_points(
     assert any(g["game_points"][0] == 0 for g in res["games"])  # it did "finish" some
     for rec in recs.glob("*.jsonl"):  # the records check out, forfeits and all
         assert invoke("replay", str(rec), "--check").exit_code == 0
+
+
+def test_a_forfeit_is_told_when_it_happens_and_the_game_over_line_counts_it(
+        tmp_path: Path) -> None:
+    bot = Path(__file__).resolve().parents[1] / "bots" / "garbage.py"
+    rec = tmp_path / "g.jsonl"
+    r = invoke("play", f"stdio:{sys.executable} {bot}", "lowest", "--seed", "4", "--faults",
+               "forfeit", "--record", str(rec))
+    assert r.exit_code == 0, r.output
+    lines = r.stdout.splitlines()
+    fault = next(i for i, x in enumerate(lines) if x.startswith("   FAULT garbage"))
+    assert lines[fault + 1] == ("   garbage [0] forfeits the game: it will be placed last; "
+                                "the referee plays its first legal decision from now on")
+    over = next(x for x in lines if "game over" in x)
+    assert "places garbage [0] 2, lowest [1] 1;" in over
+    assert over.endswith("(after forfeits: garbage [0] placed last)")
+    # The replay tells it the same way.
+    shown = invoke("replay", str(rec)).stdout.splitlines()
+    assert ("   garbage [0] forfeits the game: it will be placed last; the referee plays its "
+            "first legal decision from now on") in shown
+    assert over in shown

@@ -335,7 +335,10 @@ def test_a_changed_schedule_is_refused(tmp_path: Path) -> None:
     assert code == 2 and "as scheduled by another version of the referee" in err
 
 
-def test_ctrl_c_stops_saves_and_resumes(tmp_path: Path) -> None:
+@pytest.mark.parametrize("sig, code, how", [(signal.SIGINT, 130, "interrupted"),
+                                           (signal.SIGTERM, 143, "terminated")])
+def test_ctrl_c_or_kill_stops_saves_and_resumes(tmp_path: Path, sig: int, code: int,
+                                                how: str) -> None:
     cfg = write(tmp_path, '[tournament]\nseats = 2\ndeals = 200\noutput = "out"\n' + BUILTINS)
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     proc = subprocess.Popen([*REFEREE, "tournament", "run", str(cfg), "--jobs", "2"], env=env,
@@ -349,13 +352,13 @@ def test_ctrl_c_stops_saves_and_resumes(tmp_path: Path) -> None:
             with contextlib.suppress(sqlite3.OperationalError):
                 done = int(str(db_rows(out, "SELECT COUNT(*) FROM games")[0][0]))
         time.sleep(0.02)
-    proc.send_signal(signal.SIGINT)
+    proc.send_signal(sig)
     stdout, stderr = proc.communicate(timeout=30)
-    assert proc.returncode == 130
+    assert proc.returncode == code
     assert stderr.strip().splitlines()[-1] == (
-        f"error: interrupted; the finished games are saved in {out}: run the same command "
+        f"error: {how}; the finished games are saved in {out}: run the same command "
         "again to resume")
-    assert "Traceback" not in stderr and stdout == ""
+    assert "Traceback" not in stderr and "leaked" not in stderr and stdout == ""
     saved = db_rows(out, "SELECT COUNT(*) FROM games")[0][0]
     assert isinstance(saved, int) and 10 <= saved < 1200
 
