@@ -503,7 +503,9 @@ class Checker:
             c.failed(f"{e.kind}: {e.detail}", self.recorder.transcript(player.name))
             return False
         hello = self.recorder.hellos.get(player.name, {})
-        c.passed(f"hello from {hello.get('name')!r} version {hello.get('version')!r}, "
+        version = hello.get("version")
+        c.passed(f"hello from {hello.get('name')!r}"
+                 + (f" version {version!r}" if version is not None else " (no version)") + ", "
                  f"protocol {hello.get('protocol')}, in {time.monotonic() - t0:.3f}s")
         return True
 

@@ -50,6 +50,7 @@ class Progress:
         self.last_draw = -1.0
         self.last_step = -1
         self.faults_seen: set[str] = set()
+        self.shown_kinds: dict[tuple[str, str], int] = {}
         self.repeats = 0
 
     def _status(self) -> str:
@@ -88,21 +89,33 @@ class Progress:
             self.stream.write(text + "\n")
         self.stream.flush()
 
+    #: Faults shown per bot and kind; the rest are counted (a broken entry can make
+    #: hundreds, and they would bury everything else).
+    SHOWN_PER_KIND = 3
+
     def fault(self, game_id: str, text: str) -> None:
-        """A fault, as it happens -- but a fault that only repeats one shown before
-        (the same bot, the same words, another game: a bot that cannot be started, a
-        remote bot that is absent) is counted, not shown again."""
+        """A fault, as it happens -- but a fault that repeats one shown before (the
+        same bot, the same words, another game: a bot that cannot be started, a remote
+        bot that is absent), or one more of a kind the bot has had SHOWN_PER_KIND
+        times, is counted, not shown."""
         key = re.sub(r" \(seat \d+\) turn \d+:", ":", text)
-        if key in self.faults_seen:
+        m = re.match(r"(.*?) \(seat \d+\) turn \d+: (\w+): ", text)
+        kind = (m.group(1), m.group(2)) if m else (text, "")
+        shown = self.shown_kinds.get(kind, 0)
+        if key in self.faults_seen or shown >= self.SHOWN_PER_KIND:
             self.repeats += 1
+            if shown == self.SHOWN_PER_KIND and m:
+                self.shown_kinds[kind] = shown + 1
+                self.message(f"(more {m.group(2)} faults of {m.group(1)} are counted, not shown)")
             return
         self.faults_seen.add(key)
+        self.shown_kinds[kind] = shown + 1
         self.message(f"fault: {game_id}: {text}")
 
     def close(self) -> None:
         if self.repeats:
-            self.message(f"{self.repeats} more fault{'s' if self.repeats > 1 else ''} in other "
-                         f"games repeated one shown above (the standings count every fault)")
+            self.message(f"{self.repeats} more fault{'s' if self.repeats > 1 else ''} not shown "
+                         f"(the standings count every fault; each game's record lists its own)")
         if self.tty:
             self.stream.write("\n")
             self.stream.flush()

@@ -262,8 +262,8 @@ def run_library(tmp_path: Path, piddir: Path, raw: dict[str, Any], why: str
     # every fault was shown as it happened (all but those recorded after a game)
     stored = [f for (fj,) in rows(out / "tournament.sqlite", "SELECT faults FROM games")
               for f in json.loads(fj) if f["action"] != "recorded"]
-    repeats = re.search(r"^(\d+) more faults? in other games repeated one shown above", text,
-                        re.M)
+    repeats = re.search(r"^(\d+) more faults? not shown \(the standings count every fault",
+                        text, re.M)
     shown_faults = text.count("\nfault: ") + text.startswith("fault: ")
     assert shown_faults + (int(repeats.group(1)) if repeats else 0) == len(stored), why
     assert left_running(piddir) == [], f"{why}: processes left running"

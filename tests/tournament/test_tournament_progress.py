@@ -60,5 +60,21 @@ def test_a_fault_that_only_repeats_one_shown_is_counted_not_shown() -> None:
         "fault: g3: bob (seat 1) turn 4: timeout: bob sent no decision for request 9 [substituted]",
         "fault: g4: bob (seat 1) turn 7: timeout: bob sent no decision for request 12 "
         "[substituted]",
-        "2 more faults in other games repeated one shown above (the standings count every "
-        "fault)"]
+        "2 more faults not shown (the standings count every fault; each game's record lists "
+        "its own)"]
+
+
+def test_a_bot_shows_a_few_faults_of_each_kind_then_they_are_counted() -> None:
+    out = io.StringIO()
+    p = Progress(10, 0, stream=out, tty=False)
+    for i in range(6):
+        p.fault(f"g{i}", f"junk (seat 1) turn {i}: malformed: junk replied to request {i} "
+                f"with a line that is not JSON [substituted]")
+    p.fault("g7", "junk (seat 1) turn 9: timeout: junk sent no decision [substituted]")
+    p.close()
+    lines = out.getvalue().splitlines()
+    assert [x.split(":")[0] for x in lines] == ["fault"] * 3 + [
+        "(more malformed faults of junk are counted, not shown)", "fault",
+        "3 more faults not shown (the standings count every fault; each game's record lists "
+        "its own)"]
+    assert "timeout" in lines[4]
