@@ -422,3 +422,36 @@ python = "{HERE / 'fakebots.py'}:Garbage"
     a, b = standings_of(tmp_path / "serial"), standings_of(tmp_path / "pool")
     assert render(a, "json") == render(b, "json")
     assert sum(r.illegal for r in a.rows) > 0
+
+
+def test_the_same_tournament_twice_with_two_workers_gives_the_same_results(
+        tmp_path: Path) -> None:
+    # Which games each worker (and so each copy of an external bot) plays depends on
+    # timing; a bot seeded per game (the example random bot) plays each game the same
+    # way whichever copy plays it, so the standings do not depend on the run.
+    body = f"""
+[tournament]
+seats = 2
+deals = 6
+[[bots]]
+name = "lowest"
+builtin = "lowest"
+[[bots]]
+name = "random"
+builtin = "random"
+[[bots]]
+name = "py-random"
+command = ["{sys.executable}", "random_bot.py", "--seed", "5"]
+cwd = "{REPO / 'example_bots' / 'python'}"
+"""
+    cfg = write(tmp_path, body)
+    results = []
+    for run in ("a", "b"):
+        code, out, err = invoke("tournament", "run", str(cfg), "-o", str(tmp_path / run),
+                                "--jobs", "2", "--format", "json", "-q")
+        assert code == 0, err
+        results.append(json.loads(out))
+    assert results[0] == results[1]
+    workers = {w for (w,) in db_rows(tmp_path / "a", "SELECT worker FROM games "
+                                     "WHERE seats LIKE '%py-random%'")}
+    assert workers == {0, 1}  # both copies of the bot played: the case that matters
