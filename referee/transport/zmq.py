@@ -122,8 +122,15 @@ class _Frame:
 
 class _Router:
     """One bound ROUTER socket, its context, monitor and (with CURVE) authenticator.
-    Incoming frames are sorted into one queue per peer identity; identities no
-    transport has claimed yet wait in ``unclaimed``."""
+    Incoming frames are sorted into one queue per connection; connections no
+    transport has claimed yet wait in ``unclaimed``.
+
+    A connection is known by a *key*: its peer's routing id -- except a later
+    connection under a routing id already seen, which gets a key of its own
+    (``_new_connection``).  A bot that sets its own routing id (``ZMQ_ROUTING_ID``)
+    and connects again after losing its connection is a new peer, not its old
+    connection come back: what is known of the old one (dropped, its queue, its
+    transport) must not stick to the new one."""
 
     def __init__(
         self,
@@ -139,8 +146,11 @@ class _Router:
         self.private_dir = private_dir
         self.queues: dict[bytes, deque[_Frame]] = {}
         self.unclaimed: deque[tuple[bytes, _Frame]] = deque()
-        self.fds: dict[bytes, int] = {}  # peer identity -> its connection's fd
-        self.dropped: set[bytes] = set()
+        self.fds: dict[bytes, int] = {}  # connection key -> its connection's fd
+        self.dropped: set[bytes] = set()  # keys of connections known to be gone
+        self.current: dict[bytes, bytes] = {}  # routing id -> key of its latest connection
+        self.routing_ids: dict[bytes, bytes] = {}  # such a key -> its routing id
+        self.reconnections = 0
         self.refusals = 0  # connections refused at the handshake
         self.refused_by_reason: dict[str, int] = {}
         self.denied_keys: list[str] = []  # appended by the authenticator's thread
@@ -154,6 +164,14 @@ class _Router:
             self.sock = self.ctx.socket(zmq.ROUTER)
             self.sock.setsockopt(zmq.LINGER, 0)
             self.sock.setsockopt(zmq.ROUTER_MANDATORY, 1)
+            # A bot that sets its own routing id and connects again (a new socket, a
+            # new hello) may come before libzmq has let go of its old connection:
+            # without handover libzmq would ignore the new one for good (the bot
+            # would wait for its welcome forever).  The price: a peer using another's
+            # routing id ends that one's connection -- only ever a bot's own choice
+            # of routing id (libzmq's own cannot be chosen), and with CURVE only an
+            # admitted bot's doing.
+            self.sock.setsockopt(zmq.ROUTER_HANDOVER, 1)
             self.sock.setsockopt(zmq.MAXMSGSIZE, 2 * max_message_bytes)
             # With MAXMSGSIZE this bounds what libzmq may hold for one peer.
             self.sock.setsockopt(zmq.RCVHWM, 100)
@@ -216,19 +234,27 @@ class _Router:
 
     def _read_frames(self) -> None:
         while True:
+            # Disconnections first: libzmq reports one before it closes the
+            # connection, so one reported after this frame was read would come from a
+            # connection that ended after the frame's own had begun -- and the old
+            # connection of a routing id is then known to be gone when its new one's
+            # first frame is read (``_key``).
+            if int(self.monitor.get(zmq.EVENTS)) & zmq.POLLIN:
+                self._read_monitor()
             try:
                 frames = self.sock.recv_multipart(zmq.NOBLOCK, copy=False)
             except zmq.Again:
                 return
-            identity = frames[0].bytes
             user_id: str | None = None
+            fd: int | None = None
             if len(frames) > 1:
                 with contextlib.suppress(zmq.ZMQError):
-                    self.fds[identity] = frames[1].get(zmq.SRCFD)
+                    fd = frames[1].get(zmq.SRCFD)
                 if self.auth is not None:
                     with contextlib.suppress(zmq.ZMQError):
                         user_id = str(frames[1].get("User-Id"))
             item = _Frame([f.bytes for f in frames[1:]], user_id)
+            identity = self._key(frames[0].bytes, fd, item.parts)
             queue = self.queues.get(identity)
             target: deque[Any] = self.unclaimed if queue is None else queue
             if len(target) >= _QUEUE_CAP:
@@ -240,6 +266,33 @@ class _Router:
                                 "it is asked for", self.flooded, self.endpoint)
                 continue
             target.append(item if queue is not None else (identity, item))
+
+    def _key(self, routing_id: bytes, fd: int | None, parts: list[bytes]) -> bytes:
+        """The key of the connection a frame came from (see the class docstring).
+        A routing id is one connection at a time (ROUTER_HANDOVER gives it to the
+        newest), so a frame from another fd than the routing id's connection had
+        comes from a new connection; and so does a hello after that connection was
+        seen to drop (libzmq may reuse its fd number).  Other frames after the drop
+        are the old connection's last."""
+        key = self.current.get(routing_id, routing_id)
+        if fd is None:
+            return key
+        known = self.fds.get(key)
+        if known is not None and (fd != known or (key in self.dropped
+                                                  and _says_hello(parts))):
+            key = self._new_connection(routing_id, key)
+        self.fds[key] = fd
+        return key
+
+    def _new_connection(self, routing_id: bytes, old: bytes) -> bytes:
+        self.dropped.add(old)
+        self.reconnections += 1
+        # Never a peer's routing id: those are at most 255 bytes and never start
+        # with a zero byte, and libzmq's own are 5 bytes.
+        key = b"\x00\xff" + self.reconnections.to_bytes(8, "big") + routing_id
+        self.current[routing_id] = key
+        self.routing_ids[key] = routing_id
+        return key
 
     def _read_monitor(self) -> None:
         while True:
@@ -287,9 +340,13 @@ class _Router:
         return queue
 
     def send(self, identity: bytes, message: Mapping[str, Any]) -> None:
+        """Send to the connection whose key is ``identity``."""
+        routing_id = self.routing_ids.get(identity, identity)
+        if self.current.get(routing_id, routing_id) != identity:
+            raise TransportClosed("the bot's connection is gone (it connected again)")
         data = msgpack.packb(message, use_bin_type=True)
         try:
-            self.sock.send_multipart([identity, data], zmq.NOBLOCK)
+            self.sock.send_multipart([routing_id, data], zmq.NOBLOCK)
         except zmq.Again:
             raise TransportClosed("the bot is not reading its messages (its queue is "
                                   "full)") from None
@@ -319,6 +376,17 @@ class _Router:
         self.ctx.term()
         if self.private_dir is not None:
             shutil.rmtree(self.private_dir, ignore_errors=True)
+
+
+def _says_hello(parts: Sequence[bytes]) -> bool:
+    """Is this message a hello (however well formed)?"""
+    if len(parts) != 1 or len(parts[0]) > 4096:
+        return False
+    try:
+        value = msgpack.unpackb(parts[0], raw=False)
+    except Exception:
+        return False
+    return isinstance(value, dict) and value.get("type") == "hello"
 
 
 def decode_frame(parts: Sequence[bytes], max_message_bytes: int) -> dict[str, Any]:
@@ -678,9 +746,15 @@ class RemoteListener:
             why = f"the name {quote(claimed)} is not a listed bot"
         elif claimed != owner:
             why = f"its hello names {quote(claimed)}, but its CURVE key is {quote(owner)}'s"
-        elif owner in self.admitted:
+        elif owner in self.admitted and self.admitted[owner].identity not in router.dropped:
             why = f"{quote(owner)} is already connected"
         else:
+            # Its earlier connection, if any, is gone: this one replaces it (that
+            # one's player finds it gone when it next uses it).
+            old = self._ready.pop(owner, None)
+            if old is not None:
+                old.owns_router = False  # the new one shares the router
+                old.close()
             return owner
         log.warning("refused a bot on %s: %s", self.endpoint, why)
         with contextlib.suppress(TransportClosed):

@@ -10,6 +10,7 @@ import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import msgpack
 import pytest
@@ -206,3 +207,73 @@ def test_a_refusal_says_what_was_wrong_with_the_first_message(
         sock.close(linger=0)
         ctx.term()
         listener.close()
+
+
+class _Dealer:
+    """A remote bot's socket, by hand: ``routing_id`` is one it sets itself (as many
+    ZeroMQ programs do), or None for libzmq's own, new at each connection.  Each has
+    a context of its own, so that ``close`` returns once the connection is closed."""
+
+    def __init__(self, endpoint: str, routing_id: bytes | None) -> None:
+        self.ctx = zmq.Context()
+        self.sock = self.ctx.socket(zmq.DEALER)
+        self.sock.setsockopt(zmq.LINGER, 0)
+        if routing_id is not None:
+            self.sock.setsockopt(zmq.ROUTING_ID, routing_id)
+        self.sock.connect(endpoint)
+        self.sock.send(msgpack.packb({"type": "hello", "protocol": [1], "name": "alice"}))
+
+    def hears(self) -> Any:
+        assert self.sock.poll(5000), "the bot heard nothing"
+        return msgpack.unpackb(self.sock.recv())
+
+    def close(self) -> None:
+        self.sock.close()
+        self.ctx.term()
+
+
+@pytest.mark.parametrize("routing_id", [b"alice-7", None])
+def test_a_bot_that_connects_again_is_a_new_connection(routing_id: bytes | None) -> None:
+    # After losing its connection a bot connects again with a new socket and a new
+    # hello (ZEROMQ.md).  Under its own routing id too, the new connection is a new
+    # peer: not refused as "already connected" while the old one's player has not
+    # yet noticed, its hello not read as the old connection's message, and messages
+    # to it not held back as if it were the old one, gone.
+    listener = RemoteListener("tcp://127.0.0.1:*", {"alice": b""}, None)
+    bot: _Dealer | None = None
+    try:
+        bot = _Dealer(listener.endpoint, routing_id)
+        _, first = listener.accept(5, "alice")
+        assert first.recv(5)["type"] == "hello"
+        first.send({"type": "welcome"})
+        assert bot.hears() == {"type": "welcome"}
+        # It drops and connects again; its old connection is noticed, then closed.
+        bot.close()
+        with pytest.raises(TransportClosed, match="was dropped"):
+            first.recv(10)
+        first.close()
+        bot = _Dealer(listener.endpoint, routing_id)
+        _, second = listener.accept(5, "alice")
+        assert second.recv(5)["type"] == "hello"
+        second.send({"type": "welcome", "n": 2})
+        assert bot.hears() == {"type": "welcome", "n": 2}
+        # It drops and connects again before anyone looks at its old connection:
+        # the new one is admitted, the old one is gone.
+        bot.close()
+        bot = _Dealer(listener.endpoint, routing_id)
+        _, third = listener.accept(10, "alice")
+        assert third is not second
+        with pytest.raises(TransportClosed):
+            second.recv(5)
+        with pytest.raises(TransportClosed):
+            second.send({"type": "new_game"})
+        assert third.recv(5)["type"] == "hello"
+        third.send({"type": "welcome", "n": 3})
+        assert bot.hears() == {"type": "welcome", "n": 3}
+        second.close()
+        assert listener.admitted == {"alice": third}
+    finally:
+        if bot is not None:
+            bot.close()
+        listener.close()
+
