@@ -46,6 +46,7 @@ import ipaddress
 import logging
 import os
 import shutil
+import stat
 import sys
 import tempfile
 import time
@@ -156,6 +157,8 @@ class _Router:
         self.denied_keys: list[str] = []  # appended by the authenticator's thread
         self.flooded = 0  # messages dropped over _QUEUE_CAP
         self.closed = False
+        # The ipc socket file we bound, and its inode: libzmq leaves it behind.
+        self._socket_file: tuple[str, int] | None = None
         self.ctx = zmq.Context()
         self.auth: zmq.auth.thread.ThreadAuthenticator | None = None
         self.key_owner: dict[str, str] = {}
@@ -196,6 +199,7 @@ class _Router:
             self.monitor.connect(monitor_addr)
             self.sock.bind(endpoint)
             self.endpoint = self.sock.getsockopt_string(zmq.LAST_ENDPOINT)
+            self._socket_file = _ipc_socket_file(self.endpoint)
         except BaseException:
             self.close()
             raise
@@ -374,8 +378,28 @@ class _Router:
         if self.auth is not None:
             self.auth.stop()
         self.ctx.term()
+        if self._socket_file is not None:
+            path, inode = self._socket_file
+            # Only the file we made: another program may have bound the path since.
+            with contextlib.suppress(OSError):
+                st = os.lstat(path)
+                if stat.S_ISSOCK(st.st_mode) and st.st_ino == inode:
+                    os.unlink(path)
         if self.private_dir is not None:
             shutil.rmtree(self.private_dir, ignore_errors=True)
+
+
+def _ipc_socket_file(endpoint: str) -> tuple[str, int] | None:
+    """The socket file of a bound ``ipc://`` endpoint and its inode (None for any
+    other endpoint, and for Linux's abstract names, ``ipc://@name``)."""
+    if not endpoint.startswith("ipc://") or endpoint.startswith("ipc://@"):
+        return None
+    path = endpoint[len("ipc://"):]
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None
+    return (path, st.st_ino) if stat.S_ISSOCK(st.st_mode) else None
 
 
 def _says_hello(parts: Sequence[bytes]) -> bool:

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import logging
 import re
+import shutil
 import subprocess
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -276,4 +278,25 @@ def test_a_bot_that_connects_again_is_a_new_connection(routing_id: bytes | None)
         if bot is not None:
             bot.close()
         listener.close()
+
+
+def test_a_listener_on_ipc_leaves_no_socket_file_behind() -> None:
+    # libzmq leaves the socket file of an ipc:// endpoint behind when the socket is
+    # closed: the listener removes it -- but only its own, not one another program
+    # bound at the same path since.
+    folder = Path(tempfile.mkdtemp(prefix="ipc-"))  # short: an ipc path is 107 bytes at most
+    try:
+        path = folder / "referee"
+        listener = RemoteListener(f"ipc://{path}", {"alice": b""}, None)
+        assert path.is_socket()
+        listener.close()
+        assert not path.exists()
+        first = RemoteListener(f"ipc://{path}", {"alice": b""}, None)
+        second = RemoteListener(f"ipc://{path}", {"alice": b""}, None)  # takes the path
+        first.close()
+        assert path.is_socket()
+        second.close()
+        assert list(folder.iterdir()) == []
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
