@@ -25,7 +25,9 @@ Frame limits.  A frame over ``max_message_bytes`` is reported as
 ``MessageTooLarge`` (the connection stays usable).  ZeroMQ's own ``MAXMSGSIZE`` is
 set to twice that, so that a bot can never make the referee allocate more: a frame
 over *that* makes libzmq drop the connection before reading it, which is reported
-as ``TransportClosed``.
+as ``TransportClosed``.  Of what has arrived and is not read yet, at most
+``_QUEUE_CAP`` messages and ``_QUEUE_BYTES`` times the limit in bytes are held per
+connection (a frame over the limit is held as its size only); more is dropped.
 
 Errors (``base``)::
 
@@ -84,8 +86,10 @@ ENV_SERVER_KEY = "UPDOWN_SERVER_KEY"
 ENV_PUBLIC_KEY = "UPDOWN_PUBLIC_KEY"
 ENV_SECRET_KEY = "UPDOWN_SECRET_KEY"
 
-# Messages held for one peer (or for all not yet admitted) before more are dropped.
+# Messages held for one peer (or for all not yet admitted) before more are dropped;
+# and their bytes, in messages of the largest size allowed.
 _QUEUE_CAP = 1000
+_QUEUE_BYTES = 4
 # Without a pidfd to wait on, the process is checked this often while waiting.
 _PROCESS_CHECK = 0.05
 # After a lost connection, how long to wait for the bot process to exit, so that the
@@ -115,10 +119,42 @@ def is_loopback(endpoint: str) -> bool:
 
 @dataclass
 class _Frame:
-    """One message as it came off the socket: its payload frames and who sent it."""
+    """One message as it came off the socket: its payload frames and who sent it.
+    Of a message that can only be refused -- a frame over the size limit, several
+    frames -- only that much is kept (``too_large``: the frame's size; empty parts),
+    not its bytes."""
 
     parts: list[bytes]
     user_id: str | None  # the z85 CURVE key the authenticator admitted, if any
+    too_large: int = 0
+
+    @property
+    def nbytes(self) -> int:
+        return sum(map(len, self.parts))
+
+
+class _Held(deque[Any]):
+    """Messages held for one connection (``_Frame``), or for the connections not yet
+    claimed (``(key, _Frame)``), counting the bytes they hold."""
+
+    nbytes = 0
+
+    @staticmethod
+    def _size(x: Any) -> int:
+        return (x[1] if isinstance(x, tuple) else x).nbytes  # type: ignore[no-any-return]
+
+    def append(self, x: Any) -> None:
+        super().append(x)
+        self.nbytes += self._size(x)
+
+    def appendleft(self, x: Any) -> None:
+        super().appendleft(x)
+        self.nbytes += self._size(x)
+
+    def popleft(self) -> Any:
+        x = super().popleft()
+        self.nbytes -= self._size(x)
+        return x
 
 
 class _Router:
@@ -145,8 +181,8 @@ class _Router:
     ) -> None:
         self.max_message_bytes = max_message_bytes
         self.private_dir = private_dir
-        self.queues: dict[bytes, deque[_Frame]] = {}
-        self.unclaimed: deque[tuple[bytes, _Frame]] = deque()
+        self.queues: dict[bytes, _Held] = {}
+        self.unclaimed = _Held()
         self.fds: dict[bytes, int] = {}  # connection key -> its connection's fd
         self.dropped: set[bytes] = set()  # keys of connections known to be gone
         self.current: dict[bytes, bytes] = {}  # routing id -> key of its latest connection
@@ -257,11 +293,18 @@ class _Router:
                 if self.auth is not None:
                     with contextlib.suppress(zmq.ZMQError):
                         user_id = str(frames[1].get("User-Id"))
-            item = _Frame([f.bytes for f in frames[1:]], user_id)
+            payload = frames[1:]
+            if len(payload) != 1:  # refused for that alone (decode_frame)
+                item = _Frame([b""] * len(payload), user_id)
+            elif len(payload[0]) > self.max_message_bytes:
+                item = _Frame([b""], user_id, too_large=len(payload[0]))
+            else:
+                item = _Frame([payload[0].bytes], user_id)
             identity = self._key(frames[0].bytes, fd, item.parts)
             queue = self.queues.get(identity)
-            target: deque[Any] = self.unclaimed if queue is None else queue
-            if len(target) >= _QUEUE_CAP:
+            target = self.unclaimed if queue is None else queue
+            if len(target) >= _QUEUE_CAP or (
+                    target.nbytes + item.nbytes > _QUEUE_BYTES * self.max_message_bytes):
                 # A bot is sending far more than the protocol ever asks for (one reply
                 # per request): keep memory bounded, and say so.
                 self.flooded += 1
@@ -330,11 +373,11 @@ class _Router:
             log.warning("refused a connection on %s: %s%s", self.endpoint, why,
                         f" ({n} times so far)" if n > 1 else "")
 
-    def claim(self, identity: bytes) -> deque[_Frame]:
+    def claim(self, identity: bytes) -> _Held:
         """Route ``identity``'s frames to a queue of its own (taking any already
         waiting in ``unclaimed``)."""
-        queue = self.queues.setdefault(identity, deque())
-        rest: deque[tuple[bytes, _Frame]] = deque()
+        queue = self.queues.setdefault(identity, _Held())
+        rest = _Held()
         for who, item in self.unclaimed:
             if who == identity:
                 queue.append(item)
@@ -413,6 +456,17 @@ def _says_hello(parts: Sequence[bytes]) -> bool:
     return isinstance(value, dict) and value.get("type") == "hello"
 
 
+def _too_large(size: int, max_message_bytes: int) -> str:
+    return f"a frame of {size} bytes, over the limit of {max_message_bytes}"
+
+
+def _decode(item: _Frame, max_message_bytes: int) -> dict[str, Any]:
+    """``decode_frame`` of a message as the router holds it."""
+    if item.too_large:
+        raise MessageTooLarge(_too_large(item.too_large, max_message_bytes))
+    return decode_frame(item.parts, max_message_bytes)
+
+
 def decode_frame(parts: Sequence[bytes], max_message_bytes: int) -> dict[str, Any]:
     """One message from the payload frames of one ZeroMQ message."""
     if len(parts) != 1:
@@ -422,8 +476,7 @@ def decode_frame(parts: Sequence[bytes], max_message_bytes: int) -> dict[str, An
             f"socket adds an empty delimiter frame)")
     data = parts[0]
     if len(data) > max_message_bytes:
-        raise MessageTooLarge(f"a frame of {len(data)} bytes, over the limit of "
-                              f"{max_message_bytes}")
+        raise MessageTooLarge(_too_large(len(data), max_message_bytes))
     try:
         value = msgpack.unpackb(data, raw=False, strict_map_key=True)
     except Exception as e:  # msgpack raises several kinds; all mean "not msgpack"
@@ -495,7 +548,7 @@ class ZmqTransport:
         self._router = router
         self._on_close = on_close
         self.identity = identity
-        self._queue: deque[_Frame] | None = router.claim(identity) if identity else None
+        self._queue: _Held | None = router.claim(identity) if identity else None
         self.process = process
         self.owns_router = owns_router
         self.name = name
@@ -565,7 +618,7 @@ class ZmqTransport:
                 f"{2 * self.max_message_bytes} bytes")
 
     def _decode(self, item: _Frame) -> dict[str, Any]:
-        return decode_frame(item.parts, self.max_message_bytes)
+        return _decode(item, self.max_message_bytes)
 
     def close(self) -> None:
         if self.closed:
@@ -751,7 +804,7 @@ class RemoteListener:
         is refused."""
         router = self._router
         try:
-            hello = decode_frame(item.parts, router.max_message_bytes)
+            hello = _decode(item, router.max_message_bytes)
         except (MalformedMessage, MessageTooLarge) as e:
             hello = {"error": str(e)}
         claimed = hello.get("name") if hello.get("type") == "hello" else None

@@ -4,12 +4,14 @@ as its author would start it, given the endpoint and keys in its environment."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import re
 import shutil
 import subprocess
 import tempfile
 import time
+import tracemalloc
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -21,7 +23,12 @@ import zmq
 from referee.bots import make_bot
 from referee.game import GameConfig
 from referee.runner import InProcessPlayer, TimeControl, run_game
-from referee.transport.base import TransportClosed, TransportTimeout
+from referee.transport.base import (
+    MalformedMessage,
+    MessageTooLarge,
+    TransportClosed,
+    TransportTimeout,
+)
 from referee.transport.zmq import (
     RemoteListener,
     is_loopback,
@@ -300,3 +307,38 @@ def test_a_listener_on_ipc_leaves_no_socket_file_behind() -> None:
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 
+
+def test_a_flood_of_large_frames_is_not_held_in_memory() -> None:
+    # Each frame is at most twice the limit (MAXMSGSIZE), but a bot sending hundreds
+    # of them at once must not make the referee hold them all: a frame over the
+    # limit is kept as its size only, and what is held for one bot is bounded.
+    listener = RemoteListener("tcp://127.0.0.1:*", {"alice": b""}, None,
+                              max_message_bytes=1 << 20)
+    bot = _Dealer(listener.endpoint, None)
+    tracemalloc.start()
+    try:
+        _, t = listener.accept(5, "alice")
+        assert t.recv(5)["type"] == "hello"
+        over, at_limit = b"o" * (3 << 19), b"\xc1" * (1 << 20)  # sent without copies
+        for _ in range(150):
+            bot.sock.send(over, copy=False)
+            bot.sock.send(at_limit, copy=False)
+        bot.sock.send(msgpack.packb({"type": "decision", "id": 1, "decision": 0}))
+        time.sleep(0.5)  # let them queue up
+        tracemalloc.reset_peak()
+        seen: list[str] = []
+        with contextlib.suppress(TransportTimeout):
+            for _ in range(400):
+                try:
+                    seen.append(t.recv(0.5)["type"])
+                except (MessageTooLarge, MalformedMessage) as e:
+                    seen.append(type(e).__name__)
+        peak = tracemalloc.get_traced_memory()[1]
+        assert peak < 32 << 20, f"{peak >> 20} MiB held"
+        assert seen[0] == "MessageTooLarge"
+        assert "MalformedMessage" in seen and len(seen) < 301  # some were dropped
+        t.close()
+    finally:
+        tracemalloc.stop()
+        bot.close()
+        listener.close()
