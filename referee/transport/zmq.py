@@ -192,6 +192,7 @@ class _Router:
         self.refused_by_reason: dict[str, int] = {}
         self.denied_keys: list[str] = []  # appended by the authenticator's thread
         self.flooded = 0  # messages dropped over _QUEUE_CAP
+        self.ignored: set[bytes] = set()  # connections refused: what they send is dropped
         self.closed = False
         # The ipc socket file we bound, and its inode: libzmq leaves it behind.
         self._socket_file: tuple[str, int] | None = None
@@ -301,6 +302,8 @@ class _Router:
             else:
                 item = _Frame([payload[0].bytes], user_id)
             identity = self._key(frames[0].bytes, fd, item.parts)
+            if identity in self.ignored:
+                continue
             queue = self.queues.get(identity)
             target = self.unclaimed if queue is None else queue
             if len(target) >= _QUEUE_CAP or (
@@ -739,7 +742,6 @@ class RemoteListener:
         self._router = _Router(endpoint, max_message_bytes=max_message_bytes,
                                server_secret=server_secret, allowed_keys=allowed_keys,
                                heartbeat=not is_loopback(endpoint))
-        self._refused: set[bytes] = set()
         self.admitted: dict[str, ZmqTransport] = {}  # connected, by name
         self._ready: dict[str, ZmqTransport] = {}  # admitted, not yet accepted
         self.transports_own_router = False
@@ -774,11 +776,11 @@ class RemoteListener:
                     return ready, t
             while router.unclaimed:
                 identity, item = router.unclaimed.popleft()
-                if identity in self._refused:
+                if identity in router.ignored:  # sent before it was refused
                     continue
                 owner = self._admit(identity, item)
                 if owner is None:
-                    self._refused.add(identity)
+                    router.ignored.add(identity)
                     continue
                 router.unclaimed.appendleft((identity, item))
                 self.admitted[owner] = self._ready[owner] = ZmqTransport(

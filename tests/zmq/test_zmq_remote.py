@@ -223,14 +223,14 @@ class _Dealer:
     ZeroMQ programs do), or None for libzmq's own, new at each connection.  Each has
     a context of its own, so that ``close`` returns once the connection is closed."""
 
-    def __init__(self, endpoint: str, routing_id: bytes | None) -> None:
+    def __init__(self, endpoint: str, routing_id: bytes | None, name: str = "alice") -> None:
         self.ctx = zmq.Context()
         self.sock = self.ctx.socket(zmq.DEALER)
         self.sock.setsockopt(zmq.LINGER, 0)
         if routing_id is not None:
             self.sock.setsockopt(zmq.ROUTING_ID, routing_id)
         self.sock.connect(endpoint)
-        self.sock.send(msgpack.packb({"type": "hello", "protocol": [1], "name": "alice"}))
+        self.sock.send(msgpack.packb({"type": "hello", "protocol": [1], "name": name}))
 
     def hears(self) -> Any:
         assert self.sock.poll(5000), "the bot heard nothing"
@@ -341,4 +341,43 @@ def test_a_flood_of_large_frames_is_not_held_in_memory() -> None:
     finally:
         tracemalloc.stop()
         bot.close()
+        listener.close()
+
+
+def test_a_refused_connection_cannot_crowd_out_a_bot_that_comes_later() -> None:
+    # What a refused connection sends is dropped as it arrives: read while other
+    # bots play (their transports share the socket), it would otherwise fill what
+    # is held for connections not yet admitted, and a bot's hello coming after it
+    # would be dropped -- the bot waiting for its welcome for ever.
+    listener = RemoteListener("tcp://127.0.0.1:*", {"alice": b"", "bob": b""}, None)
+    ctx = zmq.Context()
+    mallory = ctx.socket(zmq.DEALER)
+    alice: _Dealer | None = None
+    bob: _Dealer | None = None
+    try:
+        alice = _Dealer(listener.endpoint, None)
+        _, playing = listener.accept(5, "alice")
+        mallory.connect(listener.endpoint)
+        mallory.send(msgpack.packb({"type": "hello", "protocol": [1], "name": "mallory"}))
+        with pytest.raises(TransportTimeout):
+            listener.accept(0.5, "bob")  # mallory is refused meanwhile
+        junk = b"\xc1" * (1 << 20)
+        for _ in range(10):
+            mallory.send(junk, copy=False)
+        time.sleep(0.3)
+        assert playing.recv(1)["type"] == "hello"  # alice's game reads the socket
+        with pytest.raises(TransportTimeout):
+            playing.recv(0.3)
+        bob = _Dealer(listener.endpoint, None, "bob")
+        time.sleep(0.3)
+        with pytest.raises(TransportTimeout):
+            playing.recv(0.3)  # reads bob's hello too
+        name, t = listener.accept(5, "bob")
+        assert name == "bob" and t.recv(1)["type"] == "hello"
+    finally:
+        for b in (alice, bob):
+            if b is not None:
+                b.close()
+        mallory.close(linger=0)
+        ctx.term()
         listener.close()
