@@ -459,6 +459,25 @@ def _says_hello(parts: Sequence[bytes]) -> bool:
     return isinstance(value, dict) and value.get("type") == "hello"
 
 
+def _unpack_error(e: Exception) -> str:
+    """What msgpack found wrong with a frame, in msgpack's terms (its own texts are
+    empty for some errors, and name Python's arguments for others)."""
+    text = str(e)
+    if isinstance(e, msgpack.exceptions.StackError):
+        return "values nested too deeply"
+    if isinstance(e, msgpack.exceptions.FormatError):
+        return "a byte that starts no msgpack value"
+    if isinstance(e, msgpack.exceptions.ExtraData):
+        return "more bytes after the first value"
+    if isinstance(e, UnicodeDecodeError):
+        return f"a string that is not UTF-8: {e.reason}"
+    if "strict_map_key" in text:
+        return "a map key that is not a string"
+    if "incomplete input" in text or " exceeds max_" in text:
+        return "it ends before its value does"
+    return f"{type(e).__name__}: {text}" if text else type(e).__name__
+
+
 def _too_large(size: int, max_message_bytes: int) -> str:
     return f"a frame of {size} bytes, over the limit of {max_message_bytes}"
 
@@ -480,11 +499,13 @@ def decode_frame(parts: Sequence[bytes], max_message_bytes: int) -> dict[str, An
     data = parts[0]
     if len(data) > max_message_bytes:
         raise MessageTooLarge(_too_large(len(data), max_message_bytes))
+    if not data:
+        raise MalformedMessage("an empty frame, where a message must be one msgpack map")
     try:
         value = msgpack.unpackb(data, raw=False, strict_map_key=True)
     except Exception as e:  # msgpack raises several kinds; all mean "not msgpack"
-        raise MalformedMessage(f"a frame that is not a msgpack value ({type(e).__name__}: "
-                               f"{e})") from None
+        raise MalformedMessage(f"a frame that is not a msgpack value ({_unpack_error(e)})"
+                               ) from None
     if not isinstance(value, dict):
         raise MalformedMessage.not_an_object(value, "msgpack")
     return value

@@ -80,6 +80,24 @@ def test_decode_frame() -> None:
         decode_frame([b"\x00" * 101], 100)
 
 
+@pytest.mark.parametrize("data, why", [
+    (b"", "an empty frame, where a message must be one msgpack map"),
+    (b"\xc1", "(a byte that starts no msgpack value)"),
+    (b"\x91" * 2000 + b"\xc0", "(values nested too deeply)"),
+    (msgpack.packb({"type": "decision"}) + b"x", "(more bytes after the first value)"),
+    (msgpack.packb({"type": "decision"})[:-2], "(it ends before its value does)"),
+    (b"\x84\x01", "(it ends before its value does)"),  # a map of 4 in 2 bytes
+    (msgpack.packb({1: 2}), "(a map key that is not a string)"),
+    (b"\x81\xa4type\xa3\xff\xfe\xfd", "(a string that is not UTF-8: invalid start byte)"),
+])
+def test_an_undecodable_frame_says_what_is_wrong_with_it(data: bytes, why: str) -> None:
+    # In msgpack's terms, never an empty "(StackError: )" or Python's own arguments.
+    with pytest.raises(MalformedMessage) as e:
+        decode_frame([data], 1 << 20)
+    assert str(e.value).endswith(why)
+    assert "Error" not in str(e.value) and "strict_map_key" not in str(e.value)
+
+
 # --- the transport -----------------------------------------------------------------------
 
 
