@@ -205,11 +205,6 @@ _PY_TYPE_NAMES = {bool: BOOLEAN, int: INTEGER, float: NUMBER, str: STRING, list:
                   dict: OBJECT, type(None): NULL}
 
 
-def json_type(value: Any) -> str:
-    """The JSON type name of a decoded value ('bytes' etc. for what JSON cannot hold)."""
-    return _PY_TYPE_NAMES.get(type(value), type(value).__name__)
-
-
 def _is(value: Any, t: str) -> bool:
     vt = type(value)
     if t == INTEGER:
@@ -222,8 +217,13 @@ def _is(value: Any, t: str) -> bool:
 
 
 def _typed(value: Any) -> str:
-    """A bot's value with its JSON type: ``boolean true``, ``string "1"``, ``null``."""
-    return "null" if value is None else f"{json_type(value)} {show(value)}"
+    """A bot's value with its JSON type: ``boolean true``, ``string "1"``, ``null``; a
+    value JSON cannot hold (msgpack's binary data and extension values) as ``show``
+    says it, which names what it is ("binary data of 6 bytes")."""
+    if value is None:
+        return "null"
+    name = _PY_TYPE_NAMES.get(type(value))
+    return show(value) if name is None else f"{name} {show(value)}"
 
 
 def _not_integer(value: Any) -> str:

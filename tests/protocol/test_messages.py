@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgpack
 import pytest
 
 from referee.protocol import BotProtocolError, DecisionReply, Hello, parse_bot_message
@@ -46,6 +47,11 @@ def test_hello_and_decision_are_read_into_records() -> None:
      "must be integer or string, not null"),
     ({"type": "hello", "protocol": [None], "name": "x"}, "malformed", "protocol",
      "item 0 is null"),
+    # What JSON cannot hold (over msgpack): said in the wire's terms, not Python's.
+    ({"type": b"decision"}, "malformed", "type",
+     "must be a string, not binary data of 8 bytes"),
+    ({"type": "decision", "id": 1, "decision": msgpack.ExtType(1, b"x")}, "malformed",
+     "decision", "must be integer or string, not a msgpack extension value"),
 ])
 def test_errors_name_the_field_and_the_expectation(msg: Any, kind: str, field: str | None,
                                                    words: str) -> None:
