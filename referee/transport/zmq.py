@@ -185,6 +185,9 @@ class _Router:
         self.unclaimed = _Held()
         self.fds: dict[bytes, int] = {}  # connection key -> its connection's fd
         self.dropped: set[bytes] = set()  # keys of connections known to be gone
+        # Dropped since the socket was last read to the end: what is readable of
+        # theirs was sent before they dropped (``_key``).
+        self.settling: set[bytes] = set()
         self.current: dict[bytes, bytes] = {}  # routing id -> key of its latest connection
         self.routing_ids: dict[bytes, bytes] = {}  # such a key -> its routing id
         self.reconnections = 0
@@ -268,10 +271,8 @@ class _Router:
         finally:
             for fd in fds:
                 self.poller.unregister(fd)
-        if self.monitor in ready:
-            self._read_monitor()
-        if self.sock in ready:
-            self._read_frames()
+        if self.monitor in ready or self.sock in ready:
+            self._read_frames()  # (disconnections first)
 
     def _read_frames(self) -> None:
         while True:
@@ -285,6 +286,9 @@ class _Router:
             try:
                 frames = self.sock.recv_multipart(zmq.NOBLOCK, copy=False)
             except zmq.Again:
+                # Read to the end: whatever comes now of a dropped connection's
+                # routing id comes from a new connection.
+                self.settling.clear()
                 return
             user_id: str | None = None
             fd: int | None = None
@@ -321,15 +325,18 @@ class _Router:
         """The key of the connection a frame came from (see the class docstring).
         A routing id is one connection at a time (ROUTER_HANDOVER gives it to the
         newest), so a frame from another fd than the routing id's connection had
-        comes from a new connection; and so does a hello after that connection was
-        seen to drop (libzmq may reuse its fd number).  Other frames after the drop
-        are the old connection's last."""
+        comes from a new connection.  So does one from the same fd (libzmq reuses
+        fd numbers) after that connection was seen to drop -- unless it was
+        readable then: libzmq reports a drop after it has passed on what the
+        connection sent, so the socket, read to the end after the drop was seen,
+        gives that connection's last frames (``settling``).  A hello is a new
+        connection's in any case."""
         key = self.current.get(routing_id, routing_id)
         if fd is None:
             return key
         known = self.fds.get(key)
-        if known is not None and (fd != known or (key in self.dropped
-                                                  and _says_hello(parts))):
+        if known is not None and (fd != known or (
+                key in self.dropped and (key not in self.settling or _says_hello(parts)))):
             key = self._new_connection(routing_id, key)
         self.fds[key] = fd
         return key
@@ -353,8 +360,9 @@ class _Router:
             kind, value = event["event"], int(event["value"])
             if kind == zmq.EVENT_DISCONNECTED:
                 for identity, fd in self.fds.items():
-                    if fd == value:
+                    if fd == value and identity not in self.dropped:
                         self.dropped.add(identity)
+                        self.settling.add(identity)
             elif kind == zmq.EVENT_HANDSHAKE_FAILED_AUTH:
                 self.refusals += 1  # the key check has logged which key it was
             elif kind == zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL:

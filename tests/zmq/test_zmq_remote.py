@@ -223,14 +223,17 @@ class _Dealer:
     ZeroMQ programs do), or None for libzmq's own, new at each connection.  Each has
     a context of its own, so that ``close`` returns once the connection is closed."""
 
-    def __init__(self, endpoint: str, routing_id: bytes | None, name: str = "alice") -> None:
+    def __init__(self, endpoint: str, routing_id: bytes | None, name: str = "alice",
+                 first: list[bytes] | None = None) -> None:
         self.ctx = zmq.Context()
         self.sock = self.ctx.socket(zmq.DEALER)
-        self.sock.setsockopt(zmq.LINGER, 0)
+        self.sock.setsockopt(zmq.LINGER, 1000)
         if routing_id is not None:
             self.sock.setsockopt(zmq.ROUTING_ID, routing_id)
         self.sock.connect(endpoint)
-        self.sock.send(msgpack.packb({"type": "hello", "protocol": [1], "name": name}))
+        # ``first``: the frames of its first message, in place of its hello
+        self.sock.send_multipart(first or [msgpack.packb({"type": "hello", "protocol": [1],
+                                                          "name": name})])
 
     def hears(self) -> Any:
         assert self.sock.poll(5000), "the bot heard nothing"
@@ -284,6 +287,36 @@ def test_a_bot_that_connects_again_is_a_new_connection(routing_id: bytes | None)
     finally:
         if bot is not None:
             bot.close()
+        listener.close()
+
+
+def test_a_routing_id_used_again_is_told_apart_from_its_old_connection() -> None:
+    # libzmq reuses fd numbers, so a new connection under the same routing id
+    # typically comes from the same fd as the old one: what the old one sent before
+    # it dropped is still its own, what comes after is the new one's.
+    listener = RemoteListener("tcp://127.0.0.1:*", {"alice": b""}, None)
+    try:
+        for i in range(3):
+            bot = _Dealer(listener.endpoint, b"alice-7")
+            _, t = listener.accept(5, "alice")
+            assert t.recv(5)["type"] == "hello"
+            t.send({"type": "welcome", "n": i})
+            assert bot.hears() == {"type": "welcome", "n": i}
+            bot.sock.send(msgpack.packb({"type": "decision", "id": i, "decision": 0}))
+            bot.close()  # its decision sent, then gone: both are there to be read
+            assert t.recv(5) == {"type": "decision", "id": i, "decision": 0}
+            with pytest.raises(TransportClosed):
+                t.recv(5)
+            t.close()
+        hello = msgpack.packb({"type": "hello", "protocol": [1], "name": "alice"})
+        for _ in range(3):  # a refused connection, then another: each is told why
+            bot = _Dealer(listener.endpoint, b"alice-7", first=[b"", hello])
+            with pytest.raises(TransportTimeout):
+                listener.accept(0.5, "alice")
+            assert bot.hears()["message"].startswith("refused: its first message, which "
+                                                     "must be a hello, is unreadable")
+            bot.close()
+    finally:
         listener.close()
 
 
