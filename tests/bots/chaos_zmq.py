@@ -47,6 +47,7 @@ import time
 
 import msgpack
 import zmq
+from _chaos import NAME, PIDDIR, SEED, log, mixes, note_pid, option
 
 KINDS = {
     "index": 30, "text": 10, "illegal": 2, "syntax": 2, "range": 2, "wrong_id": 2,
@@ -59,49 +60,13 @@ STARTUP = {"hello": 10, "gone": 1, "bad": 1, "notmsgpack": 1, "multipart": 1, "v
            "twice": 1, "after": 1, "retry": 1}
 
 
-def option(flag, env, default):
-    if flag in sys.argv[1:-1]:
-        return sys.argv[sys.argv.index(flag) + 1]
-    return os.environ.get(env, default)
-
-
-SEED = option("--seed", "CHAOS_SEED", "0")
-NAME = option("--name", "CHAOS_NAME", "chaos")
 ENDPOINT = option("--connect", "UPDOWN_ENDPOINT", "")
 #: A routing id of its own for every socket (as many ZeroMQ programs set one), or
 #: libzmq's, new for each connection.
 ROUTING_ID = option("--routing-id", "CHAOS_ROUTING_ID", "").encode() or None
-PIDDIR = os.environ.get("CHAOS_PIDDIR")
 
 
-def parse_mix(spec, table, fallback):
-    weights = {}
-    for part in spec.replace(" ", "").split(","):
-        if not part:
-            continue
-        if part == "default":
-            weights.update(table)
-            continue
-        kind, _, w = part.partition("=")
-        if kind not in table:
-            sys.exit(f"chaos_zmq.py: unknown kind {kind!r} (kinds: {', '.join(table)})")
-        weights[kind] = float(w or 1)
-    return {k: w for k, w in weights.items() if w > 0} or {fallback: 1.0}
-
-
-MIX = parse_mix(option("--mix", "CHAOS_MIX", "default"), KINDS, "index")
-STARTUP_MIX = parse_mix(option("--startup", "CHAOS_STARTUP", "hello"), STARTUP, "hello")
-
-
-def note_pid(pid):
-    if PIDDIR:
-        with open(os.path.join(PIDDIR, str(pid)), "w") as f:
-            f.write(NAME)
-
-
-def log(text):
-    sys.stderr.write(f"chaos {SEED} {text}\n")
-    sys.stderr.flush()
+MIX, STARTUP_MIX = mixes(KINDS, STARTUP)
 
 
 # -- the socket -------------------------------------------------------------------------
