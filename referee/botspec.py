@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import dataclasses
 import errno
-import inspect
 import logging
 import os
 import re
@@ -51,6 +50,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .bots import BUILTIN_BOTS
+from .process import DEFAULT_MEMORY_MB
+from .sandbox import Sandbox
 
 if TYPE_CHECKING:  # pragma: no cover
     from .remote import RemotePlayer
@@ -284,18 +285,6 @@ def parse_specs(texts: Sequence[str], *, check: bool = True) -> list[BotSpec]:
 OnMessage = Callable[[str, str, Any, float], None]
 
 
-def _call_with_known_kwargs(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-    """Call ``fn`` with the keyword arguments it accepts (the transports' factories
-    take a few optional hooks; an older or simpler one may lack some)."""
-    try:
-        params = inspect.signature(fn).parameters
-    except (TypeError, ValueError):  # pragma: no cover - builtins
-        return fn(*args, **kwargs)
-    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
-        return fn(*args, **kwargs)
-    return fn(*args, **{k: v for k, v in kwargs.items() if k in params and v is not None})
-
-
 def make_player(
     spec: BotSpec,
     *,
@@ -306,11 +295,12 @@ def make_player(
     human_io: tuple[Any, Any] | None = None,
     seed: int = 0,
     remote_seats: RemoteSeats | None = None,
+    sandbox: Sandbox | None = None,
 ) -> Any:
     """The runner ``Player`` for ``spec``.  External bots are started by their
     transport's factory (``referee.remote.stdio_player``,
-    ``referee.transport.zmq.zmq_player``); a remote bot is a seat of ``remote_seats``.
-    Raises BotSpecError when that transport is not available in this installation."""
+    ``referee.transport.zmq.zmq_player``) with the one launcher, in ``sandbox`` when
+    it is active; a remote bot is a seat of ``remote_seats``."""
     from .bots import make_bot
     from .runner import InProcessPlayer
 
@@ -326,25 +316,12 @@ def make_player(
 
         inp, out = human_io if human_io is not None else (sys.stdin, sys.stdout)
         return HumanPlayer(inp, out, name=spec.name)
-    if spec.kind == "stdio":
-        try:
-            from . import remote
-        except ImportError as e:
-            raise BotSpecError(f"bot {spec.text!r}: the stdio transport is not available ({e})") from None
-        factory: Callable[..., Any] = remote.stdio_player
-    else:
-        try:
-            from .transport import zmq as zmq_transport
-        except ImportError as e:
-            raise BotSpecError(f"bot {spec.text!r}: the ZeroMQ transport is not available ({e})") from None
-        zmq_factory = getattr(zmq_transport, "zmq_player", None)
-        if zmq_factory is None:
-            raise BotSpecError(f"bot {spec.text!r}: the ZeroMQ transport is not available yet")
-        factory = zmq_factory
-    return _call_with_known_kwargs(
-        factory, spec.name, list(spec.command), cwd=spec.cwd, time_control=time_control,
-        on_message=on_message, log_dir=log_dir, memory_mb=memory_mb,
-    )
+    from .remote import external_player
+
+    return external_player(spec.name, list(spec.command), spec.cwd, None, time_control,
+                           memory_mb if memory_mb is not None else DEFAULT_MEMORY_MB, log_dir,
+                           transport="zmq" if spec.kind == "zmq" else "stdio",
+                           on_message=on_message, sandbox=sandbox)
 
 
 # --- remote bots -------------------------------------------------------------------------

@@ -18,8 +18,8 @@ Must not import: the tournament layer.
 
 from __future__ import annotations
 
+import dataclasses
 import json
-import os
 import random
 import shlex
 import sys
@@ -34,11 +34,14 @@ from tabulate import tabulate
 
 from .game import Decision, GameConfig
 from .game.cards import Card, card_text, parse_deck
-from .process import start_bot
-from .remote import Connection, RemotePlayer
+from .process import DEFAULT_MEMORY_MB
+from .quoting import printable
+from .remote import Connection, RemotePlayer, launch_bot
 from .runner import BotFault, DecisionRequest, Fault, FaultPolicy, GameRecord, TimeControl, run_game
+from .sandbox import MODES as SANDBOX_MODES
+from .sandbox import Sandbox, SandboxConfig, SandboxError, explain, resolve
+from .tournament.config import TournamentConfigError, load_config
 from .transport.base import Transport
-from .transport.stdio import StdioTransport
 
 #: The decision kinds a bot must handle, by the first word of a decision's text
 #: (``swap`` and ``keep`` are offered together, so they are one kind).
@@ -191,6 +194,8 @@ class Report:
     command: list[str]
     transport: str
     checks: list[Check] = field(default_factory=list)
+    sandbox: str = ""  # Sandbox.summary() of what the bot ran in
+    hints: list[str] = field(default_factory=list)  # what the sandbox stopped, in words
 
     @property
     def ok(self) -> bool:
@@ -210,8 +215,12 @@ class Report:
                             maxcolwidths=[None, None, 70]))
 
     def render(self) -> str:
-        out = [f"check-bot: {shlex.join(self.command)} over {self.transport}", "",
-               self.table()]
+        out = [f"check-bot: {shlex.join(self.command)} over {self.transport}"]
+        if self.sandbox:
+            out.append(self.sandbox)
+        for h in self.hints:
+            out.append(f"sandbox: the bot {h}")
+        out += ["", self.table()]
         for c in self.checks:
             if c.status == FAIL:
                 out += ["", f"--- {c.name}: {c.detail}"]
@@ -219,7 +228,8 @@ class Report:
         failed = sum(c.status == FAIL for c in self.checks)
         out += ["", f"{'FAILED' if failed else 'PASSED'}: {len(self.checks) - failed} of "
                 f"{len(self.checks)} checks passed or skipped, {failed} failed"]
-        return "\n".join(out)
+        # What the bot wrote is shown, never obeyed by the terminal.
+        return "\n".join(printable(line) for text in out for line in text.split("\n"))
 
 
 # --- listening to the transcript hook ---------------------------------------------------
@@ -407,31 +417,29 @@ Launch = Callable[[], Connection]
 
 def make_launcher(command: Sequence[str], transport: str, name: str, recorder: Recorder,
                   time_control: TimeControl, cwd: str | None,
-                  wrappers: list[ProvokingTransport]) -> Launch:
-    """A RemotePlayer launcher starting ``command`` over ``transport``, its transport
-    wrapped in a ProvokingTransport (appended to ``wrappers``)."""
+                  wrappers: list[ProvokingTransport], *, sandbox: Sandbox | None = None,
+                  memory_mb: int | None = DEFAULT_MEMORY_MB,
+                  stderr_sink: Callable[[str], None] | None = None) -> Launch:
+    """A RemotePlayer launcher starting ``command`` over ``transport`` with the
+    referee's one launcher (``referee.remote.launch_bot``: the same sandbox and
+    limits as a tournament), its transport wrapped in a ProvokingTransport (appended
+    to ``wrappers``)."""
 
     def on_stderr(line: str) -> None:
         recorder.on_message("stderr", name, line, time.time())
+        if stderr_sink is not None:
+            stderr_sink(line)
 
     def note(direction: str, msg: dict[str, Any]) -> None:
         recorder.on_message(direction, name, msg, time.time())
 
     def launch() -> Connection:
-        if transport == "zmq":
-            from .transport.zmq import launch_zmq_bot
-
-            bot = launch_zmq_bot(command, name=name, cwd=cwd, on_stderr=on_stderr)
-            inner: Transport = bot.transport
-            proc = bot.process
-        else:
-            env = {**os.environ, "UPDOWN_TRANSPORT": "stdio"}
-            proc = start_bot(command, cwd=cwd, env=env, on_stderr=on_stderr)
-            inner = StdioTransport(proc.stdin_fd, proc.stdout_fd, exit_fd=proc.exit_fd,
-                                   write_timeout=max(2.0, time_control.per_decision))
-        wrapped = ProvokingTransport(inner, note)
+        conn = launch_bot(command, transport=transport, name=name, cwd=cwd, sandbox=sandbox,
+                          memory_mb=memory_mb, on_stderr=on_stderr,
+                          write_timeout=max(2.0, time_control.per_decision))
+        wrapped = ProvokingTransport(conn.transport, note)
         wrappers.append(wrapped)
-        return Connection(wrapped, proc)
+        return Connection(wrapped, conn.process)
 
     return launch
 
@@ -445,7 +453,8 @@ class Checker:
     def __init__(self, command: Sequence[str], *, transport: str = "stdio",
                  time_control: TimeControl | None = None, bye_grace: float = 2.0,
                  cwd: str | None = None, scenarios: Sequence[Scenario] = SCENARIOS,
-                 extra_games: int = EXTRA_GAMES) -> None:
+                 extra_games: int = EXTRA_GAMES, sandbox: Sandbox | None = None,
+                 memory_mb: int | None = None) -> None:
         if transport not in ("stdio", "zmq"):
             raise ValueError(f"transport must be 'stdio' or 'zmq', not {transport!r}")
         self.command = list(command)
@@ -455,8 +464,12 @@ class Checker:
         self.cwd = cwd
         self.scenarios = list(scenarios)
         self.extra_games = extra_games
+        self.sandbox = sandbox
+        self.stderr: deque[str] = deque(maxlen=5000)  # every seat's, for the hints
+        self.memory_mb = memory_mb or (sandbox.config.memory_mb if sandbox else DEFAULT_MEMORY_MB)
         self.recorder = Recorder()
-        self.report = Report(self.command, transport)
+        self.report = Report(self.command, transport,
+                             sandbox=sandbox.summary() if sandbox is not None else "")
         self.seats: list[CheckedSeat] = []
         self.wrappers: list[list[ProvokingTransport]] = []
         self.kind_faults: dict[str, tuple[str, list[str]]] = {}
@@ -471,7 +484,8 @@ class Checker:
             name = f"bot.{k}"
             wrappers: list[ProvokingTransport] = []
             launch = make_launcher(self.command, self.transport, name, self.recorder, self.tc,
-                                   self.cwd, wrappers)
+                                   self.cwd, wrappers, sandbox=self.sandbox,
+                                   memory_mb=self.memory_mb, stderr_sink=self.stderr.append)
             player = RemotePlayer(name, launch, time_control=self.tc,
                                   on_message=self.recorder.on_message,
                                   bye_grace=self.bye_grace, kill_grace=0.2)
@@ -491,6 +505,9 @@ class Checker:
                 self.check_timing()
         finally:
             self.check_bye()
+        if self.sandbox is not None and self.sandbox.active:
+            crashes = [c.detail for c in self.report.checks if c.status == FAIL]
+            self.report.hints = explain([*self.stderr, *crashes], self.sandbox.config)
         return self.report
 
     def check_handshake(self) -> bool:
@@ -696,8 +713,16 @@ def run_checks(command: Sequence[str], **kw: Any) -> Report:
               help="Seconds for the bot to exit after bye.")
 @click.option("--cwd", type=click.Path(exists=True, file_okay=False), default=None,
               help="The bot's working directory.")
+@click.option("--sandbox", "sandbox_mode", type=click.Choice(SANDBOX_MODES), default=None,
+              help="Run the bot in the bubblewrap sandbox: auto (where it works, else with a "
+                   "warning), on, off.  Default: --config's [sandbox] mode, else auto.")
+@click.option("--config", "config_file", type=click.Path(dir_okay=False, exists=True),
+              default=None, metavar="FILE",
+              help="A tournament or league file: check under its sandbox, limits and time "
+                   "limits, as it will run your bot.")
 def check_bot(command: tuple[str, ...], transport: str, per_decision: float, bank: float,
-              startup: float, bye_grace: float, cwd: str | None) -> None:
+              startup: float, bye_grace: float, cwd: str | None, sandbox_mode: str | None,
+              config_file: str | None) -> None:
     """Check that the bot started by COMMAND speaks the protocol correctly.
 
     COMMAND is the bot's command line, as one quoted argument or after '--':
@@ -715,7 +740,24 @@ def check_bot(command: tuple[str, ...], transport: str, per_decision: float, ban
     if len(words) == 1 and " " in words[0].strip():
         words = shlex.split(words[0])
     tc = TimeControl(startup=startup, per_decision=per_decision, bank=bank)
+    sandbox_config = SandboxConfig()
+    if config_file is not None:
+        try:
+            tournament = load_config(config_file)
+        except TournamentConfigError as e:
+            click.echo(f"Error: {e}", err=True)
+            sys.exit(2)
+        tc, sandbox_config = tournament.time, tournament.sandbox
+    if sandbox_mode is not None:
+        sandbox_config = dataclasses.replace(sandbox_config, mode=sandbox_mode)
+    try:
+        sandbox = resolve(sandbox_config)
+    except SandboxError as e:
+        click.echo(f"Error: {e}", err=True)
+        sys.exit(2)
+    for w in sandbox.warnings:
+        click.echo(f"referee: {w}", err=True)
     report = run_checks(words, transport=transport, time_control=tc, bye_grace=bye_grace,
-                        cwd=cwd)
+                        cwd=cwd, sandbox=sandbox)
     click.echo(report.render())
     sys.exit(0 if report.ok else 1)

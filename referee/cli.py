@@ -18,10 +18,11 @@ import click
 from tabulate import tabulate
 
 from . import __version__
-from .botspec import DEFAULT_LISTEN, BotSpecError, RemoteSeats, make_player, parse_specs
+from .botspec import DEFAULT_LISTEN, BotSpec, BotSpecError, RemoteSeats, make_player, parse_specs
 from .game import VARIANTS, ConfigError, GameConfig
 from .game.cards import DECKS
 from .human import HumanClock, HumanPlayer
+from .quoting import printable
 from .replay import (
     HOW_WORDS,
     Narrator,
@@ -32,6 +33,8 @@ from .replay import (
     verify,
 )
 from .runner import FaultPolicy, GameRecord, TimeControl
+from .sandbox import MODES as SANDBOX_MODES
+from .sandbox import Sandbox, SandboxConfig, SandboxError, resolve
 from .session import DeckFileError, Session, game_summary, read_deck_file, standings
 from .transcript import TracedPlayer, Transcript
 
@@ -188,6 +191,10 @@ def _use_colour(flag: bool | None, stream: Any) -> bool:
               metavar="SECONDS",
               help="How long to wait for the remote bots to connect (and, in a match, "
                    "to come back after losing their connection).")
+@click.option("--sandbox", "sandbox_mode", type=click.Choice(SANDBOX_MODES), default="auto",
+              show_default=True,
+              help="Run the external bots in the bubblewrap sandbox: auto (where it works, "
+                   "else with a warning), on (refuse to start without it), off.")
 def play(bots: tuple[str, ...], bot_opts: tuple[str, ...], human: bool, games: int,
          seed: int | None, variant_opts: tuple[str, ...], colours: int | None,
          deck_name: str, deck_file: str | None, first_player: int | None, turn_limit: int,
@@ -195,7 +202,7 @@ def play(bots: tuple[str, ...], bot_opts: tuple[str, ...], human: bool, games: i
          record_file: str | None, record_dir: str | None, quiet: bool, verbose: bool,
          as_json: bool, transcript: bool, transcript_file: str | None,
          bot_log_dir: str | None, colour: bool | None, listen: str, keys_dir: str | None,
-         server_key: str | None, wait: float) -> None:
+         server_key: str | None, wait: float, sandbox_mode: str) -> None:
     texts = (["human"] if human else []) + list(bots) + list(bot_opts)
     if not 2 <= len(texts) <= 6:
         raise CliError(
@@ -236,9 +243,12 @@ def play(bots: tuple[str, ...], bot_opts: tuple[str, ...], human: bool, games: i
                        f"not {first_player}")
     if seed is None:
         seed = random.SystemRandom().randrange(1, 10**9)
+    sandbox = _sandbox(sandbox_mode, specs, record_file, record_dir, bot_log_dir,
+                       transcript_file, keys_dir, server_key)
     session = Session(config, seed, games, deck, first_player,
                       TimeControl(startup, move_time, bank),
-                      FaultPolicy(fault_mode, strikes), record_file, record_dir)
+                      FaultPolicy(fault_mode, strikes), record_file, record_dir,
+                      sandbox=sandbox.describe())
     try:
         session.prepare()
     except ConfigError as e:
@@ -302,7 +312,7 @@ def play(bots: tuple[str, ...], bot_opts: tuple[str, ...], human: bool, games: i
         for i, spec in enumerate(specs):
             p = make_player(spec, time_control=session.time_control,
                             on_message=tr.on_message if tr else None, log_dir=bot_log_dir,
-                            seed=seed * 7919 + i, remote_seats=remote)
+                            seed=seed * 7919 + i, remote_seats=remote, sandbox=sandbox)
             if isinstance(p, HumanPlayer):
                 p.names = names
                 p.clock = clock
@@ -420,6 +430,19 @@ def play(bots: tuple[str, ...], bot_opts: tuple[str, ...], human: bool, games: i
         echo(f"transcript: {transcript_file}")
 
 
+def _sandbox(mode: str, specs: Sequence[BotSpec], *hidden: str | None) -> Sandbox:
+    """The sandbox of ``play``'s external bots (one warning line where ``auto`` runs
+    without), hiding what the referee writes (records, logs, transcripts, keys)."""
+    try:
+        sandbox = resolve(SandboxConfig(mode=mode))
+    except SandboxError as e:
+        raise CliError(str(e)) from None
+    if any(s.kind in ("stdio", "zmq") for s in specs):
+        for w in sandbox.warnings:
+            click.echo(f"referee: {w}", err=True)
+    return sandbox.hide(*hidden)
+
+
 def _close(players: Sequence[Any]) -> None:
     for p in players:
         close = getattr(p, "close", None) or getattr(getattr(p, "player", None), "close", None)
@@ -467,7 +490,7 @@ def _result_lines(rec: GameRecord, labels: Sequence[str]) -> list[str]:
     lines += tabulate(rows, headers=headers).splitlines()
     if rec.faults:
         lines.append("faults:")
-        lines += [f"  {f}" for f in rec.faults]
+        lines += [f"  {printable(str(f))}" for f in rec.faults]
     else:
         lines.append("faults: none")
     return lines

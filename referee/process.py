@@ -6,9 +6,12 @@ stderr (drained by a thread into a size-capped log so the bot never blocks on it
 how it is ended (SIGTERM to every process of its tree, a short grace, SIGKILL) and
 the readable description of how it died ("killed by signal 9 (SIGKILL)").
 
-The memory limit is set by ``/bin/sh -c 'ulimit -v N; exec "$@"'`` rather than a
-``preexec_fn``: the referee has threads (stderr readers) and ``preexec_fn`` may
-deadlock in a forked child of a threaded process.  The sh costs ~1 ms per start.
+The sandbox (``referee.sandbox``: bubblewrap, and a cgroup for the limits of the
+whole tree) is applied here, for every bot any part of the referee starts.  The
+process joins its cgroup (or, without one, gets an address-space limit) through
+``/bin/sh -c 'echo $$ > cgroup.procs && exec "$@"'`` rather than a ``preexec_fn``:
+the referee has threads (stderr readers) and ``preexec_fn`` may deadlock in a forked
+child of a threaded process.  The sh costs ~1 ms per start.
 
 Finding the tree (``bot_tree``): every process whose session or process group is the
 bot's (the bot is its session leader), plus every descendant of those by parent pid,
@@ -40,9 +43,14 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime
 from typing import IO
 
-DEFAULT_MEMORY_MB = 1024
+from .quoting import printable
+from .sandbox import DEFAULT_MEMORY_MB, Cgroup, Sandbox, join_script
+
+__all__ = ["DEFAULT_MEMORY_MB", "DEFAULT_STDERR_CAP", "BotProcess", "BotStartError",
+           "StderrLog", "start_bot"]
 DEFAULT_STDERR_CAP = 1 << 20
 TAIL_BYTES = 2048
 
@@ -57,23 +65,62 @@ class BotStartError(Exception):
 
 
 class StderrLog:
-    """Drains a bot's stderr on a daemon thread.  Keeps at most ``cap`` bytes in the
-    log file (then notes how much was dropped), the last TAIL_BYTES in memory for
-    crash reports, and passes each line (within the same cap) to ``on_line``."""
+    """Drains a bot's stderr on a daemon thread.  Keeps the log *file* under ``cap``
+    bytes across every start of the bot that appends to it (at the cap, a
+    "[truncated]" line, then nothing more but a count of what was dropped), the last
+    TAIL_BYTES in memory for crash reports, and passes each line (within the same
+    cap) to ``on_line``.  ``mark`` writes a referee line (a game starts) into the log,
+    between the bot's own lines; each start begins with one."""
 
     def __init__(self, fd: int, path: str | None, cap: int = DEFAULT_STDERR_CAP,
-                 on_line: Callable[[str], None] | None = None) -> None:
+                 on_line: Callable[[str], None] | None = None, *,
+                 started: str | None = None) -> None:
         self.fd = fd
         self.path = path
         self.cap = cap
         self.on_line = on_line
         self.kept = 0
         self.dropped = 0
+        self.truncated = False
         self._tail = bytearray()
         self._lock = threading.Lock()
         self._file: IO[bytes] | None = open(path, "ab") if path else None  # noqa: SIM115
+        if self._file is not None:
+            self.kept = os.fstat(self._file.fileno()).st_size  # earlier starts count
+            if self.kept >= self.cap:
+                self.truncated = True  # marked when it was reached
+        if started:
+            self.mark(started)
         self.thread = threading.Thread(target=self._run, name=f"stderr-{fd}", daemon=True)
         self.thread.start()
+
+    def _keep(self, data: bytes) -> bytes:
+        """Write what fits under the cap (caller holds the lock); the rest is
+        counted, and the first cut marked in the file.  Returns what was kept."""
+        room = self.cap - self.kept
+        keep, drop = data[:max(0, room)], data[max(0, room):]
+        self.kept += len(keep)
+        if drop:
+            self.dropped += len(drop)
+        if self._file is not None:
+            if keep:
+                self._file.write(keep)
+            if drop and not self.truncated:
+                self._file.write(f"\n[referee: truncated: this log is capped at {self.cap} "
+                                 f"bytes]\n".encode())
+            if keep or drop:
+                self._file.flush()
+        if drop:
+            self.truncated = True
+        return keep
+
+    def mark(self, text: str) -> None:
+        """A referee line in the log: ``==== [referee 09:30:01.123] text ====``."""
+        stamp = datetime.now().strftime("%H:%M:%S.%f")[:-3]
+        with self._lock:
+            if self._file is None or self.truncated:
+                return
+            self._keep(f"==== [referee {stamp}] {printable(text)} ====\n".encode())
 
     def _run(self) -> None:
         pending = b""
@@ -90,27 +137,22 @@ class StderrLog:
                 with self._lock:
                     self._tail += chunk
                     del self._tail[:-TAIL_BYTES]
-                room = self.cap - self.kept
-                keep, drop = chunk[:max(0, room)], chunk[max(0, room):]
-                self.kept += len(keep)
-                self.dropped += len(drop)
-                if keep:
-                    if self._file:
-                        self._file.write(keep)
-                        self._file.flush()
-                    if self.on_line:
-                        lines = (pending + keep).split(b"\n")
-                        pending = lines.pop()
-                        for line in lines:
-                            self._tell(line)
+                    keep = self._keep(chunk)
+                if keep and self.on_line:
+                    lines = (pending + keep).split(b"\n")
+                    pending = lines.pop()
+                    for line in lines:
+                        self._tell(line)
             if pending and self.on_line:
                 self._tell(pending)
         finally:
             if self._file:
-                if self.dropped:
-                    self._file.write(f"\n[referee: {self.dropped} more bytes of stderr "
-                                     f"dropped over the {self.cap}-byte cap]\n".encode())
-                self._file.close()
+                with self._lock:
+                    if self.dropped:
+                        self._file.write(f"[referee: {self.dropped} more bytes of output "
+                                         f"dropped in this start]\n".encode())
+                    self._file.close()
+                    self._file = None
             with contextlib.suppress(OSError):
                 os.close(self.fd)
 
@@ -132,10 +174,14 @@ class StderrLog:
         self.thread.join(timeout)
 
 
-def describe_exit(returncode: int, *, ran: bool = False) -> str:
+def describe_exit(returncode: int, *, ran: bool = False, oom_mb: int | None = None) -> str:
     """'exited with code 3', 'killed by signal 9 (SIGKILL)', with a guess at the cause
     where there is one.  ``ran``: the program is known to have run (it spoke), so code
-    127 is its own, not the shell's "command not found"."""
+    127 is its own, not the shell's "command not found".  ``oom_mb``: the kernel
+    killed it for going over its cgroup's memory limit of that many MB."""
+    if oom_mb is not None and returncode in (-signal.SIGKILL, 128 + signal.SIGKILL):
+        return (f"killed by signal 9 (SIGKILL): out of memory under the {oom_mb} MB "
+                f"limit of its sandbox")
     if returncode < 0:
         try:
             name = signal.Signals(-returncode).name
@@ -211,8 +257,15 @@ class BotProcess:
     once it exits (``exit_fd``, Linux; else None) and its stderr log."""
 
     def __init__(self, popen: subprocess.Popen[bytes], stdin_fd: int, stdout_fd: int,
-                 stderr: StderrLog, command: Sequence[str]) -> None:
+                 stderr: StderrLog, command: Sequence[str], *,
+                 cgroup: Cgroup | None = None, sandboxed: bool = False) -> None:
         self.popen = popen
+        #: The bot's cgroup (its limits, and every process of its tree), if any.
+        self.cgroup = cgroup
+        #: Started inside bubblewrap: its exit status is bwrap's, a signal N that
+        #: killed the bot reads as 128 + N.
+        self.sandboxed = sandboxed
+        self._oom: bool | None = None
         self.pid = popen.pid
         self.stdin_fd = stdin_fd
         self.stdout_fd = stdout_fd
@@ -280,12 +333,24 @@ class BotProcess:
         rc = self.wait(wait) if wait > 0 else self.returncode
         if rc is None:
             return "still running"
-        text = describe_exit(rc, ran=ran)
+        if self.sandboxed and 128 < rc < 128 + 65:
+            rc = 128 - rc  # bwrap's "the bot was killed by signal N"
+        text = describe_exit(rc, ran=ran, oom_mb=self.cgroup.memory_mb
+                             if self.out_of_memory() and self.cgroup else None)
         tail = self.stderr.tail().strip()
         if tail:
             last = tail.splitlines()[-3:]
             text += "; last stderr: " + " | ".join(line[-200:] for line in last)
         return text
+
+    def out_of_memory(self) -> bool:
+        """Did the kernel kill a process of the bot for going over its memory limit?"""
+        if self._oom is None and self.cgroup is not None:
+            oom = self.cgroup.oom_killed()
+            if not oom and self.returncode is None:
+                return False  # may still happen: ask again later
+            self._oom = oom
+        return bool(self._oom)
 
     def end(self, grace: float = 0.5) -> None:
         """End the bot's whole tree: SIGTERM to every process of it, up to ``grace``
@@ -314,9 +379,19 @@ class BotProcess:
                 tree = left
                 self.popen.poll()
                 time.sleep(0.005)
+            if self.cgroup is not None:
+                # Whatever is left in its cgroup (a process that left the session and
+                # was orphaned, outside a PID namespace) ends too.
+                self.out_of_memory()
+                self.cgroup.kill_all()
             with contextlib.suppress(subprocess.TimeoutExpired):
                 self.popen.wait(1.0)
         finally:
+            if self.cgroup is not None:
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    self.popen.wait(1.0)
+                self.cgroup.kill_all()
+                self.cgroup.remove()
             if self.exit_fd is not None:
                 with contextlib.suppress(OSError):
                     os.close(self.exit_fd)
@@ -335,6 +410,11 @@ def _signal_all(group: int | None, pids: set[int], sig: int) -> None:
             os.kill(p, sig)
 
 
+#: Variables of the referee's own environment never passed on to a bot: the
+#: protocol's (each launch sets its own) and the referee's keys.
+_PRIVATE_ENV_PREFIX = "UPDOWN_"
+
+
 def start_bot(
     command: Sequence[str],
     *,
@@ -344,45 +424,98 @@ def start_bot(
     stderr_path: str | None = None,
     stderr_cap: int = DEFAULT_STDERR_CAP,
     on_stderr: Callable[[str], None] | None = None,
+    sandbox: Sandbox | None = None,
+    writable: Sequence[str] = (),
+    inherit_env: bool = True,
 ) -> BotProcess:
-    """Start ``command`` in its own session with only its three pipes open.  ``env``
-    replaces the environment when given (``None``: the referee's).  ``memory_mb``
-    caps its address space (None or 0: no cap).  Raises BotStartError with a readable
-    reason when the command cannot be run."""
+    """Start ``command`` in its own session with only its three pipes open.
+
+    ``env``: the bot's variables (the protocol's, its configuration's).  Without a
+    sandbox they are added to the referee's environment (``inherit_env``; the
+    referee's own ``UPDOWN_*`` variables are never passed on); in a sandbox the bot
+    gets them and nothing else of the referee's.  ``memory_mb`` caps its memory (the
+    sandbox's cgroup for the whole tree when there is one; else an address-space
+    limit per process; None or 0: no cap).  ``sandbox``: an active one starts the bot
+    inside bubblewrap (``referee.sandbox``), with ``writable`` host folders it may
+    write.  Raises BotStartError with a readable reason when the command cannot be
+    run."""
     if not command:
         raise BotStartError("the bot command is empty")
     if cwd is not None and not os.path.isdir(cwd):
         raise BotStartError(f"the bot's working directory {cwd!r} does not exist")
     exe = command[0]
-    path = (env or os.environ).get("PATH", os.defpath)
+    bot_env = dict(env or {})
+    path = bot_env.get("PATH") or os.environ.get("PATH", os.defpath)
     if os.sep in exe:
         full = exe if os.path.isabs(exe) else os.path.join(cwd or os.getcwd(), exe)
         if not os.path.isfile(full) or not os.access(full, os.X_OK):
             raise BotStartError(f"{exe!r} is not an executable file (from {cwd or os.getcwd()!r})")
     elif shutil.which(exe, path=path) is None:
         raise BotStartError(f"{exe!r} was not found on the PATH")
-    argv = list(command)
-    if memory_mb:
-        argv = ["/bin/sh", "-c", f"ulimit -v {int(memory_mb) * 1024} && exec \"$@\"", "sh", *argv]
+    cgroup: Cgroup | None = None
+    pass_fds: list[int] = []
+    if sandbox is not None and sandbox.active:
+        sb = sandbox.with_memory(memory_mb)
+        prepared = sb.prepare(command, cwd=cwd, env=bot_env, writable=writable)
+        cgroup = prepared.cgroup
+        options = list(prepared.bwrap[1:])
+        for dest, text in prepared.files.items():
+            r, w = os.pipe()
+            os.write(w, text.encode())  # a few bytes: never more than a pipe holds
+            os.close(w)
+            pass_fds.append(r)
+            options += ["--perms", "0644", "--ro-bind-data", str(r), dest]
+        options += prepared.finish
+        # The options through a pipe: bwrap's command line (the bot can read its pid
+        # 1's) shows only "--args N".  A pipe holds 64 KiB; the options are ~5 KiB.
+        data = b"".join(o.encode() + b"\0" for o in options)
+        if len(data) > 60_000:
+            raise BotStartError(f"the sandbox options of {shlex.join(command)} are too long")
+        r, w = os.pipe()
+        os.write(w, data)
+        os.close(w)
+        pass_fds.append(r)
+        argv = [prepared.bwrap[0], "--args", str(r), "--", *prepared.command]
+        memory_kb = None if cgroup is not None and "memory" in cgroup.dirs else \
+            (int(sb.config.memory_mb) * 1024 if memory_mb else None)
+        procs = cgroup.procs_files if cgroup is not None else []
+        run_env: dict[str, str] | None = {"PATH": os.environ.get("PATH", os.defpath)}
+        run_cwd = None
+    else:
+        argv = list(command)
+        memory_kb = int(memory_mb) * 1024 if memory_mb else None
+        procs = []
+        if inherit_env:
+            base = {k: v for k, v in os.environ.items() if not k.startswith(_PRIVATE_ENV_PREFIX)}
+            run_env = {**base, **bot_env}
+        else:
+            run_env = bot_env
+        run_cwd = cwd
+    if memory_kb or procs:
+        argv = ["/bin/sh", "-c", join_script(procs, memory_kb), "sh", *argv]
     in_r, in_w = os.pipe()
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
     try:
         popen = subprocess.Popen(
-            argv, stdin=in_r, stdout=out_w, stderr=err_w, cwd=cwd,
-            env=dict(env) if env is not None else None, close_fds=True,
+            argv, stdin=in_r, stdout=out_w, stderr=err_w, cwd=run_cwd,
+            env=run_env, close_fds=True, pass_fds=pass_fds,
             start_new_session=True,
         )
     except OSError as e:
-        for fd in (in_r, in_w, out_r, out_w, err_r, err_w):
+        for fd in (in_r, in_w, out_r, out_w, err_r, err_w, *pass_fds):
             os.close(fd)
+        if cgroup is not None:
+            cgroup.remove()
         raise BotStartError(f"cannot start {shlex.join(command)}: {e}") from None
-    for fd in (in_r, out_w, err_w):
+    for fd in (in_r, out_w, err_w, *pass_fds):
         os.close(fd)
     # Our ends must not leak into other bots started later (close_fds covers the
     # children, O_CLOEXEC is the default for os.pipe).
-    log = StderrLog(err_r, stderr_path, stderr_cap, on_stderr)
-    proc = BotProcess(popen, in_w, out_r, log, command)
+    log = StderrLog(err_r, stderr_path, stderr_cap, on_stderr,
+                    started=f"bot started (pid {popen.pid}): {shlex.join(command)}")
+    proc = BotProcess(popen, in_w, out_r, log, command, cgroup=cgroup,
+                      sandboxed=sandbox is not None and sandbox.active)
     with _LIVE_LOCK:
         _LIVE[proc.pid] = proc
     _exit_on_termination()

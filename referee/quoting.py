@@ -27,6 +27,25 @@ def _escape_controls(text: str) -> str:
     return "".join(f"\\u{ord(c):04x}" if 0x7F <= ord(c) <= 0x9F else c for c in text)
 
 
+#: Characters a terminal acts on rather than shows: the C0 controls (carriage return,
+#: escape...), DEL, the C1 controls (U+009B is a CSI on many terminals) and the
+#: bidirectional overrides (a line that reads as something else).
+_CONTROL = {*range(0x00, 0x20), 0x7F, *range(0x80, 0xA0), *range(0x202A, 0x202F),
+            *range(0x2066, 0x206A), 0x200E, 0x200F, 0x061C}
+_ESCAPES = {c: (f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}") for c in _CONTROL}
+
+
+def printable(text: str, *, keep_tabs: bool = False) -> str:
+    """Bot-controlled text made safe to print on the organiser's terminal: every
+    control character shown as an escape (``\\x1b``, ``\\x0d``, ``\\u202e``), so that
+    a bot's stderr, name or decision text can neither move the cursor, rewrite a
+    line, clear the screen, set the window title, nor reorder what a line shows."""
+    if text.isprintable():
+        return text
+    table = _ESCAPES if not keep_tabs else {k: v for k, v in _ESCAPES.items() if k != 9}
+    return text.translate(table)
+
+
 def quote(data: bytes | bytearray | memoryview | str, limit: int = LIMIT) -> str:
     """``data`` as a JSON-style quoted string: ``b'hi\\x01'`` -> ``"hi\\u0001"``.
     Bytes are decoded as UTF-8, an invalid byte showing as U+FFFD; a text longer than

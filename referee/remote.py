@@ -58,6 +58,7 @@ from .protocol import (
     UnsupportedVersion,
 )
 from .runner import BotFault, DecisionRequest, TimeControl
+from .sandbox import Sandbox
 from .transport.base import (
     MalformedMessage,
     MessageTooLarge,
@@ -167,6 +168,7 @@ class RemotePlayer:
         self._legal: Sequence[Decision] = ()
         # Why the bot's process is to be started afresh before its next game, if it is.
         self._restart: str | None = None
+        self._log_label: str | None = None  # for the next game's line in its stderr log
 
     # -- transcript ------------------------------------------------------------------
 
@@ -260,9 +262,11 @@ class RemotePlayer:
                 msg = self._recv(max(0.0, tc.startup - (self.clock() - t0)))
                 hello = session.receive(msg)
                 assert isinstance(hello, Hello)
-            except TransportTimeout:
+            except TransportTimeout as e:
+                why = str(e).partition("s (")[2]
                 raise BotFault("timeout", f"{self.name} sent no hello within the startup limit "
-                               f"of {tc.startup:.3f}s", fatal=True) from None
+                               f"of {tc.startup:.3f}s" + (f" ({why}" if why else ""),
+                               fatal=True) from None
             except TransportClosed as e:
                 raise self._lost("ended", "before its hello", e) from None
             except UnsupportedVersion as e:
@@ -303,6 +307,11 @@ class RemotePlayer:
         """Optional Player hook: the names of the game's bots by seat."""
         self._bots = list(bots)
 
+    def mark_log(self, text: str) -> None:
+        """Optional Player hook: the line that marks the next game in the bot's
+        stderr log (written once the bot is running)."""
+        self._log_label = text
+
     def start_game(self, game_id: str, seat: int, config: GameConfig, seed: int) -> None:
         if self._restart is not None and not self.dead and self.conn is not None:
             self._note(f"ending the bot to start it afresh: {self._restart}")
@@ -311,6 +320,9 @@ class RemotePlayer:
         if self.conn is None or self.dead or self.session is None:
             self.connect()
         assert self.session is not None
+        if self.conn is not None and self.conn.process is not None:
+            label, self._log_label = self._log_label, None
+            self.conn.process.stderr.mark(label or f"game {game_id}, seat {seat}")
         self._ids.clear()
         bots = self._bots if len(self._bots) == config.players else [
             self.name if s == seat else f"seat{s}" for s in range(config.players)]
@@ -465,7 +477,56 @@ class RemotePlayer:
         self.close()
 
 
-def stdio_player(
+def launch_bot(
+    command: Sequence[str],
+    *,
+    transport: str = "stdio",
+    name: str = "bot",
+    cwd: str | None = None,
+    env: Mapping[str, str] | None = None,
+    sandbox: Sandbox | None = None,
+    memory_mb: int | None = DEFAULT_MEMORY_MB,
+    stderr_path: str | None = None,
+    stdout_path: str | None = None,
+    stderr_cap: int = DEFAULT_STDERR_CAP,
+    on_stderr: Callable[[str], None] | None = None,
+    max_message_bytes: int = MAX_MESSAGE_BYTES,
+    write_timeout: float = 2.0,
+    zmq_transport: str = "ipc",
+) -> Connection:
+    """The one way the referee starts a bot (``referee play``, ``check-bot`` and
+    tournaments, stdio and ZeroMQ alike): the process (``referee.process.start_bot``,
+    inside ``sandbox`` when it is active) and the transport to it.  ``env``: the
+    bot's own variables; the protocol's are added here.  Raises BotStartError."""
+    if transport == "zmq":
+        from .transport.zmq import launch_zmq_bot
+
+        bot = launch_zmq_bot(command, name=name, cwd=cwd, env=env or {},
+                             transport=zmq_transport, max_message_bytes=max_message_bytes,
+                             memory_mb=memory_mb, stderr_path=stderr_path,
+                             stderr_cap=stderr_cap, on_stderr=on_stderr,
+                             stdout_path=stdout_path, sandbox=sandbox)
+        return Connection(bot.transport, bot.process)
+    if transport != "stdio":
+        raise ValueError(f"transport must be 'stdio' or 'zmq', not {transport!r}")
+    proc = start_bot(command, cwd=cwd, env={**(env or {}), "UPDOWN_TRANSPORT": "stdio"},
+                     memory_mb=memory_mb, stderr_path=stderr_path, stderr_cap=stderr_cap,
+                     on_stderr=on_stderr, sandbox=sandbox)
+    return Connection(StdioTransport(proc.stdin_fd, proc.stdout_fd, exit_fd=proc.exit_fd,
+                                     max_message_bytes=max_message_bytes,
+                                     write_timeout=write_timeout), proc)
+
+
+def _log_paths(log_dir: str | None, name: str, transport: str) -> tuple[str | None, str | None]:
+    if log_dir is None:
+        return None, None
+    os.makedirs(log_dir, exist_ok=True)
+    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
+    return (os.path.join(log_dir, f"{safe}.stderr.log"),
+            os.path.join(log_dir, f"{safe}.stdout.log") if transport == "zmq" else None)
+
+
+def external_player(
     name: str,
     command: Sequence[str],
     cwd: str | None = None,
@@ -474,25 +535,28 @@ def stdio_player(
     memory_mb: int | None = DEFAULT_MEMORY_MB,
     log_dir: str | None = None,
     *,
+    transport: str = "stdio",
     max_message_bytes: int = MAX_MESSAGE_BYTES,
     stderr_cap: int = DEFAULT_STDERR_CAP,
     on_message: TranscriptHook | None = None,
     bye_grace: float = 1.0,
     kill_grace: float = 0.5,
     write_timeout: float | None = None,
+    sandbox: Sandbox | None = None,
+    zmq_transport: str = "ipc",
+    log_name: str | None = None,
 ) -> RemotePlayer:
-    """A bot started as ``command`` speaking JSON lines on its stdin/stdout.  ``env``
-    is added to the referee's environment (with ``UPDOWN_TRANSPORT=stdio``); its
-    stderr goes to ``log_dir/<name>.stderr.log`` (capped at ``stderr_cap`` bytes per
-    start).  A bot that does not read a message within ``write_timeout`` seconds
-    (default: the per-decision limit, at least 2 s) is ended as stuck."""
+    """A bot started as ``command`` (``launch_bot``: in ``sandbox`` when it is
+    active) speaking JSON lines on its stdin/stdout (``transport="stdio"``) or
+    msgpack over ZeroMQ (``"zmq"``, on ``zmq_transport`` ipc or tcp loopback).
+    ``env`` is the bot's own variables; its stderr goes to
+    ``log_dir/<name>.stderr.log`` (capped at ``stderr_cap`` bytes per file, across
+    restarts, with a line marking each start and game), a ZeroMQ bot's stdout to
+    ``<name>.stdout.log``.  A stdio bot that does not read a message within
+    ``write_timeout`` seconds (default: the per-decision limit, at least 2 s) is
+    ended as stuck."""
     tc = time_control or TimeControl()
-    full_env = {**os.environ, **(env or {}), "UPDOWN_TRANSPORT": "stdio"}
-    stderr_path = None
-    if log_dir is not None:
-        os.makedirs(log_dir, exist_ok=True)
-        safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
-        stderr_path = os.path.join(log_dir, f"{safe}.stderr.log")
+    stderr_path, stdout_path = _log_paths(log_dir, log_name or name, transport)
     player: RemotePlayer
 
     def on_stderr(line: str) -> None:
@@ -500,14 +564,23 @@ def stdio_player(
             player.on_message("stderr", name, line, time.time())
 
     def launch() -> Connection:
-        proc = start_bot(command, cwd=cwd, env=full_env, memory_mb=memory_mb,
-                         stderr_path=stderr_path, stderr_cap=stderr_cap, on_stderr=on_stderr)
-        transport = StdioTransport(proc.stdin_fd, proc.stdout_fd, exit_fd=proc.exit_fd,
-                                   max_message_bytes=max_message_bytes,
-                                   write_timeout=write_timeout if write_timeout is not None
-                                   else max(2.0, tc.per_decision))
-        return Connection(transport, proc)
+        return launch_bot(command, transport=transport, name=name, cwd=cwd, env=env,
+                          sandbox=sandbox, memory_mb=memory_mb, stderr_path=stderr_path,
+                          stdout_path=stdout_path, stderr_cap=stderr_cap, on_stderr=on_stderr,
+                          max_message_bytes=max_message_bytes, zmq_transport=zmq_transport,
+                          write_timeout=write_timeout if write_timeout is not None
+                          else max(2.0, tc.per_decision))
 
     player = RemotePlayer(name, launch, time_control=tc, max_message_bytes=max_message_bytes,
                           on_message=on_message, bye_grace=bye_grace, kill_grace=kill_grace)
     return player
+
+
+def stdio_player(name: str, command: Sequence[str], cwd: str | None = None,
+                 env: Mapping[str, str] | None = None,
+                 time_control: TimeControl | None = None,
+                 memory_mb: int | None = DEFAULT_MEMORY_MB, log_dir: str | None = None,
+                 **options: Any) -> RemotePlayer:
+    """``external_player`` over stdio (JSON lines)."""
+    return external_player(name, command, cwd, env, time_control, memory_mb, log_dir,
+                           transport="stdio", **options)

@@ -120,6 +120,9 @@ class Player(Protocol):
     #
     #   on_seating(bots: Sequence[str]) -> None
     #       before start_game: the names of the game's players, by seat.
+    #   mark_log(text: str) -> None
+    #       before start_game: a line for the bot's own logs ("game g000012"), naming
+    #       the game as the referee's records do (the bot may be sent another id).
     #   rejected(request_id: int, code: str, message: str, action: str,
     #            substitute: str | None) -> None
     #       after a fault on one of its requests: code is the fault kind (REJECT
@@ -180,6 +183,10 @@ class GameRecord:
     forfeits: list[int] = field(default_factory=list)
     result: dict[str, Any] = field(default_factory=dict)
     wall_time: float = 0.0
+    #: The id the bots were given, where it is not ``game_id`` (tournaments).
+    bot_game_id: str | None = None
+    #: The sandbox the external bots ran in, and its limits (``Sandbox.describe``).
+    sandbox: dict[str, Any] | None = None
 
     @property
     def places(self) -> list[int]:
@@ -201,6 +208,10 @@ class GameRecord:
             "first_player": self.first_player,
             "bots": self.bots,
         }
+        if self.bot_game_id is not None:
+            head["bot_game_id"] = self.bot_game_id
+        if self.sandbox is not None:
+            head["sandbox"] = self.sandbox
         # orjson: a record has hundreds of lines, and tournaments write one per game.
         dumps = _dumps
         lines = [dumps(head)]
@@ -214,6 +225,23 @@ class GameRecord:
     def write(self, path: str) -> None:
         with open(path, "w", encoding="utf-8") as f:
             f.write("\n".join(self.to_lines()) + "\n")
+
+
+#: What a seat is told of another seat's fault in place of its detail: a detail can
+#: name that seat's hidden cards ("legal now: play hand 3x1, ..." is its hand).
+OTHERS_FAULT_DETAIL = "another seat's fault: only its kind and turn are told"
+
+
+def faults_for(faults: Sequence[Fault], seat: int) -> list[dict[str, Any]]:
+    """The game's faults as ``seat`` may know them (``game_over``): its own in full,
+    the other seats' by kind, turn and action only."""
+    out = []
+    for f in faults:
+        d = f.to_dict()
+        if f.seat != seat:
+            d["detail"] = OTHERS_FAULT_DETAIL
+        out.append(d)
+    return out
 
 
 def final_places(engine_places: Sequence[int], forfeits: Sequence[int]) -> list[int]:
@@ -250,6 +278,7 @@ def run_game(
     players: Sequence[Player],
     *,
     game_id: str = "game",
+    bot_game_id: str | None = None,
     deck: Sequence[int] | None = None,
     first_player: int | None = None,
     time_control: TimeControl | None = None,
@@ -258,7 +287,11 @@ def run_game(
     clock: Callable[[], float] = time.perf_counter,
 ) -> GameRecord:
     """Play one game; never raises because of a bot.  ``on_event(kind, payload)`` is
-    told of events ("event", text), faults ("fault", Fault) and decisions."""
+    told of events ("event", text), faults ("fault", Fault) and decisions.
+    ``bot_game_id``: the id the players are given instead of ``game_id`` (a
+    tournament's, which must not tell a bot which games share a deal); the record
+    keeps both."""
+    sent_id = bot_game_id or game_id
     if len(players) != config.players:
         raise ValueError(f"{config.players} players are needed, {len(players)} were given")
     tc = time_control or TimeControl()
@@ -272,6 +305,7 @@ def run_game(
         deck=[card_text(c) for c in game.deck],
         first_player=game.first_player,
         bots=[p.name for p in players],
+        bot_game_id=bot_game_id,
     )
     n = config.players
     strikes = [0] * n
@@ -305,7 +339,10 @@ def run_game(
             seating = getattr(p, "on_seating", None)
             if seating is not None:
                 seating(names)
-            p.start_game(game_id, seat, config, seed)
+            mark = getattr(p, "mark_log", None)
+            if mark is not None:
+                mark(f"game {game_id}, seat {seat}")
+            p.start_game(sent_id, seat, config, seed)
         except BotFault as e:
             fault(seat, e.kind, e.detail, fatal=True)
         except Exception as e:  # a bug in an in-process bot must not stop the game
@@ -329,7 +366,7 @@ def run_game(
                 events = events_for(all_events[seen[seat]:], seat)
                 seen[seat] = len(all_events)
                 time_left = per_decision + bank[seat]
-                req = DecisionRequest(game_id, request_id, seat, observe(seat), legal, events,
+                req = DecisionRequest(sent_id, request_id, seat, observe(seat), legal, events,
                                       time_left)
                 start = clock()
                 try:
@@ -379,11 +416,11 @@ def run_game(
         "turns": result.turns,
     }
     record.wall_time = clock() - t0
-    summary = {**record.result, "forfeits": list(forfeited),
-               "faults": [f.to_dict() for f in record.faults]}
+    summary = {**record.result, "forfeits": list(forfeited)}
     for seat, p in enumerate(players):
         try:
-            p.end_game(game_id, {**summary, "seat": seat, "events": [
+            p.end_game(sent_id, {**summary, "seat": seat,
+                                 "faults": faults_for(record.faults, seat), "events": [
                 event_dict(e) for e in game.events_for(seat, seen[seat])]})
         except BotFault as e:
             if seat not in forfeited:

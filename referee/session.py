@@ -108,6 +108,7 @@ class Session:
     policy: FaultPolicy = field(default_factory=FaultPolicy)
     record: str | None = None
     record_dir: str | None = None
+    sandbox: dict[str, Any] | None = None  # what the bots ran in, for the records
 
     def game_seed(self, i: int) -> int:
         return self.seed + i
@@ -153,6 +154,7 @@ class Session:
                            deck=self.deck, first_player=self.first_player,
                            time_control=self.time_control, policy=self.policy,
                            on_event=on_event, **kw)
+            rec.sandbox = self.sandbox
             path = self.record_path(i)
             if path:
                 rec.write(path)

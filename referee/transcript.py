@@ -34,6 +34,7 @@ from typing import Any, TextIO
 import click
 
 from .game import Decision, GameConfig
+from .quoting import printable
 from .runner import BotFault, DecisionRequest, Fault
 
 ARROWS = {"send": "->", "recv": "<-", "stderr": "!!", "note": "..", "fault": "XX",
@@ -140,6 +141,9 @@ class Transcript:
         self._write("note", "referee", IN_PROCESS_LEGEND, self.clock())
 
     def _write(self, kind: str, bot: str, text: str, now: float) -> None:
+        # A bot's text (its stderr, its hello, what it sent) is shown, never obeyed:
+        # a carriage return or an escape sequence would rewrite the transcript.
+        text = printable(text)
         wall = time.strftime("%H:%M:%S", time.localtime(now)) + f".{int(now * 1000) % 1000:03d}"
         head = f"{wall}  +{now - self.t0:8.3f}s  {ARROWS.get(kind, '  ')} {bot:<{self.name_width}} "
         plain = head + text

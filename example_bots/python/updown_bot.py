@@ -261,8 +261,11 @@ def run(bot: Bot | Callable[[Message, list[str]], int | str], *, name: str = "bo
     transport = open_transport()
     try:
         bot.name = os.environ.get("UPDOWN_NAME") or bot.name
-        transport.send({"type": "hello", "protocol": PROTOCOL_VERSIONS, "name": bot.name,
-                        "version": bot.version})
+        hello = {"type": "hello", "protocol": PROTOCOL_VERSIONS, "name": bot.name,
+                 "version": bot.version}
+        if os.environ.get("UPDOWN_TOKEN"):  # a launched ZeroMQ bot proves it is the one
+            hello["token"] = os.environ["UPDOWN_TOKEN"]
+        transport.send(hello)
         while True:
             msg = transport.recv()
             if msg is None:

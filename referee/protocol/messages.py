@@ -116,6 +116,9 @@ MESSAGES: dict[str, MessageSpec] = {m.type: m for m in (
            max_length=200),
         _f("version", STRING, "the bot's own version, for logs", required=False,
            max_length=200),
+        _f("token", STRING, "ZeroMQ, a bot the referee started: the value of its "
+           "UPDOWN_TOKEN variable (a connection whose hello lacks it is refused)",
+           required=False, max_length=200),
     )),
     MessageSpec("welcome", "referee", "The referee accepts the hello.", (
         _f("protocol", INTEGER, "the protocol version of this session"),

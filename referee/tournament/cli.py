@@ -13,9 +13,11 @@ from pathlib import Path
 
 import click
 
+from ..sandbox import MODES as SANDBOX_MODES
+from ..sandbox import SandboxError
 from .config import TournamentConfigError, load_config
 from .executor import ExecutorError
-from .run import run_tournament, standings_of
+from .run import run_tournament, sandbox_of, standings_of, with_seed
 from .schedule import schedule
 from .standings import FORMATS, render
 from .store import StoreError
@@ -48,7 +50,12 @@ def _terminate(signum: int, frame: object) -> None:
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="plain", show_default=True,
               help="Format of the standings printed at the end.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress display.")
-def run(config: str, jobs: int | None, output: str | None, fmt: str, quiet: bool) -> None:
+@click.option("--sandbox", "sandbox_mode", type=click.Choice(SANDBOX_MODES), default=None,
+              help="Run the bots in the bubblewrap sandbox: auto (where it works, else with "
+                   "a warning), on (refuse to start without it), off.  Default: the "
+                   "configuration's [sandbox] mode, else auto.")
+def run(config: str, jobs: int | None, output: str | None, fmt: str, quiet: bool,
+        sandbox_mode: str | None) -> None:
     """Play the tournament CONFIG (a TOML file); run again to resume it."""
     out: Path | str = output or "its output folder"
     # 'kill PID' (SIGTERM, what service managers and CI runners send) stops the run as
@@ -57,8 +64,9 @@ def run(config: str, jobs: int | None, output: str | None, fmt: str, quiet: bool
     try:
         cfg = load_config(config)
         out = Path(output).resolve() if output else cfg.output_dir
-        summary = run_tournament(cfg, output_dir=out, jobs=jobs, quiet=quiet)
-    except (TournamentConfigError, StoreError) as e:
+        sandbox = sandbox_of(cfg, sandbox_mode)
+        summary = run_tournament(cfg, output_dir=out, jobs=jobs, quiet=quiet, sandbox=sandbox)
+    except (TournamentConfigError, StoreError, SandboxError) as e:
         _fail(str(e))
     except ExecutorError as e:
         _fail(f"{e}; the finished games are saved in {out}", 1)
@@ -100,8 +108,13 @@ def show_schedule(config: str, as_json: bool) -> None:
     """List the games the configuration CONFIG schedules, without playing them."""
     try:
         cfg = load_config(config)
-    except TournamentConfigError as e:
+        given = cfg.seed is not None
+        cfg, _ = with_seed(cfg, cfg.output_dir)
+    except (TournamentConfigError, StoreError) as e:
         _fail(str(e))
+    if not given:
+        click.echo(f"note: the configuration has no seed: these deals use seed {cfg.seed}, "
+                   "drawn now; the tournament draws its own when it first runs", err=True)
     for g in schedule(cfg):
         click.echo(json.dumps(g.to_dict()) if as_json
                    else f"{g.game_id}  deal {g.deal:5d}  " + "  ".join(g.seats))

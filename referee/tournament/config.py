@@ -13,8 +13,9 @@ File layout (all sections but ``[[bots]]`` optional)::
     [time]         startup, per_decision, bank              (seconds)
     [faults]       policy, strike_limit
     [remote]       listen, keys, server_key, wait, rewait   (remote bots only)
+    [sandbox]      mode, memory_mb, processes, scratch_mb, read_only
     [[bots]]       name, and one of: builtin = "heuristic" | python = "file.py:Class"
-                   | command = "..." (with transport, cwd, env, memory_mb)
+                   | command = "..." (with transport, cwd, env, memory_mb, sandbox)
                    | remote = true (a bot its author runs, connecting over ZeroMQ)
 """
 
@@ -34,6 +35,8 @@ from ..game import VARIANTS, GameConfig
 from ..game.cards import DECKS
 from ..game.errors import ConfigError
 from ..runner import FaultPolicy, TimeControl
+from ..sandbox import MODES as SANDBOX_MODES
+from ..sandbox import SandboxConfig, SandboxError
 
 FORMATS = ("round-robin", "gauntlet", "balanced")
 #: How each deal is seated: every rotation of a lineup (duplicate deals), every
@@ -41,15 +44,16 @@ FORMATS = ("round-robin", "gauntlet", "balanced")
 SEATINGS = ("rotate", "all", "random")
 TRANSPORTS = ("stdio", "zmq")
 
-_SECTIONS = ("tournament", "rules", "time", "faults", "remote", "bots")
+_SECTIONS = ("tournament", "rules", "time", "faults", "remote", "sandbox", "bots")
 _TOURNAMENT_KEYS = ("name", "format", "seats", "deals", "games", "seed", "seating",
                     "challengers", "jobs", "output")
 _RULES_KEYS = ("variants", "colours", "deck", "turn_limit")
 _TIME_KEYS = ("startup", "per_decision", "bank")
 _FAULT_KEYS = ("policy", "strike_limit")
 _REMOTE_KEYS = ("listen", "keys", "server_key", "wait", "rewait")
+_SANDBOX_KEYS = ("mode", "memory_mb", "processes", "scratch_mb", "read_only")
 _BOT_KEYS = ("name", "builtin", "python", "command", "remote", "transport", "cwd", "env",
-             "memory_mb")
+             "memory_mb", "sandbox")
 
 #: Where a tournament listens for remote bots unless ``[remote] listen`` says otherwise.
 DEFAULT_REMOTE_LISTEN = "tcp://127.0.0.1:5555"
@@ -76,6 +80,8 @@ class BotSpec:
     env: tuple[tuple[str, str], ...] = ()
     memory_mb: int | None = None
     remote: str | None = None
+    #: False: a bot the organiser trusts, run without the sandbox (``sandbox = "off"``).
+    sandboxed: bool = True
 
     @property
     def kind(self) -> str:
@@ -93,6 +99,8 @@ class BotSpec:
         if self.command:
             d.update(command=list(self.command), transport=self.transport, cwd=self.cwd,
                      env=dict(self.env), memory_mb=self.memory_mb)
+            if not self.sandboxed:
+                d["sandbox"] = "off"
         return d
 
 
@@ -120,7 +128,8 @@ class TournamentConfig:
     seats: int = 2
     deals: int = 10  # per lineup (round-robin, gauntlet)
     games: int | None = None  # balanced: games in all
-    seed: int = 1
+    #: None: drawn at random when the tournament first runs (and kept in its store).
+    seed: int | None = None
     seating: str = "rotate"
     challengers: tuple[str, ...] = ()
     game: GameConfig = field(default_factory=lambda: GameConfig(variants=frozenset({"play_out"})))
@@ -130,6 +139,7 @@ class TournamentConfig:
     output: str = "runs/tournament"  # as written; relative to base_dir
     base_dir: str = "."  # the configuration file's folder
     remote: RemoteSettings = field(default_factory=RemoteSettings)
+    sandbox: SandboxConfig = field(default_factory=SandboxConfig)
 
     @property
     def bot_names(self) -> list[str]:
@@ -170,6 +180,7 @@ class TournamentConfig:
             "time": {"startup": self.time.startup, "per_decision": self.time.per_decision,
                      "bank": self.time.bank},
             "faults": {"policy": self.faults.mode, "strike_limit": self.faults.strike_limit},
+            "sandbox": self.sandbox.to_dict(),
             "bots": [b.to_dict() for b in self.bots],
         }
 
@@ -261,6 +272,7 @@ def parse_config(raw: dict[str, Any], *, base_dir: str = ".", source: str = "con
     tm = _Reader(source, "time", raw.get("time", {}), _TIME_KEYS)
     fr = _Reader(source, "faults", raw.get("faults", {}), _FAULT_KEYS)
     rm = _Reader(source, "remote", raw.get("remote", {}), _REMOTE_KEYS)
+    sb = _Reader(source, "sandbox", raw.get("sandbox", {}), _SANDBOX_KEYS)
 
     bots = _parse_bots(source, raw.get("bots"))
     names = [b.name for b in bots]
@@ -268,7 +280,7 @@ def parse_config(raw: dict[str, Any], *, base_dir: str = ".", source: str = "con
     fmt = t.text("format", "round-robin", FORMATS)
     seats = t.whole("seats", 2, 2, 6)
     seating = t.text("seating", "rotate", SEATINGS)
-    seed = t.whole("seed", 1, 0)
+    seed = t.whole("seed", None, 0)
     if len(bots) < 2:
         top.fail("bots", f"a tournament needs at least 2 bots, {len(bots)} given ([[bots]] tables)")
 
@@ -346,6 +358,22 @@ def parse_config(raw: dict[str, Any], *, base_dir: str = ".", source: str = "con
         wait=rm.seconds("wait", 300.0),
         rewait=rm.seconds("rewait", 30.0),
     )
+    read_only = []
+    for p in sb.str_list("read_only") or []:
+        full = (Path(base_dir) / p).resolve()
+        if not full.exists():
+            sb.fail("sandbox.read_only", f"{p!r} does not exist (as {full}); a path a bot may "
+                    f"read must exist, relative to the configuration's folder")
+        read_only.append(str(full))
+    try:
+        sandbox = SandboxConfig(
+            mode=sb.text("mode", "auto", SANDBOX_MODES),
+            memory_mb=sb.whole("memory_mb", SandboxConfig.memory_mb, 16),
+            processes=sb.whole("processes", SandboxConfig.processes, 1),
+            scratch_mb=sb.whole("scratch_mb", SandboxConfig.scratch_mb, 1),
+            read_only=tuple(read_only))
+    except SandboxError as e:
+        raise TournamentConfigError(f"{source}: sandbox: {e}") from None
     if rm.table and not any(b.remote for b in bots):
         rm.fail("remote", "no bot is remote: [remote] is for bots with remote = true")
     if (remote.keys is None) != (remote.server_key is None):
@@ -357,6 +385,7 @@ def parse_config(raw: dict[str, Any], *, base_dir: str = ".", source: str = "con
         bots=tuple(bots), name=name, format=fmt, seats=seats, deals=deals, games=games,
         seed=seed, seating=seating, challengers=challengers, game=game, time=time,
         faults=faults, jobs=jobs, output=output, base_dir=base_dir, remote=remote,
+        sandbox=sandbox,
     )
 
 
@@ -422,7 +451,7 @@ def _parse_bots(source: str, raw: Any) -> list[BotSpec]:
             if not command:
                 b.fail(b.path("command"), f'must be a command line or a list of words, not {c!r}')
         else:
-            for k in ("transport", "cwd", "env", "memory_mb"):
+            for k in ("transport", "cwd", "env", "memory_mb", "sandbox"):
                 if b.has(k):
                     b.fail(b.path(k), "only applies to an external bot (one with a command)")
         transport = b.text("transport", "stdio", TRANSPORTS)
@@ -431,7 +460,9 @@ def _parse_bots(source: str, raw: Any) -> list[BotSpec]:
         if not isinstance(env_raw, dict) or not all(isinstance(v, str) for v in env_raw.values()):
             b.fail(b.path("env"), f'must be a table of strings, like {{ LEVEL = "3" }}, not {env_raw!r}')
         memory_mb = b.whole("memory_mb", None, 16)
+        bot_sandbox = b.text("sandbox", "on", ("on", "off"))
         out.append(BotSpec(name=name, builtin=builtin, python=python, command=command,
                            transport=transport, cwd=cwd, env=tuple(sorted(env_raw.items())),
-                           memory_mb=memory_mb, remote=remote))
+                           memory_mb=memory_mb, remote=remote,
+                           sandboxed=bot_sandbox != "off"))
     return out

@@ -9,7 +9,13 @@ cluster executor can be added without touching scheduling, the store or standing
 
 Workers keep their bots across games: a worker makes each bot's ``Player`` (for an
 external bot: starts its process) the first time the bot plays there, and closes
-them all when it runs out of games.
+them all when it runs out of games.  Duplicate deals without memory: no process of
+an external bot ever plays two seatings of the same deal.  A worker keeps up to as
+many instances of each external bot as a deal has seatings, each remembering the
+deals it has played, and gives each game an instance that has not seen its deal
+(starting one, or starting the least recently used afresh); every instance has its
+own scratch in the sandbox.  The game id a bot is sent is an alias derived from the
+secret seed, which does not tell which games share a deal.
 
 Remote bots (``remote = true``) connect to one endpoint, once: every game with a
 remote bot is played by worker 0, which listens for them (``RemoteBots``); it plays
@@ -31,9 +37,10 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from ..runner import Fault, Player, run_game
-from .config import TournamentConfig
+from ..sandbox import Sandbox, unsandboxed
+from .config import TournamentConfig, seatings_per_deal
 from .players import RemoteBots, close_player, make_player
-from .schedule import GameSpec
+from .schedule import GameSpec, derive_seed
 
 
 @dataclass(frozen=True)
@@ -100,6 +107,25 @@ class Job:
     config: TournamentConfig
     output_dir: str
     records: str = "games"  # folder under output_dir
+    sandbox: Sandbox = field(default_factory=unsandboxed)
+    #: Off only to measure what duplicate isolation costs (bench/tournament.py).
+    isolate_deals: bool = True
+
+    def bot_game_id(self, spec: GameSpec) -> str:
+        """The id a bot is sent for ``spec``: unlinkable to its deal without the seed."""
+        return f"t{derive_seed(self.config.seed or 0, 'game-alias', spec.index):016x}"[:13]
+
+
+#: Most instances of one external bot a worker keeps (``all`` seats a deal k! times).
+MAX_INSTANCES = 6
+
+
+@dataclass
+class _Instance:
+    player: Player
+    number: int  # 1, 2...: its log files' name
+    deals: set[int] = field(default_factory=set)
+    used: int = 0  # when it last played (a counter)
 
 
 class Executor(Protocol):
@@ -112,26 +138,61 @@ class Executor(Protocol):
 
 @dataclass
 class Seat:
-    """A worker's bots, made on first use and kept across games.  External bots'
-    logs go to ``logs/worker-N/`` (two workers' copies of a bot must not share a
-    file)."""
+    """A worker's bots, made on first use and kept across games: in-process bots
+    once each, external bots as up to ``MAX_INSTANCES`` instances each, none of which
+    plays two seatings of one deal (the module docstring).  External bots' logs go to
+    ``logs/worker-N/`` (two workers' copies of a bot must not share a file), an
+    instance after the first to ``NAME.I.stderr.log``."""
 
     job: Job
     worker: int = 0
     notify: Callable[[str], None] = lambda text: None
     players: dict[str, Player] = field(default_factory=dict)
+    instances: dict[str, list[_Instance]] = field(default_factory=dict)
     remote: RemoteBots | None = None
+    clock: int = 0
+    started: int = 0  # external bot instances made
 
-    def get(self, name: str) -> Player:
-        if name not in self.players:
-            spec = self.job.config.bot(name)
-            if spec.remote:
-                if self.remote is None:
-                    self.remote = RemoteBots(self.job.config, self.notify)
-                return self.remote.player(spec)  # not kept: RemoteBots owns it
-            log_dir = os.path.join(self.job.output_dir, "logs", f"worker-{self.worker}")
-            self.players[name] = make_player(spec, self.job.config, log_dir)
-        return self.players[name]
+    def get(self, name: str, deal: int | None = None) -> Player:
+        spec = self.job.config.bot(name)
+        if spec.remote:
+            if self.remote is None:
+                self.remote = RemoteBots(self.job.config, self.notify)
+            return self.remote.player(spec)  # not kept: RemoteBots owns it
+        if spec.command is None:  # in-process: no process to remember anything
+            if name not in self.players:
+                self.players[name] = make_player(spec, self.job.config, None, self.job.sandbox)
+            return self.players[name]
+        self.clock += 1
+        pool = self.instances.setdefault(name, [])
+        isolate = self.job.isolate_deals and deal is not None
+        fresh = [i for i in pool if not isolate or deal not in i.deals]
+        if fresh:
+            inst = min(fresh, key=lambda i: i.used)  # spread the deals over the instances
+        else:
+            cap = min(MAX_INSTANCES, seatings_per_deal(self.job.config.seating,
+                                                       self.job.config.seats))
+            if len(pool) >= cap:  # every instance has seen this deal: renew the oldest
+                old = min(pool, key=lambda i: i.used)
+                pool.remove(old)
+                with contextlib.suppress(Exception):
+                    close_player(old.player)
+            taken = {i.number for i in pool}
+            number = next(n for n in range(1, cap + 2) if n not in taken)
+            inst = _Instance(self._make(name, number), number)
+            pool.append(inst)
+        inst.used = self.clock
+        if isolate:
+            assert deal is not None
+            inst.deals.add(deal)
+        return inst.player
+
+    def _make(self, name: str, number: int) -> Player:
+        spec = self.job.config.bot(name)
+        log_dir = os.path.join(self.job.output_dir, "logs", f"worker-{self.worker}")
+        self.started += 1
+        return make_player(spec, self.job.config, log_dir, self.job.sandbox,
+                           log_name=name if number == 1 else f"{name}.{number}")
 
     def close(self) -> None:
         try:
@@ -139,6 +200,11 @@ class Seat:
                 with contextlib.suppress(Exception):
                     close_player(p)
             self.players.clear()
+            for pool in self.instances.values():
+                for inst in pool:
+                    with contextlib.suppress(Exception):
+                        close_player(inst.player)
+            self.instances.clear()
         finally:
             if self.remote is not None:
                 self.remote.close()
@@ -148,15 +214,17 @@ def play_game(job: Job, spec: GameSpec, seats: Seat, worker: int = 0,
               on_fault: Callable[[Fault], None] | None = None) -> GameOutcome:
     """Play one scheduled game and write its record (durably, before returning)."""
     config = job.config
-    players = [seats.get(name) for name in spec.seats]
+    players = [seats.get(name, spec.deal) for name in spec.seats]
 
     def on_event(kind: str, payload: Any) -> None:
         if kind == "fault" and on_fault is not None:
             on_fault(payload)
 
     record = run_game(config.game, spec.deal_seed, players, game_id=spec.game_id,
+                      bot_game_id=job.bot_game_id(spec),
                       time_control=config.time, policy=config.faults,
                       on_event=on_event if on_fault else None)
+    record.sandbox = job.sandbox.describe()
     rel = os.path.join(job.records, f"{spec.game_id}.jsonl")
     path = os.path.join(job.output_dir, rel)
     tmp = path + ".tmp"

@@ -18,7 +18,9 @@ from typing import TYPE_CHECKING, Any
 
 from ..bots import make_bot
 from ..game import GameConfig
+from ..remote import external_player
 from ..runner import DecisionRequest, Player
+from ..sandbox import Sandbox, unsandboxed
 from .config import BotSpec, TournamentConfig
 from .schedule import derive_seed
 
@@ -128,9 +130,11 @@ class RemoteBots:
                 self.seats = None
 
 
-def make_player(spec: BotSpec, config: TournamentConfig, log_dir: str | None = None) -> Player:
-    """A Player for ``spec``; an external bot's process is started here and kept
-    for every game the worker plays."""
+def make_player(spec: BotSpec, config: TournamentConfig, log_dir: str | None = None,
+                sandbox: Sandbox | None = None, *, log_name: str | None = None) -> Player:
+    """A Player for ``spec``; an external bot's process is started here (in
+    ``sandbox``, unless the bot has ``sandbox = "off"``) and kept for the games the
+    worker gives it.  ``log_name``: its log files' name (default: the bot's)."""
     if spec.builtin:
         return SeededPlayer(make_bot(spec.builtin), spec.name)
     if spec.remote:
@@ -143,37 +147,15 @@ def make_player(spec: BotSpec, config: TournamentConfig, log_dir: str | None = N
             return bot  # type: ignore[no-any-return]
         return SeededPlayer(bot, spec.name)
     assert spec.command is not None
-    factory = external_factory(spec)
-    kwargs: dict[str, Any] = {"cwd": config.resolve(spec.cwd or "."),
-                              "env": dict(spec.env) or None,
-                              "time_control": config.time, "log_dir": log_dir}
-    if spec.memory_mb is not None:
-        kwargs["memory_mb"] = spec.memory_mb
-    player: Player = factory(spec.name, list(spec.command), **kwargs)
+    sb = sandbox if sandbox is not None else unsandboxed()
+    if not spec.sandboxed:
+        sb = sb.off()
+    memory = spec.memory_mb or sb.config.memory_mb
+    player: Player = external_player(
+        spec.name, list(spec.command), config.resolve(spec.cwd or "."), dict(spec.env) or None,
+        config.time, memory, log_dir, transport=spec.transport, sandbox=sb,
+        log_name=log_name)
     return player
-
-
-# Where each transport's Player factory lives (the transports' owners put them there).
-_FACTORIES = {
-    "stdio": (("referee.remote", "stdio_player"),),
-    "zmq": (("referee.transport.zmq", "zmq_player"), ("referee.remote", "zmq_player")),
-}
-
-
-def external_factory(spec: BotSpec) -> Any:
-    """The factory starting ``spec``'s program; RuntimeError naming the bot when this
-    referee cannot run its transport."""
-    for module, attr in _FACTORIES[spec.transport]:
-        try:
-            found = importlib.util.find_spec(module) is not None
-        except ModuleNotFoundError:
-            found = False
-        if found:
-            factory = getattr(importlib.import_module(module), attr, None)
-            if factory is not None:
-                return factory
-    raise RuntimeError(f"bot {spec.name!r} uses transport {spec.transport!r}, which this "
-                       "referee cannot run yet")
 
 
 def close_player(player: Player) -> None:
@@ -210,10 +192,6 @@ def check_bots(config: TournamentConfig) -> None:
             except Exception as e:
                 raise TournamentConfigError(f"{where}.python: cannot load {spec.python!r}: {e}") from None
         elif spec.command:
-            try:
-                external_factory(spec)
-            except RuntimeError as e:
-                raise TournamentConfigError(f"{where}.transport: {e}") from None
             cwd = config.resolve(spec.cwd or ".")
             assert cwd is not None
             if not Path(cwd).is_dir():

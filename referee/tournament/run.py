@@ -7,14 +7,18 @@ the standings are used only through their interfaces.
 
 from __future__ import annotations
 
+import json
 import re
+import secrets
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TextIO
 
+from ..quoting import printable
+from ..sandbox import Sandbox, resolve
 from .config import TournamentConfig
 from .executor import (
     Executor,
@@ -82,6 +86,7 @@ class Progress:
                 self.stream.flush()
 
     def message(self, text: str) -> None:
+        text = printable(text)  # faults and notices carry bots' own text
         if self.tty:
             self.stream.write("\r\x1b[K" + text + "\n")
             self._draw()
@@ -135,6 +140,26 @@ class RunSummary:
     output_dir: Path = Path(".")
 
 
+def with_seed(config: TournamentConfig, output_dir: Path) -> tuple[TournamentConfig, str]:
+    """The configuration with its seed fixed, and where the seed came from: the
+    file's ``seed``; else the one drawn when the tournament in ``output_dir`` first
+    ran (kept in its store); else a new one drawn at random (63 bits from the
+    system's randomness: no bot can compute the deals from what it knows)."""
+    if config.seed is not None:
+        return config, "given"
+    stored = Store.stored_config(output_dir)
+    if stored is not None and isinstance(stored.get("seed"), int):
+        return replace(config, seed=stored["seed"]), "random"
+    return replace(config, seed=secrets.randbelow(1 << 63)), "random"
+
+
+def sandbox_of(config: TournamentConfig, mode: str | None = None) -> Sandbox:
+    """The sandbox the tournament's bots run in on this machine (``mode`` overrides
+    the configuration's); raises SandboxError for ``on`` where it cannot be had."""
+    cfg = replace(config.sandbox, mode=mode) if mode else config.sandbox
+    return resolve(cfg)
+
+
 def run_tournament(
     config: TournamentConfig,
     *,
@@ -143,17 +168,29 @@ def run_tournament(
     jobs: int | None = None,
     progress: Progress | None = None,
     quiet: bool = False,
+    sandbox: Sandbox | None = None,
 ) -> RunSummary:
-    """Play every scheduled game the output folder does not hold yet.  Raises
-    StoreError if the folder holds another tournament; KeyboardInterrupt passes
-    through after the finished games are committed."""
-    check_bots(config)
+    """Play every scheduled game the output folder does not hold yet, its bots in
+    ``sandbox`` (default: the configuration's, ``sandbox_of``).  Raises StoreError if
+    the folder holds another tournament, SandboxError if the sandbox is required and
+    cannot be had; KeyboardInterrupt passes through after the finished games are
+    committed."""
     out = (output_dir or config.output_dir).resolve()
+    config, seed_source = with_seed(config, out)
+    check_bots(config)
+    if sandbox is None:
+        sandbox = sandbox_of(config)
+    keys = [config.resolve(k) for k in (config.remote.keys, config.remote.server_key)]
+    sandbox = sandbox.hide(str(out), *keys)
     games = schedule(config)
     store = Store.create_or_resume(out, config.to_dict(), config.name, len(games),
-                                   schedule_digest(games))
+                                   schedule_digest(games),
+                                   meta={"seed_source": seed_source,
+                                         "sandbox": json.dumps(sandbox.describe())})
     try:
         store.lock()
+        for w in sandbox.warnings:
+            print(w, file=sys.stderr, flush=True)
         done = store.done()
         todo = [g for g in games if g.index not in done]
         summary = RunSummary(scheduled=len(games), already_done=len(done), output_dir=out)
@@ -175,7 +212,7 @@ def run_tournament(
                 if progress:
                     progress.message(r.text)
                 else:
-                    print(r.text, file=sys.stderr, flush=True)
+                    print(printable(r.text), file=sys.stderr, flush=True)
             else:
                 summary.errors.append(r)
                 if progress:
@@ -183,7 +220,7 @@ def run_tournament(
 
         executor = executor or ProcessExecutor(jobs or config.jobs)
         try:
-            executor.run(Job(config, str(out)), todo, report)
+            executor.run(Job(config, str(out), sandbox=sandbox), todo, report)
         finally:
             if progress:
                 progress.close()
@@ -193,12 +230,18 @@ def run_tournament(
 
 
 def standings_of(output_dir: Path) -> Standings:
-    """Standings of the tournament in ``output_dir`` (finished or running)."""
+    """Standings of the tournament in ``output_dir`` (finished or running), with
+    its seed and the sandbox its bots ran in."""
     store = Store.open_existing(output_dir)
     try:
         cfg = store.config
         bots = [b["name"] for b in cfg["bots"]]
-        return compute(store.outcomes(), bots, cfg["seats"], name=cfg["name"],
-                       scheduled=store.scheduled)
+        st = compute(store.outcomes(), bots, cfg["seats"], name=cfg["name"],
+                     scheduled=store.scheduled)
+        st.seed = cfg.get("seed")
+        st.seed_source = store.meta("seed_source") or "given"
+        sandbox = store.meta("sandbox")
+        st.sandbox = json.loads(sandbox) if sandbox else None
+        return st
     finally:
         store.close()

@@ -107,18 +107,23 @@ def schedule(config: TournamentConfig) -> list[GameSpec]:
 
     Round-robin and gauntlet: ``deals`` deals for each lineup, deal-major (round 1 of
     every lineup, then round 2...), so that a tournament stopped early is still
-    balanced.  Balanced: ``games / seatings per deal`` deals, one lineup each."""
+    balanced.  Balanced: ``games / seatings per deal`` deals, one lineup each.  The
+    seed must be fixed (``run.with_seed``: a tournament without one draws it when it
+    first runs)."""
+    if config.seed is None:
+        raise ValueError("the tournament's seed is not fixed yet (run.with_seed)")
+    seed = config.seed
     if config.format == "balanced":
         assert config.games is not None
         n_deals = config.games // seatings_per_deal(config.seating, config.seats)
-        per_deal = balanced_lineups(config.bot_names, config.seats, n_deals, config.seed)
+        per_deal = balanced_lineups(config.bot_names, config.seats, n_deals, seed)
     else:
         ups = lineups(config)
         per_deal = [lineup for _ in range(config.deals) for lineup in ups]
     games: list[GameSpec] = []
     for deal, lineup in enumerate(per_deal):
-        deal_seed = derive_seed(config.seed, "deal", deal)
-        rng = random.Random(derive_seed(config.seed, "seating", deal))
+        deal_seed = derive_seed(seed, "deal", deal)
+        rng = random.Random(derive_seed(seed, "seating", deal))
         for seats in seatings(lineup, config.seating, rng):
             games.append(GameSpec(len(games), deal, deal_seed, seats))
     return games

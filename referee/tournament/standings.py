@@ -78,6 +78,9 @@ class Standings:
     # head[a][b]: a's score against b (wins + half of level finishes), and games
     head: dict[str, dict[str, float]] = field(default_factory=dict)
     met: dict[str, dict[str, int]] = field(default_factory=dict)
+    seed: int | None = None  # the tournament's seed
+    seed_source: str = "given"  # or "random": drawn when it first ran
+    sandbox: dict[str, Any] | None = None  # what its bots ran in (Sandbox.describe)
 
     @property
     def complete(self) -> bool:
@@ -224,14 +227,26 @@ def head_to_head_table(st: Standings) -> tuple[list[str], list[list[str]]]:
 
 def _title(st: Standings) -> str:
     done = "" if st.complete else f" (in progress: {st.played} of {st.scheduled})"
-    return f"{st.name}: {st.played} games, {st.seats} seats{done}"
+    lines = [f"{st.name}: {st.played} games, {st.seats} seats{done}"]
+    notes = []
+    if st.seed is not None:
+        notes.append(f"seed {st.seed}" + (" (drawn at random)" if st.seed_source == "random"
+                                           else ""))
+    if st.sandbox is not None:
+        sb = st.sandbox
+        notes.append(f"sandbox: bubblewrap, {sb['memory_mb']} MB, {sb['processes']} processes, "
+                     f"{sb['scratch_mb']} MB scratch" if sb.get("active") else "sandbox: off")
+    if notes:
+        lines.append("; ".join(notes))
+    return "\n".join(lines)
 
 
 def render(st: Standings, fmt: str = "plain") -> str:
     if fmt == "json":
         return json.dumps({
             "name": st.name, "seats": st.seats, "played": st.played,
-            "scheduled": st.scheduled,
+            "scheduled": st.scheduled, "seed": st.seed, "seed_source": st.seed_source,
+            "sandbox": st.sandbox,
             "standings": [asdict(r) for r in st.rows],
             "head_to_head": {a: {b: {"score": st.head[a][b], "games": st.met[a][b]}
                                  for b in st.head[a] if b != a and st.met[a][b]}

@@ -75,7 +75,8 @@ class Store:
 
     @classmethod
     def create_or_resume(cls, output_dir: Path, config: dict[str, Any], name: str,
-                         games: int, schedule_digest: str = "") -> Store:
+                         games: int, schedule_digest: str = "",
+                         meta: dict[str, str] | None = None) -> Store:
         """Open the tournament in ``output_dir``, creating it if new.  Refuses (with
         the first differing setting named) if the folder holds another tournament,
         or the same configuration now schedules other games (another referee
@@ -96,6 +97,8 @@ class Store:
                 store._set_meta("games", str(games))
                 store._set_meta("schedule", schedule_digest)
                 store._set_meta("created", time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+                for k, v in (meta or {}).items():
+                    store._set_meta(k, v)
         else:
             old = json.loads(stored)
             if old != json.loads(json.dumps(config)):
@@ -128,6 +131,18 @@ class Store:
                              "tournament; wait for it, or stop it and run again") from None
         self._lock.write(str(os.getpid()))
         self._lock.flush()
+
+    @classmethod
+    def stored_config(cls, output_dir: Path) -> dict[str, Any] | None:
+        """The configuration of the tournament in ``output_dir``, None if there is
+        none yet."""
+        if not (output_dir / DB_NAME).exists():
+            return None
+        store = cls.open_existing(output_dir)
+        try:
+            return store.config if store.meta("config") is not None else None
+        finally:
+            store.close()
 
     @classmethod
     def open_existing(cls, output_dir: Path) -> Store:

@@ -47,6 +47,7 @@ import contextlib
 import ipaddress
 import logging
 import os
+import secrets
 import shutil
 import stat
 import sys
@@ -63,7 +64,14 @@ import zmq
 import zmq.auth.thread
 from zmq.utils.monitor import parse_monitor_message
 
-from ..process import DEFAULT_MEMORY_MB, DEFAULT_STDERR_CAP, BotProcess, StderrLog, start_bot
+from ..process import (
+    DEFAULT_MEMORY_MB,
+    DEFAULT_STDERR_CAP,
+    BotProcess,
+    BotStartError,
+    StderrLog,
+    start_bot,
+)
 from ..quoting import quote, show
 from .base import MalformedMessage, MessageTooLarge, TransportClosed, TransportTimeout
 
@@ -85,6 +93,7 @@ ENV_TRANSPORT = "UPDOWN_TRANSPORT"
 ENV_SERVER_KEY = "UPDOWN_SERVER_KEY"
 ENV_PUBLIC_KEY = "UPDOWN_PUBLIC_KEY"
 ENV_SECRET_KEY = "UPDOWN_SECRET_KEY"
+ENV_TOKEN = "UPDOWN_TOKEN"
 
 # Messages held for one peer (or for all not yet admitted) before more are dropped;
 # and their bytes, in messages of the largest size allowed.
@@ -563,9 +572,13 @@ class ZmqTransport:
     """``base.Transport`` for one bot on a ROUTER socket.
 
     ``identity`` is the bot's ZeroMQ routing id; ``None`` means "the first peer to
-    send anything" (a launched bot, alone on its socket).  With ``process``, a bot
-    process that exits while the referee waits is reported at once (through a
-    pidfd where Linux has one) as ``TransportClosed`` naming the exit code."""
+    send anything" (a launched bot, alone on its socket) -- with ``token``, the first
+    peer whose first message is a hello carrying that token (``UPDOWN_TOKEN``, given
+    to the launched process only): any other peer is refused, told why, and what it
+    sends is dropped, so nothing but the launched process can take its seat.  With
+    ``process``, a bot process that exits while the referee waits is reported at once
+    (through a pidfd where Linux has one) as ``TransportClosed`` naming the exit
+    code."""
 
     def __init__(
         self,
@@ -576,8 +589,12 @@ class ZmqTransport:
         owns_router: bool = True,
         name: str = "bot",
         on_close: Callable[[ZmqTransport], None] | None = None,
+        token: str | None = None,
     ) -> None:
         self._router = router
+        self.token = token
+        #: Connections refused because their hello lacked the launch's token.
+        self.impostors = 0
         self._on_close = on_close
         self.identity = identity
         self._queue: _Held | None = router.claim(identity) if identity else None
@@ -623,7 +640,10 @@ class ZmqTransport:
                 raise TransportClosed(f"the bot process {self.process.exit_description()}")
             left = deadline - time.monotonic()
             if left <= 0:
-                raise TransportTimeout(f"no message within {timeout:.3f}s")
+                refused = (f" ({self.impostors} connection(s) refused: the first message "
+                           f"must be a hello carrying this launch's UPDOWN_TOKEN)"
+                           if self.identity is None and self.impostors else "")
+                raise TransportTimeout(f"no message within {timeout:.3f}s{refused}")
             exit_fd = self.process.exit_fd if self.process is not None else None
             if self.process is not None and exit_fd is None:
                 left = min(left, _PROCESS_CHECK)
@@ -631,11 +651,44 @@ class ZmqTransport:
 
     def _take(self) -> _Frame | None:
         if self._queue is None:
-            if not self._router.unclaimed:
+            router = self._router
+            while router.unclaimed:
+                identity, item = router.unclaimed[0]
+                if identity in router.ignored:
+                    router.unclaimed.popleft()
+                    continue
+                if self.token is not None and not self._has_token(identity, item):
+                    router.unclaimed.popleft()
+                    continue
+                self.identity = identity
+                self._queue = router.claim(identity)
+                break
+            else:
                 return None
-            self.identity = self._router.unclaimed[0][0]
-            self._queue = self._router.claim(self.identity)
         return self._queue.popleft() if self._queue else None
+
+    def _has_token(self, identity: bytes, item: _Frame) -> bool:
+        """Is this first message of a connection a hello with the launch's token?  If
+        not, the connection is refused (told why; what it sends later is dropped)."""
+        try:
+            hello = _decode(item, self.max_message_bytes)
+        except (MalformedMessage, MessageTooLarge):
+            hello = {}
+        if hello.get("type") == "hello" and hello.get("token") == self.token:
+            return True
+        self.impostors += 1
+        why = ("its hello does not carry this launch's token (UPDOWN_TOKEN)"
+               if hello.get("type") == "hello" else "its first message is not a hello "
+               "carrying this launch's token (UPDOWN_TOKEN)")
+        log.warning("refused a connection to %s's endpoint %s: %s", self.name,
+                    self.endpoint, why)
+        self._router.ignored.add(identity)
+        with contextlib.suppress(TransportClosed):
+            self._router.send(identity, {"type": "error", "code": "protocol",
+                                         "message": f"refused: {why}; only the bot the "
+                                                    f"referee started may connect here",
+                                         "action": "disconnect"})
+        return False
 
     def _wait_exit(self, grace: float) -> None:
         """Give a bot whose connection dropped a moment to finish exiting."""
@@ -683,14 +736,17 @@ def bind_loopback(transport: str = "ipc", *,
 
 def bot_env(endpoint: str, *, server_key: bytes | None = None,
             keypair: tuple[bytes, bytes] | None = None,
-            base: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The environment a ZeroMQ bot is started with (protocol/ZEROMQ.md).  Key
-    variables inherited from ``base`` are dropped: a launched bot gets keys only when
-    given here (and never the referee's environment's secrets)."""
-    env = {k: v for k, v in (os.environ if base is None else base).items()
-           if k not in (ENV_SERVER_KEY, ENV_PUBLIC_KEY, ENV_SECRET_KEY)}
+            base: Mapping[str, str] | None = None,
+            token: str | None = None) -> dict[str, str]:
+    """The protocol's variables a ZeroMQ bot is started with (protocol/ZEROMQ.md),
+    added to ``base`` (its configuration's).  Key variables in ``base`` are dropped:
+    a launched bot gets keys only when given here."""
+    env = {k: v for k, v in (base or {}).items()
+           if k not in (ENV_SERVER_KEY, ENV_PUBLIC_KEY, ENV_SECRET_KEY, ENV_TOKEN)}
     env[ENV_ENDPOINT] = endpoint
     env[ENV_TRANSPORT] = "zmq"
+    if token is not None:
+        env[ENV_TOKEN] = token
     if server_key is not None:
         env[ENV_SERVER_KEY] = server_key.decode("ascii")
     if keypair is not None:
@@ -728,14 +784,24 @@ def launch_zmq_bot(
     **process_options: Any,
 ) -> LaunchedZmqBot:
     """Bind a loopback ROUTER, start ``command`` (``referee.process.start_bot``:
-    own session, memory limit, stderr log -- ``process_options`` go there) with
-    ``UPDOWN_ENDPOINT`` pointing at it, and return the process with its transport.
-    The bot is expected to connect a DEALER and send ``hello``; reading it is the
-    protocol's job.  Raises BotStartError when the command cannot be run."""
+    sandbox, own session, memory limit, stderr log -- ``process_options`` go there)
+    with ``UPDOWN_ENDPOINT`` pointing at it and a fresh ``UPDOWN_TOKEN``, and return
+    the process with its transport.  The bot is expected to connect a DEALER and
+    send ``hello`` with that token; reading it is the protocol's job.  In an active
+    sandbox the bot has no network: ``transport`` must be ``ipc`` (the socket's
+    private folder is made writable inside).  Raises BotStartError when the command
+    cannot be run."""
+    sandbox = process_options.get("sandbox")
+    if sandbox is not None and sandbox.active and transport != "ipc":
+        raise BotStartError(f"a sandboxed ZeroMQ bot has no network: it must use the "
+                            f"ipc transport, not {transport!r}")
     router = bind_loopback(transport, max_message_bytes=max_message_bytes)
+    token = secrets.token_hex(16)
     try:
-        process = start_bot(command, cwd=cwd, env=bot_env(router.endpoint, base=env),
-                            **process_options)
+        writable = [router.private_dir] if router.private_dir else []
+        process = start_bot(command, cwd=cwd,
+                            env=bot_env(router.endpoint, base=env, token=token),
+                            writable=writable, **process_options)
     except BaseException:
         router.close()
         raise
@@ -745,7 +811,8 @@ def launch_zmq_bot(
     stdout = StderrLog(process.stdout_fd, stdout_path,
                        process_options.get("stderr_cap", DEFAULT_STDERR_CAP),
                        process_options.get("on_stderr"))
-    return LaunchedZmqBot(process, ZmqTransport(router, process=process, name=name), stdout)
+    return LaunchedZmqBot(process, ZmqTransport(router, process=process, name=name,
+                                                token=token), stdout)
 
 
 # --- remote bots -------------------------------------------------------------------------
@@ -909,45 +976,17 @@ def zmq_player(
     memory_mb: int | None = DEFAULT_MEMORY_MB,
     log_dir: str | None = None,
     *,
-    max_message_bytes: int = MAX_MESSAGE_BYTES,
-    stderr_cap: int = DEFAULT_STDERR_CAP,
-    on_message: TranscriptHook | None = None,
-    bye_grace: float = 1.0,
-    kill_grace: float = 0.5,
     transport: str = "ipc",
+    **options: Any,
 ) -> RemotePlayer:
     """A bot started as ``command`` speaking msgpack over ZeroMQ, as a runner
-    ``Player`` (``referee.remote.RemotePlayer``: the same semantics as
-    ``stdio_player``, whose arguments these are).  ``env`` is added to the referee's
-    environment, with ``UPDOWN_ENDPOINT`` and ``UPDOWN_TRANSPORT=zmq``; stderr goes
-    to ``log_dir/<name>.stderr.log`` and stdout (not the protocol's channel here) to
-    ``log_dir/<name>.stdout.log``.  ``transport``: ``ipc`` or ``tcp`` (loopback)."""
-    from ..remote import Connection, RemotePlayer
+    ``Player``: ``referee.remote.external_player`` with ``transport="zmq"`` (the same
+    launcher and sandbox as stdio bots); ``transport`` here is ``ipc`` or ``tcp``
+    (loopback)."""
+    from ..remote import external_player
 
-    base_env = {**os.environ, **(env or {})}
-    stderr_path = stdout_path = None
-    if log_dir is not None:
-        os.makedirs(log_dir, exist_ok=True)
-        safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
-        stderr_path = os.path.join(log_dir, f"{safe}.stderr.log")
-        stdout_path = os.path.join(log_dir, f"{safe}.stdout.log")
-    player: RemotePlayer
-
-    def on_output(line: str) -> None:
-        if player.on_message is not None:
-            player.on_message("stderr", name, line, time.time())
-
-    def launch() -> Connection:
-        bot = launch_zmq_bot(command, name=name, cwd=cwd, env=base_env, transport=transport,
-                             max_message_bytes=max_message_bytes, memory_mb=memory_mb,
-                             stderr_path=stderr_path, stderr_cap=stderr_cap,
-                             on_stderr=on_output, stdout_path=stdout_path)
-        return Connection(bot.transport, bot.process)
-
-    player = RemotePlayer(name, launch, time_control=time_control,
-                          max_message_bytes=max_message_bytes, on_message=on_message,
-                          bye_grace=bye_grace, kill_grace=kill_grace)
-    return player
+    return external_player(name, command, cwd, env, time_control, memory_mb, log_dir,
+                           transport="zmq", zmq_transport=transport, **options)
 
 
 def remote_player(
@@ -986,7 +1025,10 @@ def trivial_bot(endpoint: str, name: str = "trivial") -> int:
     sock.setsockopt(zmq.LINGER, 1000)
     try:
         sock.connect(endpoint)
-        sock.send(msgpack.packb({"type": "hello", "protocol": [1], "name": name}))
+        hello: dict[str, Any] = {"type": "hello", "protocol": [1], "name": name}
+        if os.environ.get(ENV_TOKEN):
+            hello["token"] = os.environ[ENV_TOKEN]
+        sock.send(msgpack.packb(hello))
         while True:
             msg = msgpack.unpackb(sock.recv(), raw=False)
             if msg.get("type") == "request":

@@ -134,9 +134,18 @@ def reply(rid, decision):
     send({"type": "decision", "id": rid, "decision": decision})
 
 
+TOKEN = os.environ.get("UPDOWN_TOKEN")  # a launched bot's proof that it is the one
+
+
 def hello_msg(protocol=(1,)):
-    return {"type": "hello", "protocol": list(protocol), "name": NAME,
-            "version": f"seed {SEED}"}
+    return with_token({"type": "hello", "protocol": list(protocol), "name": NAME,
+                       "version": f"seed {SEED}"})
+
+
+def with_token(msg):
+    if TOKEN is not None and isinstance(msg, dict) and msg.get("type") == "hello":
+        msg = {**msg, "token": TOKEN}
+    return msg
 
 
 def valid(rng, req):
@@ -450,12 +459,12 @@ def say_hello():
             flush()
         os._exit(rng.choice([0, 1, 127]))
     elif kind == "bad":
-        send(rng.choice([
+        send(with_token(rng.choice([
             {"type": "hello", "protocol": [1]}, {"type": "hello", "protocol": 1, "name": NAME},
             {"type": "hello", "protocol": [], "name": NAME},
             {"type": "hello", "protocol": [1], "name": "n" * 500},
             {"type": "decision", "id": 1, "decision": 0}, {"type": "howdy"}, [1],
-        ]))
+        ])))
         return
     elif kind == "notmsgpack":
         frame(rng.choice([json.dumps(hello).encode(), b"", b"\xc1hello"]))

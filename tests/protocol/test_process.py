@@ -67,6 +67,27 @@ def test_end_kills_the_whole_tree_even_when_term_is_ignored(pidfile: Pids) -> No
         os.close(proc.stdout_fd)
 
 
+def test_the_stderr_cap_holds_for_the_file_across_restarts(tmp_path: Path,
+                                                          pidfile: Pids) -> None:
+    """20 starts of a crashing bot append to one log: the cap is the file's, not each
+    start's (it used to be per start: 20 games of a crashing bot made a 21 MB log)."""
+    log = tmp_path / "err.log"
+    code = "import sys\nsys.stderr.write('x' * 3000 + '\\n')\nsys.exit(1)"
+    for _ in range(20):
+        proc = start_bot([sys.executable, "-c", code], stderr_path=str(log), stderr_cap=10_000)
+        try:
+            assert proc.wait(5.0) == 1
+            proc.stderr.join(5.0)
+        finally:
+            proc.end()
+            os.close(proc.stdin_fd)
+            os.close(proc.stdout_fd)
+    text = log.read_text()
+    assert len(text) < 10_000 + 2_000  # the cap, plus one note per later start
+    assert text.count("[referee: truncated") == 1
+    assert text.count("bot started") == 4  # the starts that began under the cap
+
+
 def test_stderr_is_capped_and_its_tail_kept(tmp_path: Path, pidfile: Pids) -> None:
     log = tmp_path / "err.log"
     code = "import sys\nfor i in range(5000): sys.stderr.write(f'line {i}\\n')\nsys.exit(4)"
@@ -75,7 +96,11 @@ def test_stderr_is_capped_and_its_tail_kept(tmp_path: Path, pidfile: Pids) -> No
         assert proc.wait(5.0) == 4
         proc.stderr.join(5.0)
         text = log.read_text()
-        assert text.startswith("line 0\n") and "more bytes of stderr dropped" in text
+        first, second = text.split("\n")[:2]
+        assert first.startswith("==== [referee ") and "bot started" in first
+        assert second == "line 0"
+        assert "[referee: truncated: this log is capped at 1000 bytes]" in text
+        assert "more bytes of output dropped in this start" in text
         assert len(text) < 1200
         assert "exited with code 4; last stderr: line 4997 | line 4998 | line 4999" in \
             proc.exit_description()

@@ -143,11 +143,11 @@ python = "{HERE / 'fakebots.py'}:Garbage"
 
 
 def test_changed_configuration_is_refused(tmp_path: Path) -> None:
-    body = '[tournament]\nseats = 2\ndeals = 1\noutput = "out"\n' + BUILTINS
+    body = '[tournament]\nseats = 2\ndeals = 1\nseed = 1\noutput = "out"\n' + BUILTINS
     cfg = write(tmp_path, body)
     code, _, err = invoke("tournament", "run", str(cfg), "-q", "--jobs", "1")
     assert code == 0, err
-    write(tmp_path, body.replace("deals = 1", "deals = 1\nseed = 5"))
+    write(tmp_path, body.replace("seed = 1", "seed = 5"))
     code, out, err = invoke("tournament", "run", str(cfg), "-q")
     assert code == 2
     assert err.strip().splitlines() == [
@@ -433,6 +433,7 @@ def test_the_same_tournament_twice_with_two_workers_gives_the_same_results(
 [tournament]
 seats = 2
 deals = 6
+seed = 1
 [[bots]]
 name = "lowest"
 builtin = "lowest"

@@ -13,6 +13,7 @@ from referee.tournament.config import parse_config
 
 
 def config(bots: int = 4, **tournament: Any) -> Any:
+    tournament.setdefault("seed", 1)
     raw = {"tournament": tournament,
            "bots": [{"name": f"b{i}", "builtin": "random"} for i in range(bots)]}
     return parse_config(raw)

@@ -106,7 +106,8 @@ def test_handshake_and_decision(launched: list[LaunchedZmqBot], transport: str) 
     b = launch(launched, transport=transport)
     t = b.transport
     assert t.endpoint.startswith(f"{transport}://")
-    assert t.recv(20) == {"type": "hello", "protocol": [1], "name": "zmqbot"}
+    assert t.recv(20) == {"type": "hello", "protocol": [1], "name": "zmqbot",
+                          "token": t.token}
     t.send({"type": "request", "id": 7, "legal": ["a"]})
     assert t.recv(20) == {"type": "decision", "id": 7, "decision": 0}
     t.send({"type": "bye", "reason": "test"})

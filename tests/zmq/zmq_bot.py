@@ -12,6 +12,7 @@ CURVE keys come from ``UPDOWN_SERVER_KEY`` / ``UPDOWN_PUBLIC_KEY`` /
     --silent           never answer a request
     --die-after K      exit (code 3) on receiving request number K, without replying
     --log FILE         append every message received, as a repr line
+    --delay S          wait S seconds before connecting
 
 Not part of the referee: test scaffolding that speaks only the protocol.
 """
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import time
 import sys
 
 import msgpack
@@ -37,7 +39,9 @@ def main() -> int:
     ap.add_argument("--silent", action="store_true")
     ap.add_argument("--die-after", type=int, default=0)
     ap.add_argument("--log")
+    ap.add_argument("--delay", type=float, default=0.0)
     args = ap.parse_args()
+    time.sleep(args.delay)
     if not args.connect:
         print("zmq_bot: no endpoint (UPDOWN_ENDPOINT or --connect)", file=sys.stderr)
         return 2
@@ -55,7 +59,10 @@ def main() -> int:
     def send(msg: object) -> None:
         sock.send(msgpack.packb(msg, use_bin_type=True))
 
-    send({"type": "hello", "protocol": [1], "name": args.name})
+    hello = {"type": "hello", "protocol": [1], "name": args.name}
+    if os.environ.get("UPDOWN_TOKEN"):
+        hello["token"] = os.environ["UPDOWN_TOKEN"]
+    send(hello)
     requests = 0
     try:
         while True:

@@ -1,0 +1,702 @@
+"""The sandbox every launched bot runs in: bubblewrap for what it sees, cgroups for
+what it may use.
+
+Owns: the sandbox settings (``SandboxConfig``: mode, limits, extra read-only paths),
+finding out what this machine allows (``probe``: is ``bwrap`` installed and does it
+start; which cgroup controllers we may write), the sandbox in force for a run
+(``Sandbox``: which limits hold and how, the warnings naming those that do not), and
+turning a bot command into the command that starts it inside (``Sandbox.prepare``).
+
+The view is built by *listing what a bot may see*, as an observation is built from
+what a seat may know (../shared/STYLE.md): nothing is visible unless a bind below
+names it.
+
+* read-only: ``/usr`` (and the ``/bin``, ``/lib``... links or folders into it), a
+  short list of ``/etc`` files programs need (the loader's cache, certificates,
+  alternatives, the Java, Perl and Python configuration; ``passwd``, ``group`` and
+  ``hosts`` are written afresh), the interpreter the command runs when it lives
+  outside ``/usr`` (a pyenv, conda or nvm install, a virtual environment: the folder
+  above its ``bin``), the bot's own folder (its working directory), and the
+  configuration's extra paths;
+* writable: a size-capped tmpfs at ``/tmp`` (``HOME`` is ``/tmp/home``), and for a
+  ZeroMQ bot the private folder of its ipc socket;
+* new ``/proc`` (its own processes only) and ``/dev`` (null, zero, random, tty...);
+* its own user, PID, mount, IPC, UTS, cgroup and network namespaces (loopback only),
+  no further user namespaces, no new privileges, a new session (no TIOCSTI), killed
+  with the referee (``--die-with-parent``).  Paths the referee must hide that lie
+  inside a visible folder (a tournament's output folder under a bot's folder) are
+  covered by an empty tmpfs.
+
+Limits for the bot's whole process tree come from a cgroup made for each start:
+memory (including its scratch, which is memory), number of processes, and the CPUs
+(``cpuset``: the launching worker's CPU, which the bot cannot widen).  Where a
+controller cannot be written here, the limit falls back to what a process can do
+alone (an address-space limit per process for memory; the inherited affinity for
+CPUs, which a bot could widen) or is not enforced, and ``Sandbox.warnings`` names it.
+Nothing is skipped silently.
+
+Must not import: the rest of the referee (process.py imports this module).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import glob
+import os
+import re
+import shlex
+import shutil
+import signal
+import subprocess
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+MODES = ("auto", "on", "off")
+
+DEFAULT_MEMORY_MB = 1024
+DEFAULT_PROCESSES = 128
+DEFAULT_SCRATCH_MB = 64
+
+#: The folders of the host system a bot sees, read-only (merged-/usr systems have
+#: links for the others; each is bound or linked as the host has it).
+SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+
+#: What of /etc is visible (read-only, where it exists): what the loader, TLS,
+#: Debian's alternatives and the usual interpreters need -- no more.
+ETC_PATHS = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/alternatives",
+             "/etc/ssl", "/etc/ca-certificates", "/etc/localtime", "/etc/timezone",
+             "/etc/nsswitch.conf", "/etc/mime.types", "/etc/locale.alias", "/etc/perl",
+             "/etc/java-*", "/etc/python3*", "/etc/gai.conf", "/etc/host.conf")
+
+#: The environment of a sandboxed bot before the protocol's and its configuration's
+#: variables: nothing of the referee's.
+BASE_ENV = {"HOME": "/tmp/home", "TMPDIR": "/tmp", "LANG": "C.UTF-8", "USER": "bot",
+            "LOGNAME": "bot"}
+SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin"
+
+#: Inside the sandbox the bot is this user (the host sees the referee's own user).
+SANDBOX_UID = 1000
+
+_PASSWD = f"bot:x:{SANDBOX_UID}:{SANDBOX_UID}:bot:/tmp/home:/bin/sh\n"
+_GROUP = f"bot:x:{SANDBOX_UID}:\n"
+_HOSTS = "127.0.0.1 localhost sandbox\n::1 localhost\n"
+
+
+class SandboxError(Exception):
+    """The sandbox cannot be had (``mode = "on"``), or its settings are wrong: one
+    readable line naming what is missing and how to fix it."""
+
+
+@dataclass(frozen=True)
+class SandboxConfig:
+    """The sandbox settings of a run (``--sandbox``, ``[sandbox]``).  ``memory_mb``,
+    ``processes`` and ``scratch_mb`` hold for each bot's whole process tree;
+    ``read_only`` are more host paths a bot may read (a model file, a library)."""
+
+    mode: str = "auto"
+    memory_mb: int = DEFAULT_MEMORY_MB
+    processes: int = DEFAULT_PROCESSES
+    scratch_mb: int = DEFAULT_SCRATCH_MB
+    read_only: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.mode not in MODES:
+            raise SandboxError(f"the sandbox mode must be one of {', '.join(MODES)}, "
+                               f"not {self.mode!r}")
+        for name in ("memory_mb", "processes", "scratch_mb"):
+            if getattr(self, name) < 1:
+                raise SandboxError(f"sandbox {name} must be at least 1, not "
+                                   f"{getattr(self, name)}")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"mode": self.mode, "memory_mb": self.memory_mb, "processes": self.processes,
+                "scratch_mb": self.scratch_mb, "read_only": list(self.read_only)}
+
+
+# --- what this machine allows --------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Machine:
+    """What ``probe`` found: the bwrap binary and whether it starts a sandbox (else
+    ``problem``, with the fix), and per controller the cgroup folder we may make
+    children in (``None``: not writable here, and why in ``cgroup_problems``)."""
+
+    bwrap: str | None
+    problem: str | None
+    cgroups: Mapping[str, tuple[str, str]]  # controller -> (version "1"|"2", parent dir)
+    cgroup_problems: Mapping[str, str]
+
+
+def _read(path: str) -> str | None:
+    try:
+        with open(path, encoding="ascii", errors="replace") as f:
+            return f.read().strip()
+    except OSError:
+        return None
+
+
+def _bwrap_problem(bwrap: str | None) -> str | None:
+    """Why bubblewrap cannot start a sandbox here, with the fix; None if it can."""
+    if bwrap is None:
+        return ("bubblewrap is not installed (Debian/Ubuntu: apt-get install bubblewrap; "
+                "Fedora: dnf install bubblewrap)")
+    try:
+        done = subprocess.run([bwrap, "--unshare-all", "--unshare-user", "--die-with-parent",
+                               "--ro-bind", "/", "/", "true"],
+                              capture_output=True, timeout=10, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return f"bubblewrap ({bwrap}) does not start: {e}"
+    if done.returncode == 0:
+        return None
+    err = done.stderr.decode("utf-8", "replace").strip().splitlines()
+    last = err[-1] if err else f"exit code {done.returncode}"
+    if _read("/proc/sys/kernel/apparmor_restrict_unprivileged_userns") == "1":
+        return (f"bubblewrap cannot create a user namespace ({last}): Ubuntu's AppArmor "
+                f"restricts unprivileged user namespaces; allow them for bwrap with an "
+                f"AppArmor profile (see the README, 'Running bots you did not write'), or "
+                f"sysctl kernel.apparmor_restrict_unprivileged_userns=0")
+    if _read("/proc/sys/kernel/unprivileged_userns_clone") == "0" or \
+            _read("/proc/sys/user/max_user_namespaces") == "0":
+        return (f"bubblewrap cannot create a user namespace ({last}): unprivileged user "
+                f"namespaces are disabled; enable them with sysctl "
+                f"kernel.unprivileged_userns_clone=1 (and user.max_user_namespaces=10000)")
+    return f"bubblewrap ({bwrap}) fails to start a sandbox: {last}"
+
+
+def _cgroup_mounts() -> tuple[dict[str, str], str | None]:
+    """Mount points of the cgroup v1 controllers, and of the cgroup v2 hierarchy."""
+    v1: dict[str, str] = {}
+    v2: str | None = None
+    text = _read("/proc/self/mounts") or ""
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) < 4:
+            continue
+        where, fstype, opts = parts[1], parts[2], parts[3].split(",")
+        if fstype == "cgroup2" and v2 is None:
+            v2 = where
+        elif fstype == "cgroup":
+            for c in ("memory", "pids", "cpuset"):
+                if c in opts:
+                    v1[c] = where
+    return v1, v2
+
+
+def _own_cgroups() -> tuple[dict[str, str], str | None]:
+    """This process's cgroup per v1 controller, and its v2 cgroup."""
+    v1: dict[str, str] = {}
+    v2: str | None = None
+    for line in (_read("/proc/self/cgroup") or "").splitlines():
+        num, _, rest = line.partition(":")
+        ctrls, _, path = rest.partition(":")
+        if num == "0" and ctrls == "":
+            v2 = path
+        for c in ctrls.split(","):
+            v1[c] = path
+    return v1, v2
+
+
+def _writable_dir(path: str) -> bool:
+    return os.path.isdir(path) and os.access(path, os.W_OK | os.X_OK)
+
+
+def _find_cgroups() -> tuple[dict[str, tuple[str, str]], dict[str, str]]:
+    mounts, v2_mount = _cgroup_mounts()
+    own, v2_own = _own_cgroups()
+    found: dict[str, tuple[str, str]] = {}
+    problems: dict[str, str] = {}
+    v2_dir = os.path.join(v2_mount, (v2_own or "/").lstrip("/")) if v2_mount else None
+    v2_ctrls = set((_read(os.path.join(v2_dir, "cgroup.subtree_control")) or "").split()) \
+        if v2_dir else set()
+    for c in ("memory", "pids", "cpuset"):
+        if c in mounts:
+            d = os.path.join(mounts[c], own.get(c, "/").lstrip("/"))
+            if _writable_dir(d):
+                found[c] = ("1", d)
+                continue
+            problems[c] = f"the {c} cgroup {d} is not writable by this user"
+        elif v2_dir is not None:
+            if c in v2_ctrls and _writable_dir(v2_dir):
+                found[c] = ("2", v2_dir)
+                continue
+            problems[c] = (f"the {c} controller is not delegated to this user's cgroup "
+                           f"{v2_dir} (systemd: run the referee with systemd-run --user "
+                           f"--scope -p Delegate=yes)")
+        else:
+            problems[c] = "no cgroup file system is mounted"
+    return found, problems
+
+
+@functools.lru_cache(maxsize=1)
+def probe() -> Machine:
+    """What this machine allows (probed once per process: a bwrap start, ~5 ms)."""
+    bwrap = shutil.which("bwrap")
+    cgroups, problems = _find_cgroups()
+    return Machine(bwrap, _bwrap_problem(bwrap), cgroups, problems)
+
+
+# --- the sandbox in force --------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Sandbox:
+    """The sandbox for a run's launched bots.  ``active``: bots start inside
+    bubblewrap; ``limits``: how each limit is enforced ("cgroup", "tmpfs", or a
+    weaker fallback, or "none"); ``warnings``: one line per limit that does not hold
+    as configured, and why.  ``hidden``: referee paths to cover when they lie inside
+    something a bot sees."""
+
+    config: SandboxConfig
+    active: bool
+    limits: Mapping[str, str]
+    warnings: tuple[str, ...] = ()
+    hidden: tuple[str, ...] = ()
+    machine: Machine | None = field(default=None, compare=False, repr=False)
+
+    def hide(self, *paths: str | None) -> Sandbox:
+        """This sandbox, also hiding ``paths`` (the output folder, keys...)."""
+        more = tuple(os.path.abspath(p) for p in paths if p)
+        return replace(self, hidden=self.hidden + more)
+
+    def with_memory(self, memory_mb: int | None) -> Sandbox:
+        """This sandbox with another memory limit (a bot's own ``memory_mb``)."""
+        if not memory_mb or memory_mb == self.config.memory_mb:
+            return self
+        return replace(self, config=replace(self.config, memory_mb=int(memory_mb)))
+
+    def off(self) -> Sandbox:
+        """No sandbox (a bot the organiser trusts: ``sandbox = "off"``)."""
+        return unsandboxed(self.config)
+
+    def describe(self) -> dict[str, Any]:
+        """What game records, the database and standings say of the sandbox."""
+        return {**self.config.to_dict(), "active": self.active, "limits": dict(self.limits),
+                "warnings": list(self.warnings)}
+
+    def summary(self) -> str:
+        """One line: 'sandbox: bubblewrap; memory 1024 MB (cgroup), ...'."""
+        if not self.active:
+            return "sandbox: off (bots run as the referee's user and see what it sees)"
+        c, lim = self.config, self.limits
+        return (f"sandbox: bubblewrap; memory {c.memory_mb} MB ({lim['memory']}), "
+                f"{c.processes} processes ({lim['processes']}), scratch {c.scratch_mb} MB "
+                f"({lim['scratch']}), CPUs ({lim['cpu']}), no network")
+
+    def prepare(self, command: Sequence[str], *, cwd: str | None,
+                env: Mapping[str, str], writable: Sequence[str] = (),
+                folder: str | None = None) -> Prepared:
+        """The command, environment and cgroup that start ``command`` in this sandbox.
+        ``env``: the protocol's and the configuration's variables (nothing else is
+        passed); ``writable``: host folders the bot may write (a ZeroMQ ipc folder);
+        ``folder``: the bot's folder (default: from ``cwd`` and the command)."""
+        if not self.active:
+            raise SandboxError("this sandbox is off")
+        machine = self.machine or probe()
+        assert machine.bwrap is not None
+        c = self.config
+        base = os.path.abspath(cwd or os.getcwd())
+        argv = absolute_args(command, base)
+        bot_dir = os.path.abspath(folder) if folder else bot_folder(argv, base)
+        exe, binds, path_dirs = resolve_program(argv, base)
+        argv[0] = exe
+        args: list[str] = [machine.bwrap, "--unshare-all", "--unshare-user",
+                           "--disable-userns", "--die-with-parent", "--new-session",
+                           "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID),
+                           "--hostname", "sandbox", "--clearenv"]
+        for d in SYSTEM_DIRS:
+            if os.path.islink(d):
+                args += ["--symlink", os.readlink(d), d]
+            elif os.path.isdir(d):
+                args += ["--ro-bind", d, d]
+        for pattern in ETC_PATHS:
+            for p in sorted(glob.glob(pattern)) if "*" in pattern else [pattern]:
+                if os.path.lexists(p):
+                    args += ["--ro-bind-try", p, p]
+        args += ["--proc", "/proc", "--dev", "/dev",
+                 "--size", str(c.scratch_mb << 20), "--tmpfs", "/tmp", "--dir", "/tmp/home"]
+        visible: list[str] = []
+        for p in (*binds, *c.read_only):
+            p = os.path.abspath(p)
+            if not os.path.exists(p) or _under(p, SYSTEM_DIRS) or p in visible:
+                continue
+            args += ["--ro-bind", p, p]
+            visible.append(p)
+        if bot_dir not in visible:
+            args += ["--ro-bind", bot_dir, bot_dir]
+            visible.append(bot_dir)
+        for d in writable:
+            args += ["--bind", d, d]
+        for h in (*self.hidden, _package_dir()):
+            if any(_under(h, (v,)) for v in visible) and os.path.exists(h):
+                # Cover it: an empty tmpfs over a folder, /dev/null over a file.
+                args += (["--tmpfs", h] if os.path.isdir(h) else ["--ro-bind", "/dev/null", h])
+        env_all = {**BASE_ENV, "PATH": ":".join([*path_dirs, SYSTEM_PATH]), **env}
+        for k, v in env_all.items():
+            args += ["--setenv", k, v]
+        # Last (after the files written into the view): the root, a tmpfs bwrap made
+        # and where /etc's own folder is, read-only too.
+        finish = ["--remount-ro", "/", "--chdir", bot_dir]
+        files = {"/etc/passwd": _PASSWD, "/etc/group": _GROUP, "/etc/hosts": _HOSTS,
+                 "/etc/hostname": "sandbox\n"}
+        return Prepared(args, argv, files, self._cgroup(), finish)
+
+    def _cgroup(self) -> Cgroup | None:
+        """A new cgroup for one start with the limits this machine lets us set."""
+        machine = self.machine or probe()
+        if not machine.cgroups:
+            return None
+        return Cgroup.create(machine.cgroups, self.config)
+
+
+def _under(path: str, roots: Sequence[str]) -> bool:
+    return any(path == r or path.startswith(r.rstrip("/") + "/") for r in roots)
+
+
+@functools.lru_cache(maxsize=1)
+def _package_dir() -> str:
+    """The referee's own package: hidden where it would otherwise be visible."""
+    return os.path.dirname(os.path.abspath(__file__))
+
+
+def unsandboxed(config: SandboxConfig | None = None) -> Sandbox:
+    cfg = config or SandboxConfig(mode="off")
+    return Sandbox(cfg, False, {"memory": "rlimit (per process)", "processes": "none",
+                                "scratch": "none", "cpu": "affinity (can be widened)"})
+
+
+def resolve(config: SandboxConfig) -> Sandbox:
+    """The sandbox ``config`` gives on this machine.  ``mode = "on"`` without a
+    working bubblewrap raises SandboxError naming what is missing; ``auto`` then
+    runs without, with a warning saying why and how to fix it."""
+    if config.mode == "off":
+        return unsandboxed(config)
+    machine = probe()
+    if machine.problem is not None:
+        if config.mode == "on":
+            raise SandboxError(f"the sandbox is required (--sandbox on) but cannot be "
+                               f"used: {machine.problem}")
+        s = unsandboxed(config)
+        return replace(s, warnings=(f"warning: bots run WITHOUT a sandbox: "
+                                    f"{machine.problem}; or --sandbox off to silence this",))
+    limits: dict[str, str] = {"scratch": "tmpfs"}
+    warnings: list[str] = []
+    cg = machine.cgroups
+    if "memory" in cg:
+        limits["memory"] = "cgroup"
+    else:
+        limits["memory"] = "rlimit (per process)"
+        warnings.append(f"warning: the memory limit holds per process, not for a bot's "
+                        f"whole tree: {machine.cgroup_problems.get('memory')}")
+    if "pids" in cg:
+        limits["processes"] = "cgroup"
+    else:
+        limits["processes"] = "none"
+        warnings.append(f"warning: the number of processes of a bot is NOT limited: "
+                        f"{machine.cgroup_problems.get('pids')}")
+    if "cpuset" in cg:
+        limits["cpu"] = "cpuset"
+    else:
+        limits["cpu"] = "affinity (can be widened)"
+        warnings.append(f"warning: a bot can widen its CPU affinity beyond its worker's "
+                        f"CPU: {machine.cgroup_problems.get('cpuset')}")
+    return Sandbox(config, True, limits, tuple(warnings), machine=machine)
+
+
+# --- what a bot ran into ---------------------------------------------------------------------
+
+_PATH_IN = re.compile(r"""['"](/[^'"]+)['"]|(?:open|stat|access|scandir)\s+'?(/[^\s',]+)""")
+
+
+def explain(lines: Sequence[str], config: SandboxConfig) -> list[str]:
+    """What a sandboxed bot's stderr shows it ran into, in words, once per cause:
+    "tried to write outside its scratch", "filled its scratch (64 MB)", "tried to
+    read /home/me/model.bin, which the sandbox does not show" ..."""
+    out: list[str] = []
+
+    def say(text: str) -> None:
+        if text not in out:
+            out.append(text)
+
+    for line in lines:
+        low = line.lower()
+        if "read-only file system" in low or "erofs" in low:
+            say("tried to write outside its scratch: only /tmp (and $HOME, /tmp/home) is "
+                "writable in the sandbox; its folder and the system are read-only")
+        elif "no space left on device" in low or "enospc" in low:
+            say(f"filled its scratch: /tmp holds at most {config.scratch_mb} MB "
+                f"([sandbox] scratch_mb)")
+        elif "memoryerror" in low or "cannot allocate memory" in low or \
+                "out of memory" in low or "heap limit" in low or "oom" in low.split():
+            say(f"ran out of memory under the {config.memory_mb} MB limit "
+                f"([sandbox] memory_mb, --memory-mb)")
+        elif ("resource temporarily unavailable" in low or "eagain" in low) and \
+                ("fork" in low or "thread" in low or "spawn" in low):
+            say(f"could not start another process or thread: the limit is "
+                f"{config.processes} ([sandbox] processes)")
+        elif "network is unreachable" in low or "enetunreach" in low:
+            say("tried to use the network: a sandboxed bot has none (loopback only)")
+        elif "no such file or directory" in low or "enoent" in low or \
+                "permission denied" in low:
+            m = _PATH_IN.search(line)
+            path = (m.group(1) or m.group(2)) if m else None
+            if path and not path.startswith(("/tmp", "/proc", "/dev")):
+                say(f"tried to use {path}, which the sandbox does not show (add it to "
+                    f"[sandbox] read_only if the bot needs it, or keep it in the bot's "
+                    f"folder)")
+    return out
+
+
+# --- the command inside ------------------------------------------------------------------------
+
+
+@dataclass
+class Prepared:
+    """What starts one bot in the sandbox: ``bwrap`` and its options (given to bwrap
+    through a pipe, ``--args FD``, so that the bot cannot read them in its pid 1's
+    command line), the bot's own command (its program resolved to a real file), the
+    files written into its view, and its cgroup (None where none can be made)."""
+
+    bwrap: list[str]
+    command: list[str]
+    files: Mapping[str, str]
+    cgroup: Cgroup | None
+    finish: list[str] = field(default_factory=list)  # bwrap's last options
+
+
+def absolute_args(command: Sequence[str], base: str) -> list[str]:
+    """The command with every argument that names an existing file or folder
+    relative to ``base`` made absolute (the bot starts in its folder instead)."""
+    out = [command[0]]
+    if os.sep in command[0] and not os.path.isabs(command[0]):
+        out[0] = os.path.normpath(os.path.join(base, command[0]))
+    for a in command[1:]:
+        if a and not a.startswith("-") and not os.path.isabs(a) and \
+                os.path.exists(os.path.join(base, a)):
+            out.append(os.path.normpath(os.path.join(base, a)))
+        else:
+            out.append(a)
+    return out
+
+
+#: Programs that run a script named among their arguments.
+_INTERPRETER = re.compile(r"(python|pypy|node|nodejs|perl|ruby|java|bash|sh|dash|zsh|lua|"
+                          r"luajit|deno|bun|php|rscript|julia|env|uv|dotnet|mono|guile|"
+                          r"racket|sbcl|escript|elixir|tclsh|wish)[\d.]*(-\w+)?", re.I)
+
+
+def bot_folder(argv: Sequence[str], base: str) -> str:
+    """A bot's folder: that of its program file (``./bot``; the script of
+    ``python3 bot.py``, ``java -jar bot.jar``), else the working directory it was
+    given."""
+    if _INTERPRETER.fullmatch(os.path.basename(argv[0])):
+        for a in argv[1:]:
+            if os.path.isabs(a) and os.path.isfile(a):
+                return os.path.dirname(a)
+        return base
+    if os.sep in argv[0] and os.path.isfile(argv[0]) and not _under(argv[0], SYSTEM_DIRS):
+        return os.path.dirname(argv[0])
+    return base
+
+
+def _root_of(path: str) -> str:
+    """The folder an interpreter lives in: above its ``bin`` (a prefix, a venv)."""
+    d = os.path.dirname(path)
+    return os.path.dirname(d) if os.path.basename(d) == "bin" else d
+
+
+def _unshim(path: str) -> str:
+    """A pyenv shim (a shell script that runs ``pyenv exec``) resolved to the real
+    interpreter it would run; else ``path``."""
+    if os.sep + "shims" + os.sep not in path:
+        return path
+    root = os.path.dirname(os.path.dirname(path))
+    pyenv = os.path.join(root, "bin", "pyenv")
+    if not os.path.exists(pyenv):
+        pyenv = shutil.which("pyenv") or ""
+    if not pyenv:
+        return path
+    try:
+        done = subprocess.run([pyenv, "which", os.path.basename(path)], capture_output=True,
+                              timeout=10, stdin=subprocess.DEVNULL, text=True)
+    except (OSError, subprocess.TimeoutExpired):
+        return path
+    real = done.stdout.strip()
+    return real if done.returncode == 0 and os.path.isfile(real) else path
+
+
+@functools.lru_cache(maxsize=256)
+def _program(exe: str, path_env: str) -> str | None:
+    found = shutil.which(exe, path=path_env) if os.sep not in exe else exe
+    return _unshim(os.path.abspath(found)) if found else None
+
+
+def _shebang(path: str) -> list[str]:
+    try:
+        with open(path, "rb") as f:
+            head = f.read(256)
+    except OSError:
+        return []
+    if not head.startswith(b"#!"):
+        return []
+    return head[2:].split(b"\n")[0].decode("utf-8", "replace").split()
+
+
+def resolve_program(argv: Sequence[str], base: str) -> tuple[str, list[str], list[str]]:
+    """The bot's program as a real file, the folders it needs visible (an interpreter
+    outside /usr: its prefix; a virtual environment and its base), and the folders to
+    put first on its PATH (so that ``#!/usr/bin/env python3`` finds the same
+    interpreter inside as outside)."""
+    path_env = os.environ.get("PATH", os.defpath)
+    exe = _program(argv[0], path_env) or argv[0]
+    binds: list[str] = []
+    path_dirs: list[str] = []
+
+    def need(program: str) -> None:
+        for p in (program, os.path.realpath(program)):
+            if _under(p, SYSTEM_DIRS):
+                continue
+            root = _root_of(p)
+            if root not in binds:
+                binds.append(root)
+        d = os.path.dirname(program)
+        if d not in path_dirs and not _under(d, SYSTEM_DIRS):
+            path_dirs.append(d)
+
+    need(exe)
+    interp = _shebang(exe)
+    if interp:
+        prog = interp[1] if os.path.basename(interp[0]) == "env" and len(interp) > 1 else interp[0]
+        real = _program(prog, path_env)
+        if real:
+            need(real)
+    elif os.path.basename(os.path.realpath(exe)).startswith(("python", "node", "perl",
+                                                             "java", "ruby")):
+        # An interpreter: the script it runs may be a shebang'd helper; nothing more.
+        pass
+    return exe, binds, path_dirs
+
+
+# --- cgroups ------------------------------------------------------------------------------------
+
+_SEQ = 0
+_SEQ_LOCK = threading.Lock()
+
+
+class Cgroup:
+    """One bot start's cgroup, in every hierarchy that holds one of our controllers
+    (v1: one folder per controller; v2: one folder).  ``procs_files`` are the files
+    the starting process writes its pid into (``/bin/sh`` does, before exec)."""
+
+    def __init__(self, dirs: dict[str, tuple[str, str]], memory_mb: int) -> None:
+        self.dirs = dirs  # controller -> (version, folder)
+        self.memory_mb = memory_mb
+
+    @classmethod
+    def create(cls, parents: Mapping[str, tuple[str, str]], config: SandboxConfig) -> Cgroup | None:
+        global _SEQ
+        with _SEQ_LOCK:
+            _SEQ += 1
+            n = _SEQ
+        name = f"updown-{os.getpid()}-{n}"
+        dirs: dict[str, tuple[str, str]] = {}
+        made: set[str] = set()
+        try:
+            for ctrl, (version, parent) in parents.items():
+                d = os.path.join(parent, name)
+                if d not in made:
+                    os.mkdir(d)
+                    made.add(d)
+                dirs[ctrl] = (version, d)
+                _limit(ctrl, version, parent, d, config)
+        except OSError:
+            for d in made:
+                with contextlib.suppress(OSError):
+                    os.rmdir(d)
+            return None
+        return cls(dirs, config.memory_mb)
+
+    @property
+    def procs_files(self) -> list[str]:
+        return sorted({os.path.join(d, "cgroup.procs") for _, d in self.dirs.values()})
+
+    def pids(self) -> set[int]:
+        out: set[int] = set()
+        for f in self.procs_files:
+            for line in (_read(f) or "").split():
+                with contextlib.suppress(ValueError):
+                    out.add(int(line))
+        return out
+
+    def oom_killed(self) -> bool:
+        """Did the kernel kill a process of this cgroup for going over its memory?"""
+        if "memory" not in self.dirs:
+            return False
+        version, d = self.dirs["memory"]
+        text = _read(os.path.join(d, "memory.events" if version == "2" else "memory.oom_control"))
+        for line in (text or "").splitlines():
+            key, _, value = line.partition(" ")
+            if key == "oom_kill" and value.strip().isdigit() and int(value) > 0:
+                return True
+        if version == "1":
+            fail = _read(os.path.join(d, "memory.failcnt"))
+            return bool(fail and fail.isdigit() and int(fail) > 0 and text and
+                        "under_oom 1" in text)
+        return False
+
+    def kill_all(self) -> None:
+        for _ in range(5):
+            left = self.pids()
+            if not left:
+                return
+            for pid in left:
+                with contextlib.suppress(OSError):
+                    os.kill(pid, signal.SIGKILL)
+
+    def remove(self) -> None:
+        for _, d in self.dirs.values():
+            with contextlib.suppress(OSError):
+                os.rmdir(d)
+
+
+def _write(path: str, value: str) -> None:
+    with open(path, "w", encoding="ascii") as f:
+        f.write(value)
+
+
+def _limit(ctrl: str, version: str, parent: str, d: str, config: SandboxConfig) -> None:
+    """Set ``ctrl``'s limit in the new cgroup ``d`` (raises OSError if it cannot be)."""
+    if ctrl == "memory":
+        limit = str(config.memory_mb << 20)
+        if version == "2":
+            _write(os.path.join(d, "memory.max"), limit)
+            with contextlib.suppress(OSError):
+                _write(os.path.join(d, "memory.swap.max"), "0")
+        else:
+            _write(os.path.join(d, "memory.limit_in_bytes"), limit)
+            with contextlib.suppress(OSError):  # no swap accounting on this kernel
+                _write(os.path.join(d, "memory.memsw.limit_in_bytes"), limit)
+            with contextlib.suppress(OSError):
+                _write(os.path.join(d, "memory.swappiness"), "0")
+    elif ctrl == "pids":
+        _write(os.path.join(d, "pids.max"), str(config.processes))
+    elif ctrl == "cpuset":
+        cpus = ",".join(map(str, sorted(os.sched_getaffinity(0))))
+        _write(os.path.join(d, "cpuset.cpus"), cpus)
+        if version == "1":
+            mems = _read(os.path.join(parent, "cpuset.mems")) or "0"
+            _write(os.path.join(d, "cpuset.mems"), mems)
+
+
+def join_script(procs_files: Sequence[str], memory_kb: int | None) -> str:
+    """The ``/bin/sh -c`` script that puts itself in the cgroup (and, without one,
+    under an address-space limit) and then execs its arguments: no ``preexec_fn``
+    in a threaded referee (see process.py)."""
+    parts = [f'echo $$ > {shlex.quote(f)} || exit 126' for f in procs_files]
+    if memory_kb:
+        parts.append(f"ulimit -v {memory_kb} || exit 126")
+    parts.append('exec "$@"')
+    return " && ".join(parts)
