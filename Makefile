@@ -5,7 +5,20 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint bench clean
+.PHONY: demo test lint bench clean system
+
+# System packages the tests need (bubblewrap: the bots' sandbox), installed with
+# apt-get when missing and we are root (CI); otherwise say what to install.
+system:
+	@missing=""; command -v bwrap >/dev/null 2>&1 || missing="$$missing bubblewrap"; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing$$missing"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+	  else \
+	    echo "missing system packages:$$missing (Debian/Ubuntu: sudo apt-get install$$missing)"; \
+	  fi; \
+	fi
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -18,7 +31,7 @@ demo: $(STAMP)
 	rm -rf runs/demo
 	$(BIN)/referee tournament run tournaments/demo.toml
 
-test: $(STAMP)
+test: $(STAMP) system
 	$(BIN)/python -m pytest -q
 	$(BIN)/ruff check .
 

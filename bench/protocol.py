@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import statistics
 import subprocess
 import sys
 import time
@@ -52,6 +53,7 @@ from referee.game.events import events_for  # noqa: E402
 from referee.protocol import BotSession  # noqa: E402
 from referee.remote import RemotePlayer, _event_dicts, stdio_player  # noqa: E402
 from referee.runner import InProcessPlayer, TimeControl, run_game  # noqa: E402
+from referee.sandbox import Sandbox, SandboxConfig, SandboxError, resolve  # noqa: E402
 from referee.transport.stdio import encode  # noqa: E402
 
 TRIVIAL_BOT = r"""
@@ -110,6 +112,7 @@ def _cpu_of(pid: int) -> float:
 
 
 def bench_stdio(games: int, seed: int, requests: list[tuple[int, bytes]] | None = None,
+                sandbox: Sandbox | None = None,
                 ) -> tuple[float, int, float, float, float, float]:
     """(seconds, decisions, mean request bytes, mean reply bytes, referee CPU seconds,
     bots' CPU seconds) of the timed games.  ``requests``, if given, receives every
@@ -126,8 +129,8 @@ def bench_stdio(games: int, seed: int, requests: list[tuple[int, bytes]] | None 
                 requests.append((int(bot[1:]), line))
 
     cmd = [sys.executable, "-c", TRIVIAL_BOT]
-    seats: list[RemotePlayer] = [stdio_player(f"t{i}", cmd, time_control=TC, memory_mb=None)
-                                 for i in range(2)]
+    seats: list[RemotePlayer] = [stdio_player(f"t{i}", cmd, time_control=TC, memory_mb=None,
+                                              sandbox=sandbox) for i in range(2)]
     try:
         for p in seats:
             p.connect()
@@ -156,6 +159,20 @@ def bench_stdio(games: int, seed: int, requests: list[tuple[int, bytes]] | None 
             p.close()
     return (elapsed, decisions, sum(sizes["send"]) / len(sizes["send"]),
             sum(sizes["recv"]) / len(sizes["recv"]), cpu, bots)
+
+
+def bench_startup(sandbox: Sandbox | None, n: int) -> float:
+    """Median seconds from starting the trivial bot to its hello being read (the
+    handshake included), over ``n`` starts."""
+    cmd = [sys.executable, "-c", TRIVIAL_BOT]
+    times = []
+    for _ in range(n):
+        p = stdio_player("s", cmd, time_control=TC, memory_mb=None, sandbox=sandbox)
+        t0 = time.perf_counter()
+        p.connect()
+        times.append(time.perf_counter() - t0)
+        p.close()
+    return statistics.median(times)
 
 
 def bench_ideal(requests: list[tuple[int, bytes]], rounds: int) -> float:
@@ -309,6 +326,9 @@ def main() -> int:
                     "first allowed one)")
     ap.add_argument("--no-pin", action="store_true", help="do not pin to one CPU")
     ap.add_argument("--no-zmq", action="store_true", help="skip the ZeroMQ figure")
+    ap.add_argument("--no-sandbox", action="store_true", help="skip the sandboxed figures")
+    ap.add_argument("--starts", type=int, default=15,
+                    help="bot starts timed for the start-up figure (each way)")
     ap.add_argument("--breakdown", action="store_true", help="also time each piece of a "
                     "decision's work on its own (warm caches)")
     args = ap.parse_args()
@@ -318,7 +338,14 @@ def main() -> int:
         os.sched_setaffinity(0, {cpu})  # the bots inherit it
         print(f"pinned to CPU {cpu} (referee and bots)")
 
-    best_stdio = best_engine = best_floor = best_ideal = float("inf")
+    sandbox = None
+    if not args.no_sandbox:
+        try:
+            sandbox = resolve(SandboxConfig(mode="on"))
+        except SandboxError as e:
+            print(f"sandbox: not measured: {e}")
+    best_stdio = best_engine = best_floor = best_ideal = best_boxed = float("inf")
+    start_plain = start_boxed = float("inf")
     decisions = 0
     req = rep = ref_cpu = bot_cpu = 0.0
     for _ in range(args.repeat):
@@ -333,6 +360,11 @@ def main() -> int:
                                                  round(rep)))
         best_ideal = min(best_ideal, bench_ideal(
             requests, max(3, decisions // max(1, len(requests)) // 4)))
+        if sandbox is not None:  # in the same round as the plain figure: same noise
+            bsecs, bdec, *_ = bench_stdio(args.games, args.seed, sandbox=sandbox)
+            best_boxed = min(best_boxed, bsecs / bdec)
+            start_plain = min(start_plain, bench_startup(None, args.starts))
+            start_boxed = min(start_boxed, bench_startup(sandbox, args.starts))
     us = 1e6
     print(f"games: {args.games} x 2 players, {decisions} decisions per run, "
           f"best of {args.repeat}")
@@ -354,6 +386,15 @@ def main() -> int:
     print(f"        the referee's own work: stdio - ideal = {(best_stdio - best_ideal) * us:.1f}"
           f" us; the target leaves it 4 x floor - ideal = {budget * us:.1f} us")
 
+    if sandbox is not None:
+        more = (best_boxed / best_stdio - 1) * 100
+        print(f"sandbox: {best_boxed * us:8.1f} us/decision sandboxed (bubblewrap + cgroup), "
+              f"{more:+.1f} % vs plain stdio (target <= 5 %: "
+              f"{'met' if more <= 5 else 'NOT met'})")
+        extra = (start_boxed - start_plain) * 1000
+        print(f"start-up: {start_plain * 1000:.1f} ms plain, {start_boxed * 1000:.1f} ms "
+              f"sandboxed, start to hello (median of {args.starts}, best of {args.repeat}): "
+              f"{extra:+.1f} ms (target <= 20 ms: {'met' if extra <= 20 else 'NOT met'})")
     if args.breakdown:
         parts = breakdown(args.games, args.seed, args.repeat)
         print("pieces of one decision, each timed on its own (warm caches; best of "

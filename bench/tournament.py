@@ -4,7 +4,12 @@
 1. The same round-robin of in-process bots with ``--jobs 1`` and ``--jobs 2``:
    games/s (wall clock of ``referee tournament run``, worker start-up included) and
    the speed-up (target >= 1.8x on 2 CPUs).
-2. A 10,000-game run: the referee process's resident memory sampled as the games
+2. Duplicate isolation: a 4-seat rotated tournament of external (stdio, sandboxed
+   where bubblewrap works) bots, played as it is (no process plays two seatings of a
+   deal: up to 4 instances of each bot per worker) and with one process per bot and
+   worker (``Job.isolate_deals = False``, the old way): games/s of each, the cost
+   (target <= 10 %), and how many bot processes were started.
+3. A 10,000-game run: the referee process's resident memory sampled as the games
    are committed, and its peak (VmHWM); it should stay flat, since nothing is kept
    per game but the row in SQLite.
 
@@ -96,6 +101,58 @@ def timed_run(root: Path, deals: int, jobs: int) -> tuple[int, float, float, flo
     return deals * GAMES_PER_DEAL, wall, cpu, busy / (jobs * wall)
 
 
+ISOLATION = """
+[tournament]
+name = "isolation"
+seats = 4
+deals = {deals}
+seed = 1
+output = "out"
+[[bots]]
+name = "a"
+command = ["{python}", "random_bot.py", "--seed", "1"]
+cwd = "{bots}"
+[[bots]]
+name = "b"
+command = ["{python}", "random_bot.py", "--seed", "2"]
+cwd = "{bots}"
+[[bots]]
+name = "c"
+command = ["{python}", "random_bot.py", "--seed", "3"]
+cwd = "{bots}"
+[[bots]]
+name = "d"
+command = ["{python}", "random_bot.py", "--seed", "4"]
+cwd = "{bots}"
+[[bots]]
+name = "e"
+builtin = "heuristic"
+"""
+
+
+def isolation_run(root: Path, deals: int, jobs: int, isolate: bool) -> tuple[int, float]:
+    """Games and wall seconds of the external-bot tournament, isolated or not."""
+    sys.path.insert(0, str(REPO))
+    from referee.tournament.config import load_config
+    from referee.tournament.executor import Job, ProcessExecutor
+    from referee.tournament.run import sandbox_of
+    from referee.tournament.schedule import schedule
+
+    folder = root / f"isolation-{isolate}"
+    folder.mkdir()
+    (folder / "t.toml").write_text(ISOLATION.format(
+        deals=deals, python=sys.executable, bots=REPO / "example_bots" / "python"))
+    cfg = load_config(folder / "t.toml")
+    games = schedule(cfg)
+    out = folder / "out"
+    (out / "games").mkdir(parents=True)
+    job = Job(cfg, str(out), sandbox=sandbox_of(cfg), isolate_deals=isolate)
+    done = []
+    t0 = time.perf_counter()
+    ProcessExecutor(jobs).run(job, games, done.append)
+    return sum(1 for r in done if hasattr(r, "places")), time.perf_counter() - t0
+
+
 def memory_run(root: Path, games: int, jobs: int) -> None:
     folder = root / "memory"
     folder.mkdir()
@@ -163,6 +220,9 @@ def main() -> int:
     ap = argparse.ArgumentParser(description="tournament throughput and memory")
     ap.add_argument("--games", type=int, default=4000, help="games of each timed run")
     ap.add_argument("--memory-games", type=int, default=10000)
+    ap.add_argument("--isolation-deals", type=int, default=40,
+                    help="deals of the duplicate-isolation run (x 5 lineups x 4 seatings)")
+    ap.add_argument("--repeat", type=int, default=2, help="isolation runs, best of")
     args = ap.parse_args()
     cpus = len(os.sched_getaffinity(0))
     deals = args.games // GAMES_PER_DEAL
@@ -185,6 +245,19 @@ def main() -> int:
             ceiling = machine_ceiling()
             print(f"machine ceiling now: two CPU-bound processes run {ceiling:.2f}x as fast as "
                   f"one; the tournament reaches {100 * speedup / ceiling:.0f}% of it")
+        best = {True: float("inf"), False: float("inf")}
+        n = 0
+        for r in range(args.repeat):
+            for isolate in (False, True):  # alternated: the same noise for both
+                sub = root / f"iso{r}"
+                sub.mkdir(exist_ok=True)
+                n, secs = isolation_run(sub, args.isolation_deals, 2, isolate)
+                best[isolate] = min(best[isolate], secs)
+        cost = (best[True] / best[False] - 1) * 100
+        print(f"\nduplicate isolation, {n} games of 4 external bots at 4 seats, --jobs 2 "
+              f"(best of {args.repeat}): one process per bot {n / best[False]:.1f} games/s, "
+              f"no process plays a deal twice {n / best[True]:.1f} games/s: {cost:+.1f} % "
+              f"(target <= 10 %: {'met' if cost <= 10 else 'NOT met'})")
         memory_run(root, args.memory_games, 2)
     return 0
 
