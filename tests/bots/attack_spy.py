@@ -1,5 +1,6 @@
 """Reads what the referee keeps: the database, the records, the keys, other bots'
 files (ATTACK_FILES), and whatever /proc shows of other processes' open files."""
+import contextlib
 import glob
 import os
 
@@ -18,10 +19,8 @@ def spy():
               if not p.startswith((f"/proc/{os.getpid()}/", "/proc/self/"))]
     found = []
     for p in others:
-        try:
+        with contextlib.suppress(OSError):
             found.append(os.readlink(p))
-        except OSError:
-            pass
     leaks = [t for t in found if any(t.startswith(x) for x in targets("ATTACK_FILES"))]
     report("/proc/*/fd", bool(leaks), f"{len(found)} links, {len(leaks)} to targets")
 

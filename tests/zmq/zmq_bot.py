@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import argparse
 import os
-import time
 import sys
+import time
 
 import msgpack
 import zmq
