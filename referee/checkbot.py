@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import random
 import shlex
 import sys
@@ -720,9 +721,12 @@ def run_checks(command: Sequence[str], **kw: Any) -> Report:
               default=None, metavar="FILE",
               help="A tournament or league file: check under its sandbox, limits and time "
                    "limits, as it will run your bot.")
+@click.option("--allow-read", "allow_read", multiple=True, metavar="PATH",
+              type=click.Path(exists=True),
+              help="A path the sandboxed bot may read besides its own folder; repeatable.")
 def check_bot(command: tuple[str, ...], transport: str, per_decision: float, bank: float,
               startup: float, bye_grace: float, cwd: str | None, sandbox_mode: str | None,
-              config_file: str | None) -> None:
+              config_file: str | None, allow_read: tuple[str, ...]) -> None:
     """Check that the bot started by COMMAND speaks the protocol correctly.
 
     COMMAND is the bot's command line, as one quoted argument or after '--':
@@ -750,6 +754,9 @@ def check_bot(command: tuple[str, ...], transport: str, per_decision: float, ban
         tc, sandbox_config = tournament.time, tournament.sandbox
     if sandbox_mode is not None:
         sandbox_config = dataclasses.replace(sandbox_config, mode=sandbox_mode)
+    if allow_read:
+        sandbox_config = dataclasses.replace(sandbox_config, read_only=(
+            *sandbox_config.read_only, *(os.path.abspath(p) for p in allow_read)))
     try:
         sandbox = resolve(sandbox_config)
     except SandboxError as e:

@@ -195,6 +195,10 @@ def _use_colour(flag: bool | None, stream: Any) -> bool:
               show_default=True,
               help="Run the external bots in the bubblewrap sandbox: auto (where it works, "
                    "else with a warning), on (refuse to start without it), off.")
+@click.option("--allow-read", "allow_read", multiple=True, metavar="PATH",
+              type=click.Path(exists=True),
+              help="A path the sandboxed bots may read besides their own folder (a model "
+                   "file); repeatable.")
 def play(bots: tuple[str, ...], bot_opts: tuple[str, ...], human: bool, games: int,
          seed: int | None, variant_opts: tuple[str, ...], colours: int | None,
          deck_name: str, deck_file: str | None, first_player: int | None, turn_limit: int,
@@ -202,7 +206,8 @@ def play(bots: tuple[str, ...], bot_opts: tuple[str, ...], human: bool, games: i
          record_file: str | None, record_dir: str | None, quiet: bool, verbose: bool,
          as_json: bool, transcript: bool, transcript_file: str | None,
          bot_log_dir: str | None, colour: bool | None, listen: str, keys_dir: str | None,
-         server_key: str | None, wait: float, sandbox_mode: str) -> None:
+         server_key: str | None, wait: float, sandbox_mode: str,
+         allow_read: tuple[str, ...]) -> None:
     texts = (["human"] if human else []) + list(bots) + list(bot_opts)
     if not 2 <= len(texts) <= 6:
         raise CliError(
@@ -243,8 +248,9 @@ def play(bots: tuple[str, ...], bot_opts: tuple[str, ...], human: bool, games: i
                        f"not {first_player}")
     if seed is None:
         seed = random.SystemRandom().randrange(1, 10**9)
-    sandbox = _sandbox(sandbox_mode, specs, record_file, record_dir, bot_log_dir,
-                       transcript_file, keys_dir, server_key)
+    sandbox = _sandbox(SandboxConfig(mode=sandbox_mode, read_only=tuple(
+        os.path.abspath(p) for p in allow_read)), specs, record_file, record_dir, bot_log_dir,
+        transcript_file, keys_dir, server_key)
     session = Session(config, seed, games, deck, first_player,
                       TimeControl(startup, move_time, bank),
                       FaultPolicy(fault_mode, strikes), record_file, record_dir,
@@ -430,11 +436,11 @@ def play(bots: tuple[str, ...], bot_opts: tuple[str, ...], human: bool, games: i
         echo(f"transcript: {transcript_file}")
 
 
-def _sandbox(mode: str, specs: Sequence[BotSpec], *hidden: str | None) -> Sandbox:
+def _sandbox(config: SandboxConfig, specs: Sequence[BotSpec], *hidden: str | None) -> Sandbox:
     """The sandbox of ``play``'s external bots (one warning line where ``auto`` runs
     without), hiding what the referee writes (records, logs, transcripts, keys)."""
     try:
-        sandbox = resolve(SandboxConfig(mode=mode))
+        sandbox = resolve(config)
     except SandboxError as e:
         raise CliError(str(e)) from None
     if any(s.kind in ("stdio", "zmq") for s in specs):

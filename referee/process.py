@@ -47,7 +47,7 @@ from datetime import datetime
 from typing import IO
 
 from .quoting import printable
-from .sandbox import DEFAULT_MEMORY_MB, Cgroup, Sandbox, join_script
+from .sandbox import DEFAULT_MEMORY_MB, Cgroup, Sandbox, SandboxConfig, explain, join_script
 
 __all__ = ["DEFAULT_MEMORY_MB", "DEFAULT_STDERR_CAP", "BotProcess", "BotStartError",
            "StderrLog", "start_bot"]
@@ -258,13 +258,15 @@ class BotProcess:
 
     def __init__(self, popen: subprocess.Popen[bytes], stdin_fd: int, stdout_fd: int,
                  stderr: StderrLog, command: Sequence[str], *,
-                 cgroup: Cgroup | None = None, sandboxed: bool = False) -> None:
+                 cgroup: Cgroup | None = None, sandboxed: bool = False,
+                 sandbox_config: SandboxConfig | None = None) -> None:
         self.popen = popen
         #: The bot's cgroup (its limits, and every process of its tree), if any.
         self.cgroup = cgroup
         #: Started inside bubblewrap: its exit status is bwrap's, a signal N that
         #: killed the bot reads as 128 + N.
         self.sandboxed = sandboxed
+        self.sandbox_config = sandbox_config
         self._oom: bool | None = None
         self.pid = popen.pid
         self.stdin_fd = stdin_fd
@@ -341,6 +343,10 @@ class BotProcess:
         if tail:
             last = tail.splitlines()[-3:]
             text += "; last stderr: " + " | ".join(line[-200:] for line in last)
+            if self.sandboxed and self.sandbox_config is not None:
+                hints = explain(tail.splitlines(), self.sandbox_config)
+                if hints and not self.out_of_memory():
+                    text += f" (in the sandbox, the bot {hints[0]})"
         return text
 
     def out_of_memory(self) -> bool:
@@ -454,6 +460,7 @@ def start_bot(
         raise BotStartError(f"{exe!r} was not found on the PATH")
     cgroup: Cgroup | None = None
     pass_fds: list[int] = []
+    sb = sandbox
     if sandbox is not None and sandbox.active:
         sb = sandbox.with_memory(memory_mb)
         prepared = sb.prepare(command, cwd=cwd, env=bot_env, writable=writable)
@@ -514,8 +521,9 @@ def start_bot(
     # children, O_CLOEXEC is the default for os.pipe).
     log = StderrLog(err_r, stderr_path, stderr_cap, on_stderr,
                     started=f"bot started (pid {popen.pid}): {shlex.join(command)}")
-    proc = BotProcess(popen, in_w, out_r, log, command, cgroup=cgroup,
-                      sandboxed=sandbox is not None and sandbox.active)
+    active = sandbox is not None and sandbox.active
+    proc = BotProcess(popen, in_w, out_r, log, command, cgroup=cgroup, sandboxed=active,
+                      sandbox_config=sb.config if active and sb is not None else None)
     with _LIVE_LOCK:
         _LIVE[proc.pid] = proc
     _exit_on_termination()
