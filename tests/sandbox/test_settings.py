@@ -116,8 +116,8 @@ def test_check_bot_says_in_words_what_the_sandbox_stopped(tmp_path: Path) -> Non
             f"to [sandbox] read_only, or --allow-read") in done.stdout
     # With the file listed as readable, it passes.
     (tmp_path / "league.toml").write_text(
-        f'[sandbox]\nread_only = ["models/net.bin"]\n[[bots]]\nname = "a"\nbuiltin = "random"\n'
-        f'[[bots]]\nname = "b"\nbuiltin = "random"\n')
+        '[sandbox]\nread_only = ["models/net.bin"]\n[[bots]]\nname = "a"\nbuiltin = "random"\n'
+        '[[bots]]\nname = "b"\nbuiltin = "random"\n')
     done = subprocess.run([_referee(), "check-bot", "--config", str(tmp_path / "league.toml"),
                            "--sandbox", "on", "--", sys.executable,
                            str(BOTS / "needs_model.py"), str(model)],
