@@ -50,6 +50,7 @@ import shutil
 import signal
 import subprocess
 import threading
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -673,10 +674,24 @@ class Cgroup:
                 with contextlib.suppress(OSError):
                     os.kill(pid, signal.SIGKILL)
 
-    def remove(self) -> None:
+    def remove(self, wait: float = 1.0) -> None:
+        """Remove the cgroup once its last process is gone (the kernel empties it
+        just after the processes are reaped: up to ``wait`` seconds are given)."""
+        deadline = time.monotonic() + wait
+        while self.pids() and time.monotonic() < deadline:
+            self.kill_all()
+            time.sleep(0.005)
         for _, d in self.dirs.values():
-            with contextlib.suppress(OSError):
-                os.rmdir(d)
+            for _ in range(50):
+                try:
+                    os.rmdir(d)
+                    break
+                except FileNotFoundError:
+                    break
+                except OSError:  # EBUSY: still being emptied
+                    if time.monotonic() >= deadline:
+                        break
+                    time.sleep(0.005)
 
 
 def _write(path: str, value: str) -> None:

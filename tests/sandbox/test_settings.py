@@ -8,6 +8,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -166,3 +167,18 @@ def _example(name: str) -> list[str]:
     if name == "example:js":
         return ["node", str(REPO / "example_bots" / "js" / "bot.js")]
     return [sys.executable, str(REPO / "example_bots" / "python" / "heuristic_bot.py")]
+
+
+def test_a_bots_cgroup_is_removed_when_it_ends(tmp_path: Path) -> None:
+    sb = need_sandbox(SandboxConfig(mode="on"))
+    proc = start_bot([sys.executable, "-c", "import os; os.fork(); import time; time.sleep(30)"],
+                     cwd=str(tmp_path), sandbox=sb)
+    assert proc.cgroup is not None
+    dirs = [d for _, d in proc.cgroup.dirs.values()]
+    assert all(os.path.isdir(d) for d in dirs)
+    deadline = time.monotonic() + 10
+    while len(proc.cgroup.pids()) < 3 and time.monotonic() < deadline:
+        time.sleep(0.01)  # sh-exec'd bwrap, its init, the bot and its child
+    assert len(proc.cgroup.pids()) >= 3
+    proc.end()
+    assert not any(os.path.exists(d) for d in dirs)
