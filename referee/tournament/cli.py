@@ -22,7 +22,7 @@ from .store import StoreError
 
 
 def _fail(message: str, code: int = 2) -> None:
-    click.echo(f"error: {message}", err=True)
+    click.echo(f"Error: {message}", err=True)
     sys.exit(code)
 
 
@@ -68,6 +68,10 @@ def run(config: str, jobs: int | None, output: str | None, fmt: str, quiet: bool
               "to resume", code)
     finally:
         signal.signal(signal.SIGTERM, previous)
+    if summary.replayed and not quiet:
+        click.echo(f"replayed {len(summary.replayed)} committed games whose record was "
+                   f"missing or cut short: {', '.join(summary.replayed[:5])}"
+                   + (" ..." if len(summary.replayed) > 5 else ""), err=True)
     if summary.already_done and not quiet:
         click.echo(f"resumed: {summary.already_done} games were already played", err=True)
     out = Path(out)
