@@ -203,7 +203,13 @@ class Store:
             self.conn.execute("BEGIN IMMEDIATE")
 
         def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
-            self.conn.execute("COMMIT" if exc_type is None else "ROLLBACK")
+            if exc_type is None:
+                self.conn.execute("COMMIT")
+            else:
+                # SQLite may have rolled back already (a full disk): the error that
+                # did it is the one to report.
+                with contextlib.suppress(sqlite3.Error):
+                    self.conn.execute("ROLLBACK")
 
     def transaction(self) -> Store._Tx:
         return Store._Tx(self.conn)
