@@ -282,6 +282,10 @@ def verify(rec: Record) -> tuple[bool, str]:
             return False, (f"the result's penalty points {game_points} differ from "
                            f"the engine's {list(res.points)}")
         forfeits = rec.result.get("forfeits", [])
+        if "game_places" in rec.result and rec.result.get("places") != final_places(
+                res.places, forfeits):
+            return False, (f"the result's places {rec.result.get('places')} are not the "
+                           f"engine's {list(res.places)} after forfeits {forfeits}")
         if "game_points" in rec.result and rec.result.get("points") != final_points(
                 res.points, forfeits):
             return False, (f"the result's final penalty points {rec.result.get('points')} are "

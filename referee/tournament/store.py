@@ -166,6 +166,32 @@ class Store:
             raise
         return store
 
+    @classmethod
+    def create_or_resume_existing(cls, output_dir: Path) -> Store:
+        """Open an existing tournament for writing, whatever its configuration
+        (``tournament verify --repair``).  StoreError if it cannot be read."""
+        check = cls.open_existing(output_dir)
+        check.close()
+        path = output_dir / DB_NAME
+        try:
+            conn = sqlite3.connect(path, isolation_level=None)
+            conn.execute("PRAGMA synchronous=FULL")
+            conn.execute("PRAGMA busy_timeout=10000")
+        except sqlite3.Error as e:
+            raise _unreadable(path, e) from None
+        return cls(path, conn)
+
+    def replace_all(self, outcomes: list[GameOutcome]) -> None:
+        """Every game row replaced by ``outcomes``, in one transaction."""
+        try:
+            with self.transaction():
+                self.conn.execute("DELETE FROM seats")
+                self.conn.execute("DELETE FROM games")
+                for o in outcomes:
+                    self._insert(o)
+        except sqlite3.Error as e:
+            raise StoreError(f"cannot rewrite {self.path}: {e}") from None
+
     def close(self) -> None:
         self.conn.close()
         lock = getattr(self, "_lock", None)
@@ -229,20 +255,23 @@ class Store:
 
     def _add(self, o: GameOutcome) -> None:
         with self.transaction():
-            cur = self.conn.execute(
-                "INSERT OR IGNORE INTO games VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                (o.index, o.game_id, o.deal, o.deal_seed, json.dumps(o.seats),
-                 json.dumps(o.places), json.dumps(o.points), o.how, o.turns,
-                 json.dumps(o.faults), json.dumps(o.forfeits), o.wall_time, o.worker, o.record,
-                 time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())))
-            if cur.rowcount:
-                faults = [0] * len(o.seats)
-                for f in o.faults:
-                    faults[f["seat"]] += 1
-                self.conn.executemany(
-                    "INSERT INTO seats VALUES (?,?,?,?,?,?)",
-                    [(o.index, s, o.seats[s], o.places[s], o.points[s], faults[s])
-                     for s in range(len(o.seats))])
+            self._insert(o)
+
+    def _insert(self, o: GameOutcome) -> None:
+        cur = self.conn.execute(
+            "INSERT OR IGNORE INTO games VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (o.index, o.game_id, o.deal, o.deal_seed, json.dumps(o.seats),
+             json.dumps(o.places), json.dumps(o.points), o.how, o.turns,
+             json.dumps(o.faults), json.dumps(o.forfeits), o.wall_time, o.worker, o.record,
+             time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())))
+        if cur.rowcount:
+            faults = [0] * len(o.seats)
+            for f in o.faults:
+                faults[f["seat"]] += 1
+            self.conn.executemany(
+                "INSERT INTO seats VALUES (?,?,?,?,?,?)",
+                [(o.index, s, o.seats[s], o.places[s], o.points[s], faults[s])
+                 for s in range(len(o.seats))])
 
     def forget_unrecorded(self) -> list[str]:
         """Delete the rows of committed games whose record file is missing or cut

@@ -3,7 +3,10 @@ tournament configuration as ``python = "fakebots.py:Name"`` (in worker processes
 
 from __future__ import annotations
 
+import linecache
 import os
+import sys
+import threading
 from collections.abc import Sequence
 from typing import Any
 
@@ -97,18 +100,11 @@ class KilledWhileWaiting(HeuristicBot):
         marker = os.environ.get("KILL_MARKER", "")
         if marker and not os.path.exists(marker) and not getattr(KilledWhileWaiting, "armed", 0):
             KilledWhileWaiting.armed = 1
-            import threading
-
             main = threading.main_thread().ident
             threading.Thread(target=_kill_when_waiting, args=(main, marker), daemon=True).start()
 
 
 def _kill_when_waiting(main: int | None, marker: str) -> None:
-    import sys
-    import threading
-
-    import linecache
-
     while True:
         frame = sys._current_frames().get(main or 0)
         inner = frame
