@@ -185,18 +185,28 @@ def read_record(path: str) -> Record:
         raise RecordError(f"{path} is a directory; give one game record file in it") from None
     except (OSError, UnicodeDecodeError) as e:
         raise RecordError(f"cannot read {path}: {e}") from None
-    return parse_record(text.splitlines(), path)
+    return parse_record(text.splitlines(), path, complete=text.endswith("\n"))
 
 
-def parse_record(lines: Sequence[str], where: str = "the record") -> Record:
+def _truncated(where: str, why: str) -> RecordError:
+    return RecordError(f"{where} is truncated: {why} (was its writing interrupted, or the "
+                       "disk full?); a tournament plays such a game again when resumed")
+
+
+def parse_record(lines: Sequence[str], where: str = "the record", *,
+                 complete: bool = True) -> Record:
+    """``complete``: the text ended with a newline, as the referee writes records."""
     rows: list[dict[str, Any]] = []
     kept: list[str] = []
+    last = max((i for i, line in enumerate(lines, 1) if line.strip()), default=0)
     for i, line in enumerate(lines, 1):
         if not line.strip():
             continue
         try:
             row = json.loads(line)
         except json.JSONDecodeError as e:
+            if i == last and i > 1 and not complete:
+                raise _truncated(where, f"it ends in the middle of line {i}") from None
             raise RecordError(f"{where} line {i} is not JSON ({e.msg}): is this a game record?") from None
         if not isinstance(row, dict) or "type" not in row:
             raise RecordError(f"{where} line {i} is not a record line (no 'type')")
@@ -221,6 +231,8 @@ def parse_record(lines: Sequence[str], where: str = "the record") -> Record:
             rec.result = row
         elif t == "game":
             raise RecordError(f"{where} holds more than one game; split it, one game per file")
+    if not rec.result and rows[-1]["type"] in ("decision", "event", "fault"):
+        raise _truncated(where, f"it ends at line {last} without the game's result line")
     try:
         rec.config  # noqa: B018 - validates the configuration
     except (ConfigError, TypeError) as e:
