@@ -18,7 +18,7 @@ from typing import Any, TextIO
 from .game import ConfigError, Game, GameConfig, IllegalDecision
 from .game.cards import CardError, card_text, parse_deck
 from .game.events import Event, EventSyntaxError, event_text, filter_event, parse_event
-from .runner import final_places, final_points, replay_check
+from .runner import final_places, final_points, replay_check, stop_if_stopped
 
 SOURCE_WORDS = {0: "from the hand", 1: "from the 3UP cards", 2: "from 3DOWN"}
 
@@ -99,6 +99,8 @@ HOW_WORDS = {
     "winner": "a player went out",
     "played_out": "played out to the last player",
     "turn_limit": "stopped at the turn limit",
+    "forfeits": "stopped: every other seat still playing had forfeited (RULES §5.4)",
+    "time_limit": "stopped at the game's time limit (RULES §5.4)",
 }
 
 
@@ -242,7 +244,8 @@ def parse_record(lines: Sequence[str], where: str = "the record", *,
 
 @dataclass
 class Step:
-    """One applied decision and the events it caused (omniscient)."""
+    """One applied decision and the events it caused (omniscient); ``seat`` -1: the
+    referee's stop of the game (RULES §5.4)."""
 
     seat: int
     decision: str
@@ -270,6 +273,10 @@ def rerun(rec: Record) -> tuple[Game, list[Event], list[Step], str]:
                                         f"seat {row.get('seat')}) is illegal: {e}")
         steps.append(Step(int(row["seat"]), str(row["decision"]), float(row.get("ms", 0.0)),
                           bool(row.get("substituted", False)), game.events[before:]))
+    before = len(game.events)
+    stop_if_stopped(game, rec.result)
+    if len(game.events) > before:
+        steps.append(Step(-1, "", 0.0, False, game.events[before:]))
     return game, start, steps, ""
 
 
@@ -340,6 +347,10 @@ def show_record(rec: Record, out: TextIO | Callable[[str], None], seat: int | No
         narr.show(ev)
     turn = 0
     for step in steps:
+        if step.seat < 0:  # the referee stopped the game (RULES §5.4)
+            for ev in step.events:
+                narr.show(ev)
+            continue
         is_turn = any(e[0] == "turn" for e in step.events)
         if is_turn and pause is not None and not pause():
             return err

@@ -110,7 +110,7 @@ class GameResult:
     """How a game ended.  ``places[seat]`` is 1 for the winner; equal penalty points
     share a place (competition ranking, RULES §4)."""
 
-    how: str  # "winner", "played_out" or "turn_limit"
+    how: str  # "winner", "played_out", "turn_limit"; stopped: "forfeits", "time_limit"
     places: tuple[int, ...]
     points: tuple[int, ...]
     finish_order: tuple[int, ...]
@@ -860,6 +860,21 @@ class Game:
             self._end("turn_limit")
             return
         self._next_turn(s)
+
+    #: How a game can be stopped from outside the rules' own course (RULES §5.4):
+    #: every seat still playing but one has forfeited, or the game's wall-clock limit.
+    STOPS = ("forfeits", "time_limit")
+
+    def stop(self, how: str) -> None:
+        """End the game now, as the turn limit does (RULES §5.4): the finished seats
+        keep their places, the others are ranked by penalty points.  ``how`` is one
+        of STOPS.  The referee decides when (a rules-engine cannot know who forfeited,
+        or the time); a record says so in its result, and a re-run stops there too."""
+        if how not in self.STOPS:
+            raise ValueError(f"a game is stopped by {' or '.join(self.STOPS)}, not {how!r}")
+        if self.phase == OVER:
+            raise ValueError("the game is over already")
+        self._end(how)
 
     def _end(self, how: str) -> None:
         n = self.n
