@@ -486,7 +486,8 @@ def _unpack_error(e: Exception) -> str:
     if isinstance(e, msgpack.exceptions.ExtraData):
         return "more bytes after the first value"
     if isinstance(e, UnicodeDecodeError):
-        return f"a string that is not UTF-8: {e.reason}"
+        return (f"a string that is not UTF-8: byte 0x{e.object[e.start]:02x} at offset "
+                f"{e.start} of the string: {e.reason}")
     if "strict_map_key" in text:
         return "a map key that is not a string"
     if "incomplete input" in text or " exceeds max_" in text:
