@@ -116,3 +116,24 @@ def _kill_when_waiting(main: int | None, marker: str) -> None:
                 open(marker, "w").close()
                 os.kill(os.getpid(), 9)
         threading.Event().wait(0.001)
+
+
+class DiesHoldingLocks(HeuristicBot):
+    """Once per tournament ($KILL_MARKER): takes every lock of every multiprocessing
+    queue in its worker, as a worker does while it takes its next game from a shared
+    queue, and is SIGKILLed holding them (the OOM killer)."""
+
+    name = "locker"
+
+    def new_game(self, seed: int) -> None:
+        super().new_game(seed)
+        marker = os.environ.get("KILL_MARKER", "")
+        if marker and not os.path.exists(marker):
+            open(marker, "w").close()
+            import gc
+            import multiprocessing.queues
+
+            for o in gc.get_objects():
+                if isinstance(o, multiprocessing.queues.Queue):
+                    o._rlock.acquire()  # type: ignore[attr-defined]
+            os.kill(os.getpid(), 9)

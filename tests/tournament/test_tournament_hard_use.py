@@ -80,6 +80,25 @@ python = "{HERE / 'fakebots.py'}:KilledWhileWaiting"
     assert data["played"] == data["scheduled"] == 36
 
 
+def test_a_worker_killed_holding_a_lock_hangs_nothing(tmp_path: Path) -> None:
+    # A worker of a shared queue took the queue's lock to take its next game; killed
+    # then, it left the other workers waiting for ever (the run hung).
+    path = config(tmp_path, deals=3, extra=f"""
+[[bots]]
+name = "locker"
+python = "{HERE / 'fakebots.py'}:DiesHoldingLocks"
+""")
+    marker = tmp_path / "killed"
+    r = referee("tournament", "run", str(path), "--jobs", "2", "--format", "json", "-q",
+                env={"KILL_MARKER": str(marker)}, timeout=120)
+    assert marker.exists()
+    assert r.returncode == 1 and "died while playing it (exit code -9)" in r.stderr
+    assert json.loads(r.stdout)["played"] == 35  # every game but the one it was playing
+    again = referee("tournament", "run", str(path), "--jobs", "2", "--format", "json", "-q",
+                    env={"KILL_MARKER": str(marker)}, timeout=120)
+    assert again.returncode == 0 and json.loads(again.stdout)["played"] == 36
+
+
 def _fill(path: Path) -> None:
     """Fill the file system holding ``path``."""
     with open(path, "wb") as f:
