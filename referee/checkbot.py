@@ -545,9 +545,9 @@ class Checker:
             if kind == "fault":
                 assert isinstance(payload, Fault)
                 faults.append((payload, self.recorder.transcript(payload.bot)))
-                conn = seats[payload.seat].inner.conn
-                if (payload.kind == "crash" and conn is not None and conn.process is not None
-                        and conn.process.wait(0.2) == 0):
+                # The crash fault says how the process ended (its connection is
+                # closed by then): exit status 0 is a bot that quit of its own accord.
+                if payload.kind == "crash" and "exited with code 0" in payload.detail:
                     self.quit_early.append((payload.bot, self.recorder.transcript(payload.bot)))
                 answer_kinds = self.recorder.fault_kinds(payload.bot)
                 for k in answer_kinds:

@@ -157,6 +157,10 @@ def _use_colour(flag: bool | None, stream: Any) -> bool:
               default=1.0, show_default=True, help="Seconds per decision.")
 @click.option("--bank", type=click.FloatRange(min=0), default=10.0, show_default=True,
               help="Extra seconds per game, used when a decision takes longer.")
+@click.option("--game-time", type=click.FloatRange(min=0, min_open=True), default=None,
+              metavar="S", help="Wall-clock seconds for a whole game: a game over it is "
+                               "stopped before its next decision (RULES §5.4). Default: no "
+                               "limit.")
 @click.option("--faults", "fault_mode", type=click.Choice(["substitute", "forfeit"]),
               default="substitute", show_default=True,
               help="On a bot fault: play its first legal decision for it (and count a "
@@ -202,7 +206,8 @@ def _use_colour(flag: bool | None, stream: Any) -> bool:
 def play(bots: tuple[str, ...], bot_opts: tuple[str, ...], human: bool, games: int,
          seed: int | None, variant_opts: tuple[str, ...], colours: int | None,
          deck_name: str, deck_file: str | None, first_player: int | None, turn_limit: int,
-         startup: float, move_time: float, bank: float, fault_mode: str, strikes: int,
+         startup: float, move_time: float, bank: float, game_time: float | None,
+         fault_mode: str, strikes: int,
          record_file: str | None, record_dir: str | None, quiet: bool, verbose: bool,
          as_json: bool, transcript: bool, transcript_file: str | None,
          bot_log_dir: str | None, colour: bool | None, listen: str, keys_dir: str | None,
@@ -252,7 +257,7 @@ def play(bots: tuple[str, ...], bot_opts: tuple[str, ...], human: bool, games: i
         os.path.abspath(p) for p in allow_read)), specs, record_file, record_dir, bot_log_dir,
         transcript_file, keys_dir, server_key)
     session = Session(config, seed, games, deck, first_player,
-                      TimeControl(startup, move_time, bank),
+                      TimeControl(startup, move_time, bank, game_time),
                       FaultPolicy(fault_mode, strikes), record_file, record_dir,
                       sandbox=sandbox.describe())
     try:

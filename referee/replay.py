@@ -18,7 +18,7 @@ from typing import Any, TextIO
 from .game import ConfigError, Game, GameConfig, IllegalDecision
 from .game.cards import CardError, card_text, parse_deck
 from .game.events import Event, EventSyntaxError, event_text, filter_event, parse_event
-from .runner import final_places, final_points, replay_check
+from .runner import final_places, final_points, replay_check, stop_if_stopped
 
 SOURCE_WORDS = {0: "from the hand", 1: "from the 3UP cards", 2: "from 3DOWN"}
 
@@ -99,6 +99,8 @@ HOW_WORDS = {
     "winner": "a player went out",
     "played_out": "played out to the last player",
     "turn_limit": "stopped at the turn limit",
+    "forfeits": "stopped: every other seat still playing had forfeited (RULES §5.4)",
+    "time_limit": "stopped at the game's time limit (RULES §5.4)",
 }
 
 
@@ -185,18 +187,28 @@ def read_record(path: str) -> Record:
         raise RecordError(f"{path} is a directory; give one game record file in it") from None
     except (OSError, UnicodeDecodeError) as e:
         raise RecordError(f"cannot read {path}: {e}") from None
-    return parse_record(text.splitlines(), path)
+    return parse_record(text.splitlines(), path, complete=text.endswith("\n"))
 
 
-def parse_record(lines: Sequence[str], where: str = "the record") -> Record:
+def _truncated(where: str, why: str) -> RecordError:
+    return RecordError(f"{where} is truncated: {why} (was its writing interrupted, or the "
+                       "disk full?); a tournament plays such a game again when resumed")
+
+
+def parse_record(lines: Sequence[str], where: str = "the record", *,
+                 complete: bool = True) -> Record:
+    """``complete``: the text ended with a newline, as the referee writes records."""
     rows: list[dict[str, Any]] = []
     kept: list[str] = []
+    last = max((i for i, line in enumerate(lines, 1) if line.strip()), default=0)
     for i, line in enumerate(lines, 1):
         if not line.strip():
             continue
         try:
             row = json.loads(line)
         except json.JSONDecodeError as e:
+            if i == last and i > 1 and not complete:
+                raise _truncated(where, f"it ends in the middle of line {i}") from None
             raise RecordError(f"{where} line {i} is not JSON ({e.msg}): is this a game record?") from None
         if not isinstance(row, dict) or "type" not in row:
             raise RecordError(f"{where} line {i} is not a record line (no 'type')")
@@ -221,6 +233,8 @@ def parse_record(lines: Sequence[str], where: str = "the record") -> Record:
             rec.result = row
         elif t == "game":
             raise RecordError(f"{where} holds more than one game; split it, one game per file")
+    if not rec.result and rows[-1]["type"] in ("decision", "event", "fault"):
+        raise _truncated(where, f"it ends at line {last} without the game's result line")
     try:
         rec.config  # noqa: B018 - validates the configuration
     except (ConfigError, TypeError) as e:
@@ -230,7 +244,8 @@ def parse_record(lines: Sequence[str], where: str = "the record") -> Record:
 
 @dataclass
 class Step:
-    """One applied decision and the events it caused (omniscient)."""
+    """One applied decision and the events it caused (omniscient); ``seat`` -1: the
+    referee's stop of the game (RULES §5.4)."""
 
     seat: int
     decision: str
@@ -258,6 +273,10 @@ def rerun(rec: Record) -> tuple[Game, list[Event], list[Step], str]:
                                         f"seat {row.get('seat')}) is illegal: {e}")
         steps.append(Step(int(row["seat"]), str(row["decision"]), float(row.get("ms", 0.0)),
                           bool(row.get("substituted", False)), game.events[before:]))
+    before = len(game.events)
+    stop_if_stopped(game, rec.result)
+    if len(game.events) > before:
+        steps.append(Step(-1, "", 0.0, False, game.events[before:]))
     return game, start, steps, ""
 
 
@@ -282,6 +301,10 @@ def verify(rec: Record) -> tuple[bool, str]:
             return False, (f"the result's penalty points {game_points} differ from "
                            f"the engine's {list(res.points)}")
         forfeits = rec.result.get("forfeits", [])
+        if "game_places" in rec.result and rec.result.get("places") != final_places(
+                res.places, forfeits):
+            return False, (f"the result's places {rec.result.get('places')} are not the "
+                           f"engine's {list(res.places)} after forfeits {forfeits}")
         if "game_points" in rec.result and rec.result.get("points") != final_points(
                 res.points, forfeits):
             return False, (f"the result's final penalty points {rec.result.get('points')} are "
@@ -324,6 +347,10 @@ def show_record(rec: Record, out: TextIO | Callable[[str], None], seat: int | No
         narr.show(ev)
     turn = 0
     for step in steps:
+        if step.seat < 0:  # the referee stopped the game (RULES §5.4)
+            for ev in step.events:
+                narr.show(ev)
+            continue
         is_turn = any(e[0] == "turn" for e in step.events)
         if is_turn and pause is not None and not pause():
             return err

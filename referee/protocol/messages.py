@@ -168,7 +168,8 @@ MESSAGES: dict[str, MessageSpec] = {m.type: m for m in (
     )),
     MessageSpec("game_over", "referee", "The game is over.", (
         _f("game_id", STRING, "the game"),
-        _f("how", STRING, "how it ended", enum=("winner", "played_out", "turn_limit")),
+        _f("how", STRING, "how it ended", enum=("winner", "played_out", "turn_limit",
+                                                          "forfeits", "time_limit")),
         _f("places", ARRAY, "final place of each seat (1 = best), forfeits counted",
            items=INTEGER),
         _f("points", ARRAY, "penalty points of each seat, forfeits counted (a forfeited "

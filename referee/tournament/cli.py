@@ -6,6 +6,7 @@ is one line on stderr and exit status 2, never a traceback.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import signal
 import sys
@@ -15,16 +16,17 @@ import click
 
 from ..sandbox import MODES as SANDBOX_MODES
 from ..sandbox import SandboxError
+from . import verify as verify_mod
 from .config import TournamentConfigError, load_config
 from .executor import ExecutorError
 from .run import run_tournament, sandbox_of, standings_of, with_seed
-from .schedule import schedule
+from .schedule import schedule, schedule_digest
 from .standings import FORMATS, render
-from .store import StoreError
+from .store import Store, StoreError
 
 
 def _fail(message: str, code: int = 2) -> None:
-    click.echo(f"error: {message}", err=True)
+    click.echo(f"Error: {message}", err=True)
     sys.exit(code)
 
 
@@ -76,6 +78,10 @@ def run(config: str, jobs: int | None, output: str | None, fmt: str, quiet: bool
               "to resume", code)
     finally:
         signal.signal(signal.SIGTERM, previous)
+    if summary.replayed and not quiet:
+        click.echo(f"replayed {len(summary.replayed)} committed games whose record was "
+                   f"missing or cut short: {', '.join(summary.replayed[:5])}"
+                   + (" ..." if len(summary.replayed) > 5 else ""), err=True)
     if summary.already_done and not quiet:
         click.echo(f"resumed: {summary.already_done} games were already played", err=True)
     out = Path(out)
@@ -99,6 +105,67 @@ def standings(where: str, fmt: str) -> None:
         click.echo(render(standings_of(out), fmt))
     except (TournamentConfigError, StoreError) as e:
         _fail(str(e))
+
+
+@tournament.command("verify")
+@click.argument("where", type=click.Path(exists=True, file_okay=False))
+@click.option("--repair", is_flag=True,
+              help="Rebuild the database from the game records (the source of truth); "
+                   "games without a good record are played again by the next run.")
+@click.option("--config", "config_file", type=click.Path(dir_okay=False), default=None,
+              help="The tournament's configuration file: with --repair, to rebuild a "
+                   "database that cannot be read at all.")
+def verify_command(where: str, repair: bool, config_file: str | None) -> None:
+    """Prove the standings of the tournament in the folder WHERE: re-run every game
+    record through the rules engine and check every database row against its record
+    (places, points, how the game ended, faults, seats, deal seed).  Exit status 1
+    when anything differs, is truncated or is missing."""
+    out = Path(where).resolve()
+    try:
+        if repair:
+            fresh = schedule_of = None
+            if config_file is not None:
+                cfg = load_config(config_file)
+                games = schedule(cfg)
+
+                def fresh() -> Store:
+                    return Store.create_or_resume(out, cfg.to_dict(), cfg.name, len(games),
+                                                  schedule_digest(games))
+
+                def schedule_of() -> dict[int, int]:
+                    return {g.index: g.deal for g in games}
+
+            before = None
+            with contextlib.suppress(StoreError):
+                before = verify_mod.check(out)
+            if before is not None:
+                for f in before.findings:
+                    click.echo(str(f))
+            done = verify_mod.repair(out, schedule_of, fresh)
+            click.echo(f"repaired: {done.kept} games rebuilt from their records"
+                       + (f"; {len(done.dropped)} without a good record removed, to be played "
+                          f"again by 'referee tournament run' ({', '.join(done.dropped[:5])}"
+                          + (" ..." if len(done.dropped) > 5 else "") + ")"
+                          if done.dropped else ""))
+            if done.left:
+                click.echo(f"left out: {len(done.left)} records whose deal is not known "
+                           f"({', '.join(done.left[:5])}): give --config to place them",
+                           err=True)
+            after = verify_mod.check(out)
+            click.echo(after.summary())
+            if after.errors:
+                _fail(f"{len(after.errors)} problems remain after the repair", 1)
+            return
+        report = verify_mod.check(out)
+    except (TournamentConfigError, StoreError) as e:
+        _fail(str(e))
+    for f in report.findings:
+        click.echo(str(f))
+    click.echo(report.summary())
+    if report.errors:
+        _fail(f"{len(report.errors)} problems in {out}: the standings are not proven; "
+              f"'referee tournament verify {where} --repair' rebuilds the database from the "
+              "records", 1)
 
 
 @tournament.command("schedule")
