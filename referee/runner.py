@@ -190,6 +190,9 @@ class GameRecord:
     bot_game_id: str | None = None
     #: The sandbox the external bots ran in, and its limits (``Sandbox.describe``).
     sandbox: dict[str, Any] | None = None
+    #: A tournament's game: the tournament's seed (a drawn one is kept here too, so
+    #: that the records alone can rebuild the tournament: ``tournament verify``).
+    tournament_seed: int | None = None
 
     @property
     def places(self) -> list[int]:
@@ -215,6 +218,8 @@ class GameRecord:
             head["bot_game_id"] = self.bot_game_id
         if self.sandbox is not None:
             head["sandbox"] = self.sandbox
+        if self.tournament_seed is not None:
+            head["tournament_seed"] = self.tournament_seed
         # orjson: a record has hundreds of lines, and tournaments write one per game.
         dumps = _dumps
         lines = [dumps(head)]

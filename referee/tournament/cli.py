@@ -7,6 +7,7 @@ is one line on stderr and exit status 2, never a traceback.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import signal
 import sys
@@ -126,11 +127,19 @@ def verify_command(where: str, repair: bool, config_file: str | None) -> None:
             fresh = schedule_of = None
             if config_file is not None:
                 cfg = load_config(config_file)
+                source = "given"
+                if cfg.seed is None:  # drawn when it first ran: the records keep it
+                    seed = verify_mod.seed_in_records(out)
+                    if seed is None:
+                        _fail(f"{config_file} has no seed, and no record in {out} says which "
+                              "seed the tournament drew: give it as seed = N in the file")
+                    cfg, source = dataclasses.replace(cfg, seed=seed), "random"
                 games = schedule(cfg)
 
                 def fresh() -> Store:
                     return Store.create_or_resume(out, cfg.to_dict(), cfg.name, len(games),
-                                                  schedule_digest(games))
+                                                  schedule_digest(games),
+                                                  meta={"seed_source": source})
 
                 def schedule_of() -> dict[int, int]:
                     return {g.index: g.deal for g in games}

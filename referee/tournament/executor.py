@@ -245,6 +245,7 @@ def play_game(job: Job, spec: GameSpec, seats: Seat, worker: int = 0,
                       time_control=config.time, policy=config.faults,
                       on_event=on_event if on_fault else None)
     record.sandbox = job.sandbox.describe()
+    record.tournament_seed = config.seed
     rel = os.path.join(job.records, f"{spec.game_id}.jsonl")
     path = os.path.join(job.output_dir, rel)
     write_record(path, record.to_lines())

@@ -9,6 +9,8 @@ and re-running a record is ``referee.replay``'s; the rows are ``Store``'s.
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 import sqlite3
 from collections.abc import Callable
@@ -170,6 +172,19 @@ class Repair:
     kept: int = 0  # rows rebuilt from records
     dropped: list[str] = field(default_factory=list)  # games to be played again
     left: list[str] = field(default_factory=list)  # records not placed in the schedule
+
+
+def seed_in_records(out: Path) -> int | None:
+    """The tournament seed the records of ``out`` were played with (a drawn seed is
+    in no configuration file), None if no record says."""
+    folder = out / RECORDS
+    for p in sorted(folder.glob("*.jsonl")) if folder.is_dir() else []:
+        with contextlib.suppress(OSError, ValueError):
+            with open(p, encoding="utf-8") as f:
+                head = json.loads(f.readline())
+            if isinstance(head.get("tournament_seed"), int):
+                return int(head["tournament_seed"])
+    return None
 
 
 def repair(out: Path, schedule_of: Callable[[], dict[int, int]] | None = None,

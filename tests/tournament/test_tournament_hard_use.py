@@ -28,6 +28,7 @@ LEAGUE = """
 name = "hard"
 seats = 2
 deals = {deals}
+seed = 1
 output = "out"
 [[bots]]
 name = "heuristic"
