@@ -534,6 +534,7 @@ _SUBCOMMANDS = (
     ("referee.tournament.cli", "tournament"),
     ("referee.checkbot", "check_bot"),
     ("referee.keys", "keys"),
+    ("referee.report.cli", "report"),
 )
 
 

@@ -23,18 +23,28 @@ from .runner import final_places, final_points, replay_check
 SOURCE_WORDS = {0: "from the hand", 1: "from the 3UP cards", 2: "from 3DOWN"}
 
 
-def _cards(cards: Sequence[int] | None, hidden: str = "?") -> str:
+def _cards_of(cards: Sequence[int] | None, hidden: str = "?",
+           fmt: Callable[[int], str] = card_text) -> str:
     if cards is None:
         return hidden
-    return " ".join(card_text(c) for c in cards) if cards else "(nothing)"
+    return " ".join(fmt(c) for c in cards) if cards else "(nothing)"
 
 
 def _count(n: int, word: str) -> str:
     return f"{n} {word}" + ("" if n == 1 else "s")
 
 
-def describe(ev: Event, names: Sequence[str]) -> str:
-    """One (already filtered) event in words.  ``names[seat]`` labels the seats."""
+def describe(ev: Event, names: Sequence[str], fmt: Callable[[int], str] = card_text,
+             hidden: str = "?") -> str:
+    """One (already filtered) event in words.  ``names[seat]`` labels the seats;
+    ``fmt`` writes a card and ``hidden`` a card the seat may not see (the HTML
+    report marks cards up with them)."""
+
+    def _cards(cards: Sequence[int] | None) -> str:
+        return _cards_of(cards, hidden, fmt)
+
+    def card_text(card: int) -> str:
+        return fmt(card)
 
     def who(s: int) -> str:
         return names[s] if 0 <= s < len(names) else f"seat {s}"
