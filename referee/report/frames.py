@@ -114,8 +114,13 @@ def seat_table(game: Game, seat: int) -> list[list[Any]]:
     out: list[list[Any]] = []
     for o in obs["seats"]:
         s = o["seat"]
-        hand: list[str] | int = (list(obs["dealt"] if setup else obs["hand"]) if s == seat
-                                 else int(o["hand"]))
+        hand: list[str] | int
+        if s == seat:
+            hand = list(obs["dealt"] if setup else obs["hand"])
+        else:
+            # In set-up every seat holds the six cards dealt to it (RULES §2): as many
+            # as this seat's own, though the observation's hand counts are still 0.
+            hand = len(obs["dealt"]) if setup else int(o["hand"])
         row = [hand, o["up"], ["?" if i in o["down"] else None for i in range(3)], o["finished"]]
         if s == seat and setup and obs.get("choice"):
             row.append(obs["choice"])

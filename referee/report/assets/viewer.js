@@ -27,6 +27,7 @@
     if (e === null) e = D.events.omni[k][j];
     return e.replace(/\{([^{}]+)\}/g, function (m, t) { return card(t); });
   }
+  function ms(x) { return x >= 10 ? x.toFixed(0) : x >= 1 ? x.toFixed(1) : x.toFixed(3); }
   function label(s) { return D.names[s] + " [" + s + "]"; }
   function esc(s) { return String(s).replace(/[&<>"']/g, function (c) { return "&#" + c.charCodeAt(0) + ";"; }); }
 
@@ -40,7 +41,7 @@
     var hand = typeof o.hand === "number" ? backs(o.hand) : cards(o.hand);
     var choice = o.choice ? '<div class="row"><b>3UP chosen</b> ' + cards(o.choice) + "</div>" : "";
     return '<div class="' + cls + '" data-seat="' + s + '"><div class="name">' + esc(label(s)) + place + "</div>" +
-      '<div class="row"><b>' + (f.phase === "setup" ? "dealt" : "hand") + "</b> " + hand + "</div>" + choice +
+      '<div class="row hand"><b>' + (f.phase === "setup" ? "dealt" : "hand") + "</b> " + hand + "</div>" + choice +
       '<div class="row"><b>3UP</b> ' + (o.up === null ? '<span class="none">not yet chosen</span>' : cards(o.up)) + "</div>" +
       '<div class="row"><b>3DOWN</b> ' + down + "</div></div>";
   }
@@ -63,7 +64,7 @@
     if (k === 0) dec = "the deal";
     else if (seat === null || seat === f.seat) {
       dec = esc(label(f.seat)) + " decided <code>" + f.decision + "</code> in <span class=\"ms\">" +
-        f.ms.toFixed(1) + " ms</span>" + (f.sub ? ' <span class="sub">played by the referee</span>' : "");
+        ms(f.ms) + " ms</span>" + (f.sub ? ' <span class="sub">played by the referee</span>' : "");
     } else dec = esc(label(f.seat)) + " decided";
     $("decision").innerHTML = dec;
     var fl = f.faults.map(function (x) {
@@ -120,7 +121,8 @@
   $("play").onclick = play;
   $("slider").max = String(last);
   $("slider").oninput = function () { go(Number($("slider").value)); };
-  $("jump").onsubmit = function (e) { e.preventDefault(); go(turnFrame(Number($("to-turn").value))); };
+  // after a jump the keys step the game again (the turn box lets go of them)
+  $("jump").onsubmit = function (e) { e.preventDefault(); $("to-turn").blur(); go(turnFrame(Number($("to-turn").value))); };
   var vs = $("view");
   D.views.forEach(function (v) {
     var o = document.createElement("option");
@@ -128,7 +130,7 @@
     o.textContent = v === "omni" ? "omniscient (every card)" : "seat " + v + ": " + D.names[Number(v)];
     vs.appendChild(o);
   });
-  vs.onchange = function () { st.view = vs.value; render(); };
+  vs.onchange = function () { st.view = vs.value; vs.blur(); render(); };
   document.addEventListener("keydown", function (e) {
     if (e.target && (e.target.tagName === "INPUT" || e.target.tagName === "SELECT") && e.key !== "Escape") return;
     if (e.key === "ArrowRight" || e.key === "l") go(st.k + 1);
