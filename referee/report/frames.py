@@ -24,7 +24,7 @@ from typing import Any
 from ..game import ConfigError, Game, IllegalDecision
 from ..game.cards import TEXT, CardError, parse_deck
 from ..game.events import Event, filter_event
-from ..replay import HOW_WORDS, Record, RecordError, describe
+from ..replay import HOW_WORDS, Record, RecordError, describe, match_faults
 
 #: The view names: "omni", then "0", "1", ... (a seat).
 OMNI = "omni"
@@ -128,27 +128,6 @@ def seat_table(game: Game, seat: int) -> list[list[Any]]:
     return out
 
 
-def _match_faults(rec: Record, turns: Sequence[int]) -> dict[int, list[dict[str, Any]]]:
-    """Each fault at the frame of the decision the referee played because of it: the
-    seat's first substituted decision at or after the fault's turn (a fault the
-    game did not answer with a decision -- at the end -- goes to the last frame)."""
-    taken: set[int] = set()
-    out: dict[int, list[dict[str, Any]]] = {}
-    last = len(rec.decisions)
-    for f in rec.faults:
-        seat = f.get("seat")
-        at = last
-        if f.get("action") != "recorded":
-            for i, d in enumerate(rec.decisions):
-                if (i not in taken and d.get("seat") == seat and d.get("substituted")
-                        and turns[i] >= int(f.get("turn", 0) or 0)):
-                    taken.add(i)
-                    at = i + 1
-                    break
-        out.setdefault(at, []).append(f)
-    return out
-
-
 def build_frames(rec: Record) -> Frames:
     """Re-run ``rec`` and draw every frame from every view.  A record whose decisions
     stop being legal is drawn up to there, with ``error`` saying why."""
@@ -184,7 +163,7 @@ def build_frames(rec: Record) -> Frames:
         except (IllegalDecision, KeyError, ValueError):
             break
     turns += [probe.turn] * (len(rec.decisions) - len(turns))
-    faults = _match_faults(rec, turns)
+    faults = match_faults(rec, turns)
 
     def snapshot(k: int, evs: Sequence[Event], step: dict[str, Any]) -> None:
         nxt = rec.decisions[k] if k < len(rec.decisions) and not game.over else None
@@ -195,7 +174,7 @@ def build_frames(rec: Record) -> Frames:
         step["faults"] = [{
             "seat": f.get("seat"), "kind": esc(f.get("kind")), "detail": esc(f.get("detail")),
             "action": esc(f.get("action")), "turn": f.get("turn"),
-        } for f in faults.get(k, [])]
+        } for f in faults.get(k, []) + (faults.get(k + 1, []) if k == len(rec.decisions) else [])]
         step.update(public(game))
         fr.frames.append(step)
         fr.tables[OMNI].append(omni_table(game))

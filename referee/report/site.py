@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
 
-from ..replay import HOW_WORDS, RecordError, read_record
+from ..replay import HOW_WORDS, Record, RecordError, read_record
 from ..tournament.executor import GameOutcome
 from ..tournament.store import StoreError
 from . import svg
@@ -340,9 +340,8 @@ def write_site(folder: Path, out: Path, *, games: bool = True) -> Results:
     return res
 
 
-def write_game_html(record_file: str, out: Path) -> None:
+def write_game_html(rec: Record, out: Path) -> None:
     """One game as one self-contained file (``referee replay FILE --html OUT``)."""
-    rec = read_record(record_file)
     fr = build_frames(rec)
     try:
         _write(out, viewer_page(fr))

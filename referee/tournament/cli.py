@@ -7,6 +7,7 @@ is one line on stderr and exit status 2, never a traceback.
 from __future__ import annotations
 
 import json
+import shutil
 import signal
 import sys
 from pathlib import Path
@@ -17,13 +18,19 @@ from .config import TournamentConfigError, load_config
 from .executor import ExecutorError
 from .run import run_tournament, standings_of
 from .schedule import schedule
-from .standings import FORMATS, render
+from .standings import FORMATS, Standings, render
 from .store import StoreError
 
 
 def _fail(message: str, code: int = 2) -> None:
     click.echo(f"error: {message}", err=True)
     sys.exit(code)
+
+
+def _render(st: Standings, fmt: str, wide: bool) -> str:
+    """Plain standings fit the terminal they are printed on (any width when piped)."""
+    width = shutil.get_terminal_size().columns if sys.stdout.isatty() else None
+    return render(st, fmt, wide=wide, width=width)
 
 
 @click.group()
@@ -48,7 +55,10 @@ def _terminate(signum: int, frame: object) -> None:
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="plain", show_default=True,
               help="Format of the standings printed at the end.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress display.")
-def run(config: str, jobs: int | None, output: str | None, fmt: str, quiet: bool) -> None:
+@click.option("--wide", is_flag=True, help="Every column of the standings (default: what "
+              "fits the terminal, fault columns only for faults that happened).")
+def run(config: str, jobs: int | None, output: str | None, fmt: str, quiet: bool,
+        wide: bool) -> None:
     """Play the tournament CONFIG (a TOML file); run again to resume it."""
     out: Path | str = output or "its output folder"
     # 'kill PID' (SIGTERM, what service managers and CI runners send) stops the run as
@@ -71,7 +81,7 @@ def run(config: str, jobs: int | None, output: str | None, fmt: str, quiet: bool
     if summary.already_done and not quiet:
         click.echo(f"resumed: {summary.already_done} games were already played", err=True)
     out = Path(out)
-    click.echo(render(standings_of(out), fmt))
+    click.echo(_render(standings_of(out), fmt, wide))
     if not quiet:
         click.echo(f"\nresults: {out}", err=True)
     if summary.errors:
@@ -82,13 +92,15 @@ def run(config: str, jobs: int | None, output: str | None, fmt: str, quiet: bool
 @tournament.command()
 @click.argument("where", type=click.Path(exists=True))
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="plain", show_default=True)
-def standings(where: str, fmt: str) -> None:
+@click.option("--wide", is_flag=True, help="Every column (default: what fits the terminal, "
+              "fault columns only for faults that happened).")
+def standings(where: str, fmt: str, wide: bool) -> None:
     """Standings of the tournament in the folder WHERE (or of the configuration file
     WHERE); works while the tournament runs."""
     path = Path(where)
     try:
         out = load_config(path).output_dir if path.is_file() else path
-        click.echo(render(standings_of(out), fmt))
+        click.echo(_render(standings_of(out), fmt, wide))
     except (TournamentConfigError, StoreError) as e:
         _fail(str(e))
 
