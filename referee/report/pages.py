@@ -24,7 +24,8 @@ def asset(name: str) -> str:
 
 def json_script(element_id: str, data: Any) -> str:
     """Data for a page's script: inline JSON that cannot end its <script> early."""
-    text = orjson.dumps(data).decode().replace("</", "<\\/").replace("<!--", "<\\!--")
+    # "<" only occurs inside JSON strings, where \u003c reads back the same
+    text = orjson.dumps(data).decode().replace("<", "\\u003c")
     return f'<script id="{element_id}" type="application/json">{text}</script>'
 
 

@@ -211,6 +211,11 @@ _FAULT_COLUMNS = (("timeouts", ("timeouts",)), ("crashes", ("crashes",)),
                   ("protocol", ("protocol",)), ("forfeits", ("forfeits",)))
 
 
+#: The fault columns' headers when even the short headers do not fit.
+SHORT_FAULTS = {"timeouts": "tmo", "crashes": "crash", "illegal": "ill", "malformed": "malf",
+                "protocol": "prot", "forfeits": "forf"}
+
+
 def compact_table(st: Standings, width: int | None = None) -> tuple[list[str], list[list[str]]]:
     """The standings that fit a terminal: rank, bot, games, win rate and average place
     with their intervals, rating, average penalty, and a fault column only for the
@@ -225,7 +230,7 @@ def compact_table(st: Standings, width: int | None = None) -> tuple[list[str], l
                  ["#", "bot", "games", "win %", "avg place", "rating", "penalty"])
         if short >= 2:
             heads = heads[:-1]
-        heads += [h for h, _ in faults]
+        heads += [SHORT_FAULTS[h] if short >= 3 else h for h, _ in faults]
         rows = []
         for r in st.rows:
             bot = r.bot if names is None or len(r.bot) <= names else r.bot[:names - 1] + "…"
@@ -241,16 +246,16 @@ def compact_table(st: Standings, width: int | None = None) -> tuple[list[str], l
         text = tabulate(t[1], headers=t[0], tablefmt="simple", disable_numparse=True)
         return width is None or max(len(line) for line in text.splitlines()) <= width
 
-    for short in (0, 1, 2):
+    for short in (0, 1, 2, 3):
         t = build(short, None)
         if fits(t):
             return t
     longest = max((len(r.bot) for r in st.rows), default=8)
     for names in range(longest - 1, 7, -1):
-        t = build(2, names)
+        t = build(3, names)
         if fits(t):
             return t
-    return build(2, 8)
+    return build(3, 8)
 
 
 def head_to_head_table(st: Standings, compact: bool = False) -> tuple[list[str], list[list[str]]]:
@@ -303,12 +308,15 @@ def render(st: Standings, fmt: str = "plain", *, wide: bool = True,
     compact = fmt == "plain" and not wide
     h, rows = compact_table(st, width) if compact else standings_table(st)
     hh, hrows = head_to_head_table(st, compact and len(st.rows) > 2)
+    legend = ""
+    if compact and any(x in h for x in SHORT_FAULTS.values()):
+        legend = "\n" + ", ".join(f"{v}: {k}" for k, v in SHORT_FAULTS.items() if v in h)
     what = ("head-to-head score (row vs column)" if st.seats == 2
             else "head-to-head: how often the row bot finished ahead of the column bot")
     sep = "\n\n"
     title = f"## {_title(st)}" if fmt == "markdown" else _title(st)
     return str(title + sep + tabulate(rows, headers=h, tablefmt=tablefmt, disable_numparse=True)
-            + sep + what + sep + tabulate(hrows, headers=hh, tablefmt=tablefmt,
+            + legend + sep + what + sep + tabulate(hrows, headers=hh, tablefmt=tablefmt,
                                           disable_numparse=True))
 
 
