@@ -149,21 +149,16 @@ def build_frames(rec: Record) -> Frames:
     fr.tables = {v: [] for v in views}
     fr.events = {v: [] for v in views}
 
-    def lines(evs: Sequence[Event], view: str) -> list[str | None]:
-        seat = None if view == OMNI else int(view)
-        return [describe(filter_event(e, seat), labels, card_html, HIDDEN_HTML) for e in evs]
+    def lines(evs: Sequence[Event]) -> list[str]:
+        return [describe(e, labels, card_html, HIDDEN_HTML) for e in evs]
 
-    # The turn at which each decision is taken, for matching faults to decisions.
-    turns: list[int] = []
-    probe = game.copy()
-    for d in rec.decisions:
-        turns.append(probe.turn)
-        try:
-            probe.apply(int(d["seat"]), str(d["decision"]))
-        except (IllegalDecision, KeyError, ValueError):
-            break
-    turns += [probe.turn] * (len(rec.decisions) - len(turns))
-    faults = match_faults(rec, turns)
+    def seat_lines(evs: Sequence[Event], seat: int) -> list[str | None]:
+        # a line the seat sees as the omniscient view does is sent once: null
+        out: list[str | None] = []
+        for e in evs:
+            f = filter_event(e, seat)
+            out.append(None if f == e else describe(f, labels, card_html, HIDDEN_HTML))
+        return out
 
     def snapshot(k: int, evs: Sequence[Event], step: dict[str, Any]) -> None:
         nxt = rec.decisions[k] if k < len(rec.decisions) and not game.over else None
@@ -171,24 +166,21 @@ def build_frames(rec: Record) -> Frames:
             seat = int(nxt["seat"])
             step["next"] = seat
             step["legal"] = [d.text for d in game.legal(seat)]
-        step["faults"] = [{
-            "seat": f.get("seat"), "kind": esc(f.get("kind")), "detail": esc(f.get("detail")),
-            "action": esc(f.get("action")), "turn": f.get("turn"),
-        } for f in faults.get(k, []) + (faults.get(k + 1, []) if k == len(rec.decisions) else [])]
         step.update(public(game))
         fr.frames.append(step)
         fr.tables[OMNI].append(omni_table(game))
-        fr.events[OMNI].append(lines(evs, OMNI))
-        omni = fr.events[OMNI][-1]
+        omni = lines(evs)
+        fr.events[OMNI].append(list(omni))
         for s in range(n):
             fr.tables[str(s)].append(seat_table(game, s))
-            # a line the seat sees as the omniscient view does is sent once: null
-            fr.events[str(s)].append([None if a == b else a
-                                      for a, b in zip(lines(evs, str(s)), omni, strict=True)])
+            fr.events[str(s)].append(seat_lines(evs, s))
 
+    # The turn at which each decision is taken, for matching faults to decisions.
+    turns: list[int] = []
     snapshot(0, list(game.events), {"turn": game.turn})
     for k, d in enumerate(rec.decisions, 1):
         before = len(game.events)
+        turns.append(game.turn)
         try:
             game.apply(int(d["seat"]), str(d["decision"]))
         except (IllegalDecision, KeyError, ValueError) as e:
@@ -199,6 +191,15 @@ def build_frames(rec: Record) -> Frames:
             "turn": game.turn, "seat": int(d["seat"]), "decision": esc(d["decision"]),
             "ms": float(d.get("ms", 0.0)), "sub": bool(d.get("substituted", False)),
         })
+    faults = match_faults(rec, turns)
+    last = len(fr.frames) - 1
+    for k, frame in enumerate(fr.frames):
+        # faults after the last decision shown go on the last frame
+        here = [f for at, fs in faults.items() if at == k or (k == last and at > k) for f in fs]
+        frame["faults"] = [{
+            "seat": f.get("seat"), "kind": esc(f.get("kind")), "detail": esc(f.get("detail")),
+            "action": esc(f.get("action")), "turn": f.get("turn"),
+        } for f in here]
     res = rec.result
     if res:
         fr.result = esc(f"{HOW_WORDS.get(str(res.get('how')), res.get('how'))}: places "
