@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-CHROMIUM = os.environ.get("REFEREE_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM = "/usr/bin/chromium"  # Debian's package
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 
@@ -41,10 +41,10 @@ class Watch:
     requests: list[str] = field(default_factory=list)
 
 
-def open_browser(profile: Path) -> Iterator[Any]:
+def open_browser(profile: Path, chromium: str = CHROMIUM) -> Iterator[Any]:
     """A persistent context on a new, empty user-data-dir (``--user-data-dir``)."""
-    if not (os.path.isfile(CHROMIUM) and os.access(CHROMIUM, os.X_OK)):
-        _unavailable(f"no Chromium at {CHROMIUM} (apt-get install chromium)")
+    if not (os.path.isfile(chromium) and os.access(chromium, os.X_OK)):
+        _unavailable(f"no Chromium at {chromium} (apt-get install chromium)")
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
@@ -54,7 +54,7 @@ def open_browser(profile: Path) -> Iterator[Any]:
     profile.mkdir(parents=True)
     with sync_playwright() as p:
         ctx = p.chromium.launch_persistent_context(
-            str(profile), executable_path=CHROMIUM, headless=True, args=FLAGS,
+            str(profile), executable_path=chromium, headless=True, args=FLAGS,
             viewport={"width": 1200, "height": 900})
         try:
             yield ctx
