@@ -56,7 +56,8 @@ def viewer_page(fr: Frames, nav: list[tuple[str, str]] | None = None,
         seatings = ('<div class="panel">the same deal, other seatings: '
                     + " · ".join(f'<a class="seating" data-href="{esc(h)}" href="{esc(h)}">'
                                  f"{esc(t)}</a>" for t, h in others)
-                    + ' <span class="note">(opens at the same turn and view)</span></div>')
+                    + ' <span class="note">(each opens at the same turn and seat: the same cards, '
+                    'played by another bot)</span></div>')
     err = f'<div class="error">{fr.error}</div>' if fr.error else ""
     body = f"""
 <div class="note">{fr.header} · {esc(", ".join(fr.names))}</div>

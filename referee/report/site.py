@@ -258,11 +258,22 @@ def games_table(res: Results, games: Sequence[GameOutcome], prefix: str, bot: st
 
 
 def write_site(folder: Path, out: Path, *, games: bool = True) -> Results:
-    """Write the report of the results in ``folder`` into ``out``."""
+    """Write the report of the results in ``folder`` (a tournament's, or any folder
+    with the same store) into ``out``."""
     try:
         res = load(folder)
     except StoreError as e:
         raise ReportError(str(e)) from None
+    try:
+        write_results(res, out, games=games)
+    except OSError as e:
+        raise ReportError(f"cannot write the report into {out}: {e}") from None
+    return res
+
+
+def write_results(res: Results, out: Path, *, games: bool = True) -> None:
+    """Write the report of ``res`` into ``out`` (a league builds its ``Results`` and
+    calls this, after each batch of games if it likes)."""
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as e:
@@ -332,12 +343,12 @@ def write_site(folder: Path, out: Path, *, games: bool = True) -> Results:
                    f"win rate {_pm(r.win_rate, r.win_ci, '.1f', 100)} % · average place "
                    f"{_pm(r.avg_place, r.place_ci, '.2f')} · rating {r.rating:.1f} ± "
                    f"{r.rating_sigma:.1f} · decisions: median "
-                   + ("-" if lat[b].median is None else f"{lat[b].median:.2f} ms, p99 {lat[b].p99:.2f} ms")
+                   + ("-" if lat[b].median is None or lat[b].p99 is None else
+                      f"{lat[b].median:.3g} ms, p99 {lat[b].p99:.3g} ms")
                    + "</p>")
         _write(out / "bots" / f"{slug[b]}.html", page(
             f"{res.name}: {b}", summary + games_table(res, mine, "../", b), bnav,
             scripts=("filter.js",), subtitle=sub))
-    return res
 
 
 def write_game_html(rec: Record, out: Path) -> None:

@@ -47,7 +47,7 @@ def error_bars(title: str, rows: Sequence[tuple[str, float | None, float | None]
     """One horizontal row per label: a dot at the value and a whisker over value
     +- interval.  ``rows``: (label, value, half-width)."""
     left, width, row_h = 150, 300, 22
-    h = 30 + row_h * len(rows) + 24
+    h = 30 + row_h * len(rows) + 12
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{left + width + 90}" height="{h}" '
            f'role="img" aria-label="{esc(title)}">']
 

@@ -221,3 +221,35 @@ def test_a_seats_view_shows_no_card_the_seat_could_not_know(
     assert omni_extra > 0
     assert w.errors == []
     page.close()
+
+
+def test_a_bots_page_filters_its_games(site_dir: Path, results_dir: Path, browser: Any,
+                                       tmp_path: Path) -> None:
+    code, out, _ = invoke("tournament", "standings", str(results_dir), "--format", "json")
+    garbage = next(r for r in json.loads(out)["standings"] if r["bot"] == "garbage <b>")
+    page, w = watched_page(browser)
+    page.goto((site_dir / "bots" / "garbage__b_.html").resolve().as_uri())
+
+    def visible() -> int:
+        return int(page.evaluate("""() => [...document.querySelectorAll('#games tr[data-how]')]
+            .filter(r => r.style.display !== 'none').length"""))
+
+    assert visible() == garbage["games"] == 8
+    assert page.inner_text("#shown") == "8 of 8 shown"
+    page.select_option("select[name=opp]", "heuristic")
+    assert visible() == 4  # two deals, both seatings
+    page.select_option("select[name=opp]", "")
+    page.select_option("select[name=result]", "won")
+    assert visible() == garbage["wins"] == 0
+    page.select_option("select[name=result]", "")
+    page.select_option("select[name=how]", "turn_limit")
+    want = sum(1 for f in (results_dir / "games").glob("*.jsonl")
+               if "garbage <b>" in f.read_text().splitlines()[0]
+               and json.loads(f.read_text().splitlines()[-1])["how"] == "turn_limit")
+    assert visible() == want
+    page.screenshot(path=str(tmp_path / "bot-page.png"), full_page=True)
+    # each row links to its game's viewer
+    href = page.get_attribute("#games tr[data-how] a", "href")
+    assert href is not None and href.startswith("../games/g") and href.endswith(".html")
+    assert w.errors == []
+    page.close()
