@@ -80,12 +80,13 @@ class Frames:
 
 def public(game: Game) -> dict[str, Any]:
     """What every seat sees alike (RULES §6): the pile, the draw pile's and the
-    cleared cards' counts, direction, turn, phase, who moves."""
+    cleared cards' counts, direction, turn, phase, who moves, extra actions."""
     return {
         "pile": [TEXT[c] for c in game.pile], "draw": len(game.draw_pile),
         "cleared": len(game.out), "dir": game.direction, "turn": game.turn,
         "phase": ("setup", "play", "swap", "over")[game.phase],
         "to_move": game.to_move if game.to_move >= 0 else None,
+        "extra": game.in_extra, "pending": game.pending,
     }
 
 

@@ -55,9 +55,12 @@
     var html = "";
     for (var s = 0; s < D.players; s++) html += seatBox(t, f, s);
     $("seats").innerHTML = html;
-    $("pile").innerHTML = '<b>pile</b> ' + cards(f.pile) + ' <span class="count">(top last)</span>';
+    $("pile").innerHTML = "<b>pile</b> " + (f.pile.length ? cards(f.pile) + ' <span class="count">(top last)</span>'
+      : '<span class="none">empty: anything may be played</span>');
     $("stock").innerHTML = "<b>draw pile</b> " + f.draw + " · <b>cleared</b> " + f.cleared +
-      " · play goes " + (f.dir === 1 ? "clockwise" : "counter-clockwise") + " · phase " + f.phase;
+      " · play goes " + (f.dir === 1 ? "clockwise" : "counter-clockwise") + " · phase " + f.phase +
+      (f.extra ? " · an extra action" + (f.pending ? " (" + f.pending + " more after it)" : "")
+        : f.pending ? " · " + f.pending + " extra action(s) pending" : "");
     // The decision that led here: its text and time are shown to the omniscient view
     // and to the seat that made it (another seat saw only its events).
     var dec = "";
