@@ -10,13 +10,15 @@ import json
 import shutil
 import signal
 import sys
+import time
 from pathlib import Path
 
 import click
 
+from ..report.site import ReportError, write_site
 from .config import TournamentConfigError, load_config
 from .executor import ExecutorError
-from .run import run_tournament, standings_of
+from .run import RunSummary, run_tournament, standings_of
 from .schedule import schedule
 from .standings import FORMATS, Standings, render
 from .store import StoreError
@@ -25,6 +27,32 @@ from .store import StoreError
 def _fail(message: str, code: int = 2) -> None:
     click.echo(f"error: {message}", err=True)
     sys.exit(code)
+
+
+#: Seconds between two rewrites of the report while a tournament runs (writing it
+#: takes a moment per hundred games: not after every game).
+REPORT_EVERY = 30.0
+
+
+class _Refresh:
+    """``run_tournament``'s ``on_game``: rewrites the report when it is older than
+    REPORT_EVERY.  A report that cannot be written is said once; the games go on."""
+
+    def __init__(self, site: Path) -> None:
+        self.site = site
+        self.results = site
+        self.last = time.monotonic()
+        self.failed = False
+
+    def __call__(self, summary: RunSummary) -> None:
+        if self.failed or time.monotonic() - self.last < REPORT_EVERY:
+            return
+        try:
+            write_site(Path(self.results), self.site)
+        except ReportError as e:
+            self.failed = True
+            click.echo(f"warning: the report is not kept up to date: {e}", err=True)
+        self.last = time.monotonic()
 
 
 def _render(st: Standings, fmt: str, wide: bool) -> str:
@@ -57,17 +85,25 @@ def _terminate(signum: int, frame: object) -> None:
 @click.option("--quiet", "-q", is_flag=True, help="No progress display.")
 @click.option("--wide", is_flag=True, help="Every column of the standings (default: what "
               "fits the terminal, fault columns only for faults that happened).")
+@click.option("--report", "report_dir", type=click.Path(file_okay=False), default=None,
+              metavar="SITE", help="Keep the HTML report in SITE up to date: rewritten every "
+              f"{REPORT_EVERY:g} s while games are played, and at the end.")
 def run(config: str, jobs: int | None, output: str | None, fmt: str, quiet: bool,
-        wide: bool) -> None:
+        wide: bool, report_dir: str | None) -> None:
     """Play the tournament CONFIG (a TOML file); run again to resume it."""
     out: Path | str = output or "its output folder"
+    refresh = None
+    if report_dir:
+        refresh = _Refresh(Path(report_dir))
     # 'kill PID' (SIGTERM, what service managers and CI runners send) stops the run as
     # Ctrl-C does: the games in flight are dropped, the finished ones are kept.
     previous = signal.signal(signal.SIGTERM, _terminate)
     try:
         cfg = load_config(config)
         out = Path(output).resolve() if output else cfg.output_dir
-        summary = run_tournament(cfg, output_dir=out, jobs=jobs, quiet=quiet)
+        if refresh:
+            refresh.results = out
+        summary = run_tournament(cfg, output_dir=out, jobs=jobs, quiet=quiet, on_game=refresh)
     except (TournamentConfigError, StoreError) as e:
         _fail(str(e))
     except ExecutorError as e:
@@ -84,6 +120,12 @@ def run(config: str, jobs: int | None, output: str | None, fmt: str, quiet: bool
     click.echo(_render(standings_of(out), fmt, wide))
     if not quiet:
         click.echo(f"\nresults: {out}", err=True)
+    if refresh:
+        try:
+            write_site(out, refresh.site)
+        except ReportError as e:
+            _fail(str(e), 1)
+        click.echo(f"report: {(refresh.site / 'index.html').resolve()}", err=True)
     if summary.errors:
         _fail(f"{len(summary.errors)} games could not be played (first: {summary.errors[0].game_id}:"
               f" {summary.errors[0].message.splitlines()[0]}); run again to retry them", 1)

@@ -143,10 +143,13 @@ def run_tournament(
     jobs: int | None = None,
     progress: Progress | None = None,
     quiet: bool = False,
+    on_game: Callable[[RunSummary], None] | None = None,
 ) -> RunSummary:
     """Play every scheduled game the output folder does not hold yet.  Raises
     StoreError if the folder holds another tournament; KeyboardInterrupt passes
-    through after the finished games are committed."""
+    through after the finished games are committed.  ``on_game`` is called after
+    each game is committed (``referee tournament run --report`` rewrites the report
+    from it)."""
     check_bots(config)
     out = (output_dir or config.output_dir).resolve()
     games = schedule(config)
@@ -166,6 +169,8 @@ def run_tournament(
                 summary.played += 1
                 if progress:
                     progress.advance()
+                if on_game:
+                    on_game(summary)
             elif isinstance(r, FaultNotice):
                 if progress:
                     progress.fault(r.game_id, r.text)

@@ -133,3 +133,15 @@ def test_standings_fit_the_terminal(results_dir: Path) -> None:
     assert code == 0 and "timeouts" not in out and "illegal" in out
     code, out, _ = invoke("tournament", "standings", str(results_dir), "--wide")
     assert code == 0 and "timeouts" in out
+
+
+def test_tournament_run_keeps_a_report(results_dir: Path, tmp_path: Path) -> None:
+    cfg = tmp_path / "t.toml"
+    cfg.write_text((results_dir.parent / "t.toml").read_text().replace('output = "out"',
+                                                                       'output = "again"'))
+    site = tmp_path / "site"
+    code, out, err = invoke("tournament", "run", str(cfg), "--quiet", "--report", str(site))
+    assert code == 0, err
+    assert f"report: {(site / 'index.html').resolve()}" in err
+    assert len(list((site / "games").glob("*.html"))) == 12
+    assert "12 of 12 games" in (site / "index.html").read_text()
