@@ -168,6 +168,18 @@ def test_viewer_forward_back_and_jump_show_the_records_turns(
     assert "game over" in page.inner_text("#next")
     page.keyboard.press("Home")
     assert shown() == expected(0)
+    # Space plays (the step moves on by itself) and pauses; v picks the next view
+    page.keyboard.press(" ")
+    page.wait_for_function("() => document.getElementById('step').textContent.split(' ')[0] !== '0'")
+    assert page.inner_text("#play") == "❚❚ pause"
+    page.keyboard.press(" ")
+    assert page.inner_text("#play") == "▶ play"
+    page.keyboard.press("v")
+    assert page.eval_on_selector("#view", "s => s.value") == "0"
+    page.keyboard.press("v")
+    page.keyboard.press("v")
+    assert page.eval_on_selector("#view", "s => s.value") == "omni"
+    page.keyboard.press("Home")
     # each fault at the decision the referee played for it: what the bot sent, and
     # what the referee did
     fault = rec.faults[0]
