@@ -492,7 +492,8 @@ def _result_lines(rec: GameRecord, labels: Sequence[str]) -> list[str]:
               help="Start at turn N: the table then, and the game on from there.")
 @click.option("--html", "html_out", type=click.Path(dir_okay=False), default=None,
               metavar="OUT.html", help="Write the game as one self-contained HTML file (the "
-              "replay viewer: step, jump, every view) instead of printing it.")
+              "replay viewer: step, jump, every view) instead of printing it; with --seat and "
+              "--turn, it opens there.")
 def replay(record_file: str, seat: int | None, check_only: bool, step: bool,
            no_decisions: bool, write_deck: str | None, turn: int | None,
            html_out: str | None) -> None:
@@ -508,7 +509,10 @@ def replay(record_file: str, seat: int | None, check_only: bool, step: bool,
         rec = read_record(record_file)
         if html_out:
             try:
-                write_game_html(rec, Path(html_out))
+                if seat is not None and not 0 <= seat < rec.config.players:
+                    raise CliError(f"there is no seat {seat} in this {rec.config.players}-"
+                                   f"player game: choose 0 to {rec.config.players - 1}")
+                write_game_html(rec, Path(html_out), seat=seat, turn=turn)
             except ReportError as e:
                 raise CliError(str(e)) from None
             click.echo(f"replay viewer written to {html_out}: open it in a browser "

@@ -81,7 +81,8 @@ def describe(ev: Event, names: Sequence[str], fmt: Callable[[int], str] = card_t
         return f"{who(ev[1])} cannot play and picks up the pile: {_cards(ev[2])}"
     if kind == "clear":
         how = "three of a kind in a row" if ev[2] == "three" else ev[2]
-        return f"the pile is cleared by {how} ({_count(ev[3], 'card')} leave the game)"
+        leave = "leaves" if ev[3] == 1 else "leave"
+        return f"the pile is cleared by {how} ({_count(ev[3], 'card')} {leave} the game)"
     if kind == "reverse":
         return "play now goes " + ("clockwise" if ev[1] == 1 else "counter-clockwise")
     if kind == "draw":

@@ -65,9 +65,13 @@ class Frames:
     result: str = ""
     error: str = ""
     others: list[dict[str, Any]] = field(default_factory=list)
+    #: where the page opens when its address does not say (a view, a turn)
+    start_view: str = OMNI
+    start_turn: int = 0
 
     def to_json(self) -> dict[str, Any]:
         return {
+            "start": {"view": self.start_view, "turn": self.start_turn},
             "game_id": self.game_id, "names": self.names, "players": self.players,
             "header": self.header, "views": self.views, "frames": self.frames,
             "tables": self.tables, "events": self.events, "result": self.result,

@@ -351,9 +351,15 @@ def write_results(res: Results, out: Path, *, games: bool = True) -> None:
             scripts=("filter.js",), subtitle=sub))
 
 
-def write_game_html(rec: Record, out: Path) -> None:
-    """One game as one self-contained file (``referee replay FILE --html OUT``)."""
+def write_game_html(rec: Record, out: Path, *, seat: int | None = None,
+                    turn: int | None = None) -> None:
+    """One game as one self-contained file (``referee replay FILE --html OUT``),
+    opening at ``turn`` from ``seat``'s view when given."""
     fr = build_frames(rec)
+    if seat is not None:
+        fr.start_view = str(seat)
+    if turn is not None:
+        fr.start_turn = turn
     try:
         _write(out, viewer_page(fr))
     except OSError as e:

@@ -145,3 +145,13 @@ def test_tournament_run_keeps_a_report(results_dir: Path, tmp_path: Path) -> Non
     assert f"report: {(site / 'index.html').resolve()}" in err
     assert len(list((site / "games").glob("*.html"))) == 12
     assert "12 of 12 games" in (site / "index.html").read_text()
+
+
+def test_replay_html_opens_at_the_seat_and_turn_given(results_dir: Path, tmp_path: Path) -> None:
+    rec = faulty_record(results_dir)
+    out = tmp_path / "g.html"
+    code, _, err = invoke("replay", str(rec), "--html", str(out), "--seat", "1", "--turn", "12")
+    assert code == 0, err
+    assert '"start":{"view":"1","turn":12}' in out.read_text()
+    code, _, err = invoke("replay", str(rec), "--html", str(out), "--seat", "2")
+    assert code == 1 and "there is no seat 2 in this 2-player game" in err

@@ -156,8 +156,10 @@
   // #step=K or #turn=N, and &view=V (links between seatings carry the turn).
   var h = {};
   location.hash.slice(1).split("&").forEach(function (p) { var kv = p.split("="); if (kv[0]) h[kv[0]] = kv[1]; });
-  if (h.view && D.views.indexOf(h.view) >= 0) { st.view = h.view; vs.value = h.view; }
+  var view = h.view !== undefined ? h.view : D.start.view;
+  if (D.views.indexOf(view) >= 0) { st.view = view; vs.value = view; }
   if (h.step !== undefined) st.k = Math.max(0, Math.min(last, Number(h.step) || 0));
   else if (h.turn !== undefined) st.k = turnFrame(Number(h.turn) || 0);
+  else if (D.start.turn) st.k = turnFrame(D.start.turn);
   render();
 })();
