@@ -201,7 +201,7 @@ def faults_html(res: Results) -> str:
 
 
 def game_rows(res: Results, games: Sequence[GameOutcome], prefix: str, bot: str | None,
-              faults_of: dict[str, list[str]]) -> str:
+              faults_of: dict[str, list[str]], pages: set[str]) -> str:
     rows = []
     for o in games:
         seats = list(range(len(o.seats))) if bot is None else [o.seats.index(bot)]
@@ -212,11 +212,13 @@ def game_rows(res: Results, games: Sequence[GameOutcome], prefix: str, bot: str 
             kinds = sorted({str(f.get("kind")) for f in mine})
             cell_opp = ", ".join(esc(b) for b in opp)
             lineup = " vs ".join(esc(b) for b in o.seats)
+            link = (f'<a href="{prefix}games/{esc(o.game_id)}.html">{esc(o.game_id)}</a>'
+                    if o.game_id in pages else
+                    f"{esc(o.game_id)} <span class=note>(no replay)</span>")
             rows.append(
                 f'<tr data-opp="{esc("|".join(opp))}" data-result="{won}" '
                 f'data-faults="{"yes" if mine else "no"}" data-how="{esc(o.how)}">'
-                f'<td class=l><a href="{prefix}games/{esc(o.game_id)}.html">{esc(o.game_id)}</a></td>'
-                f"<td>{o.deal}</td>"
+                f"<td class=l>{link}</td><td>{o.deal}</td>"
                 + (f"<td class=l>{lineup}</td>" if bot is None else
                    f"<td>{s}</td><td class=l>{cell_opp}</td>")
                 + f"<td>{o.places[s] if bot else ' '.join(map(str, o.places))}</td>"
@@ -231,7 +233,8 @@ def game_rows(res: Results, games: Sequence[GameOutcome], prefix: str, bot: str 
     return "".join(rows)
 
 
-def games_table(res: Results, games: Sequence[GameOutcome], prefix: str, bot: str | None) -> str:
+def games_table(res: Results, games: Sequence[GameOutcome], prefix: str, bot: str | None,
+                pages: set[str]) -> str:
     opps = sorted({b for o in games for b in o.seats if b != bot})
     hows = sorted({o.how for o in games})
     faults_of = {o.game_id: sorted({f"{o.seats[int(f['seat'])]}: {f.get('kind')}"
@@ -254,7 +257,7 @@ def games_table(res: Results, games: Sequence[GameOutcome], prefix: str, bot: st
             + "<th>place</th><th>penalty</th><th class=l>ended</th><th>turns</th>"
             "<th class=l>faults</th></tr>")
     return (filters + f'<table id="games">{head}'
-            f"{game_rows(res, games, prefix, bot, faults_of)}</table>")
+            f"{game_rows(res, games, prefix, bot, faults_of, pages)}</table>")
 
 
 def write_site(folder: Path, out: Path, *, games: bool = True) -> Results:
@@ -283,25 +286,36 @@ def write_results(res: Results, out: Path, *, games: bool = True) -> None:
     deals = res.deals()
     missing: list[str] = []
     title = f"{res.name}: results"
-    for o in res.outcomes:
-        try:
-            rec = read_record(str(res.record_path(o)))
-            fr = build_frames(rec)
-        except RecordError as e:
-            missing.append(f"{o.game_id}: {e}")
+    pages: set[str] = set()
+    # A deal at a time: its games' pages link to each other, and only to the pages
+    # that could be drawn.
+    for group in deals.values():
+        drawn = []
+        for o in group:
+            try:
+                rec = read_record(str(res.record_path(o)))
+                fr = build_frames(rec)
+                # a decision the referee played for a forfeited seat took the bot no time
+                taken = [(o.seats[int(d["seat"])], float(d.get("ms", 0.0)))
+                         for d in rec.decisions if not (d.get("substituted") and not d.get("ms"))]
+            except (RecordError, KeyError, IndexError, TypeError, ValueError) as e:
+                missing.append(f"{o.game_id}: {e}")
+                continue
+            for bot, t in taken:
+                ms[bot].append(t)
+            drawn.append((o, fr))
+        if not games:
             continue
-        for d in rec.decisions:
-            seat = int(d.get("seat", -1))
-            if 0 <= seat < len(o.seats) and not (d.get("substituted") and not d.get("ms")):
-                ms[o.seats[seat]].append(float(d.get("ms", 0.0)))
-        if games:
+        for o, fr in drawn:
             others = [(f"{g.game_id}: {' vs '.join(g.seats)}", f"{g.game_id}.html")
-                      for g in deals[o.deal] if g.game_id != o.game_id]
+                      for g, _ in drawn if g.game_id != o.game_id]
             nav = [("standings", "../index.html"), ("all games", "../games.html")]
             nav += [(b, f"../bots/{slug[b]}.html") for b in dict.fromkeys(o.seats)]
             _write(out / "games" / f"{o.game_id}.html",
                    viewer_page(fr, nav, others).replace(
-                       f"<title>game {esc(fr.game_id)}", f"<title>{esc(res.name)}: game {esc(fr.game_id)}"))
+                       f"<title>game {esc(fr.game_id)}",
+                       f"<title>{esc(res.name)}: game {esc(fr.game_id)}"))
+            pages.add(o.game_id)
     lat = latencies(ms)
     hist = rating_history(res.outcomes, [r.bot for r in res.standings.rows])
     nav = [("standings", "index.html"), ("all games", "games.html")]
@@ -326,14 +340,16 @@ def write_results(res: Results, out: Path, *, games: bool = True) -> None:
             + "<h2>Bots</h2><ul>" + "".join(
                 f'<li><a href="bots/{esc(slug[b])}.html">{esc(b)}</a></li>' for b in res.bots)
             + "</ul>"
-            + (f"<p class=bad>{len(missing)} game records could not be read: "
-               f"{esc(missing[0])}</p>" if missing else ""))
+            + (f"<p class=bad>{len(missing)} game record{'s' if len(missing) > 1 else ''} "
+               f"could not be read (left out of the replays and decision times; the standings "
+               f"count {'them' if len(missing) > 1 else 'it'}): {esc('; '.join(missing[:5]))}"
+               f"</p>" if missing else ""))
     done = "" if res.standings.complete else " (in progress)"
     sub = f"{res.standings.played} of {res.scheduled} games{done}"
     _write(out / "index.html", page(title, body, nav, subtitle=sub))
     _write(out / "games.html", page(
         f"{res.name}: every game", f"<h2>{len(res.outcomes)} games</h2>"
-        + games_table(res, res.outcomes, "", None), nav, scripts=("filter.js",), subtitle=sub))
+        + games_table(res, res.outcomes, "", None, pages), nav, scripts=("filter.js",), subtitle=sub))
     bnav = [("standings", "../index.html"), ("all games", "../games.html")]
     rows = {r.bot: r for r in res.standings.rows}
     for b in res.bots:
@@ -347,7 +363,7 @@ def write_results(res: Results, out: Path, *, games: bool = True) -> None:
                       f"{lat[b].median:.3g} ms, p99 {lat[b].p99:.3g} ms")
                    + "</p>")
         _write(out / "bots" / f"{slug[b]}.html", page(
-            f"{res.name}: {b}", summary + games_table(res, mine, "../", b), bnav,
+            f"{res.name}: {b}", summary + games_table(res, mine, "../", b, pages), bnav,
             scripts=("filter.js",), subtitle=sub))
 
 

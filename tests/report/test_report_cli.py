@@ -4,6 +4,7 @@ terminal, through the CLI, on the session's small tournament."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import sqlite3
 from pathlib import Path
@@ -155,3 +156,34 @@ def test_replay_html_opens_at_the_seat_and_turn_given(results_dir: Path, tmp_pat
     assert '"start":{"view":"1","turn":12}' in out.read_text()
     code, _, err = invoke("replay", str(rec), "--html", str(out), "--seat", "2")
     assert code == 1 and "there is no seat 2 in this 2-player game" in err
+
+
+def test_a_missing_record_is_named_and_the_rest_is_reported(results_dir: Path,
+                                                             tmp_path: Path) -> None:
+    copy = tmp_path / "copy"
+    shutil.copytree(results_dir, copy, ignore=shutil.ignore_patterns("lock", "report"))
+    (copy / "games" / "g000003.jsonl").unlink()
+    (copy / "games" / "g000004.jsonl").write_text("not a record\n")
+    code, out, err = invoke("report", str(copy), "-o", str(tmp_path / "site"))
+    assert code == 0, err
+    index = (tmp_path / "site" / "index.html").read_text()
+    assert "2 game records could not be read" in index
+    assert "g000003: no such file" in index and "g000004:" in index
+    assert len(list((tmp_path / "site" / "games").glob("*.html"))) == 10
+    assert "12 of 12 games" in index  # the standings count every stored game
+
+
+def test_no_link_leads_to_a_missing_replay(results_dir: Path, tmp_path: Path) -> None:
+    copy = tmp_path / "copy"
+    shutil.copytree(results_dir, copy, ignore=shutil.ignore_patterns("lock", "report"))
+    (copy / "games" / "g000003.jsonl").unlink()
+    lines = (copy / "games" / "g000005.jsonl").read_text().splitlines()
+    lines[1] = json.dumps({"type": "decision", "seat": "x", "decision": 0})
+    (copy / "games" / "g000005.jsonl").write_text("\n".join(lines) + "\n")
+    site = tmp_path / "site"
+    code, _, err = invoke("report", str(copy), "-o", str(site))
+    assert code == 0, err
+    for page in site.rglob("*.html"):
+        for href in re.findall(r'href="([^"#]+)', page.read_text()):
+            assert (page.parent / href).resolve().is_file(), (page, href)
+    assert "g000003 <span class=note>(no replay)</span>" in (site / "games.html").read_text()
