@@ -151,7 +151,7 @@ def histogram(title: str, values: Sequence[int], *, x_label: str, bins: int = 20
     bw = width / n_bins
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{left + width + 20}" '
            f'height="{top + height + 36}" role="img" aria-label="{esc(title)}">']
-    for t in _ticks(0, top_c, 4):
+    for t in [t for t in _ticks(0, top_c, 4) if t == int(t)]:  # counts: whole numbers
         y = top + height - t / top_c * height
         out.append(f'<line x1="{left}" y1="{_f(y)}" x2="{left + width}" y2="{_f(y)}" stroke="#e3e6eb"/>'
                    f'<text x="{left - 5}" y="{_f(y + 4)}" text-anchor="end">{_num(t)}</text>')
