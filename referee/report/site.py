@@ -120,7 +120,7 @@ def standings_html(res: Results, slug: dict[str, str], prefix: str = "") -> str:
             f'<table id="standings">{head}{"".join(rows)}</table>')
 
 
-def charts_html(res: Results, lat: dict[str, object]) -> str:
+def charts_html(res: Results) -> str:
     st = res.standings
     win = svg.error_bars("win rate", [(r.bot, None if r.win_rate is None else 100 * r.win_rate,
                                        None if r.win_ci is None else 100 * r.win_ci)
@@ -327,7 +327,7 @@ def write_results(res: Results, out: Path, *, games: bool = True) -> None:
                                for v in (lat[b].median, lat[b].p99, lat[b].max)) + "</tr>"
                      for b, _, _ in lat_rows) + "</table>")
     lengths = [o.turns for o in res.outcomes]
-    body = (standings_html(res, slug) + charts_html(res, {}) + endings_html(res) + faults_html(res)
+    body = (standings_html(res, slug) + charts_html(res) + endings_html(res) + faults_html(res)
             + heatmap_html(res)
             + "<h2>Over the games</h2><div class=charts>"
             + '<div class="chart"><h3>rating (μ) after each game the bot played</h3>'
