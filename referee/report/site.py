@@ -294,7 +294,7 @@ def write_results(res: Results, out: Path, *, games: bool = True) -> None:
         for o in group:
             try:
                 rec = read_record(str(res.record_path(o)))
-                fr = build_frames(rec)
+                fr = build_frames(rec) if games else None
                 # a decision the referee played for a forfeited seat took the bot no time
                 taken = [(o.seats[int(d["seat"])], float(d.get("ms", 0.0)))
                          for d in rec.decisions if not (d.get("substituted") and not d.get("ms"))]
@@ -307,6 +307,7 @@ def write_results(res: Results, out: Path, *, games: bool = True) -> None:
         if not games:
             continue
         for o, fr in drawn:
+            assert fr is not None
             others = [(f"{g.game_id}: {' vs '.join(g.seats)}", f"{g.game_id}.html")
                       for g, _ in drawn if g.game_id != o.game_id]
             nav = [("standings", "../index.html"), ("all games", "../games.html")]
