@@ -78,9 +78,6 @@ class Frames:
             "error": self.error, "others": self.others,
         }
 
-    def turn_of(self, k: int) -> int:
-        return int(self.frames[k]["turn"])
-
 
 def public(game: Game) -> dict[str, Any]:
     """What every seat sees alike (RULES §6): the pile, the draw pile's and the
@@ -215,10 +212,3 @@ def build_frames(rec: Record) -> Frames:
                            if res.get("forfeits") else ""))
     return fr
 
-
-def turn_frame(fr: Frames, turn: int) -> int:
-    """The first frame at ``turn`` or later (the last frame if the game is shorter)."""
-    for k, f in enumerate(fr.frames):
-        if int(f["turn"]) >= turn:
-            return k
-    return len(fr.frames) - 1

@@ -42,7 +42,7 @@
     var choice = o.choice ? '<div class="row"><b>3UP chosen</b> ' + cards(o.choice) + "</div>" : "";
     return '<div class="' + cls + '" data-seat="' + s + '"><div class="name">' + esc(label(s)) + place + "</div>" +
       '<div class="row hand"><b>' + (f.phase === "setup" ? "dealt" : "hand") + "</b> " + hand + "</div>" + choice +
-      '<div class="row"><b>3UP</b> ' + (o.up === null ? '<span class="none">not yet chosen</span>' : cards(o.up)) + "</div>" +
+      '<div class="row"><b>3UP</b> ' + (o.up === null ? '<span class="none">face down until every seat has chosen</span>' : cards(o.up)) + "</div>" +
       '<div class="row"><b>3DOWN</b> ' + down + "</div></div>";
   }
 
