@@ -12,6 +12,7 @@ import os
 import random
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import click
@@ -32,6 +33,7 @@ from .replay import (
     show_record,
     verify,
 )
+from .report import ReportError, write_game_html
 from .runner import FaultPolicy, GameRecord, TimeControl
 from .sandbox import MODES as SANDBOX_MODES
 from .sandbox import Sandbox, SandboxConfig, SandboxError, resolve
@@ -520,23 +522,43 @@ def _result_lines(rec: GameRecord, labels: Sequence[str]) -> list[str]:
 @click.option("--no-decisions", is_flag=True, help="Show events only, not the decisions.")
 @click.option("--write-deck", type=click.Path(dir_okay=False), default=None, metavar="FILE",
               help="Also write the game's deal as a deck file for 'referee play --deck-file'.")
+@click.option("--turn", "turn", type=click.IntRange(min=0), default=None, metavar="N",
+              help="Start at turn N: the table then, and the game on from there.")
+@click.option("--html", "html_out", type=click.Path(dir_okay=False), default=None,
+              metavar="OUT.html", help="Write the game as one self-contained HTML file (the "
+              "replay viewer: step, jump, every view) instead of printing it; with --seat and "
+              "--turn, it opens there.")
 def replay(record_file: str, seat: int | None, check_only: bool, step: bool,
-           no_decisions: bool, write_deck: str | None) -> None:
+           no_decisions: bool, write_deck: str | None, turn: int | None,
+           html_out: str | None) -> None:
     """Show a recorded game turn by turn, and verify it by re-running it.
 
     The record (written by 'referee play --record') is re-run through the rules
     engine; if it does not re-run identically, that is reported and the exit
-    status is 2.
+    status is 2.  With --seat, each of the seat's decisions comes with its hand and
+    its legal decisions; faults are shown where they happened, with what the bot
+    sent.
     """
     try:
         rec = read_record(record_file)
-        if not check_only:
+        if html_out:
+            try:
+                if seat is not None and not 0 <= seat < rec.config.players:
+                    raise CliError(f"there is no seat {seat} in this {rec.config.players}-"
+                                   f"player game: choose 0 to {rec.config.players - 1}")
+                write_game_html(rec, Path(html_out), seat=seat, turn=turn)
+            except ReportError as e:
+                raise CliError(str(e)) from None
+            click.echo(f"replay viewer written to {html_out}: open it in a browser "
+                       f"(file://{Path(html_out).resolve()})")
+        elif not check_only:
             pause = None
             if step:
                 def pause() -> bool:
                     return click.prompt("", default="", show_default=False,
                                         prompt_suffix="[Enter: next turn, q: stop] ") != "q"
-            show_record(rec, click.echo, seat, decisions=not no_decisions, pause=pause)
+            show_record(rec, click.echo, seat, decisions=not no_decisions, pause=pause,
+                        turn=turn)
         if write_deck:
             with open(write_deck, "w", encoding="utf-8") as f:
                 f.write(deck_file_text(rec))
@@ -568,6 +590,7 @@ _SUBCOMMANDS = (
     ("referee.tournament.cli", "tournament"),
     ("referee.checkbot", "check_bot"),
     ("referee.keys", "keys"),
+    ("referee.report.cli", "report"),
 )
 
 

@@ -19,6 +19,7 @@ from .game import Decision, GameConfig
 from .game.decisions import DecisionSyntaxError, parse_decision
 from .replay import HOW_WORDS, describe
 from .runner import BotFault, DecisionRequest
+from .table import draw_table
 
 
 class HumanClock:
@@ -30,64 +31,6 @@ class HumanClock:
 
     def __call__(self) -> float:
         return self.base() - self.paused
-
-
-def _cards(xs: Sequence[str]) -> str:
-    return " ".join(xs) if xs else "-"
-
-
-def draw_table(obs: dict[str, Any], names: Sequence[str], me: int) -> list[str]:
-    """The table from ``me``'s observation: every seat's counts and 3UP cards, the
-    pile, the draw pile, whose turn, pending extra actions, and ``me``'s hand."""
-    n = obs["players"]
-    names = list(names) if len(names) == n else [f"seat {s}" for s in range(n)]
-    width = max(len(x) for x in names) + (6 if len(names) else 0)
-    to_move = obs.get("to_move")
-    lines: list[str] = []
-    phase = obs["phase"]
-    title = f" turn {obs['turn']} " if phase != "setup" else " set-up: choose your 3UP cards "
-    lines.append(f"===={title}".ljust(60, "="))
-    lines.append(f"  {'seat':<{width + 2}} {'hand':>4}  {'3UP':<16} {'3DOWN':<6}  ")
-    for st in obs["seats"]:
-        s = st["seat"]
-        mark = ">" if s == to_move else " "
-        label = names[s] + (" (you)" if s == me else "")
-        up = "(hidden)" if st["up"] is None else _cards(st["up"])
-        down = len(st["down"])
-        status = ""
-        if st.get("finished"):
-            status = f"finished, place {st['finished']}"
-        elif phase == "setup":
-            status = "chosen" if st.get("chosen") else "choosing"
-        lines.append(f"{mark} {s} {label:<{width}} {st['hand']:>4}  {up:<16} {down:<6} {status}")
-    pile = obs["pile"]
-    if pile:
-        run = obs.get("pile_run", 0)
-        shown = pile[-12:]
-        more = f"{len(pile) - len(shown)} more under " if len(pile) > len(shown) else ""
-        lines.append(f"  pile ({len(pile)}): {more}{' '.join(shown)}   <- top"
-                     + (f" ({run} in a row)" if run and run > 1 else ""))
-    else:
-        lines.append("  pile: empty (anything may be played)")
-    lines.append(f"  draw pile: {obs['draw_pile']} cards    out of the game: {len(obs['cleared'])} cards"
-                 + ("    direction: counter-clockwise" if obs.get("direction") == -1 else ""))
-    if to_move is not None and phase != "setup":
-        who = "your" if to_move == me else f"{names[to_move]}'s"
-        extra = ""
-        if obs.get("extra_action"):
-            extra = f" -- an extra action ({obs['pending_extra']} more after this one)"
-        elif obs.get("pending_extra"):
-            extra = f" -- {obs['pending_extra']} extra action(s) pending"
-        lines.append(f"  {who} move{extra}")
-        if to_move == me and pile:
-            top = pile[-1][:-1]  # a cleared pile is empty, so the top is a number
-            lines.append(f"  to play on the pile: {top} or higher, or a special card "
-                         "(C, C+1, C+2)")
-    if phase == "setup":
-        lines.append(f"  your six dealt cards: {_cards(obs.get('dealt', []))}")
-    else:
-        lines.append(f"  your hand: {_cards(obs['hand'])}")
-    return lines
 
 
 class HumanPlayer:

@@ -9,26 +9,61 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
+import shutil
 import signal
 import sys
+import time
 from pathlib import Path
 
 import click
 
+from ..report.site import ReportError, write_site
 from ..sandbox import MODES as SANDBOX_MODES
 from ..sandbox import SandboxError
 from . import verify as verify_mod
 from .config import TournamentConfigError, load_config
 from .executor import ExecutorError
-from .run import run_tournament, sandbox_of, standings_of, with_seed
+from .run import RunSummary, run_tournament, sandbox_of, standings_of, with_seed
 from .schedule import schedule, schedule_digest
-from .standings import FORMATS, render
+from .standings import FORMATS, Standings, render
 from .store import Store, StoreError
 
 
 def _fail(message: str, code: int = 2) -> None:
     click.echo(f"Error: {message}", err=True)
     sys.exit(code)
+
+
+#: Seconds between two rewrites of the report while a tournament runs (writing it
+#: takes a moment per hundred games: not after every game).
+REPORT_EVERY = 30.0
+
+
+class _Refresh:
+    """``run_tournament``'s ``on_game``: rewrites the report when it is older than
+    REPORT_EVERY.  A report that cannot be written is said once; the games go on."""
+
+    def __init__(self, site: Path) -> None:
+        self.site = site
+        self.results = site
+        self.last = time.monotonic()
+        self.failed = False
+
+    def __call__(self, summary: RunSummary) -> None:
+        if self.failed or time.monotonic() - self.last < REPORT_EVERY:
+            return
+        try:
+            write_site(Path(self.results), self.site)
+        except ReportError as e:
+            self.failed = True
+            click.echo(f"warning: the report is not kept up to date: {e}", err=True)
+        self.last = time.monotonic()
+
+
+def _render(st: Standings, fmt: str, wide: bool) -> str:
+    """Plain standings fit the terminal they are printed on (any width when piped)."""
+    width = shutil.get_terminal_size().columns if sys.stdout.isatty() else None
+    return render(st, fmt, wide=wide, width=width)
 
 
 @click.group()
@@ -57,10 +92,18 @@ def _terminate(signum: int, frame: object) -> None:
               help="Run the bots in the bubblewrap sandbox: auto (where it works, else with "
                    "a warning), on (refuse to start without it), off.  Default: the "
                    "configuration's [sandbox] mode, else auto.")
+@click.option("--wide", is_flag=True, help="Every column of the standings (default: what "
+              "fits the terminal, fault columns only for faults that happened).")
+@click.option("--report", "report_dir", type=click.Path(file_okay=False), default=None,
+              metavar="SITE", help="Keep the HTML report in SITE up to date: rewritten every "
+              f"{REPORT_EVERY:g} s while games are played, and at the end.")
 def run(config: str, jobs: int | None, output: str | None, fmt: str, quiet: bool,
-        sandbox_mode: str | None) -> None:
+        sandbox_mode: str | None, wide: bool, report_dir: str | None) -> None:
     """Play the tournament CONFIG (a TOML file); run again to resume it."""
     out: Path | str = output or "its output folder"
+    refresh = None
+    if report_dir:
+        refresh = _Refresh(Path(report_dir))
     # 'kill PID' (SIGTERM, what service managers and CI runners send) stops the run as
     # Ctrl-C does: the games in flight are dropped, the finished ones are kept.
     previous = signal.signal(signal.SIGTERM, _terminate)
@@ -68,7 +111,10 @@ def run(config: str, jobs: int | None, output: str | None, fmt: str, quiet: bool
         cfg = load_config(config)
         out = Path(output).resolve() if output else cfg.output_dir
         sandbox = sandbox_of(cfg, sandbox_mode)
-        summary = run_tournament(cfg, output_dir=out, jobs=jobs, quiet=quiet, sandbox=sandbox)
+        if refresh:
+            refresh.results = out
+        summary = run_tournament(cfg, output_dir=out, jobs=jobs, quiet=quiet, sandbox=sandbox,
+                                 on_game=refresh)
     except (TournamentConfigError, StoreError, SandboxError) as e:
         _fail(str(e))
     except ExecutorError as e:
@@ -86,9 +132,15 @@ def run(config: str, jobs: int | None, output: str | None, fmt: str, quiet: bool
     if summary.already_done and not quiet:
         click.echo(f"resumed: {summary.already_done} games were already played", err=True)
     out = Path(out)
-    click.echo(render(standings_of(out), fmt))
+    click.echo(_render(standings_of(out), fmt, wide))
     if not quiet:
         click.echo(f"\nresults: {out}", err=True)
+    if refresh:
+        try:
+            write_site(out, refresh.site)
+        except ReportError as e:
+            _fail(str(e), 1)
+        click.echo(f"report: {(refresh.site / 'index.html').resolve()}", err=True)
     if summary.errors:
         _fail(f"{len(summary.errors)} games could not be played (first: {summary.errors[0].game_id}:"
               f" {summary.errors[0].message.splitlines()[0]}); run again to retry them", 1)
@@ -97,13 +149,15 @@ def run(config: str, jobs: int | None, output: str | None, fmt: str, quiet: bool
 @tournament.command()
 @click.argument("where", type=click.Path(exists=True))
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="plain", show_default=True)
-def standings(where: str, fmt: str) -> None:
+@click.option("--wide", is_flag=True, help="Every column (default: what fits the terminal, "
+              "fault columns only for faults that happened).")
+def standings(where: str, fmt: str, wide: bool) -> None:
     """Standings of the tournament in the folder WHERE (or of the configuration file
     WHERE); works while the tournament runs."""
     path = Path(where)
     try:
         out = load_config(path).output_dir if path.is_file() else path
-        click.echo(render(standings_of(out), fmt))
+        click.echo(_render(standings_of(out), fmt, wide))
     except (TournamentConfigError, StoreError) as e:
         _fail(str(e))
 

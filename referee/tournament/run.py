@@ -172,12 +172,14 @@ def run_tournament(
     progress: Progress | None = None,
     quiet: bool = False,
     sandbox: Sandbox | None = None,
+    on_game: Callable[[RunSummary], None] | None = None,
 ) -> RunSummary:
     """Play every scheduled game the output folder does not hold yet, its bots in
     ``sandbox`` (default: the configuration's, ``sandbox_of``).  Raises StoreError if
     the folder holds another tournament, SandboxError if the sandbox is required and
     cannot be had; KeyboardInterrupt passes through after the finished games are
-    committed."""
+    committed.  ``on_game`` is called after each game is committed (``referee
+    tournament run --report`` rewrites the report from it)."""
     out = (output_dir or config.output_dir).resolve()
     config, seed_source = with_seed(config, out)
     check_bots(config)
@@ -211,6 +213,8 @@ def run_tournament(
                 summary.played += 1
                 if progress:
                     progress.advance()
+                if on_game:
+                    on_game(summary)
             elif isinstance(r, FaultNotice):
                 if progress:
                     progress.fault(r.game_id, r.text)
