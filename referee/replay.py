@@ -70,7 +70,8 @@ def describe(ev: Event, names: Sequence[str]) -> str:
         return f"{who(ev[1])} cannot play and picks up the pile: {_cards(ev[2])}"
     if kind == "clear":
         how = "three of a kind in a row" if ev[2] == "three" else ev[2]
-        return f"the pile is cleared by {how} ({_count(ev[3], 'card')} leave the game)"
+        verb = "leaves" if ev[3] == 1 else "leave"
+        return f"the pile is cleared by {how} ({_count(ev[3], 'card')} {verb} the game)"
     if kind == "reverse":
         return "play now goes " + ("clockwise" if ev[1] == 1 else "counter-clockwise")
     if kind == "draw":
