@@ -294,9 +294,9 @@ def _as_play(text: str, legal: Sequence[Decision], obs: dict[str, Any] | None,
         return None
     if not cards:
         return None
-    held = list((obs or {}).get("hand" if src == "hand" else "", []))
-    if src == "3up" and obs is not None:
-        held = list(obs["seats"][obs["seat"]]["up"] or [])
+    held: list[str] = []  # the cards of the source played from, when the table is known
+    if obs is not None:
+        held = list(obs["hand"] if src == "hand" else obs["seats"][obs["seat"]]["up"] or [])
     kinds = {k for k, _ in cards}
     if len(kinds) != 1:
         return "A play is one kind of card: name cards of one number (7g 7r), or one special."
