@@ -597,7 +597,8 @@ class Checker:
                 detail, lines = self.kind_faults[kind]
                 c.failed(f"a request offering {kind!r} was answered wrongly: {detail}", lines)
             elif asked:
-                c.passed(f"offered in {asked} requests, chosen {chose} times")
+                c.passed(f"offered in {asked} request{'s' * (asked != 1)}, chosen {chose} "
+                         f"time{'s' * (chose != 1)}")
             else:
                 c.failed(f"never came up in {self.games} game(s) (the bot's own choices "
                          f"avoided it?)")

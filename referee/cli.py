@@ -122,6 +122,13 @@ def _variants(values: tuple[str, ...]) -> frozenset[str]:
     return frozenset(out)
 
 
+def _isatty(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):
+        return False
+
+
 def _use_colour(flag: bool | None, stream: Any) -> bool:
     if flag is not None:
         return flag
@@ -180,6 +187,12 @@ def _use_colour(flag: bool | None, stream: Any) -> bool:
               help="Print every message to and from each bot (debugging).")
 @click.option("--transcript-file", type=click.Path(dir_okay=False), default=None,
               help="Save the transcript to this file.")
+@click.option("--only", "only", metavar="NAME", default=None,
+              help="Show only this seat's lines in the transcript.")
+@click.option("--short/--full", "short", default=None,
+              help="Transcript: show a request's observation as {...} and its legal "
+                   "list and events by their counts, or every message whole (default: "
+                   "short on a terminal, full in a file or a pipe).")
 @click.option("--bot-log-dir", type=click.Path(file_okay=False), default=None,
               help="Save each external bot's stderr in this directory.")
 @click.option("--colour/--no-colour", "--color/--no-color", "colour", default=None,
@@ -212,9 +225,9 @@ def play(bots: tuple[str, ...], bot_opts: tuple[str, ...], human: bool, games: i
          fault_mode: str, strikes: int,
          record_file: str | None, record_dir: str | None, quiet: bool, verbose: bool,
          as_json: bool, transcript: bool, transcript_file: str | None,
-         bot_log_dir: str | None, colour: bool | None, listen: str, keys_dir: str | None,
-         server_key: str | None, wait: float, sandbox_mode: str,
-         allow_read: tuple[str, ...]) -> None:
+         only: str | None, short: bool | None, bot_log_dir: str | None,
+         colour: bool | None, listen: str, keys_dir: str | None, server_key: str | None,
+         wait: float, sandbox_mode: str, allow_read: tuple[str, ...]) -> None:
     texts = (["human"] if human else []) + list(bots) + list(bot_opts)
     if not 2 <= len(texts) <= 6:
         raise CliError(
@@ -281,18 +294,26 @@ def play(bots: tuple[str, ...], bot_opts: tuple[str, ...], human: bool, games: i
     # The transcript: to the terminal (stderr under --json) and/or a file.
     tr: Transcript | None = None
     tr_file = None
+    if (only is not None or short is not None) and not (transcript or transcript_file):
+        raise CliError("--only and --short/--full shape the transcript: add --transcript "
+                       "(or --transcript-file FILE)")
+    if only is not None and only not in names:
+        raise CliError(f"--only {only}: no seat is named {only!r}; the seats are "
+                       f"{', '.join(names)}")
     if transcript or transcript_file:
-        tr = Transcript()
+        tr = Transcript(only=only)
         tr.set_names(names)
         if transcript:
             stream = sys.stderr if as_json else out
-            tr.add_sink(stream, _use_colour(colour, stream))
+            on_terminal = _isatty(stream)
+            tr.add_sink(stream, _use_colour(colour, stream),
+                        short=on_terminal if short is None else short)
         if transcript_file:
             try:
                 tr_file = open(transcript_file, "w", encoding="utf-8")  # noqa: SIM115
             except OSError as e:
                 raise CliError(f"cannot write the transcript {transcript_file}: {e}") from None
-            tr.add_sink(tr_file, False)
+            tr.add_sink(tr_file, False, short=bool(short))
 
     def note(text: str) -> None:
         """A status line: never mixed into --json or --quiet output."""

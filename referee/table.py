@@ -17,6 +17,11 @@ def _cards(xs: Sequence[str]) -> str:
     return " ".join(xs) if xs else "-"
 
 
+def _n(n: int, word: str) -> str:
+    """``1 card``, ``2 cards``."""
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
 def draw_table(obs: dict[str, Any], names: Sequence[str], me: int) -> list[str]:
     """The table from ``me``'s observation: every seat's counts and 3UP cards, the
     pile, the draw pile, whose turn, pending extra actions, and ``me``'s hand."""
@@ -50,7 +55,8 @@ def draw_table(obs: dict[str, Any], names: Sequence[str], me: int) -> list[str]:
                      + (f" ({run} in a row)" if run and run > 1 else ""))
     else:
         lines.append("  pile: empty (anything may be played)")
-    lines.append(f"  draw pile: {obs['draw_pile']} cards    out of the game: {len(obs['cleared'])} cards"
+    lines.append(f"  draw pile: {_n(obs['draw_pile'], 'card')}    out of the game: "
+                 f"{_n(len(obs['cleared']), 'card')}"
                  + ("    direction: counter-clockwise" if obs.get("direction") == -1 else ""))
     if to_move is not None and phase != "setup":
         who = "your" if to_move == me else f"{names[to_move]}'s"
