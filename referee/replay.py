@@ -410,7 +410,8 @@ def show_record(rec: Record, out: TextIO | Callable[[str], None], seat: int | No
     turns = []
     for step in steps:
         turns.append(game.turn)
-        game.apply(step.seat, step.decision)
+        if step.seat >= 0:  # a step of seat -1: the referee stopped the game (RULES §5.4)
+            game.apply(step.seat, step.decision)
     faults = match_faults(rec, turns)
     game = _new_game(rec)
     # Each forfeit is told at the decision that caused it: the first decision the
