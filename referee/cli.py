@@ -22,11 +22,13 @@ from .botspec import DEFAULT_LISTEN, BotSpecError, RemoteSeats, make_player, par
 from .game import VARIANTS, ConfigError, GameConfig
 from .game.cards import DECKS
 from .human import HumanClock, HumanPlayer
+from .process import DEFAULT_MEMORY_MB
 from .replay import (
     HOW_WORDS,
     Narrator,
     RecordError,
     deck_file_text,
+    play_again_command,
     read_record,
     show_record,
     verify,
@@ -132,7 +134,11 @@ def _use_colour(flag: bool | None, stream: Any) -> bool:
               help="A bot for the next seat (after the positional ones); repeatable.")
 @click.option("--human", is_flag=True, help="Take seat 0 yourself, in this terminal.")
 @click.option("-n", "--games", default=1, show_default=True, type=click.IntRange(min=1),
-              help="Games in the match (the same seats; seeds SEED, SEED+1, ...).")
+              help="Games in the match (seeds SEED, SEED+1, ...; the seats rotate).")
+@click.option("--rotate/--no-rotate", default=True, show_default=True,
+              help="In a match, rotate the seats from game to game (game 2: the first "
+                   "bot takes seat 1, ...), so that no bot keeps the same neighbours; "
+                   "--no-rotate keeps every bot in its seat.")
 @click.option("--seed", type=int, default=None,
               help="Seed of the (first) game; default: a random one, printed.")
 @click.option("-V", "--variant", "variant_opts", multiple=True, metavar="NAME",
@@ -147,7 +153,8 @@ def _use_colour(flag: bool | None, stream: Any) -> bool:
                    "whitespace separated, '#' comments.")
 @click.option("--first-player", type=int, default=None, metavar="SEAT",
               help="The seat that plays first (default: drawn from the seed).")
-@click.option("--turn-limit", type=click.IntRange(min=1), default=1000, show_default=True)
+@click.option("--turn-limit", type=click.IntRange(min=1), default=1000, show_default=True,
+              help="Turns after which the game ends, ranked by penalty points (RULES §4).")
 @click.option("--startup", type=click.FloatRange(min=0), default=10.0, show_default=True,
               help="Seconds for a bot to start and answer the handshake.")
 @click.option("--move-time", "--per-decision", "move_time", type=click.FloatRange(min=0),
@@ -173,6 +180,10 @@ def _use_colour(flag: bool | None, stream: Any) -> bool:
               help="Save the transcript to this file.")
 @click.option("--bot-log-dir", type=click.Path(file_okay=False), default=None,
               help="Save each external bot's stderr in this directory.")
+@click.option("--memory-mb", type=click.IntRange(min=0), default=DEFAULT_MEMORY_MB,
+              show_default=True, metavar="MB",
+              help="Each external bot's memory limit (address space; 0: none), e.g. to "
+                   "test under a tournament's limit.")
 @click.option("--colour/--no-colour", "--color/--no-color", "colour", default=None,
               help="Colour the output (default: when it is a terminal).")
 @click.option("--listen", default=DEFAULT_LISTEN, show_default=True, metavar="ENDPOINT",
@@ -189,13 +200,13 @@ def _use_colour(flag: bool | None, stream: Any) -> bool:
               help="How long to wait for the remote bots to connect (and, in a match, "
                    "to come back after losing their connection).")
 def play(bots: tuple[str, ...], bot_opts: tuple[str, ...], human: bool, games: int,
-         seed: int | None, variant_opts: tuple[str, ...], colours: int | None,
+         rotate: bool, seed: int | None, variant_opts: tuple[str, ...], colours: int | None,
          deck_name: str, deck_file: str | None, first_player: int | None, turn_limit: int,
          startup: float, move_time: float, bank: float, fault_mode: str, strikes: int,
          record_file: str | None, record_dir: str | None, quiet: bool, verbose: bool,
          as_json: bool, transcript: bool, transcript_file: str | None,
-         bot_log_dir: str | None, colour: bool | None, listen: str, keys_dir: str | None,
-         server_key: str | None, wait: float) -> None:
+         bot_log_dir: str | None, memory_mb: int, colour: bool | None, listen: str,
+         keys_dir: str | None, server_key: str | None, wait: float) -> None:
     texts = (["human"] if human else []) + list(bots) + list(bot_opts)
     if not 2 <= len(texts) <= 6:
         raise CliError(
@@ -238,7 +249,8 @@ def play(bots: tuple[str, ...], bot_opts: tuple[str, ...], human: bool, games: i
         seed = random.SystemRandom().randrange(1, 10**9)
     session = Session(config, seed, games, deck, first_player,
                       TimeControl(startup, move_time, bank),
-                      FaultPolicy(fault_mode, strikes), record_file, record_dir)
+                      FaultPolicy(fault_mode, strikes), record_file, record_dir,
+                      rotate=rotate)
     try:
         session.prepare()
     except ConfigError as e:
@@ -254,6 +266,9 @@ def play(bots: tuple[str, ...], bot_opts: tuple[str, ...], human: bool, games: i
 
     names = [s.name for s in specs]
     labels = [f"{n} [{i}]" for i, n in enumerate(names)]
+    # The current game's names and labels by seat (a match rotates the seats).
+    seat_names = list(names)
+    seat_labels = list(labels)
 
     # The transcript: to the terminal (stderr under --json) and/or a file.
     tr: Transcript | None = None
@@ -302,9 +317,10 @@ def play(bots: tuple[str, ...], bot_opts: tuple[str, ...], human: bool, games: i
         for i, spec in enumerate(specs):
             p = make_player(spec, time_control=session.time_control,
                             on_message=tr.on_message if tr else None, log_dir=bot_log_dir,
-                            seed=seed * 7919 + i, remote_seats=remote)
+                            seed=seed * 7919 + i, remote_seats=remote,
+                            memory_mb=memory_mb or None)
             if isinstance(p, HumanPlayer):
-                p.names = names
+                p.names = seat_names
                 p.clock = clock
                 p.out = out
             elif tr is not None and spec.kind == "builtin":
@@ -328,7 +344,7 @@ def play(bots: tuple[str, ...], bot_opts: tuple[str, ...], human: bool, games: i
         raise
 
     narrate = not quiet and not as_json and not humans and (games == 1 or verbose)
-    narrator = Narrator(labels, echo)
+    narrator = Narrator(seat_labels, echo)
     faulted: set[int] = set()  # seats whose next applied decision is the referee's
     forfeited: set[int] = set()
 
@@ -357,24 +373,28 @@ def play(bots: tuple[str, ...], bot_opts: tuple[str, ...], human: bool, games: i
             seat, text, elapsed = payload
             sub = seat in faulted or seat in forfeited
             faulted.discard(seat)
-            tr.applied(names[seat], text, elapsed, substituted=sub)
+            tr.applied(seat_names[seat], text, elapsed, substituted=sub)
 
     def on_game(i: int, gid: str) -> None:
+        seating = session.seating(i)
+        seat_names[:] = [names[b] for b in seating]
+        seat_labels[:] = [f"{names[b]} [{s}]" for s, b in enumerate(seating)]
+        narrator.names = list(seat_labels)
         if narrate:
-            echo(_header(session, i, labels, whole_match=False))
+            echo(_header(session, i, seat_labels, whole_match=False))
         elif i == 0 and not quiet:
-            echo(_header(session, i, labels, whole_match=True))
+            echo(_header(session, i, seat_labels, whole_match=True))
 
     def on_result(i: int, rec: GameRecord, path: str | None) -> None:
         if as_json:
             return
         if games == 1 or verbose:
-            for line in _result_lines(rec, labels)[1 if quiet else 0:]:
+            for line in _result_lines(rec, seat_labels)[1 if quiet else 0:]:
                 echo(line)
             if path:
                 echo(f"record: {path}")
         elif not quiet:
-            win = ", ".join(labels[s] for s in range(len(labels)) if rec.places[s] == 1)
+            win = ", ".join(seat_labels[s] for s in range(len(labels)) if rec.places[s] == 1)
             echo(f"game {i + 1}/{games} (seed {rec.seed}): won by {win}; points "
                  + " ".join(str(p) for p in rec.points)
                  + (f"; {len(rec.faults)} fault(s)" if rec.faults else ""))
@@ -392,7 +412,8 @@ def play(bots: tuple[str, ...], bot_opts: tuple[str, ...], human: bool, games: i
     finally:
         cleanup()
 
-    table = standings(names, records, config.has("match_scoring"))
+    table = standings(names, records, config.has("match_scoring"),
+                      [session.seating(i) for i in range(len(records))])
     if as_json:
         paths = [session.record_path(i) for i in range(games)]
         click.echo(json.dumps({
@@ -408,10 +429,12 @@ def play(bots: tuple[str, ...], bot_opts: tuple[str, ...], human: bool, games: i
         echo("")
         scoring = ("match standings (match_scoring: fewest total penalty points wins)"
                    if config.has("match_scoring") else "match standings (by mean place)")
-        echo(f"{scoring}, {games} games:")
+        echo(f"{scoring}, {games} games"
+             + (", the seats rotating:" if rotate else ", the seats fixed:"))
         echo(tabulate([(s.place, s.bot, s.seat, s.wins, f"{s.mean_place:.2f}", s.total_points)
                        for s in table],
-                      headers=["place", "bot", "seat", "wins", "mean place", "total points"]))
+                      headers=["place", "bot", "first seat" if rotate else "seat", "wins",
+                               "mean place", "total points"]))
         if record_dir:
             echo(f"records: {record_dir}/")
         elif record_file:
@@ -440,6 +463,9 @@ def _header(session: Session, i: int, labels: Sequence[str], *, whole_match: boo
              "variants " + (", ".join(sorted(cfg.variants)) or "none")]
     if session.first_player is not None:
         parts.append(f"first player {labels[session.first_player]}")
+    if whole_match and session.games > 1:
+        parts.append("the seats rotate from game to game" if session.rotate
+                     else "the seats fixed")
     if session.games == 1:
         title = "game"
     elif whole_match:
@@ -506,8 +532,8 @@ def replay(record_file: str, seat: int | None, check_only: bool, step: bool,
         if write_deck:
             with open(write_deck, "w", encoding="utf-8") as f:
                 f.write(deck_file_text(rec))
-            click.echo(f"deal written to {write_deck}: play it again with 'referee play BOT... "
-                       f"--deck-file {write_deck} --first-player {rec.head['first_player']}'")
+            click.echo(f"deal written to {write_deck}: play it again with\n  "
+                       + play_again_command(rec, write_deck))
     except RecordError as e:
         raise CliError(str(e)) from None
     except BrokenPipeError:

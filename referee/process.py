@@ -33,6 +33,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import os
+import re
 import shlex
 import shutil
 import signal
@@ -150,6 +151,28 @@ def describe_exit(returncode: int, *, ran: bool = False) -> str:
     return f"exited with code {returncode}"
 
 
+#: What a program prints when an allocation fails (Python, Node/V8, C++, glibc, Java,
+#: Go, Rust), and the signals a failed allocation usually ends in.
+_OOM_WORDS = re.compile(r"MemoryError|\bOOM\b|out of memory|bad_alloc|Cannot allocate memory|"
+                        r"allocation failed|OutOfMemoryError|memory allocation of",
+                        re.IGNORECASE)
+_OOM_SIGNALS = {signal.SIGKILL, signal.SIGTRAP, signal.SIGABRT, signal.SIGSEGV, signal.SIGBUS}
+
+
+def memory_hint(returncode: int, stderr_tail: str, memory_mb: int | None) -> str:
+    """For a bot that died under a memory limit, looking like a failed allocation
+    (its stderr says so, or a signal allocations end in): that the limit is the
+    likely cause.  '' otherwise."""
+    if not memory_mb or returncode == 0:
+        return ""
+    by_signal = returncode < 0 and -returncode in _OOM_SIGNALS
+    if not (_OOM_WORDS.search(stderr_tail) or by_signal):
+        return ""
+    return (f" -- it ran under a memory limit of {memory_mb} MB (of address space, "
+            f"which runtimes such as Node.js and the JVM reserve generously): the limit is "
+            f"the likely cause; try a larger --memory-mb (memory_mb in a tournament)")
+
+
 def _stat(pid: int) -> tuple[int, int, int, str, int] | None:
     """(ppid, pgrp, session, state, start time) of a process from /proc, None if it
     is gone."""
@@ -225,6 +248,7 @@ class BotProcess:
             with contextlib.suppress(OSError):
                 self.exit_fd = os.pidfd_open(popen.pid)
         self.ended = False
+        self.memory_mb: int | None = None  # the address-space limit it runs under
         #: Processes seen in the bot's tree (pid -> start time), so that one which
         #: left the session and was orphaned since is still ended (``remember_tree``).
         self.known: dict[int, int] = {}
@@ -285,7 +309,7 @@ class BotProcess:
         if tail:
             last = tail.splitlines()[-3:]
             text += "; last stderr: " + " | ".join(line[-200:] for line in last)
-        return text
+        return text + memory_hint(rc, tail, self.memory_mb)
 
     def end(self, grace: float = 0.5) -> None:
         """End the bot's whole tree: SIGTERM to every process of it, up to ``grace``
@@ -383,6 +407,7 @@ def start_bot(
     # children, O_CLOEXEC is the default for os.pipe).
     log = StderrLog(err_r, stderr_path, stderr_cap, on_stderr)
     proc = BotProcess(popen, in_w, out_r, log, command)
+    proc.memory_mb = memory_mb or None
     with _LIVE_LOCK:
         _LIVE[proc.pid] = proc
     _exit_on_termination()
