@@ -19,6 +19,7 @@ from tabulate import tabulate
 
 from . import __version__
 from .botspec import DEFAULT_LISTEN, BotSpecError, RemoteSeats, make_player, parse_specs
+from .clikit import Main, UserError, exit_codes_help
 from .game import VARIANTS, ConfigError, GameConfig
 from .game.cards import DECKS
 from .human import HumanClock, HumanPlayer
@@ -38,7 +39,7 @@ from .session import DeckFileError, Session, game_summary, read_deck_file, stand
 from .transcript import TracedPlayer, Transcript
 
 
-class _Group(click.Group):
+class _Group(Main):
     """The command group; output piped into a program that stops reading (``referee
     replay FILE | head``) ends the command quietly, as with any Unix tool, instead of
     a Python error."""
@@ -54,10 +55,33 @@ class _Group(click.Group):
             ctx.exit(141)  # 128 + SIGPIPE, what a shell reports for a killed writer
 
 
-@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+MAIN_HELP = """Referee and tournament runner for the card game 3UP 3DOWN.
+
+\b
+Bots are programs in any language speaking JSON lines over stdio or msgpack
+over ZeroMQ (protocol/PROTOCOL.md); the referee enforces the rules
+(protocol/RULES.md).
+
+\b
+Examples:
+  referee play heuristic "python3 mybot.py" --transcript
+  referee check-bot "python3 mybot.py"
+  referee tournament quick heuristic lowest "python3 mybot.py" --deals 50
+  referee tournament run tournaments/demo.toml
+
+\b
+Exit status (every command):
+""" + exit_codes_help() + """
+
+Each command has its own --help.
+"""
+
+
+@click.group(cls=_Group, help=MAIN_HELP,
+             context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, prog_name="referee")
 def main() -> None:
-    """Referee and tournament runner for the card game 3UP 3DOWN."""
+    pass
 
 
 # --- referee play ------------------------------------------------------------------
@@ -101,8 +125,7 @@ Examples:
 """
 
 
-class CliError(click.ClickException):
-    """A user mistake: printed as one line ('Error: ...'), exit status 1."""
+CliError = UserError  # a user mistake: one line, 'Error: ...', exit status 1
 
 
 def _variants(values: tuple[str, ...]) -> frozenset[str]:
@@ -154,7 +177,8 @@ def _use_colour(flag: bool | None, stream: Any) -> bool:
 @click.option("--first-player", type=int, default=None, metavar="SEAT",
               help="The seat that plays first (default: drawn from the seed).")
 @click.option("--turn-limit", type=click.IntRange(min=1), default=1000, show_default=True,
-              help="Turns after which the game ends, ranked by penalty points (RULES §4).")
+              help="Turns after which the game ends; the players who have not finished "
+                   "are placed by penalty points (RULES §5.2).")
 @click.option("--startup", type=click.FloatRange(min=0), default=10.0, show_default=True,
               help="Seconds for a bot to start and answer the handshake.")
 @click.option("--move-time", "--per-decision", "move_time", type=click.FloatRange(min=0),

@@ -34,6 +34,7 @@ from ..runner import Fault, Player, run_game
 from .config import TournamentConfig
 from .players import RemoteBots, close_player, make_player
 from .schedule import GameSpec
+from .stopping import StoppedPlayer
 
 
 @dataclass(frozen=True)
@@ -121,8 +122,15 @@ class Seat:
     notify: Callable[[str], None] = lambda text: None
     players: dict[str, Player] = field(default_factory=dict)
     remote: RemoteBots | None = None
+    stopped: set[str] = field(default_factory=set)  # bots stopped (``stopping``)
 
     def get(self, name: str) -> Player:
+        if name in self.stopped:
+            player = self.players.pop(name, None)
+            if player is not None:  # its process is not needed any more
+                with contextlib.suppress(Exception):
+                    close_player(player)
+            return StoppedPlayer(name, self.job.config.stop_after)
         if name not in self.players:
             spec = self.job.config.bot(name)
             if spec.remote:
@@ -194,7 +202,7 @@ def _die_with_parent() -> None:
 
 
 def _worker(number: int, cpu: int | None, job: Job, tasks: Any, results: Connection,
-            playing: Any, parent: int, remote_tasks: Any = None) -> None:
+            playing: Any, parent: int, remote_tasks: Any = None, stopped: Any = None) -> None:
     """Play games from ``remote_tasks`` (worker 0: the games with remote bots), then
     from ``tasks``, each until its None sentinel.  ``results`` is this worker's own
     pipe; ``send`` returns once the message is in the pipe, so nothing
@@ -219,6 +227,9 @@ def _worker(number: int, cpu: int | None, job: Job, tasks: Any, results: Connect
                 queues.pop(0)
                 continue
             playing[number] = spec.index
+            if stopped is not None:  # the bots the parent stopped (shared memory)
+                names = job.config.bot_names
+                seats.stopped = {names[i] for i in range(len(names)) if stopped[i]}
 
             def on_fault(f: Fault, game_id: str = spec.game_id) -> None:
                 results.send(FaultNotice(game_id, str(f)))
@@ -242,9 +253,16 @@ class SerialExecutor:
     profiling (a bot's exception surfaces here), and as the smallest example of the
     interface."""
 
+    def __init__(self) -> None:
+        self.stopped: set[str] = set()
+
+    def stop(self, bot: str) -> None:
+        """Forfeit ``bot``'s games not started yet, without starting it."""
+        self.stopped.add(bot)
+
     def run(self, job: Job, games: Sequence[GameSpec], report: Callable[[Report], None]) -> None:
         os.makedirs(os.path.join(job.output_dir, job.records), exist_ok=True)
-        seats = Seat(job, notify=lambda text: report(Notice(text)))
+        seats = Seat(job, notify=lambda text: report(Notice(text)), stopped=self.stopped)
         try:
             for spec in games:
                 def on_fault(f: Fault, game_id: str = spec.game_id) -> None:
@@ -270,6 +288,16 @@ class ProcessExecutor:
     def __init__(self, jobs: int | None = None, pin: bool = True) -> None:
         self.jobs = jobs or default_jobs()
         self.pin = pin
+        self.stopped: set[str] = set()
+        self._stopped: Any = None  # while running: one flag per bot, shared
+        self._names: list[str] = []
+
+    def stop(self, bot: str) -> None:
+        """Forfeit ``bot``'s games not started yet, without starting it (each
+        worker reads the flag before its next game)."""
+        self.stopped.add(bot)
+        if self._stopped is not None and bot in self._names:
+            self._stopped[self._names.index(bot)] = 1
 
     @staticmethod
     def _read(pipes: dict[int, Connection], number: int,
@@ -306,6 +334,9 @@ class ProcessExecutor:
         workers: dict[int, Any] = {}
         pipes: dict[int, Connection] = {}
         playing = ctx.Array("q", jobs, lock=False)  # per worker: game index, IDLE, NOT_READY
+        self._names = job.config.bot_names
+        self._stopped = ctx.Array("b", [int(b in self.stopped) for b in self._names],
+                                  lock=False)
         pending = {g.index: g for g in games}
 
         def start(number: int) -> None:
@@ -314,7 +345,7 @@ class ProcessExecutor:
             playing[number] = NOT_READY
             w = ctx.Process(target=_worker, name=f"referee-worker-{number}", daemon=True,
                             args=(number, cpu, job, tasks, writer, playing, os.getpid(),
-                                  remote_tasks if number == 0 else None))
+                                  remote_tasks if number == 0 else None, self._stopped))
             w.start()
             writer.close()
             workers[number], pipes[number] = w, reader
