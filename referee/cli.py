@@ -540,9 +540,17 @@ def replay(record_file: str, seat: int | None, check_only: bool, step: bool,
            no_decisions: bool, write_deck: str | None) -> None:
     """Show a recorded game turn by turn, and verify it by re-running it.
 
-    The record (written by 'referee play --record') is re-run through the rules
-    engine; if it does not re-run identically, that is reported and the exit
-    status is 2.
+    The record (written by 'referee play --record', or a tournament's
+    OUTPUT/games/*.jsonl) is re-run through the rules engine; if it does not re-run
+    identically, that is reported and the exit status is 2.
+
+    \b
+    Examples:
+      referee replay game.jsonl                 # every card, turn by turn
+      referee replay game.jsonl --seat 1        # only what seat 1 knew
+      referee replay game.jsonl --step          # press Enter for each turn
+      referee replay runs/demo/games/g000012.jsonl --check
+      referee replay game.jsonl --check --write-deck deal.txt   # then play it again
     """
     try:
         rec = read_record(record_file)

@@ -34,9 +34,9 @@ from .schedule import schedule
 from .standings import FORMATS, render
 from .store import StoreError
 
-KEY_REFERENCE = ("every key of the file: tournaments/README.md, and tournaments/gauntlet.toml "
-                 "(each key with a comment); 'referee tournament init FILE' writes a "
-                 "starter file")
+KEY_REFERENCE = ("tournaments/README.md lists every key (and the matching options of "
+                 "'referee play'), tournaments/gauntlet.toml shows each with a comment, and "
+                 "'referee tournament init FILE' writes a starter file")
 
 
 def _fail(message: str, code: int = 1) -> NoReturn:
@@ -103,7 +103,8 @@ def _play(cfg: TournamentConfig, output: str | None, jobs: int | None, fmt: str,
               f" {summary.errors[0].message.splitlines()[0]}); run again to retry them")
 
 
-@tournament.command(epilog=f"The configuration file: {KEY_REFERENCE}.")
+@tournament.command(epilog=f"The configuration file: {KEY_REFERENCE}.",
+                    context_settings={"max_content_width": 100})
 @click.argument("config", type=click.Path(dir_okay=False))
 @click.option("--jobs", "-j", type=click.IntRange(min=1), default=None,
               help="Worker processes (default: the configuration's jobs, else one per CPU).")
