@@ -160,3 +160,18 @@ def test_usage_errors_are_one_line_everywhere() -> None:
         assert r.stderr.count("\n") == 1 and r.stderr.startswith("Error: "), r.stderr
     p = _run("tournament", "run", "missing.toml")
     assert p.returncode == 1 and p.stderr.startswith("Error: missing.toml: cannot read")
+
+
+def test_node_under_a_small_memory_limit_gets_the_hint() -> None:
+    import os
+    import shutil
+
+    if shutil.which("node") is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail("Node.js is needed for this test in CI")
+        pytest.skip("Node.js is not installed")
+    # Node reserves more address space than this to start: "Fatal process OOM", SIGTRAP.
+    r = invoke("play", "heuristic", "example:js", "--memory-mb", "256", "-q")
+    assert r.exit_code == 0
+    assert "example-js ended before its hello" in r.stdout
+    assert "it ran under a memory limit of 256 MB" in r.stdout
