@@ -53,6 +53,13 @@ LINE_CHARS = 240  # a transcript line is cut to this width
 EXTRA_GAMES = 3  # more games per kind that has not come up yet
 
 
+CAUSE_CHARS = 200  # a root cause's line is cut to this width (in full with its transcript)
+
+
+def _cut(text: str, n: int) -> str:
+    return text if len(text) <= n else text[: n - 3] + "..."
+
+
 def kind_of(text: str) -> str | None:
     """The decision kind of a decision text (None for what is not one)."""
     head = text.split(" ", 1)[0] if isinstance(text, str) else ""
@@ -265,7 +272,7 @@ class Report:
         if causes:
             out.append(f"{len(causes)} root cause{'s' if len(causes) > 1 else ''} "
                        "(the rows below that fail from each give its number):")
-            out += [f"  {i}. {c.text}" for i, c in causes]
+            out += [f"  {i}. {_cut(c.text, CAUSE_CHARS)}" for i, c in causes]
             out.append("")
         out.append(self.table())
         for i, c in causes:
@@ -678,8 +685,11 @@ class Checker:
             f, lines = faults[0]
             kinds = Counter(f.kind for f, _ in faults)
             what = ", ".join(f"{n} {k}" for k, n in kinds.items())
-            c.failed(f"{len(faults)} fault{'s' if len(faults) > 1 else ''} ({what}); the "
-                     f"first: {f.bot} seat {f.seat} turn {f.turn}: {f.detail}", lines,
+            forfeits = sum(fa.action == "forfeit" for fa, _ in faults)
+            # The detail is the cause's (listed once, above the table).
+            c.failed(f"{len(faults)} fault{'s' if len(faults) > 1 else ''} ({what})"
+                     + (f", {forfeits} forfeit{'s' if forfeits > 1 else ''}" if forfeits else "")
+                     + f"; the first by {f.bot} at turn {f.turn}: {f.detail}", lines,
                      cause=f"fault:{f.kind}")
             for k in kinds:
                 if k != f.kind:
@@ -719,8 +729,16 @@ class Checker:
                          + (f" ({late} not answered in time: see 'decides in time')"
                             if late else ""))
             else:
-                c.failed(f"never came up in {self.games} game(s) (the bot's own choices "
-                         f"avoided it?)")
+                forfeits = Counter(f.kind for f, _ in self.faults if f.action == "forfeit")
+                if forfeits:
+                    # Most likely because the bot forfeited its games: that is the cause.
+                    kind = forfeits.most_common(1)[0][0]
+                    c.failed(f"never came up in {self.games} game(s), in which the bot "
+                             f"forfeited {sum(forfeits.values())} times", (),
+                             cause=f"fault:{kind}")
+                else:
+                    c.failed(f"never came up in {self.games} game(s) (the bot's own choices "
+                             f"avoided it?)")
 
     def check_provocations(self) -> None:
         c = self.report.check("ignores unknown messages and fields")
