@@ -330,6 +330,7 @@ class Recorder:
         self.first_stray: dict[str, list[str]] = {}
         self.sent_at: dict[tuple[str, int], float] = {}  # when each request was sent
         self.late: list[float] = []  # latencies of replies that came after the limit
+        self.late_bound: list[float] = []  # ... known only to be at most this
         self.answered_kind: Counter[str] = Counter()  # kinds offered in requests answered
         self.last_decision: dict[str, float] = {}  # when each bot last sent a decision
         self.t0 = time.time()
@@ -386,7 +387,13 @@ class Recorder:
                     self.answered.add((bot, rid))
                     # From when the bot could start on it: it may have been busy with
                     # an earlier request (a queue of late replies is one slow answer).
-                    self.late.append(now - max(sent, previous))
+                    took = now - max(sent, previous)
+                    if q is not None and now - q.sent > 0.002:
+                        self.late.append(took)  # it came while we were reading
+                    else:
+                        # Read only once the bot was asked again (or later): it came
+                        # at some time before, so this is an upper bound.
+                        self.late_bound.append(took)
         elif direction == "recv" and kind == "hello":
             # A new connection: its request ids start again.
             self.hellos[bot] = dict(payload)
@@ -604,10 +611,17 @@ class Checker:
                 limit = (f"a {self.tc.per_decision:g} s limit per decision"
                          + (f" (plus a {self.tc.bank:g} s bank per game)" if self.tc.bank
                             else ""))
-                took = (f"the bot took up to {max(late):.2f} s against {limit}"
-                        + (f"; {n - len(late)} of them were never answered"
-                           if len(late) < n else "")
-                        if late else f"the bot never answered in time against {limit}")
+                bound = self.recorder.late_bound
+                if late:
+                    took = f"the bot took up to {max(late):.2f} s against {limit}"
+                elif bound:
+                    took = (f"the bot took longer than {limit} (its late replies were read "
+                            f"up to {max(bound):.2f} s after the request)")
+                else:
+                    took = f"the bot never answered, against {limit}"
+                answered = len(late) + len(bound)
+                if late and answered < n:
+                    took += f"; {n - answered} of them were never answered"
                 text = f"{n} timeout{plural}: {took}; the first: {f.detail}"
             else:
                 word = {"crash": "crash", "illegal": "illegal decision",
@@ -807,7 +821,8 @@ class Checker:
             f, lines = self.timeouts[0]
             late = self.recorder.late
             c.failed(f"{len(self.timeouts)} timeout(s)"
-                     + (f", late replies up to {max(late) * 1000:.0f} ms" if late else "")
+                     + (f", the late replies in up to {max(late) * 1000:.0f} ms" if late
+                        else "")
                      + f"; {text}", lines, cause="fault:timeout")
         else:
             c.passed(text)
