@@ -55,6 +55,9 @@ _REMOTE_KEYS = ("listen", "keys", "server_key", "wait", "rewait")
 _BOT_KEYS = ("name", "builtin", "python", "command", "remote", "transport", "cwd", "env",
              "memory_mb")
 
+_TABLE_KEYS = {"tournament": _TOURNAMENT_KEYS, "rules": _RULES_KEYS, "time": _TIME_KEYS,
+               "faults": _FAULT_KEYS, "remote": _REMOTE_KEYS}
+
 #: Where a tournament listens for remote bots unless ``[remote] listen`` says otherwise.
 DEFAULT_REMOTE_LISTEN = "tcp://127.0.0.1:5555"
 
@@ -215,6 +218,10 @@ class _Reader:
             if key not in allowed:
                 close = difflib.get_close_matches(key, allowed, n=1)
                 hint = f"did you mean {close[0]!r}? " if close else ""
+                home = next((t for t, keys in _TABLE_KEYS.items() if key in keys), None)
+                if not section and home:
+                    # 'name = ...' above every table: it belongs in one.
+                    hint = f"it belongs in a table: write it under [{home}]; "
                 self.fail(self.path(key), f"unknown key; {hint}expected one of {', '.join(allowed)}")
 
     def path(self, key: str) -> str:

@@ -179,3 +179,12 @@ def test_the_first_eta_waits_for_a_measured_pace() -> None:
         p.advance()
     # 19 games in 1.9 s since the first: 10 games/s, 80 left -- not 20 games in 6.9 s.
     assert out.getvalue().splitlines()[-1] == "20/100 games  10.0 games/s  0:08 left"
+
+
+def test_a_key_above_every_table_is_told_where_it_belongs(tmp_path: Path) -> None:
+    p = write(tmp_path, 'name = "league"\n' + TWO)
+    code, _, err = invoke("tournament", "run", str(p))
+    assert code == 1
+    assert err == (f"Error: {p}: name: unknown key; it belongs in a table: write it under "
+                   f"[tournament]; expected one of tournament, rules, time, faults, remote, "
+                   f"bots\n")
