@@ -40,6 +40,7 @@ from typing import Any
 from tabulate import tabulate
 
 from .executor import GameOutcome
+from .stopping import STOPPED_WORDS
 
 FORMATS = ("plain", "markdown", "csv", "json")
 Z95 = 1.959964
@@ -66,6 +67,7 @@ class BotStanding:
     oversized: int = 0
     protocol: int = 0
     forfeits: int = 0
+    stopped: int = 0  # games forfeited without starting it: the bot was stopped
 
 
 @dataclass
@@ -144,6 +146,9 @@ def compute(outcomes: Iterable[GameOutcome], bots: Sequence[str], seats: int, *,
         for f in o.faults:
             r = rows[o.seats[f["seat"]]]
             kind = f["kind"]
+            if STOPPED_WORDS in str(f.get("detail", "")):
+                r.stopped += 1
+                continue  # not a crash: it was not started
             if kind == "timeout":
                 r.timeouts += 1
             elif kind == "crash":
@@ -330,8 +335,15 @@ def render(st: Standings, fmt: str = "plain", *, wide: bool = True,
             else "head-to-head: how often the row bot finished ahead of the column bot")
     sep = "\n\n"
     title = f"## {_title(st)}" if fmt == "markdown" else _title(st)
+    stopped = [r for r in st.rows if r.stopped]
+    notes = "".join(
+        f"\n{'- ' if fmt == 'markdown' else ''}{r.bot} was stopped: it failed in each of its "
+        f"first games (a crash or no hello), so {r.stopped} of its games were forfeited "
+        f"without starting it" for r in stopped)
     return str(title + sep + tabulate(rows, headers=h, tablefmt=tablefmt, disable_numparse=True)
-            + legend + sep + what + sep + tabulate(hrows, headers=hh, tablefmt=tablefmt,
+            + legend
+            + (("\n" if fmt == "markdown" else "") + notes if notes else "")
+            + sep + what + sep + tabulate(hrows, headers=hh, tablefmt=tablefmt,
                                           disable_numparse=True))
 
 
