@@ -10,6 +10,7 @@ and its records) is read the same way.  The store may be written while we read
 
 from __future__ import annotations
 
+import json
 import math
 import statistics
 from collections import Counter, defaultdict
@@ -64,6 +65,8 @@ def load(folder: Path) -> Results:
         cfg = store.config
         outcomes = list(store.outcomes())
         scheduled = store.scheduled
+        seed_source = store.meta("seed_source") or "given"
+        sandbox = store.meta("sandbox")
     finally:
         store.close()
     try:
@@ -73,6 +76,9 @@ def load(folder: Path) -> Results:
     except (KeyError, TypeError, ValueError) as e:
         raise StoreError(f"{folder}: the stored configuration is not a tournament's ({e})") from None
     st = compute(outcomes, bots, seats, name=name, scheduled=scheduled)
+    # As ``tournament standings`` gives them: with the seed and the sandbox.
+    st.seed, st.seed_source = cfg.get("seed"), seed_source
+    st.sandbox = json.loads(sandbox) if sandbox else None
     return Results(folder=folder, name=name, bots=bots, seats=seats, scheduled=scheduled,
                    outcomes=outcomes, standings=st, config=cfg)
 

@@ -497,11 +497,11 @@ def show_schedule(config: str, as_json: bool) -> None:
         cfg, _ = with_seed(cfg, cfg.output_dir)
     except (TournamentConfigError, StoreError) as e:
         _fail(str(e))
+    _warn(cfg)
     if not given:
         click.echo(f"note: the configuration has no seed: these deals use seed {cfg.seed} "
                    "(the tournament's own if it has run, else drawn now: the tournament then "
                    "draws its own when it first runs)", err=True)
-    _warn(cfg)
     games = schedule(cfg)
     if as_json:
         for g in games:

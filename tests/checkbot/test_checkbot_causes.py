@@ -60,7 +60,10 @@ def test_a_now_and_then_slow_bot_has_one_root_cause(tmp_path: Path) -> None:
     r = check_bot(slow_bot(tmp_path, 60, 0.35), "--per-decision", "0.1", "--bank", "0")
     assert r.exit_code == 1
     lines = r.output.splitlines()
-    # The root causes come first: one, the timeouts, with how slow the bot was.
+    # The root causes come first (after the command and the sandbox it ran in): one,
+    # the timeouts, with how slow the bot was.
+    assert lines[1].startswith("sandbox: ")
+    lines = lines[1:]
     assert lines[2] == "1 root cause (the rows below that fail from each give its number):"
     assert lines[3].startswith("  1. ")
     took = re.search(r" timeouts: the bot took up to (\d+\.\d+) s against", lines[3])
@@ -148,11 +151,16 @@ def test_memory_limit_and_the_hint_when_a_bot_dies_under_it(tmp_path: Path) -> N
         "        print(json.dumps({'type': 'decision', 'id': msg['id'], 'decision': 0}),",
         "              flush=True)",
     ]))
-    r = check_bot(f"{PY} {p} 300", "--memory-mb", "200")
+    # Without the sandbox the limit is an address-space limit: the allocation fails.
+    r = check_bot(f"{PY} {p} 300", "--memory-mb", "200", "--sandbox", "off")
     assert r.exit_code == 1
     assert "MemoryError" in r.output
     assert "it ran under a memory limit of 200 MB" in r.output
     assert "the limit is the likely cause" in r.output
+    # In the sandbox it holds for the whole tree (a cgroup), and the kernel says so.
+    boxed = check_bot(f"{PY} {p} 300", "--memory-mb", "200", "--sandbox", "on")
+    assert boxed.exit_code == 1
+    assert "out of memory under the 200 MB limit of its sandbox" in boxed.output
     # Within the limit it does not die, and no hint is given.
     ok = check_bot(f"{PY} {p} 20", "--memory-mb", "200", "--per-decision", "5")
     assert "memory limit" not in ok.output and "MemoryError" not in ok.output

@@ -61,7 +61,8 @@ def test_a_bot_reads_the_error_line_before_it_is_ended(tmp_path: Path) -> None:
         "line = sys.stdin.readline()",
         f"open({str(seen)!r}, 'w').write(line)",
     ]))
-    r = invoke("play", "heuristic", f"{PY} {bot}", "-q")
+    # Unsandboxed: the bot notes what it read outside its folder.
+    r = invoke("play", "heuristic", f"{PY} {bot}", "-q", "--sandbox", "off")
     assert r.exit_code == 0
     got = json.loads(seen.read_text())
     assert got["type"] == "error" and got["code"] == "protocol"
@@ -116,10 +117,15 @@ def test_play_memory_limit_and_its_hint(tmp_path: Path) -> None:
         "    if json.loads(line)['type'] == 'request':",
         "        big = bytearray(300 * 1024 * 1024)",
     ]))
-    r = invoke("play", "heuristic", f"{PY} {bot}", "--memory-mb", "200", "-q")
+    r = invoke("play", "heuristic", f"{PY} {bot}", "--memory-mb", "200", "-q",
+               "--sandbox", "off")
     assert r.exit_code == 0
     assert "MemoryError" in r.stdout
     assert "it ran under a memory limit of 200 MB" in r.stdout
+    boxed = invoke("play", "heuristic", f"{PY} {bot}", "--memory-mb", "200", "-q",
+                   "--sandbox", "on")
+    assert boxed.exit_code == 0
+    assert "out of memory under the 200 MB limit of its sandbox" in boxed.stdout
 
 
 @pytest.mark.parametrize("args", [[], ["tournament"], ["keys"]])
@@ -171,7 +177,12 @@ def test_node_under_a_small_memory_limit_gets_the_hint() -> None:
             pytest.fail("Node.js is needed for this test in CI")
         pytest.skip("Node.js is not installed")
     # Node reserves more address space than this to start: "Fatal process OOM", SIGTRAP.
-    r = invoke("play", "heuristic", "example:js", "--memory-mb", "256", "-q")
+    r = invoke("play", "heuristic", "example:js", "--memory-mb", "256", "-q",
+               "--sandbox", "off")
     assert r.exit_code == 0
     assert "example-js ended before its hello" in r.stdout
     assert "it ran under a memory limit of 256 MB" in r.stdout
+    # The sandbox limits what it uses (a cgroup), not what it reserves: it plays.
+    boxed = invoke("play", "heuristic", "example:js", "--memory-mb", "256", "-q",
+                   "--sandbox", "on")
+    assert boxed.exit_code == 0 and "faults: none" in boxed.stdout

@@ -17,6 +17,7 @@ from referee.game import Game
 from referee.game.cards import card_text, parse_deck
 from referee.game.events import event_text, parse_event
 from referee.replay import describe, read_record
+from referee.runner import stop_if_stopped
 
 
 def steps_of(record: Path) -> tuple[Any, list[int], list[list[list[str]]]]:
@@ -37,6 +38,8 @@ def steps_of(record: Path) -> tuple[Any, list[int], list[list[list[str]]]]:
         game.apply(int(d["seat"]), d["decision"])
         cum.append(len(game.events))
         held.append(hands())
+    stop_if_stopped(game, rec.result)  # a game stopped by the referee (RULES §5.4)
+    cum[-1] = len(game.events)  # its end is told with its last decision
     assert [event_text(e) for e in game.events] == rec.events
     return rec, cum, held
 
@@ -254,10 +257,15 @@ def test_a_bots_page_filters_its_games(site_dir: Path, results_dir: Path, browse
     page.select_option("select[name=result]", "won")
     assert visible() == garbage["wins"] == 0
     page.select_option("select[name=result]", "")
-    page.select_option("select[name=how]", "turn_limit")
+    # How the bot's games ended: each way is an option (the turn limit, forfeits...).
+    hows = {json.loads(f.read_text().splitlines()[-1])["how"]
+            for f in (results_dir / "games").glob("*.jsonl")
+            if "garbage <b>" in f.read_text().splitlines()[0]}
+    how = sorted(hows)[0]
+    page.select_option("select[name=how]", how)
     want = sum(1 for f in (results_dir / "games").glob("*.jsonl")
                if "garbage <b>" in f.read_text().splitlines()[0]
-               and json.loads(f.read_text().splitlines()[-1])["how"] == "turn_limit")
+               and json.loads(f.read_text().splitlines()[-1])["how"] == how)
     assert visible() == want
     page.screenshot(path=str(tmp_path / "bot-page.png"), full_page=True)
     # each row links to its game's viewer
