@@ -36,9 +36,10 @@ from ..game.errors import ConfigError
 from ..runner import FaultPolicy, TimeControl
 
 FORMATS = ("round-robin", "gauntlet", "balanced")
-#: How each deal is seated: every rotation of a lineup (duplicate deals), every
+#: How each deal is seated: every rotation of a lineup (duplicate deals), a Williams
+#: design (k seatings, 2k for odd k, balancing seat and predecessor), every
 #: permutation (k! seatings), or one random seating per deal (independent deals).
-SEATINGS = ("rotate", "all", "random")
+SEATINGS = ("rotate", "williams", "all", "random")
 TRANSPORTS = ("stdio", "zmq")
 
 _SECTIONS = ("tournament", "rules", "time", "faults", "remote", "bots")
@@ -364,7 +365,8 @@ def seatings_per_deal(seating: str, seats: int) -> int:
     """How many games one deal gives."""
     import math
 
-    return {"rotate": seats, "all": math.factorial(seats), "random": 1}[seating]
+    return {"rotate": seats, "williams": seats if seats % 2 == 0 else 2 * seats,
+            "all": math.factorial(seats), "random": 1}[seating]
 
 
 def _parse_bots(source: str, raw: Any) -> list[BotSpec]:
