@@ -50,7 +50,7 @@ EPSILON = 1e-3
 
 def score_of_elo(elo: float) -> float:
     """The expected score of a logistic Elo difference."""
-    return 1.0 / (1.0 + 10.0 ** (-elo / 400.0))
+    return 1.0 / (1.0 + math.pow(10.0, -elo / 400.0))
 
 
 def elo_of_score(score: float) -> float:

@@ -183,21 +183,31 @@ class Store:
     def add(self, o: GameOutcome) -> None:
         """Commit one finished game (durably, before returning).  A game already
         stored is left as it is."""
+        self.add_all([o])
+
+    def add_all(self, outcomes: list[GameOutcome]) -> None:
+        """Commit several games in one transaction: all of them or none (a match
+        commits a duplicate set whole, so that a resumed test never holds half of
+        one).  Games already stored are left as they are."""
         with self.transaction():
-            cur = self.conn.execute(
-                "INSERT OR IGNORE INTO games VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                (o.index, o.game_id, o.deal, o.deal_seed, json.dumps(o.seats),
-                 json.dumps(o.places), json.dumps(o.points), o.how, o.turns,
-                 json.dumps(o.faults), json.dumps(o.forfeits), o.wall_time, o.worker, o.record,
-                 time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())))
-            if cur.rowcount:
-                faults = [0] * len(o.seats)
-                for f in o.faults:
-                    faults[f["seat"]] += 1
-                self.conn.executemany(
-                    "INSERT INTO seats VALUES (?,?,?,?,?,?)",
-                    [(o.index, s, o.seats[s], o.places[s], o.points[s], faults[s])
-                     for s in range(len(o.seats))])
+            for o in outcomes:
+                self._insert(o)
+
+    def _insert(self, o: GameOutcome) -> None:
+        cur = self.conn.execute(
+            "INSERT OR IGNORE INTO games VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (o.index, o.game_id, o.deal, o.deal_seed, json.dumps(o.seats),
+             json.dumps(o.places), json.dumps(o.points), o.how, o.turns,
+             json.dumps(o.faults), json.dumps(o.forfeits), o.wall_time, o.worker, o.record,
+             time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())))
+        if cur.rowcount:
+            faults = [0] * len(o.seats)
+            for f in o.faults:
+                faults[f["seat"]] += 1
+            self.conn.executemany(
+                "INSERT INTO seats VALUES (?,?,?,?,?,?)",
+                [(o.index, s, o.seats[s], o.places[s], o.points[s], faults[s])
+                 for s in range(len(o.seats))])
 
     def done(self) -> set[int]:
         return {r[0] for r in self.conn.execute("SELECT idx FROM games")}
