@@ -81,9 +81,15 @@ def _orders(game: RatedGame) -> list[tuple[float, list[str]]]:
     return [(weight, [b for part in combo for b in part]) for combo in itertools.product(*choices)]
 
 
+def _key(g: RatedGame) -> tuple[int, tuple[str, ...], tuple[int, ...]]:
+    return (g.deal, g.bots, g.places)
+
+
 def _tally(games: Iterable[RatedGame]) -> _Tally:
+    """Sums taken in a canonical order of the games, so that not even the rounding
+    of the sums depends on the order the games came in."""
     t = _Tally({}, {})
-    for g in games:
+    for g in sorted(games, key=_key):
         for w, order in _orders(g):
             for i in range(len(order) - 1):  # the last one left is not a choice
                 t.wins[order[i]] = t.wins.get(order[i], 0.0) + w
@@ -146,6 +152,12 @@ def _fit(t: _Tally, bots: Sequence[str], prior: float, tol: float = 1e-10,
                 hess[i][i] += c * pi[a]
                 for b2, j in enumerate(members):
                     hess[i][j] -= c * pi[a] * pi[b2]
+        if prior == 0:
+            # Without the prior only differences are identified (the Hessian has the
+            # null space of shifting every theta alike): adding 1/n to every entry
+            # makes it invertible and the step's mean 0, without changing the step
+            # along the differences (the gradient sums to 0).
+            hess = [[v + 1.0 / n for v in row] for row in hess]
         step = _solve(hess, grad)
         scale = 1.0
         while True:  # damped: never step to a lower likelihood
