@@ -73,6 +73,9 @@ class MatchConfig:
         if (self.sprt is None) == (self.games is None):
             raise TournamentConfigError("a match stops either by an SPRT or after a number of "
                                         "games: give one of --sprt and --games")
+        if t.game.players != t.seats:
+            raise TournamentConfigError(f"the rules are for {t.game.players} players, the "
+                                        f"table has {t.seats} seats")
         if t.seating not in MATCH_SEATINGS:
             raise TournamentConfigError(
                 f"seating {t.seating!r} cannot pair NEW with OLD: choose from "
