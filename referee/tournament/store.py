@@ -216,8 +216,7 @@ class Store:
         return int(self.conn.execute("SELECT COUNT(*) FROM games").fetchone()[0])
 
     def outcomes(self) -> Iterator[GameOutcome]:
-        """Every stored game, in schedule order (so that order-dependent figures, like
-        the rating, do not depend on which worker finished first)."""
+        """Every stored game, in schedule order."""
         cur = self.conn.execute(
             "SELECT idx, game_id, deal, deal_seed, seats, places, points, how, turns, faults, "
             "forfeits, wall_time, worker, record FROM games ORDER BY idx")
