@@ -62,14 +62,14 @@ def elo_of_score(score: float) -> float:
     return -400.0 * math.log10(1.0 / score - 1.0)
 
 
-def _secular(a: Sequence[float], p: Sequence[float]) -> float:
+def _secular(a: Sequence[float], p: Sequence[float], start: float = 0.0) -> float:
     """The root x of sum_i p_i a_i / (1 + x a_i) = 0, with 1 + x a_i > 0 for all i
     (min a < 0 < max a).  The function is decreasing in x on that interval: Newton's
     method, kept inside the bracket by bisection."""
     lo, hi = -1.0 / max(a), -1.0 / min(a)
     eps = 1e-12 * (hi - lo)
     lo, hi = lo + eps, hi - eps
-    x = 0.0
+    x = start if lo < start < hi else 0.0
     for _ in range(200):
         f = 0.0
         df = 0.0
@@ -93,9 +93,14 @@ def _secular(a: Sequence[float], p: Sequence[float]) -> float:
 def mle_expected(values: Sequence[float], probs: Sequence[float], s: float) -> list[float]:
     """The distribution on ``values`` with mean ``s`` closest in likelihood to the
     observed ``probs``: q_i = p_i / (1 + x (v_i - s))."""
+    return _mle(values, probs, s)[0]
+
+
+def _mle(values: Sequence[float], probs: Sequence[float], s: float,
+         start: float = 0.0) -> tuple[list[float], float]:
     a = [v - s for v in values]
-    x = _secular(a, probs)
-    return [pi / (1.0 + x * ai) for ai, pi in zip(a, probs, strict=True)]
+    x = _secular(a, probs, start)
+    return [pi / (1.0 + x * ai) for ai, pi in zip(a, probs, strict=True)], x
 
 
 def _support(counts: Mapping[float, float]) -> tuple[list[float], list[float]]:
@@ -109,12 +114,20 @@ def gsprt_llr(counts: Mapping[float, float], s0: float, s1: float) -> float:
     """The generalised log-likelihood ratio of E[x] = s1 against E[x] = s0, given how
     often each value of x was observed (a value with count 0 is part of the support
     and counts EPSILON, as in fishtest; 0 and 1 are always in the support)."""
+    return _llr(counts, s0, s1)[0]
+
+
+def _llr(counts: Mapping[float, float], s0: float, s1: float,
+         start: tuple[float, float] = (0.0, 0.0)) -> tuple[float, tuple[float, float]]:
+    """The LLR, and the roots of the two secular equations (a good start for the
+    next set's: they move little from one set to the next)."""
     values, weights = _support(counts)
     n = sum(weights)
     probs = [w / n for w in weights]
-    q0 = mle_expected(values, probs, s0)
-    q1 = mle_expected(values, probs, s1)
-    return n * sum(p * (math.log(b) - math.log(a)) for p, a, b in zip(probs, q0, q1, strict=True))
+    q0, x0 = _mle(values, probs, s0, start[0])
+    q1, x1 = _mle(values, probs, s1, start[1])
+    llr = n * sum(p * (math.log(b) - math.log(a)) for p, a, b in zip(probs, q0, q1, strict=True))
+    return llr, (x0, x1)
 
 
 @dataclass(frozen=True)
@@ -181,6 +194,7 @@ class SprtState:
     sets: int = 0
     llr: float = 0.0
     verdict: str | None = None  # "H1" (NEW is better), "H0" (it is not)
+    _roots: tuple[float, float] = (0.0, 0.0)
 
     @classmethod
     def over(cls, test: Sprt, support: Iterable[float] = ()) -> SprtState:
@@ -194,7 +208,7 @@ class SprtState:
         key = round(x, 9)
         self.counts[key] = self.counts.get(key, 0) + 1
         self.sets += 1
-        self.llr = gsprt_llr(self.counts, self.test.s0, self.test.s1)
+        self.llr, self._roots = _llr(self.counts, self.test.s0, self.test.s1, self._roots)
         if self.llr >= self.test.upper:
             self.verdict = "H1"
         elif self.llr <= self.test.lower:

@@ -77,6 +77,10 @@ class BotSpec:
     env: tuple[tuple[str, str], ...] = ()
     memory_mb: int | None = None
     remote: str | None = None
+    #: The name an in-process bot's random stream is drawn under (default: its own
+    #: name).  A match gives NEW and OLD the same one: the same cards and the same
+    #: random numbers in the same seat (``referee.tournament.match``).
+    stream: str | None = None
 
     @property
     def kind(self) -> str:
@@ -91,6 +95,8 @@ class BotSpec:
             d["python"] = self.python
         if self.remote:
             d["remote"] = self.remote
+        if self.stream:
+            d["stream"] = self.stream
         if self.command:
             d.update(command=list(self.command), transport=self.transport, cwd=self.cwd,
                      env=dict(self.env), memory_mb=self.memory_mb)

@@ -12,9 +12,14 @@ player (RULES §2, §7):
 * with a field (``--field``; at k seats k - 1 of its bots sit at the table), NEW
   and OLD each play the *same* seat against the *same* opponents in the same seats,
   in every seating of the deal (``rotate``: k seatings, ``williams``: k or 2k,
-  ``all``: k!): 2 games per seating.  The field's bots get the same random stream in
-  both games (``players.SeededPlayer``), so the two games differ only by what NEW
-  and OLD do.
+  ``all``: k!): 2 games per seating.
+
+In-process bots draw their random numbers from a stream seeded by the deal and the
+bot's name (``players.SeededPlayer``); in a match NEW and OLD share one stream name
+(common random numbers): in a set, the field's bots play the same random numbers
+in both games, and NEW and OLD in the same seat get the same ones too, so that the
+games differ only by what NEW and OLD decide differently.  (An external bot seeds
+itself; one that seeds from ``game_id`` draws new numbers in every game.)
 
 A set is committed to the store in one transaction, whole or not at all, so a
 resumed match never holds half a set.  The SPRT takes the sets in set order and
@@ -46,6 +51,8 @@ from .store import Store
 
 #: Seatings a match may use (``random`` gives one seating per deal: nothing to pair).
 MATCH_SEATINGS = ("rotate", "williams", "all")
+#: The random stream NEW and OLD share (``BotSpec.stream``).
+PAIRED_STREAM = "match:new-old"
 #: The most sets an SPRT plays before it gives up undecided, unless told otherwise.
 DEFAULT_MAX_SETS = 20000
 
@@ -69,7 +76,12 @@ class MatchConfig:
     max_sets: int = DEFAULT_MAX_SETS
 
     def __post_init__(self) -> None:
-        t = self.tournament
+        # Common random numbers: NEW and OLD in-process bots draw their random numbers
+        # under one name, so in a set each meets the same cards *and* the same dice.
+        t = dataclasses.replace(self.tournament, bots=tuple(
+            dataclasses.replace(b, stream=PAIRED_STREAM) if b.name in (self.new, self.old)
+            else b for b in self.tournament.bots))
+        object.__setattr__(self, "tournament", t)
         if (self.sprt is None) == (self.games is None):
             raise TournamentConfigError("a match stops either by an SPRT or after a number of "
                                         "games: give one of --sprt and --games")
