@@ -212,11 +212,16 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--alpha", type=float, default=0.05)
     ap.add_argument("--beta", type=float, default=0.05)
+    ap.add_argument("--p-new", type=float, default=P_NEW,
+                    help=f"NEW's share of heuristic decisions (OLD's is {P_OLD}); closer to {P_OLD}: a smaller difference, longer tests")
+    ap.add_argument("--seats", type=int, nargs="+", default=[2, 4], choices=[2, 4])
     args = ap.parse_args()
+    global P_NEW
+    P_NEW = args.p_new
     ok = True
     print(f"NEW = mix({P_NEW}), OLD = mix({P_OLD}); field at 4 seats: {', '.join(FIELD)}; "
           f"alpha = {args.alpha}, beta = {args.beta}\n")
-    for k in (2, 4):
+    for k in args.seats:
         t0 = time.perf_counter()
         n_sets = args.sets if k == 2 else max(200, args.sets // 3)
         per_set = match_config(k, args.seed).per_set

@@ -42,7 +42,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from ..stats.sprt import PENTANOMIAL, SetSummary, Sprt, SprtState, set_score, summarize
+from ..stats.sprt import (
+    PENTANOMIAL,
+    Z95,
+    SetSummary,
+    Sprt,
+    SprtState,
+    elo_of_score,
+    set_score,
+    summarize,
+)
 from .config import TournamentConfig, TournamentConfigError, seatings_per_deal
 from .executor import Executor, FaultNotice, GameOutcome, Job, Notice, ProcessExecutor, Report
 from .players import check_bots
@@ -286,13 +295,44 @@ class _Sets:
         self.prefix = 0
         support = PENTANOMIAL if mc.head_to_head else ()
         self.state = SprtState.over(mc.sprt, support) if mc.sprt else None
+        # running sums over the sets the figures count: n, x, x^2, games, faulty
+        self.sums = [0, 0.0, 0.0, 0, 0]
+
+    def _count(self, s: SetSummary) -> None:
+        self.sums[0] += 1
+        self.sums[1] += s.score
+        self.sums[2] += s.score * s.score
+        self.sums[3] += s.games
+        self.sums[4] += s.faulty
 
     def add(self, summary: SetSummary) -> None:
         self.done[summary.index] = summary
+        if not self.state:
+            self._count(summary)
         while self.prefix in self.done and not self.decided:
             if self.state:
                 self.state.add(self.done[self.prefix].score)
+                self._count(self.done[self.prefix])
             self.prefix += 1
+
+    def live(self) -> dict[str, Any]:
+        """The figures of the progress line, from running sums (the full summary
+        reads every set again: too slow to redo after each one)."""
+        n, sx, sxx, games, faulty = self.sums
+        out: dict[str, Any] = {"sets": n, "games": games, "faulty_sets": faulty}
+        if n:
+            m = sx / n
+            out["score"] = m
+            if n > 1:
+                var = max(sxx - n * m * m, 0.0) / (n - 1)
+                hw = Z95 * math.sqrt(var / n)
+                out["score_ci"] = hw
+                out["elo_interval"] = [elo_of_score(m - hw), elo_of_score(m + hw)]
+            out["elo"] = elo_of_score(m)
+        if self.state:
+            out["sprt"] = {"llr": self.state.llr, "lower": self.state.test.lower,
+                           "upper": self.state.test.upper}
+        return out
 
     @property
     def decided(self) -> bool:
@@ -352,7 +392,7 @@ def run_match(mc: MatchConfig, *, output_dir: Path | None = None,
                     sets.add(reduce_set(mc, r.deal, games))
                     result.played += 1
                     if progress:
-                        progress.update(sets.summary())
+                        progress.update(sets.live())
             elif isinstance(r, FaultNotice):
                 if progress:
                     progress.fault(r.game_id, r.text)
