@@ -3,6 +3,7 @@ resuming with whole sets only, and the installed command."""
 
 from __future__ import annotations
 
+import io
 import json
 import sqlite3
 import subprocess
@@ -17,7 +18,13 @@ from referee.game import GameConfig
 from referee.stats.sprt import Sprt
 from referee.tournament.config import BotSpec, TournamentConfig, TournamentConfigError
 from referee.tournament.executor import GameOutcome, Job, Report, SerialExecutor
-from referee.tournament.match import MatchConfig, describe, run_match, set_games
+from referee.tournament.match import (
+    MatchConfig,
+    MatchProgress,
+    describe,
+    run_match,
+    set_games,
+)
 from referee.tournament.schedule import GameSpec
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cli"))
@@ -122,11 +129,11 @@ def _stored_games(folder: Path) -> list[tuple[int, int]]:
 def test_resume_mid_test_gives_identical_final_statistics(tmp_path: Path) -> None:
     def config(out: Path) -> MatchConfig:
         return _config(out, "heuristic", "lowest", ["random", "lowest"], seats=3,
-                       sprt=Sprt(0, 15), seed=4)
+                       sprt=Sprt(0, 40), seed=4)
 
     whole = run_match(config(tmp_path / "whole"), executor=SerialExecutor(), quiet=True,
                       batch=5)
-    assert whole.summary["sprt"]["verdict"] is not None
+    assert whole.summary["sprt"]["verdict"] is not None and whole.summary["sets"] > 10
     part = tmp_path / "part"
     with pytest.raises(KeyboardInterrupt):
         # 6 games a set: stop inside the fourth set of the first batch
@@ -192,3 +199,16 @@ def test_match_mistakes_are_one_error_line(tmp_path: Path, args: list[str], word
     assert p.returncode == 2
     assert p.stderr.startswith("Error: ") and words in p.stderr, p.stderr
     assert "Traceback" not in p.stderr and len(p.stderr.strip().splitlines()) == 1
+
+
+def test_progress_shows_llr_against_its_bounds_and_the_estimate(tmp_path: Path) -> None:
+    mc = _config(tmp_path / "m", "heuristic", "random", sprt=Sprt(0, 10))
+    buf = io.StringIO()
+    r = run_match(mc, executor=SerialExecutor(), batch=4,
+                  progress=MatchProgress(mc, stream=buf, tty=False, every=0.0))
+    lines = buf.getvalue().splitlines()
+    assert len(lines) == r.summary["sets"] + r.summary["sets_after_verdict"] + 1
+    assert lines[0].startswith("1 sets (2 games)  LLR ")
+    last = lines[-1]
+    assert f"{r.summary['sets']} sets ({r.summary['games']} games)" in last
+    assert "[-2.94, +2.94]" in last and "Elo +" in last and "score 0." in last
