@@ -178,11 +178,11 @@ def se_per(units: Sequence[float], games_per_unit: int, budget: int) -> tuple[fl
 
 
 def simulate(pool: Sequence[float], test: Sprt, runs: int, seed: int,
-             support: Sequence[float]) -> tuple[list[str], list[int]]:
+             support: Sequence[float], extremes: bool = True) -> tuple[list[str], list[int]]:
     verdicts, lengths = [], []
     for r in range(runs):
         rng = random.Random(seed * 1_000_003 + r)
-        state = SprtState.over(test, support)
+        state = SprtState.over(test, support, extremes)
         while state.verdict is None:
             state.add(pool[int(rng.random() * len(pool))])
             if state.sets >= 200_000:
@@ -205,6 +205,7 @@ def rate_line(label: str, k: int, verdicts: list[str], wrong: str, target: float
 
 
 def main() -> int:
+    global P_NEW
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     ap.add_argument("--sets", type=int, default=3000, help="sets per pool at 2 seats "
                     "(4 seats: a third as many, each set is 8 games)")
@@ -212,11 +213,13 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--alpha", type=float, default=0.05)
     ap.add_argument("--beta", type=float, default=0.05)
-    ap.add_argument("--p-new", type=float, default=P_NEW,
+    ap.add_argument("--p-new", type=float, default=0.75,
                     help=f"NEW's share of heuristic decisions (OLD's is {P_OLD}); closer to {P_OLD}: a smaller difference, longer tests")
     ap.add_argument("--seats", type=int, nargs="+", default=[2, 4], choices=[2, 4])
+    ap.add_argument("--no-extremes", action="store_true",
+                    help="also run the SPRTs with 0 and 1 left out of the support unless "
+                    "needed (referee match keeps them: see referee/stats/sprt.py)")
     args = ap.parse_args()
-    global P_NEW
     P_NEW = args.p_new
     ok = True
     print(f"NEW = mix({P_NEW}), OLD = mix({P_OLD}); field at 4 seats: {', '.join(FIELD)}; "
@@ -254,6 +257,15 @@ def main() -> int:
                   + ("" if label.startswith("at") else
                      f"  ({'meets' if ratio <= 0.5 else 'MISSES'} <= 0.5)"))
         ok &= (mean0 + mean1) / 2 / fixed <= 0.5
+        if args.no_extremes and k > 2:
+            w0, l0 = simulate(mirror, test, args.runs, args.seed, support, extremes=False)
+            w1, l1 = simulate(h1, test, args.runs, args.seed + 7, support, extremes=False)
+            print("  the same runs with 0 and 1 left out of the support (--no-extremes):")
+            rate_line("false positives (null, H1)", k, w0, "H1", args.alpha)
+            rate_line("false negatives (elo1, H0)", k, w1, "H0", args.beta)
+            avg = (statistics.fmean(l0) + statistics.fmean(l1)) / 2
+            print(f"  mean games to a decision, average of the two {avg * per_set:6.0f}  "
+                  f"= {avg / fixed:.2f} x the fixed test's {fixed * per_set:.0f}")
         # the same comparison against a fixed test with the error rates the SPRT
         # actually had (Wald's bounds are conservative; floored at 1 / runs)
         a_hat = max(v0.count("H1"), 1) / len(v0)

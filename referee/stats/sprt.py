@@ -103,25 +103,35 @@ def _mle(values: Sequence[float], probs: Sequence[float], s: float,
     return [pi / (1.0 + x * ai) for ai, pi in zip(a, probs, strict=True)], x
 
 
-def _support(counts: Mapping[float, float]) -> tuple[list[float], list[float]]:
-    """The observed values plus 0 and 1, with counts; unseen ones count EPSILON."""
-    values = sorted(set(counts) | {0.0, 1.0})
-    weights = [counts.get(v, 0.0) or EPSILON for v in values]
-    return values, weights
+def _support(counts: Mapping[float, float], s0: float, s1: float,
+             extremes: bool = True) -> tuple[list[float], list[float]]:
+    """The observed values plus 0 and 1, with counts; unseen ones count EPSILON.
+    Without ``extremes``, 0 or 1 only when the values seen do not reach past s0 and
+    s1 on that side (the constrained maximum needs a value on either side)."""
+    values = set(counts)
+    if extremes or not values or min(values) >= min(s0, s1):
+        values.add(0.0)
+    if extremes or max(values) <= max(s0, s1):
+        values.add(1.0)
+    ordered = sorted(values)
+    return ordered, [counts.get(v, 0.0) or EPSILON for v in ordered]
 
 
-def gsprt_llr(counts: Mapping[float, float], s0: float, s1: float) -> float:
+def gsprt_llr(counts: Mapping[float, float], s0: float, s1: float,
+              extremes: bool = True) -> float:
     """The generalised log-likelihood ratio of E[x] = s1 against E[x] = s0, given how
     often each value of x was observed (a value with count 0 is part of the support
-    and counts EPSILON, as in fishtest; 0 and 1 are always in the support)."""
-    return _llr(counts, s0, s1)[0]
+    and counts EPSILON, as in fishtest; 0 and 1 are in the support unless
+    ``extremes`` is False: ``bench/sprt.py --no-extremes`` measures the difference)."""
+    return _llr(counts, s0, s1, extremes=extremes)[0]
 
 
 def _llr(counts: Mapping[float, float], s0: float, s1: float,
-         start: tuple[float, float] = (0.0, 0.0)) -> tuple[float, tuple[float, float]]:
+         start: tuple[float, float] = (0.0, 0.0),
+         extremes: bool = True) -> tuple[float, tuple[float, float]]:
     """The LLR, and the roots of the two secular equations (a good start for the
     next set's: they move little from one set to the next)."""
-    values, weights = _support(counts)
+    values, weights = _support(counts, s0, s1, extremes)
     n = sum(weights)
     probs = [w / n for w in weights]
     q0, x0 = _mle(values, probs, s0, start[0])
@@ -194,13 +204,14 @@ class SprtState:
     sets: int = 0
     llr: float = 0.0
     verdict: str | None = None  # "H1" (NEW is better), "H0" (it is not)
+    extremes: bool = True  # 0 and 1 always in the support (see gsprt_llr)
     _roots: tuple[float, float] = (0.0, 0.0)
 
     @classmethod
-    def over(cls, test: Sprt, support: Iterable[float] = ()) -> SprtState:
+    def over(cls, test: Sprt, support: Iterable[float] = (), extremes: bool = True) -> SprtState:
         """A fresh test whose support holds ``support`` from the start (at 2 seats the
         five pentanomial values, as fishtest has them)."""
-        return cls(test, {round(v, 9): 0 for v in support})
+        return cls(test, {round(v, 9): 0 for v in support}, extremes=extremes)
 
     def add(self, x: float) -> None:
         if self.verdict is not None:
@@ -208,7 +219,8 @@ class SprtState:
         key = round(x, 9)
         self.counts[key] = self.counts.get(key, 0) + 1
         self.sets += 1
-        self.llr, self._roots = _llr(self.counts, self.test.s0, self.test.s1, self._roots)
+        self.llr, self._roots = _llr(self.counts, self.test.s0, self.test.s1, self._roots,
+                                     self.extremes)
         if self.llr >= self.test.upper:
             self.verdict = "H1"
         elif self.llr <= self.test.lower:
