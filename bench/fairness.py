@@ -107,7 +107,7 @@ def main() -> int:
                 ratio = est[1] / ind[1]
                 z = (est[0] - ind[0]) / math.sqrt(est[1] ** 2 + ind[1] ** 2)
                 agree = abs(z) < 2
-                print(f"  duplicate, {label:<8}{est[0]:+.4f}  SE {est[1]:.4f}  ({est[2]} deals): "
+                print(f"  duplicate, {label:<9} {est[0]:+.4f}  SE {est[1]:.4f}  ({est[2]} deals): "
                       f"SE ratio {ratio:.3f} ({'meets' if ratio <= 0.85 else 'MISSES'} <= 0.85), "
                       f"agreement z = {z:+.2f} ({'agree' if agree else 'DISAGREE'})")
                 ok &= ratio <= 0.85 and agree
