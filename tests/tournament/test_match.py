@@ -212,3 +212,41 @@ def test_progress_shows_llr_against_its_bounds_and_the_estimate(tmp_path: Path) 
     last = lines[-1]
     assert f"{r.summary['sets']} sets ({r.summary['games']} games)" in last
     assert "[-2.94, +2.94]" in last and "Elo +" in last and "score 0." in last
+
+
+def test_match_with_a_config_file_and_an_external_bot(tmp_path: Path) -> None:
+    bots = Path(__file__).resolve().parents[2] / "example_bots" / "python"
+    (tmp_path / "t.toml").write_text(f"""
+[tournament]
+name = "t"
+seats = 3
+seed = 5
+seating = "williams"
+[time]
+per_decision = 5.0
+[[bots]]
+name = "ext"
+command = ["{sys.executable}", "heuristic_bot.py"]
+cwd = "{bots}"
+[[bots]]
+name = "h"
+builtin = "heuristic"
+[[bots]]
+name = "r"
+builtin = "random"
+[[bots]]
+name = "l"
+builtin = "lowest"
+""")
+    p = _run("match", "ext", "h", "--field", "r", "--field", "l", "--config", "t.toml",
+             "--games", "12", "-j", "1", "--json", cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    s = json.loads(p.stdout)
+    # 3 seats, williams: 6 seatings x (NEW, OLD) = one set of 12 games
+    assert (s["seats"], s["sets"], s["games"]) == (3, 1, 12)
+    assert s["faulty_sets"] == 0 and s["field"] == ["r", "l"]
+    # the external heuristic bot plays exactly as the built-in one: an even set
+    assert s["score"] == 0.5 and s["place_diff"] == 0.0
+    assert Path(s["output"]) == tmp_path / "runs" / "match-ext-vs-h"
+    p = _run("match", "ext", "nobody", "--config", "t.toml", "--games", "2", cwd=tmp_path)
+    assert p.returncode == 2 and p.stderr.startswith("Error: ")
