@@ -216,6 +216,8 @@ class MatchProgress:
         self.line = status_line(summary, self.mc)
         now = self.clock()
         if self.tty:
+            if not final and now - self.last < 0.1:
+                return
             self.stream.write("\r\x1b[K" + self.line + ("\n" if final else ""))
         elif final or now - self.last >= self.every:
             self.stream.write(self.line + "\n")
