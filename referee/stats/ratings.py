@@ -36,7 +36,7 @@ import hashlib
 import itertools
 import math
 import random
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -231,14 +231,26 @@ def rate(games: Iterable[RatedGame], bots: Sequence[str], *, resamples: int = RE
     seed = data_seed(games)
     rng = random.Random(seed)
     samples: dict[str, list[float]] = {b: [] for b in bots}
+    # Each deal's tally as positions in two flat lists (wins per bot, counts per set
+    # in play), so that a resample is summed without dictionaries.
+    bot_at = {b: i for i, b in enumerate(whole.wins)}
+    stage_at = {r: i for i, r in enumerate(whole.stages)}
+    flat = [([(bot_at[b], w) for b, w in t.wins.items()],
+             [(stage_at[r], c) for r, c in t.stages.items()]) for t in tallies]
+    win_keys, stage_keys = list(whole.wins), list(whole.stages)
     if len(deals) >= 2:
         for _ in range(resamples):
-            picks: dict[int, int] = defaultdict(int)
-            for _ in deals:
-                picks[rng.randrange(len(deals))] += 1
-            t = _Tally({}, {})
+            picks = Counter(rng.choices(range(len(deals)), k=len(deals)))
+            wins = [0.0] * len(win_keys)
+            stages = [0.0] * len(stage_keys)
             for i, times in sorted(picks.items()):
-                t.add(tallies[i], times)
+                ws, ss = flat[i]
+                for j, w in ws:
+                    wins[j] += times * w
+                for j, c in ss:
+                    stages[j] += times * c
+            t = _Tally({b: w for b, w in zip(win_keys, wins, strict=True) if w},
+                       {r: c for r, c in zip(stage_keys, stages, strict=True) if c})
             for b, v in _fit(t, bots, prior, tol=1e-8).items():
                 samples[b].append(_elo(v))
     if samples and all(samples.values()):
