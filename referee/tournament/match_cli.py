@@ -7,6 +7,7 @@ by name), calls ``run_match`` and prints the verdict.  Every mistake is one
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import json
 import math
@@ -249,7 +250,7 @@ def _config(new: str, old: str, field_bots: tuple[str, ...], seats: int | None,
         out_path = str(Path(base.output_dir).parent / name)
     else:
         out_path = str(Path("runs", name).resolve())
-    tc = TournamentConfig(
+    settings: dict[str, Any] = dict(
         bots=tuple(bots), name=name, seats=k,
         seed=seed if seed is not None else (base.seed if base else 1),
         seating=seating or (base.seating if base and base.seating in MATCH_SEATINGS
@@ -260,9 +261,11 @@ def _config(new: str, old: str, field_bots: tuple[str, ...], seats: int | None,
                          bank if bank is not None else bt.bank),
         faults=FaultPolicy(fault_mode or bf.mode, strikes if strikes is not None
                            else bf.strike_limit),
-        jobs=jobs or (base.jobs if base else None), output=out_path,
-        base_dir=base.base_dir if base else ".",
-        remote=base.remote if base else RemoteSettings())
+        jobs=jobs or (base.jobs if base else None), output=out_path)
+    # From a file, every other setting (remote bots' endpoint, base folder, and any
+    # table added later) is the file's.
+    tc = (dataclasses.replace(base, format="round-robin", challengers=(), **settings)
+          if base else TournamentConfig(base_dir=".", remote=RemoteSettings(), **settings))
     try:
         return MatchConfig(tc, new=names[0], old=names[1], field=tuple(names[2:]), sprt=test,
                            games=games, max_sets=max_sets)
