@@ -143,6 +143,24 @@ def paired_pool(k: int, which: str, sets: int, seed: int, crn: bool = True) -> l
     return out
 
 
+def live_runs(test: Sprt, runs: int, seed: int) -> tuple[list[str], list[int]]:
+    """SPRT runs on freshly played sets (2 seats), each on its own deals: OLD against a
+    second copy of OLD drawing its own random numbers, a difference of exactly none."""
+    verdicts, lengths = [], []
+    for r in range(runs):
+        mc = match_config(2, seed * 7919 + r)
+        table = Table(2, bots_for(Mix(P_OLD), Mix(P_OLD), 2), crn=False)
+        state = SprtState.over(test, PENTANOMIAL)
+        s = 0
+        while state.verdict is None and s < 100_000:
+            games = [table.play(g.index, g.deal, g.deal_seed, g.seats) for g in set_games(mc, s)]
+            state.add(reduce_set(mc, s, games).score)
+            s += 1
+        verdicts.append(state.verdict or "none")
+        lengths.append(state.sets)
+    return verdicts, lengths
+
+
 def share(o: GameOutcome, bot: str) -> float:
     seat = o.seats.index(bot)
     mine = o.places[seat]
@@ -216,6 +234,11 @@ def main() -> int:
     ap.add_argument("--p-new", type=float, default=0.75,
                     help=f"NEW's share of heuristic decisions (OLD's is {P_OLD}); closer to {P_OLD}: a smaller difference, longer tests")
     ap.add_argument("--seats", type=int, nargs="+", default=[2, 4], choices=[2, 4])
+    ap.add_argument("--live", type=int, default=0, metavar="RUNS",
+                    help="also RUNS SPRT runs at 2 seats on freshly played games (a mirror "
+                    "with its own random numbers: no difference), instead of a pool")
+    ap.add_argument("--live-elo1", type=float, default=100.0,
+                    help="elo1 of the --live runs (larger: shorter runs)")
     ap.add_argument("--no-extremes", action="store_true",
                     help="also run the SPRTs with 0 and 1 left out of the support unless "
                     "needed (referee match keeps them: see referee/stats/sprt.py)")
@@ -257,6 +280,15 @@ def main() -> int:
                   + ("" if label.startswith("at") else
                      f"  ({'meets' if ratio <= 0.5 else 'MISSES'} <= 0.5)"))
         ok &= (mean0 + mean1) / 2 / fixed <= 0.5
+        if args.live and k == 2:
+            t2 = time.perf_counter()
+            live = Sprt(0.0, args.live_elo1, args.alpha, args.beta)
+            lv, ln = live_runs(live, args.live, args.seed)
+            print(f"  {args.live} SPRT runs (elo1 = {args.live_elo1:g}) on fresh games, a mirror "
+                  f"with its own random numbers ({sum(ln) * per_set} games, "
+                  f"{time.perf_counter() - t2:.0f} s):")
+            ok &= rate_line("false positives (mirror, H1)", k, lv, "H1", args.alpha)
+            print(f"  mean games to a decision {statistics.fmean(ln) * per_set:.0f}")
         if args.no_extremes and k > 2:
             w0, l0 = simulate(mirror, test, args.runs, args.seed, support, extremes=False)
             w1, l1 = simulate(h1, test, args.runs, args.seed + 7, support, extremes=False)
