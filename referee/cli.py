@@ -671,6 +671,7 @@ def replay(record_file: str, seat: int | None, check_only: bool, step: bool,
 # CLI stays a thin layer: (module, attribute of a click command or group).
 _SUBCOMMANDS = (
     ("referee.tournament.cli", "tournament"),
+    ("referee.tournament.match_cli", "match"),
     ("referee.checkbot", "check_bot"),
     ("referee.keys", "keys"),
     ("referee.report.cli", "report"),

@@ -39,9 +39,10 @@ from ..sandbox import MODES as SANDBOX_MODES
 from ..sandbox import SandboxConfig, SandboxError
 
 FORMATS = ("round-robin", "gauntlet", "balanced")
-#: How each deal is seated: every rotation of a lineup (duplicate deals), every
+#: How each deal is seated: every rotation of a lineup (duplicate deals), a Williams
+#: design (k seatings, 2k for odd k, balancing seat and predecessor), every
 #: permutation (k! seatings), or one random seating per deal (independent deals).
-SEATINGS = ("rotate", "all", "random")
+SEATINGS = ("rotate", "williams", "all", "random")
 TRANSPORTS = ("stdio", "zmq")
 
 _SECTIONS = ("tournament", "rules", "time", "faults", "remote", "sandbox", "bots")
@@ -89,6 +90,10 @@ class BotSpec:
     remote: str | None = None
     #: False: a bot the organiser trusts, run without the sandbox (``sandbox = "off"``).
     sandboxed: bool = True
+    #: The name an in-process bot's random stream is drawn under (default: its own
+    #: name).  A match gives NEW and OLD the same one: the same cards and the same
+    #: random numbers in the same seat (``referee.tournament.match``).
+    stream: str | None = None
 
     @property
     def kind(self) -> str:
@@ -103,6 +108,8 @@ class BotSpec:
             d["python"] = self.python
         if self.remote:
             d["remote"] = self.remote
+        if self.stream:
+            d["stream"] = self.stream
         if self.command:
             d.update(command=list(self.command), transport=self.transport, cwd=self.cwd,
                      env=dict(self.env), memory_mb=self.memory_mb)
@@ -422,7 +429,8 @@ def seatings_per_deal(seating: str, seats: int) -> int:
     """How many games one deal gives."""
     import math
 
-    return {"rotate": seats, "all": math.factorial(seats), "random": 1}[seating]
+    return {"rotate": seats, "williams": seats if seats % 2 == 0 else 2 * seats,
+            "all": math.factorial(seats), "random": 1}[seating]
 
 
 def _parse_bots(source: str, raw: Any) -> list[BotSpec]:

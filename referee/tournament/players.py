@@ -36,12 +36,13 @@ class SeededPlayer:
     randomness is tied to the deal and the bot, not to the seat: every replay of a
     duplicate deal gives the bot the same random stream, wherever it sits."""
 
-    def __init__(self, bot: Any, name: str) -> None:
+    def __init__(self, bot: Any, name: str, stream: str | None = None) -> None:
         self.bot = bot
         self.name = name
+        self.stream = stream or name  # two bots with one stream draw the same numbers
 
     def start_game(self, game_id: str, seat: int, config: GameConfig, seed: int) -> None:
-        self.bot.new_game(derive_seed(seed, "bot", self.name))
+        self.bot.new_game(derive_seed(seed, "bot", self.stream))
 
     def decide(self, request: DecisionRequest) -> Any:
         return self.bot.decide(request.observation, request.legal)
@@ -138,7 +139,7 @@ def make_player(spec: BotSpec, config: TournamentConfig, log_dir: str | None = N
     ``sandbox``, unless the bot has ``sandbox = "off"``) and kept for the games the
     worker gives it.  ``log_name``: its log files' name (default: the bot's)."""
     if spec.builtin:
-        return SeededPlayer(make_bot(spec.builtin), spec.name)
+        return SeededPlayer(make_bot(spec.builtin), spec.name, spec.stream)
     if spec.remote:
         raise ValueError(f"{spec.name} is a remote bot: its player comes from RemoteBots")
     if spec.python:
@@ -147,7 +148,7 @@ def make_player(spec: BotSpec, config: TournamentConfig, log_dir: str | None = N
         if hasattr(bot, "start_game"):  # already a Player
             bot.name = spec.name
             return bot  # type: ignore[no-any-return]
-        return SeededPlayer(bot, spec.name)
+        return SeededPlayer(bot, spec.name, spec.stream)
     assert spec.command is not None
     sb = sandbox if sandbox is not None else unsandboxed()
     if not spec.sandboxed:

@@ -104,17 +104,20 @@ def test_the_standings_page_shows_the_figures_of_standings_json(
     page.screenshot(path=str(shots / "standings.png"), full_page=True)
     rows = page.eval_on_selector_all("#standings tr[data-bot]", """rows => rows.map(r =>
         Object.fromEntries([...r.querySelectorAll('td')].map(td =>
-            [td.dataset.field, [td.dataset.value, td.dataset.ci ?? null, td.innerText]])))""")
+            [td.dataset.field, [td.dataset.value, td.dataset.ci ?? null, td.innerText,
+                                td.dataset.low ?? null, td.dataset.high ?? null]])))""")
     assert len(rows) == len(data["standings"]) == 3
     for row, want in zip(rows, data["standings"], strict=True):
-        for f, (value, _, _) in row.items():
+        for f, (value, *_) in row.items():
             assert json.loads(value) == want[f], (want["bot"], f)
         assert json.loads(row["win_rate"][1]) == want["win_ci"]
         assert json.loads(row["avg_place"][1]) == want["place_ci"]
-        assert json.loads(row["rating"][1]) == want["rating_sigma"]
+        assert json.loads(row["rating"][3]) == want["rating_low"]
+        assert json.loads(row["rating"][4]) == want["rating_high"]
         assert row["win_rate"][2] == f"{100 * want['win_rate']:.1f} ± {100 * want['win_ci']:.1f}"
         assert row["avg_place"][2] == f"{want['avg_place']:.2f} ± {want['place_ci']:.2f}"
-        assert row["rating"][2] == f"{want['rating']:.1f} ± {want['rating_sigma']:.1f}"
+        assert row["rating"][2] == (f"{want['rating']:+.0f} [{want['rating_low']:+.0f}, "
+                                    f"{want['rating_high']:+.0f}]")
         assert row["games"][2] == str(want["games"]) and row["wins"][2] == str(want["wins"])
     # fault columns: only the kinds that happened, and every one of them
     kinds = {f for r in data["standings"] for f in ("timeouts", "crashes", "illegal", "malformed",
