@@ -104,7 +104,11 @@ def rating_history(outcomes: Sequence[GameOutcome], bots: Sequence[str], points:
         done = k
         ratings = fit_plackett_luce(games[:k], list(bots))
         for b in bots:
-            if played[b] and played[b] != hist[b][-1][0]:
+            if not played[b]:
+                continue
+            if played[b] == hist[b][-1][0]:  # no game of its since: the newer fit
+                hist[b][-1] = (played[b], ratings[b])
+            else:
                 hist[b].append((played[b], ratings[b]))
     return hist
 
