@@ -557,6 +557,7 @@ _SUBCOMMANDS = (
     ("referee.tournament.cli", "tournament"),
     ("referee.checkbot", "check_bot"),
     ("referee.keys", "keys"),
+    ("referee.league.cli", "league"),
 )
 
 
