@@ -41,8 +41,8 @@ from ..tournament.schedule import GameSpec, derive_seed
 from ..tournament.standings import Standings, compute
 from ..tournament.store import StoreError
 from .config import LeagueConfig, LeagueConfigError, changes, from_dict
-from .schedule import LeagueGame, league_schedule
-from .store import Entry, LeagueStore, now
+from .schedule import LeagueGame, interleave, league_schedule, name_of
+from .store import Entry, LeagueStore, Planned, now
 from .submission import content_hash, freeze, make_writable, stage
 
 NAME_CHARS = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_")
@@ -206,7 +206,8 @@ class LeagueJob(Job):
         """Like a tournament's alias, but from the game itself (its deal and seating),
         not its place in the schedule: the same game gets the same alias however the
         league grew."""
-        return f"t{derive_seed(self.config.seed or 0, 'league-alias', spec.deal, *spec.seats):016x}"[:13]
+        names = [name_of(s) for s in spec.seats]
+        return f"t{derive_seed(self.config.seed or 0, 'league-alias', spec.deal, *names):016x}"[:13]
 
 
 def field_config(config: LeagueConfig, entries: Sequence[Entry], table: int,
@@ -231,7 +232,13 @@ def pending(store: LeagueStore) -> list[tuple[LeagueGame, int]]:
     games = league_schedule([e.id for e in active], config.seats, config.deals, config.seed,
                             config.seating)
     played = store.played_keys()
-    todo = [g for g in games if g.key not in played]
+    keys = {g.key for g in games}
+    counts: dict[str, int] = {}
+    for p in store.planned():
+        if p.key in keys and p.key in played:
+            for e in p.seats:
+                counts[e] = counts.get(e, 0) + 1
+    todo = interleave([g for g in games if g.key not in played], counts)
     idx = store.plan(todo)
     return [(g, idx[g.key]) for g in todo]
 
@@ -362,6 +369,12 @@ def run_league(league_dir: Path, *, jobs: int | None = None, watch: bool = False
 # --- standings -------------------------------------------------------------------------
 
 
+def canonical(p: Planned) -> tuple[int, int, int, tuple[str, ...]]:
+    """The order games are counted in (the rating depends on it): the schedule's,
+    deal-major, by bot names, so that it does not depend on versions or timing."""
+    return (p.deal, p.table, p.seating, tuple(name_of(s) for s in p.seats))
+
+
 def standings(league_dir: Path, *, table: int | None = None,
               history: bool = False) -> list[Standings]:
     """One table per table size: the active entries over the games among the active
@@ -386,7 +399,7 @@ def standings(league_dir: Path, *, table: int | None = None,
                 keys = {g.key for g in plan}
                 games = [o for o in outcomes if by_idx[o.index].key in keys]
                 scheduled = len(plan)
-            games.sort(key=lambda o: (by_idx[o.index].deal, by_idx[o.index].key))
+            games.sort(key=lambda o: canonical(by_idx[o.index]))
             st = compute(games, ids, k, name=f"{config.name}, {k} seats"
                          + (", every version" if history else ""), scheduled=scheduled)
             st.seed, st.seed_source = config.seed, "given"

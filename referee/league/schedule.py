@@ -84,3 +84,32 @@ def league_schedule(field: Iterable[str], tables: Sequence[int], deals: int, see
             for lineup in itertools.combinations(entries, table):
                 out += lineup_games(lineup, table, deal, seed, seating)
     return out
+
+
+def interleave(games: Sequence[LeagueGame], counts: dict[str, int]) -> list[LeagueGame]:
+    """``games`` (pending, deal-major) in the order to hand them out: deal by deal,
+    and within a deal the lineup whose bots have played least so far first (the
+    seatings of one lineup's deal stay together), so that the games per bot stay
+    within about one lineup of each other however far the league has got.
+    ``counts``: games each entry has played."""
+    counts = dict(counts)
+    units: dict[tuple[int, int, tuple[str, ...]], list[LeagueGame]] = {}
+    for g in games:
+        units.setdefault((g.deal, g.table, g.lineup), []).append(g)
+    out: list[LeagueGame] = []
+    by_deal: dict[int, list[tuple[int, tuple[str, ...]]]] = {}
+    for deal, table, lineup in units:
+        by_deal.setdefault(deal, []).append((table, lineup))
+    for deal in sorted(by_deal):
+        left = list(by_deal[deal])
+        while left:
+            def load(u: tuple[int, tuple[str, ...]]) -> tuple[int, int]:
+                cs = [counts.get(e, 0) for e in u[1]]
+                return (max(cs), sum(cs))
+            best = min(left, key=load)  # min keeps the first of equals: deterministic
+            left.remove(best)
+            unit = units[(deal, best[0], best[1])]
+            out += unit
+            for e in best[1]:
+                counts[e] = counts.get(e, 0) + len(unit)
+    return out

@@ -1,0 +1,75 @@
+"""Shared helpers of the league tests: league files, bot folders, a fake executor."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from referee.league.config import load_league_config
+from referee.league.run import new_league
+from referee.league.schedule import name_of
+from referee.tournament.executor import GameOutcome, Job, Report
+from referee.tournament.schedule import GameSpec
+
+EXAMPLE_BOTS = Path(__file__).resolve().parents[2] / "example_bots" / "python"
+
+
+def league_toml(path: Path, *, seats: Sequence[int] = (2,), deals: int = 1, seed: int = 5,
+                extra: str = "") -> Path:
+    path.write_text(f"[league]\nname = \"test\"\nseats = {list(seats)}\ndeals = {deals}\n"
+                    f"seed = {seed}\n\n[time]\nper_decision = 2.0\n{extra}")
+    return path
+
+
+def make_league(where: Path, **kw: object) -> Path:
+    cfg = league_toml(where.parent / f"{where.name}.toml", **kw)  # type: ignore[arg-type]
+    new_league(where, load_league_config(cfg), cfg.read_text())
+    return where
+
+
+def fake_bot(folder: Path, strength: int) -> Path:
+    """A bot folder whose content decides how it plays under ``FakeExecutor``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "strength.txt").write_text(str(strength))
+    return folder
+
+
+class Interrupted(KeyboardInterrupt):
+    pass
+
+
+class FakeExecutor:
+    """Plays each game at once, as deterministic bots would: the places are a pure
+    function of the game (deal seed, who sits where) and of each bot's folder (its
+    ``strength.txt``).  ``budget``: games to play before a KeyboardInterrupt (an
+    interrupted run), None for no limit."""
+
+    def __init__(self, budget: int | None = None) -> None:
+        self.budget = budget
+        self.played: list[GameSpec] = []
+
+    def run(self, job: Job, games: Sequence[GameSpec], report: Callable[[Report], None]) -> None:
+        for spec in games:
+            if self.budget is not None:
+                if self.budget <= 0:
+                    raise Interrupted
+                self.budget -= 1
+            score = []
+            for seat, entry in enumerate(spec.seats):
+                cwd = job.config.bot(entry).cwd
+                assert cwd is not None
+                strength = int((Path(cwd) / "strength.txt").read_text())
+                noise = hashlib.sha256(f"{spec.deal_seed}:{name_of(entry)}:{seat}:{strength}"
+                                       .encode()).digest()[0]
+                score.append(strength * 64 + noise)
+            order = sorted(range(len(spec.seats)), key=lambda s: -score[s])
+            places = [0] * len(spec.seats)
+            for place, s in enumerate(order):
+                places[s] = place + 1
+            points = [0 if p == 1 else score[s] % 37 for s, p in enumerate(places)]
+            self.played.append(spec)
+            report(GameOutcome(index=spec.index, game_id=spec.game_id, deal=spec.deal,
+                               deal_seed=spec.deal_seed, seats=spec.seats,
+                               places=tuple(places), points=tuple(points), how="finished",
+                               turns=10, record=f"games/{spec.game_id}.jsonl"))
