@@ -213,7 +213,7 @@ def _from_zip(src: Path, root: Path, budget: _Budget) -> None:
                 target = z.read(info)[:4096].decode("utf-8", "replace")
                 _link_ok(rel, target, name)
                 os.symlink(target, dest)
-            elif mode and not stat.S_ISREG(mode):
+            elif stat.S_IFMT(mode) and not stat.S_ISREG(mode):
                 raise SubmissionError(f"{name!r} is {_kind(mode)}: a submission holds only "
                                       "files, folders and links inside it")
             else:
