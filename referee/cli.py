@@ -558,6 +558,7 @@ _SUBCOMMANDS = (
     ("referee.checkbot", "check_bot"),
     ("referee.keys", "keys"),
     ("referee.league.cli", "league"),
+    ("referee.league.cli", "submit_remote"),
 )
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import shlex
 import signal
 import sys
+import threading
 from pathlib import Path
 from typing import NoReturn
 
@@ -20,6 +21,7 @@ from ..tournament.store import StoreError
 from .browse import games as list_games
 from .browse import show as show_entry
 from .config import LeagueConfigError, load_league_config
+from .remote import DEFAULT_SUBMIT_LISTEN, RemoteError, Server, pack, request
 from .run import LeagueError, new_league, run_league, standings, submit
 from .store import LeagueStore
 from .submission import SubmissionError
@@ -183,3 +185,95 @@ def show_cmd(league_dir: str, name: str) -> None:
         _fail(str(e.args[0]))
     finally:
         store.close()
+
+
+@league.command("serve")
+@click.argument("league_dir", metavar="DIR", type=click.Path(file_okay=False, exists=True))
+@click.option("--listen", default=DEFAULT_SUBMIT_LISTEN, show_default=True,
+              help="Where authors connect (ZeroMQ endpoint).")
+@click.option("--keys", "keys_dir", type=click.Path(file_okay=False, exists=True), default=None,
+              help="Folder of the authors' public keys, NAME.key: a key submits only as NAME.")
+@click.option("--server-key", type=click.Path(dir_okay=False, exists=True), default=None,
+              help="The referee's secret key (referee.key_secret, from 'referee keys server').")
+@click.option("--play", is_flag=True, help="Also play the games, as 'league run --watch'.")
+@click.option("--jobs", "-j", type=click.IntRange(min=1), default=None,
+              help="With --play: worker processes.")
+def serve_cmd(league_dir: str, listen: str, keys_dir: str | None, server_key: str | None,
+              play: bool, jobs: int | None) -> None:
+    """Accept bots submitted from other machines ('referee submit --to ...'), each
+    checked in the sandbox as a local submission is; with --play, also play."""
+    where = Path(league_dir).resolve()
+    try:
+        server = Server(where, listen, keys_dir, server_key,
+                        on_line=lambda text: click.echo(text, err=True))
+    except (*_ERRORS, RemoteError) as e:
+        _fail(str(e))
+    click.echo(f"accepting submissions on {server.endpoint}"
+               + (" (CURVE: authors' keys from " + str(keys_dir) + ")" if keys_dir else
+                  " (no keys: loopback only)"), err=True)
+    previous = signal.signal(signal.SIGTERM, _terminate)
+    try:
+        if play:
+            thread = threading.Thread(target=server.serve, name="league-serve", daemon=True)
+            thread.start()
+            try:
+                run_league(where, jobs=jobs, watch=True, progress=False)
+            finally:
+                server.stop()
+                thread.join(5)
+        else:
+            server.serve()
+    except _ERRORS as e:
+        _fail(str(e))
+    except KeyboardInterrupt:
+        _fail("stopped; the league and its finished games are saved", 130)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        server.close()
+
+
+@click.command("submit")
+@click.argument("path", required=False, type=click.Path(exists=True, file_okay=False))
+@click.option("--to", "endpoint", required=True, help="The league's endpoint, tcp://HOST:5556.")
+@click.option("--key", type=click.Path(dir_okay=False, exists=True), default=None,
+              help="Your secret key, NAME.key_secret (NAME is the bot's name).")
+@click.option("--server-key", type=click.Path(dir_okay=False, exists=True), default=None,
+              help="The league's public key, referee.key.")
+@click.option("--name", default=None, help="The bot's name (default: your key's NAME).")
+@click.option("--command", "command", default=None,
+              help='The bot\'s command line, run in its folder, e.g. "python3 bot.py".')
+@click.option("--transport", type=click.Choice(["stdio", "zmq"]), default="stdio",
+              show_default=True)
+@click.option("--status", is_flag=True, help="Show your entries: standings, latest games.")
+@click.option("--game", default=None, metavar="ID",
+              help="With --status: your bot's record and stderr in game ID.")
+@click.option("--timeout", type=float, default=600.0, show_default=True,
+              help="Seconds to wait for the answer (the check plays games).")
+def submit_remote(path: str | None, endpoint: str, key: str | None, server_key: str | None,
+                  name: str | None, command: str | None, transport: str, status: bool,
+                  game: str | None, timeout: float) -> None:
+    """Submit the bot in the folder PATH to a league on another machine (or, with
+    --status, see your entries there).  The league checks it in its sandbox and
+    prints the check's report and the version it was given."""
+    if name is None:
+        if key is None:
+            _fail("--name is needed without --key (your key's NAME is your bot's name)")
+        name = Path(key).name.removesuffix(".key_secret")
+    try:
+        if status or game:
+            reply = request(endpoint, {"op": "status", "name": name, "game": game}, key=key,
+                            server_key=server_key, timeout=timeout)
+        else:
+            if path is None or command is None:
+                _fail("give the bot's folder and --command (or --status)")
+            words = split_command(command)
+            reply = request(endpoint, {"op": "submit", "name": name, "command": words,
+                                       "transport": transport}, pack(Path(path)), key=key,
+                            server_key=server_key, timeout=timeout)
+    except RemoteError as e:
+        _fail(str(e))
+    if not reply.get("ok"):
+        _fail(f"the league refused: {reply.get('error')}")
+    click.echo(reply.get("text", ""))
+    if reply.get("accepted") is False:
+        sys.exit(1)
