@@ -73,3 +73,54 @@ class FakeExecutor:
                                deal_seed=spec.deal_seed, seats=spec.seats,
                                places=tuple(places), points=tuple(points), how="finished",
                                turns=10, record=f"games/{spec.game_id}.jsonl"))
+
+
+TALKER = '''\
+"""The example heuristic bot, saying on stderr which author it is at each game."""
+import sys
+
+import updown_bot
+from heuristic_bot import HeuristicBot
+
+WHO = sys.argv[1]
+
+
+class Talker(HeuristicBot):
+    def on_new_game(self, message):
+        print(f"STDERR-OF-{WHO} in {message.get('game_id')} seat {message.get('seat')}",
+              file=sys.stderr, flush=True)
+
+
+if __name__ == "__main__":
+    sys.exit(updown_bot.run(Talker()))
+'''
+
+
+def talker_bot(folder: Path) -> Path:
+    """A bot folder (``python3 talk_bot.py WHO``) that writes to stderr each game."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for f in ("updown_bot.py", "heuristic_bot.py"):
+        (folder / f).write_bytes((EXAMPLE_BOTS / f).read_bytes())
+    (folder / "talk_bot.py").write_text(TALKER)
+    return folder
+
+
+def wait_for(what: str, condition: Callable[[], bool], timeout: float = 240.0) -> None:
+    """Poll ``condition`` until it holds (a process elsewhere is making it true)."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.1)
+
+
+def games_stored(league: Path) -> int:
+    import sqlite3
+
+    conn = sqlite3.connect(f"file:{league / 'league.sqlite'}?mode=ro", uri=True)
+    try:
+        return int(conn.execute("SELECT COUNT(*) FROM games").fetchone()[0])
+    finally:
+        conn.close()
