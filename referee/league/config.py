@@ -123,6 +123,14 @@ def _diff(path: str, old: Any, new: Any, out: list[str]) -> None:
         out.append(f"{path}: was {json.dumps(old)}, now {json.dumps(new)}")
 
 
+def is_league_file(path: str | Path) -> bool:
+    """Whether the TOML file at ``path`` is a league's (it has a ``[league]`` table)."""
+    try:
+        return "league" in tomllib.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError):
+        return False
+
+
 def load_league_config(path: str | Path, *, draw_seed: bool = True) -> LeagueConfig:
     """Read and check a league file; raises LeagueConfigError (one line).  Without a
     ``seed`` one is drawn at random (63 bits), to be kept by the league."""

@@ -210,7 +210,7 @@ def status_text(league_dir: Path, name: str, game: object = None) -> str:
         for st in standings(league_dir):
             for r in st.rows:
                 if name_of(r.bot) == name:
-                    lines.append(f"{st.name}: {r.bot} rank {r.rank} of {len(st.rows)}, "
+                    lines.append(f"{st.name}, {st.seats} seats: {r.bot} rank {r.rank} of {len(st.rows)}, "
                                  f"{r.games} games, {r.wins} wins, avg place "
                                  f"{'-' if r.avg_place is None else format(r.avg_place, '.2f')}, "
                                  f"rating {r.rating:.1f} ± {r.rating_sigma:.1f}, "

@@ -268,6 +268,8 @@ def play_pending(league_dir: Path, *, executor: Executor | None = None, jobs: in
                 sandbox = league_sandbox(config, league_dir)
             except SandboxError as e:
                 raise LeagueError(str(e)) from None
+        with store.transaction():
+            store._set_meta("sandbox", json.dumps(sandbox.describe()))
         active = {e.id: e for e in store.active()}
         bar = Progress(len(todo), 0) if progress else None
 
@@ -400,9 +402,11 @@ def standings(league_dir: Path, *, table: int | None = None,
                 games = [o for o in outcomes if by_idx[o.index].key in keys]
                 scheduled = len(plan)
             games.sort(key=lambda o: canonical(by_idx[o.index]))
-            st = compute(games, ids, k, name=f"{config.name}, {k} seats"
-                         + (", every version" if history else ""), scheduled=scheduled)
+            st = compute(games, ids, k, name=config.name + (" (every version)" if history else ""),
+                         scheduled=scheduled)
             st.seed, st.seed_source = config.seed, "given"
+            described = store.meta("sandbox")
+            st.sandbox = json.loads(described) if described else None
             out.append(st)
         if table is not None and not out:
             raise LeagueError(f"the league plays no {table}-seat games: --seats is one of "
@@ -411,6 +415,3 @@ def standings(league_dir: Path, *, table: int | None = None,
     finally:
         store.close()
 
-
-def describe(st: Standings) -> str:
-    return json.dumps({"name": st.name, "played": st.played, "scheduled": st.scheduled})

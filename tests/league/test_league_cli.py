@@ -37,7 +37,7 @@ def test_submit_run_resubmit_and_standings(tmp_path: Path, referee: Referee,
     r = referee("league", "run", league, "--jobs", "2", "--quiet")
     assert r.returncode == 0, r.stderr
     assert "played 9 games" in r.stderr  # 3 pairs x 2 seatings + 1 trio x 3
-    assert "test, 2 seats: 6 games" in r.stdout and "test, 3 seats: 3 games" in r.stdout
+    assert "test: 6 games, 2 seats" in r.stdout and "test: 3 games, 3 seats" in r.stdout
 
     r = referee("league", "submit", league, "rand", EXAMPLE_BOTS, "--command",
                 "python3 random_bot.py --seed 3")
