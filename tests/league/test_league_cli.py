@@ -121,3 +121,13 @@ def test_changing_rules_time_or_sandbox_is_refused_one_line_each(
     off = league_toml(tmp_path / "off.toml", extra="[sandbox]\nmode = \"off\"\n")
     r = referee("league", "new", tmp_path / "other", "--config", off)
     assert r.returncode == 2 and "must be \"on\" or \"auto\"" in r.stderr
+
+
+def test_check_bot_takes_a_league_file(tmp_path: Path, referee: Referee,
+                                       need_sandbox: None) -> None:
+    cfg = league_toml(tmp_path / "league.toml", extra="[sandbox]\nmode = \"auto\"\n"
+                      "memory_mb = 300\n")
+    r = referee("check-bot", "--config", cfg, "--cwd", EXAMPLE_BOTS, "python3 heuristic_bot.py")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "sandbox: bubblewrap; memory 300 MB" in r.stdout
+    assert "limit 2.000s each" in r.stdout  # the league's per_decision
