@@ -133,12 +133,16 @@ def run_cmd(league_dir: str, jobs: int | None, watch: bool, quiet: bool,
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="plain", show_default=True)
 def standings_cmd(league_dir: str, history: bool, seats: int | None, fmt: str) -> None:
     """The standings of the active entries over the games among them, one table per
-    table size (works while the league runs)."""
+    table size (works while the league runs).  With --format json and no --seats: a
+    list of tables."""
     try:
         tables = standings(Path(league_dir).resolve(), table=seats, history=history)
     except _ERRORS as e:
         _fail(str(e))
-    click.echo("\n\n".join(render(st, fmt) for st in tables))
+    if fmt == "json" and seats is None:  # one document: a list, a table per size
+        click.echo("[\n" + ",\n".join(render(st, fmt) for st in tables) + "\n]")
+    else:
+        click.echo("\n\n".join(render(st, fmt) for st in tables))
 
 
 @league.command("games")
