@@ -38,6 +38,7 @@ from typing import Any
 import zmq
 import zmq.auth
 import zmq.auth.thread
+from zmq.utils.monitor import recv_monitor_message
 
 from ..keys import KeyFileError, load_allowed_keys, load_public_key, load_secret_key
 from ..transport.zmq import is_loopback
@@ -293,6 +294,7 @@ def request(endpoint: str, header: dict[str, Any], payload: bytes = b"", *,
             except KeyFileError as e:
                 raise RemoteError(str(e)) from None
         mon = sock.get_monitor_socket(zmq.EVENT_HANDSHAKE_SUCCEEDED
+                                      | zmq.EVENT_DISCONNECTED
                                       | zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL
                                       | zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL
                                       | zmq.EVENT_HANDSHAKE_FAILED_AUTH)
@@ -301,8 +303,6 @@ def request(endpoint: str, header: dict[str, Any], payload: bytes = b"", *,
         poller.register(mon, zmq.POLLIN)
         ok = False
         if poller.poll(int(connect_timeout * 1000)):
-            from zmq.utils.monitor import recv_monitor_message
-
             event = recv_monitor_message(mon)["event"]
             ok = event == zmq.EVENT_HANDSHAKE_SUCCEEDED
             if not ok:
@@ -317,7 +317,13 @@ def request(endpoint: str, header: dict[str, Any], payload: bytes = b"", *,
                 "'referee league serve' running there"
                 + ("" if key is None else ", and is --server-key its referee.key") + "?")
         sock.send_multipart([json.dumps(header).encode(), payload])
-        if not sock.poll(int(timeout * 1000)):
+        poller.register(sock, zmq.POLLIN)
+        ready = dict(poller.poll(int(timeout * 1000)))
+        if sock not in ready:
+            if mon in ready:  # the server dropped us: libzmq does so for a message
+                raise RemoteError(  # over its MAXMSGSIZE
+                    f"{endpoint} closed the connection without answering: is the bot "
+                    "bigger than the league's [limits] max_bytes?")
             raise RemoteError(f"no answer from {endpoint} within {timeout:g}s")
         reply = json.loads(sock.recv())
         if not isinstance(reply, dict):

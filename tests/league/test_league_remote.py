@@ -33,7 +33,8 @@ def keys(tmp_path: Path, referee: Referee) -> Path:
 @pytest.fixture
 def served(tmp_path: Path, referee: Referee, keys: Path) -> Iterator[tuple[Path, str]]:
     league = tmp_path / "league"
-    cfg = league_toml(tmp_path / "league.toml", seats=[2], deals=2)
+    cfg = league_toml(tmp_path / "league.toml", seats=[2], deals=2,
+                      extra="[limits]\nmax_bytes = 300000\n")
     assert referee("league", "new", league, "--config", cfg).returncode == 0
     proc = subprocess.Popen(
         [referee_command(), "league", "serve", str(league), "--listen", "tcp://127.0.0.1:*",
@@ -90,6 +91,19 @@ def test_remote_submissions_and_an_authors_own_status(tmp_path: Path, referee: R
                 "--server-key", authors / "bob.key", bot, "--command", "python3 x.py")
     assert r.returncode == 2 and "is --server-key the league's referee.key?" in r.stderr
 
+    big = talker_bot(tmp_path / "big")
+    (big / "weights.bin").write_bytes(os.urandom(1_500_000))  # over max_bytes + 1 MB
+    r = referee("submit", "--to", endpoint, "--key", authors / "alice.key_secret",
+                "--server-key", keys / "referee.key", big, "--command", "python3 x.py")
+    assert r.returncode == 2
+    assert "closed the connection without answering" in r.stderr, r.stderr
+    mid = talker_bot(tmp_path / "mid")
+    (mid / "weights.bin").write_bytes(os.urandom(400_000))  # over max_bytes unpacked
+    r = referee("submit", "--to", endpoint, "--key", authors / "alice.key_secret",
+                "--server-key", keys / "referee.key", mid, "--command", "python3 x.py")
+    assert r.returncode == 2
+    assert "the league refused: the submission is bigger than 300000 bytes" in r.stderr
+
     # serve --play plays the pair's 2 deals x 2 seatings
     wait_for("the 4 games", lambda: games_stored(league) == 4)
     r = referee("submit", "--to", endpoint, "--key", authors / "alice.key_secret",
@@ -110,3 +124,13 @@ def test_remote_submissions_and_an_authors_own_status(tmp_path: Path, referee: R
     r = referee("submit", "--to", endpoint, "--key", authors / "bob.key_secret",
                 "--server-key", keys / "referee.key", "--status", "--game", game[-1])
     assert "STDERR-OF-bob in t" in r.stdout and "STDERR-OF-alice" not in r.stdout
+
+
+def test_serving_beyond_loopback_needs_keys(tmp_path: Path, referee: Referee) -> None:
+    league = tmp_path / "league"
+    cfg = league_toml(tmp_path / "league.toml")
+    assert referee("league", "new", league, "--config", cfg).returncode == 0
+    r = referee("league", "serve", league, "--listen", "tcp://0.0.0.0:5556")
+    assert r.returncode == 2
+    assert r.stderr.startswith("Error: listening on tcp://0.0.0.0:5556 (not loopback) needs "
+                               "CURVE keys")
