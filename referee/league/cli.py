@@ -86,7 +86,8 @@ def submit_cmd(league_dir: str, name: str, path: str, command: str, transport: s
         _fail(str(e))
     except KeyboardInterrupt:
         _fail("interrupted: nothing was submitted", 130)
-    click.echo(result.report)
+    if result.report:
+        click.echo(result.report)
     click.echo(result.summary())
     if not result.accepted:
         sys.exit(1)

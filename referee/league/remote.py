@@ -195,7 +195,7 @@ class Server:
             os.unlink(tmp)
         self.on_line(result.summary())
         return {"ok": True, "accepted": result.accepted, "version": result.version,
-                "text": result.report + "\n" + result.summary()}
+                "text": (result.report + "\n" if result.report else "") + result.summary()}
 
 
 def status_text(league_dir: Path, name: str, game: object = None) -> str:

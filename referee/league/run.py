@@ -130,8 +130,12 @@ class SubmitResult:
     hash: str
     report: str  # check-bot's report
     retired: int | None = None  # the version it replaces
+    unchanged: bool = False  # the same bot as the active version: nothing done
 
     def summary(self) -> str:
+        if self.unchanged:
+            return (f"unchanged: {self.name} version {self.version} is this bot already "
+                    f"(content {self.hash[:12]}, the same command); nothing was submitted")
         if not self.accepted:
             return f"refused: {self.name} did not pass check-bot (the report is above)"
         more = f"; version {self.retired} retired, its pending games cancelled" if self.retired else ""
@@ -159,8 +163,8 @@ def submit(league_dir: Path, name: str, source: Path, command: Sequence[str], *,
             current = [e for e in store.entries(name) if e.active]
             if current and current[0].hash == digest and current[0].command == tuple(command) \
                     and current[0].transport == transport:
-                return SubmitResult(True, name, current[0].version, digest,
-                                    "the same bot as the active version: nothing to do")
+                return SubmitResult(True, name, current[0].version, digest, "",
+                                    unchanged=True)
             freeze(staged)
             if sandbox is None:
                 try:

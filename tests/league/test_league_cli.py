@@ -39,6 +39,9 @@ def test_submit_run_resubmit_and_standings(tmp_path: Path, referee: Referee,
     assert "played 9 games" in r.stderr  # 3 pairs x 2 seatings + 1 trio x 3
     assert "test: 6 games, 2 seats" in r.stdout and "test: 3 games, 3 seats" in r.stdout
 
+    r = referee("league", "submit", league, "heur", EXAMPLE_BOTS, "--command",
+                "python3 heuristic_bot.py")
+    assert r.returncode == 0 and "unchanged: heur version 1 is this bot already" in r.stdout
     r = referee("league", "submit", league, "rand", EXAMPLE_BOTS, "--command",
                 "python3 random_bot.py --seed 3")
     assert r.returncode == 0, r.stdout + r.stderr

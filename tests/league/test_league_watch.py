@@ -35,7 +35,8 @@ def test_a_submission_arriving_while_watch_plays(tmp_path: Path, referee: Refere
         assert proc.poll() is None  # still watching
         # 3 pairs x 12 deals x 2 seatings
         wait_for("every game of the grown field", lambda: games_stored(league) == 72)
-        st = json.loads(referee("league", "standings", league, "--format", "json").stdout)
+        st = json.loads(referee("league", "standings", league, "--seats", "2", "--format",
+                                "json").stdout)
         assert {row["bot"]: row["games"] for row in st["standings"]} == {
             "heur@1": 48, "rand@1": 48, "late@1": 48}
         assert st["played"] == st["scheduled"] == 72
