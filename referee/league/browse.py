@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..replay import RecordError, read_record, verify
 from ..tournament.executor import GameOutcome
 from .schedule import name_of
 from .store import Entry, LeagueStore
@@ -155,3 +156,33 @@ def show(store: LeagueStore, league_dir: Path, name: str) -> str:
                      + (", ".join(os.path.relpath(p, league_dir) for p in logs) or "none yet"))
     lines.append(f"\ngame records: {league_dir / 'games'}/GAME_ID.jsonl")
     return "\n".join(lines)
+
+
+def verify_league(store: LeagueStore, league_dir: Path) -> tuple[int, list[str]]:
+    """Every stored game checked against its record: the record exists, re-runs
+    identically under the rules (``referee.replay.verify``), and holds the places,
+    points, seed and bots the database holds.  Returns (games checked, problems:
+    one line each)."""
+    problems: list[str] = []
+    n = 0
+    for o in store.outcomes():
+        n += 1
+        path = league_dir / o.record
+        try:
+            rec = read_record(str(path))
+        except RecordError as e:
+            problems.append(f"{o.game_id}: {e}")
+            continue
+        ok, why = verify(rec)
+        if not ok:
+            problems.append(f"{o.game_id}: {path.name} does not re-run identically: {why}")
+            continue
+        differ = [what for what, a, b in (
+            ("places", list(o.places), rec.result.get("places")),
+            ("points", list(o.points), rec.result.get("points")),
+            ("seed", o.deal_seed, rec.head.get("seed")),
+            ("bots", list(o.seats), rec.bots)) if a != b]
+        if differ:
+            problems.append(f"{o.game_id}: the database and {path.name} differ in "
+                            f"{', '.join(differ)}")
+    return n, problems

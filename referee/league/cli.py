@@ -20,6 +20,7 @@ from ..tournament.standings import FORMATS, render
 from ..tournament.store import StoreError
 from .browse import games as list_games
 from .browse import show as show_entry
+from .browse import verify_league
 from .config import LeagueConfigError, load_league_config
 from .remote import DEFAULT_SUBMIT_LISTEN, RemoteError, Server, pack, request
 from .run import LeagueError, new_league, run_league, standings, submit
@@ -190,6 +191,27 @@ def show_cmd(league_dir: str, name: str) -> None:
         _fail(str(e.args[0]))
     finally:
         store.close()
+
+
+@league.command("verify")
+@click.argument("league_dir", metavar="DIR", type=click.Path(file_okay=False, exists=True))
+def verify_cmd(league_dir: str) -> None:
+    """Check every stored game against its record: it re-runs identically under the
+    rules and holds what the database holds.  Exit status 1 on any problem."""
+    where = Path(league_dir).resolve()
+    try:
+        store = LeagueStore.open(where)
+    except _ERRORS as e:
+        _fail(str(e))
+    try:
+        n, problems = verify_league(store, where)
+    finally:
+        store.close()
+    for p in problems:
+        click.echo(p)
+    if problems:
+        _fail(f"{len(problems)} of {n} games do not verify (listed above)", 1)
+    click.echo(f"verified: {n} games re-run identically and match the database")
 
 
 @league.command("serve")

@@ -74,6 +74,14 @@ def test_submit_run_resubmit_and_standings(tmp_path: Path, referee: Referee,
     assert "v1  retired" in r.stdout and "v2  active" in r.stdout
     assert "rand@2 per opponent" in r.stdout and "vs heur@1" in r.stdout
     assert "stderr.log" in r.stdout
+    r = referee("league", "verify", league)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "verified: 16 games re-run identically and match the database" in r.stdout
+    (league / "games" / "g000003.jsonl").unlink()
+    r = referee("league", "verify", league)
+    assert r.returncode == 1
+    assert r.stdout.startswith("g000003: no such file")
+    assert "Error: 1 of 16 games do not verify" in r.stderr
     store = LeagueStore.open(league)
     try:
         assert [(e.name, e.version, e.active) for e in store.entries("rand")] == [
