@@ -55,7 +55,7 @@ class FakeExecutor:
                 if self.budget <= 0:
                     raise Interrupted
                 self.budget -= 1
-            score = []
+            score, strengths = [], []
             for seat, entry in enumerate(spec.seats):
                 cwd = job.config.bot(entry).cwd
                 assert cwd is not None
@@ -63,16 +63,21 @@ class FakeExecutor:
                 noise = hashlib.sha256(f"{spec.deal_seed}:{name_of(entry)}:{seat}:{strength}"
                                        .encode()).digest()[0]
                 score.append(strength * 64 + noise)
+                strengths.append(strength)
             order = sorted(range(len(spec.seats)), key=lambda s: -score[s])
             places = [0] * len(spec.seats)
             for place, s in enumerate(order):
                 places[s] = place + 1
             points = [0 if p == 1 else score[s] % 37 for s, p in enumerate(places)]
+            faults = tuple({"seat": s, "kind": "timeout", "turn": 1, "bot": e,
+                            "detail": "strength 0 is slow"}
+                           for s, e in enumerate(spec.seats) if strengths[s] == 0)
             self.played.append(spec)
             report(GameOutcome(index=spec.index, game_id=spec.game_id, deal=spec.deal,
                                deal_seed=spec.deal_seed, seats=spec.seats,
-                               places=tuple(places), points=tuple(points), how="finished",
-                               turns=10, record=f"games/{spec.game_id}.jsonl"))
+                               places=tuple(places), points=tuple(points),
+                               how="turn_limit" if spec.deal % 2 else "played_out",
+                               turns=10, faults=faults, record=f"games/{spec.game_id}.jsonl"))
 
 
 TALKER = '''\
