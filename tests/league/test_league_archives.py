@@ -10,6 +10,7 @@ import signal
 import stat
 import subprocess
 import tarfile
+import time
 import zipfile
 import zlib
 from pathlib import Path
@@ -207,6 +208,7 @@ def test_an_interrupted_submission_leaves_nothing(tmp_path: Path, league: Path,
         while not staged and proc.poll() is None:  # the copy is made before the check
             staged = [p for p in (league / "entries").glob(".incoming-*")
                       if (p / "heuristic_bot.py").exists()]
+            time.sleep(0.01)  # polling another process's progress, not waiting it out
         assert staged, "the submission ended before it could be interrupted"
         os.killpg(proc.pid, signal.SIGINT)
         out, err = proc.communicate(timeout=60)
