@@ -34,6 +34,7 @@ from ..tournament.executor import (
     Notice,
     ProcessExecutor,
     Report,
+    StorageFailure,
     WorkerError,
 )
 from ..tournament.run import Progress
@@ -289,11 +290,14 @@ def play_pending(league_dir: Path, *, executor: Executor | None = None, jobs: in
             elif isinstance(r, Notice):
                 if bar:
                     bar.message(r.text)
+            elif isinstance(r, StorageFailure):
+                storage.append(r)
             else:
                 summary.errors.append(r)
                 if bar:
                     bar.message(f"error: {r.game_id}: {r.message.splitlines()[0]}")
 
+        storage: list[StorageFailure] = []
         try:
             for table in config.seats:
                 specs = [GameSpec(i, g.deal, g.deal_seed, g.seats) for g, i in todo
@@ -305,9 +309,14 @@ def play_pending(league_dir: Path, *, executor: Executor | None = None, jobs: in
                 job = LeagueJob(tcfg, str(league_dir), sandbox=sandbox)
                 ex = executor or ProcessExecutor(jobs or config.jobs)
                 ex.run(job, specs, report)
+                if storage:
+                    break
         finally:
             if bar:
                 bar.close()
+        if storage:
+            raise LeagueError(f"{storage[0].message}; the games saved before are kept: make "
+                              "room (or fix the folder) and run again")
         return summary
     finally:
         store.close()

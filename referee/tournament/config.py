@@ -10,8 +10,8 @@ File layout (all sections but ``[[bots]]`` optional)::
     [tournament]   name, format, seats, deals | games, seed, seating, challengers,
                    jobs, output
     [rules]        variants, colours, deck, turn_limit      (RULES §1, §4, §9)
-    [time]         startup, per_decision, bank              (seconds)
-    [faults]       policy, strike_limit
+    [time]         startup, per_decision, bank, game        (seconds)
+    [faults]       policy, strike_limit, stop_after
     [remote]       listen, keys, server_key, wait, rewait   (remote bots only)
     [sandbox]      mode, memory_mb, processes, scratch_mb, read_only
     [[bots]]       name, and one of: builtin = "heuristic" | python = "file.py:Class"
@@ -24,13 +24,13 @@ from __future__ import annotations
 import difflib
 import json
 import os
-import shlex
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..bots import BUILTIN_BOTS
+from ..botspec import BotSpecError, parse_spec
 from ..game import VARIANTS, GameConfig
 from ..game.cards import DECKS
 from ..game.errors import ConfigError
@@ -48,12 +48,19 @@ _SECTIONS = ("tournament", "rules", "time", "faults", "remote", "sandbox", "bots
 _TOURNAMENT_KEYS = ("name", "format", "seats", "deals", "games", "seed", "seating",
                     "challengers", "jobs", "output")
 _RULES_KEYS = ("variants", "colours", "deck", "turn_limit")
-_TIME_KEYS = ("startup", "per_decision", "bank")
-_FAULT_KEYS = ("policy", "strike_limit")
+_TIME_KEYS = ("startup", "per_decision", "bank", "game")
+_FAULT_KEYS = ("policy", "strike_limit", "stop_after")
+
+#: A bot that fails (crashes, cannot start) in each of its first this many games is
+#: stopped: its remaining games are forfeited without starting it.
+DEFAULT_STOP_AFTER = 3
 _REMOTE_KEYS = ("listen", "keys", "server_key", "wait", "rewait")
 _SANDBOX_KEYS = ("mode", "memory_mb", "processes", "scratch_mb", "read_only")
 _BOT_KEYS = ("name", "builtin", "python", "command", "remote", "transport", "cwd", "env",
              "memory_mb", "sandbox")
+
+_TABLE_KEYS = {"tournament": _TOURNAMENT_KEYS, "rules": _RULES_KEYS, "time": _TIME_KEYS,
+               "faults": _FAULT_KEYS, "remote": _REMOTE_KEYS}
 
 #: Where a tournament listens for remote bots unless ``[remote] listen`` says otherwise.
 DEFAULT_REMOTE_LISTEN = "tcp://127.0.0.1:5555"
@@ -140,6 +147,10 @@ class TournamentConfig:
     base_dir: str = "."  # the configuration file's folder
     remote: RemoteSettings = field(default_factory=RemoteSettings)
     sandbox: SandboxConfig = field(default_factory=SandboxConfig)
+    stop_after: int = DEFAULT_STOP_AFTER  # 0: never stop a bot
+    #: What the organiser should know about the file, though it is valid (printed as
+    #: warnings): e.g. a ``variants`` list that drops the default ``play_out``.
+    warnings: tuple[str, ...] = field(default=(), compare=False)
 
     @property
     def bot_names(self) -> list[str]:
@@ -178,8 +189,13 @@ class TournamentConfig:
             "challengers": list(self.challengers),
             "rules": self.game.to_dict(),
             "time": {"startup": self.time.startup, "per_decision": self.time.per_decision,
-                     "bank": self.time.bank},
-            "faults": {"policy": self.faults.mode, "strike_limit": self.faults.strike_limit},
+                     "bank": self.time.bank,
+                     # Only when set: tournaments made before it resume unchanged.
+                     **({"game": self.time.game} if self.time.game is not None else {})},
+            "faults": {"policy": self.faults.mode, "strike_limit": self.faults.strike_limit,
+                       # (left out at its default, so that older tournaments resume)
+                       **({"stop_after": self.stop_after}
+                          if self.stop_after != DEFAULT_STOP_AFTER else {})},
             "sandbox": self.sandbox.to_dict(),
             "bots": [b.to_dict() for b in self.bots],
         }
@@ -215,6 +231,10 @@ class _Reader:
             if key not in allowed:
                 close = difflib.get_close_matches(key, allowed, n=1)
                 hint = f"did you mean {close[0]!r}? " if close else ""
+                home = next((t for t, keys in _TABLE_KEYS.items() if key in keys), None)
+                if not section and home:
+                    # 'name = ...' above every table: it belongs in one.
+                    hint = f"it belongs in a table: write it under [{home}]; "
                 self.fail(self.path(key), f"unknown key; {hint}expected one of {', '.join(allowed)}")
 
     def path(self, key: str) -> str:
@@ -326,8 +346,15 @@ def parse_config(raw: dict[str, Any], *, base_dir: str = ".", source: str = "con
     output = t.text("output", f"runs/{name}")
 
     variants = r.str_list("variants")
+    warnings: list[str] = []
     if variants is None:
         variants = ["play_out"]  # RULES §4: tournaments use full placings by default
+    elif "play_out" not in variants:
+        warnings.append(
+            f"{source}: rules.variants leaves out play_out, which tournaments use by "
+            f"default: each game ends when the first player goes out, and the others are "
+            f"placed by their penalty points (RULES §5, §9.1); add \"play_out\" to the list to "
+            f"play every place out")
     for v in variants:
         if v not in VARIANTS:
             r.fail("rules.variants", f"unknown variant {v!r}: choose from {', '.join(VARIANTS)}")
@@ -346,6 +373,7 @@ def parse_config(raw: dict[str, Any], *, base_dir: str = ".", source: str = "con
         startup=tm.seconds("startup", 10.0),
         per_decision=tm.seconds("per_decision", 1.0),
         bank=tm.seconds("bank", 10.0),
+        game=tm.seconds("game", 0.0) or None if "game" in tm.table else None,
     )
     faults = FaultPolicy(
         mode=fr.text("policy", "substitute", ("substitute", "forfeit")),
@@ -386,6 +414,7 @@ def parse_config(raw: dict[str, Any], *, base_dir: str = ".", source: str = "con
         seed=seed, seating=seating, challengers=challengers, game=game, time=time,
         faults=faults, jobs=jobs, output=output, base_dir=base_dir, remote=remote,
         sandbox=sandbox,
+        stop_after=fr.whole("stop_after", DEFAULT_STOP_AFTER, 0), warnings=tuple(warnings),
     )
 
 
@@ -439,13 +468,24 @@ def _parse_bots(source: str, raw: Any) -> list[BotSpec]:
         if python is not None and ":" not in python:
             b.fail(b.path("python"), f'must be "path/to/file.py:Class" or "module:attr", not {python!r}')
         command: tuple[str, ...] | None = None
+        spec_transport: str | None = None  # what a zmq: or stdio: prefix says
         if b.has("command"):
             c = b.table["command"]
-            if isinstance(c, str):
+            if isinstance(c, str) and c.strip():
+                # The bot specs of 'referee play': a command line, stdio:COMMAND,
+                # zmq:COMMAND, example:NAME, zmq:example:NAME.
                 try:
-                    command = tuple(shlex.split(c))
-                except ValueError as e:
-                    b.fail(b.path("command"), f"cannot be split into words: {e}")
+                    spec = parse_spec(c, check=False)
+                except BotSpecError as e:
+                    b.fail(b.path("command"), str(e))
+                if spec.kind not in TRANSPORTS:
+                    key = {"builtin": f'builtin = "{spec.builtin}"',
+                           "remote": "remote = true"}.get(spec.kind, "builtin = ...")
+                    b.fail(b.path("command"), f"{c!r} is a {spec.kind} bot, not a command: "
+                           f"write {key} instead")
+                command = spec.command
+                if c.strip().startswith(("zmq:", "stdio:")):
+                    spec_transport = spec.kind
             elif isinstance(c, list) and all(isinstance(x, str) for x in c):
                 command = tuple(c)
             if not command:
@@ -454,7 +494,10 @@ def _parse_bots(source: str, raw: Any) -> list[BotSpec]:
             for k in ("transport", "cwd", "env", "memory_mb", "sandbox"):
                 if b.has(k):
                     b.fail(b.path(k), "only applies to an external bot (one with a command)")
-        transport = b.text("transport", "stdio", TRANSPORTS)
+        transport = b.text("transport", spec_transport or "stdio", TRANSPORTS)
+        if spec_transport is not None and transport != spec_transport:
+            b.fail(b.path("transport"), f"is {transport!r}, but the command says "
+                   f"{spec_transport}: drop one of them")
         cwd = b.text("cwd")
         env_raw = b.table.get("env", {})
         if not isinstance(env_raw, dict) or not all(isinstance(v, str) for v in env_raw.values()):

@@ -11,12 +11,14 @@ from __future__ import annotations
 import contextlib
 import importlib
 import importlib.util
+import shlex
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..bots import make_bot
+from ..botspec import BotSpecError, check_command
 from ..game import GameConfig
 from ..remote import external_player
 from ..runner import DecisionRequest, Player
@@ -168,8 +170,6 @@ def check_bots(config: TournamentConfig) -> None:
     """Fail early, naming the bot, if a bot cannot possibly be started: a Python bot
     that does not load, an external program that is not there, or no
     ``referee.remote`` to run external programs with."""
-    import shutil
-
     from .config import TournamentConfigError
 
     remote = config.remote_bots
@@ -196,9 +196,9 @@ def check_bots(config: TournamentConfig) -> None:
             assert cwd is not None
             if not Path(cwd).is_dir():
                 raise TournamentConfigError(f"{where}.cwd: no folder {cwd}")
-            exe = spec.command[0]
-            found = (shutil.which(exe) if "/" not in exe
-                     else exe if Path(cwd, exe).exists() else None)
-            if not found:
-                raise TournamentConfigError(
-                    f"{where}.command: {exe!r} is not an executable on PATH or in {cwd}")
+            # The checks (and messages) of 'referee play': a program not on PATH, a
+            # missing or non-executable file, a script that is not there.
+            try:
+                check_command(spec.command, shlex.join(spec.command), cwd)
+            except BotSpecError as e:
+                raise TournamentConfigError(f"{where}.command: {e}") from None

@@ -10,8 +10,10 @@ from __future__ import annotations
 import json
 import re
 import secrets
+import sqlite3
 import sys
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -28,12 +30,14 @@ from .executor import (
     Notice,
     ProcessExecutor,
     Report,
+    StorageFailure,
     WorkerError,
 )
 from .players import check_bots
 from .schedule import schedule, schedule_digest
 from .standings import Standings, compute
-from .store import Store
+from .stopping import Stopper
+from .store import Store, StoreError
 
 
 class Progress:
@@ -51,18 +55,31 @@ class Progress:
         self.start_done = self.done = done
         self.clock = clock
         self.t0 = clock()
+        self.first: tuple[float, int] | None = None  # (when, done) at the first game
         self.last_draw = -1.0
         self.last_step = -1
         self.faults_seen: set[str] = set()
         self.shown_kinds: dict[tuple[str, str], int] = {}
         self.repeats = 0
 
+    #: The rate is measured from the first finished game on (the time before it is
+    #: spent starting workers and bots, and says nothing of the pace), once this long
+    #: has passed since: before, a rate of one or two games would be noise.
+    MEASURE_FROM = 1.0
+
     def _status(self) -> str:
-        elapsed = max(self.clock() - self.t0, 1e-9)
-        rate = (self.done - self.start_done) / elapsed
+        now = self.clock()
         left = self.total - self.done
-        eta = f"{_hms(left / rate)} left" if rate > 0 and left else "--:-- left" if left else "done"
-        return f"{self.done}/{self.total} games  {rate:.1f} games/s  {eta}"
+        rate = None
+        if self.first is not None:
+            t_first, done_first = self.first
+            if now - t_first >= self.MEASURE_FROM and self.done - done_first >= 2:
+                rate = (self.done - done_first) / (now - t_first)
+        if rate is None and not left and self.done > self.start_done:
+            rate = (self.done - self.start_done) / max(now - self.t0, 1e-9)
+        speed = f"{rate:.1f} games/s" if rate is not None else "-- games/s"
+        eta = ("done" if not left else f"{_hms(left / rate)} left" if rate else "--:-- left")
+        return f"{self.done}/{self.total} games  {speed}  {eta}"
 
     def _draw(self) -> None:
         frac = self.done / self.total if self.total else 1.0
@@ -74,6 +91,8 @@ class Progress:
     def advance(self) -> None:
         self.done += 1
         now = self.clock()
+        if self.first is None:
+            self.first = (now, self.done)
         if self.tty:
             if now - self.last_draw >= 0.1 or self.done == self.total:
                 self.last_draw = now
@@ -138,6 +157,8 @@ class RunSummary:
     played: int = 0
     errors: list[WorkerError] = field(default_factory=list)
     output_dir: Path = Path(".")
+    replayed: list[str] = field(default_factory=list)  # games whose record was bad
+    stopped: dict[str, str] = field(default_factory=dict)  # bots stopped in this run: why
 
 
 def with_seed(config: TournamentConfig, output_dir: Path) -> tuple[TournamentConfig, str]:
@@ -169,12 +190,14 @@ def run_tournament(
     progress: Progress | None = None,
     quiet: bool = False,
     sandbox: Sandbox | None = None,
+    on_game: Callable[[RunSummary], None] | None = None,
 ) -> RunSummary:
     """Play every scheduled game the output folder does not hold yet, its bots in
     ``sandbox`` (default: the configuration's, ``sandbox_of``).  Raises StoreError if
     the folder holds another tournament, SandboxError if the sandbox is required and
     cannot be had; KeyboardInterrupt passes through after the finished games are
-    committed."""
+    committed.  ``on_game`` is called after each game is committed (``referee
+    tournament run --report`` rewrites the report from it)."""
     out = (output_dir or config.output_dir).resolve()
     config, seed_source = with_seed(config, out)
     check_bots(config)
@@ -191,39 +214,82 @@ def run_tournament(
         store.lock()
         for w in sandbox.warnings:
             print(w, file=sys.stderr, flush=True)
+        # A committed game whose record is missing or cut short is played again:
+        # the record is what 'tournament verify' and 'replay' check the row against.
+        replayed = store.forget_unrecorded()
         done = store.done()
         todo = [g for g in games if g.index not in done]
-        summary = RunSummary(scheduled=len(games), already_done=len(done), output_dir=out)
-        if progress is None and not quiet:
+        summary = RunSummary(scheduled=len(games), already_done=len(done), output_dir=out,
+                             replayed=replayed)
+        storage: list[StorageFailure] = []
+        if done and not quiet:
+            # Said first: the run that follows is the rest of an earlier one.
+            print(f"resumed: {len(done)} of {len(games)} games were already played"
+                  + ("; nothing left to play" if not todo else
+                     f", {len(todo)} to go"), file=sys.stderr, flush=True)
+        if progress is None and not quiet and todo:
             progress = Progress(len(games), len(done))
+        executor = executor or ProcessExecutor(jobs or config.jobs)
+        stop = getattr(executor, "stop", None)
+        stopper = Stopper(config.stop_after if callable(stop) else 0,
+                          never=[b.name for b in config.remote_bots])
+        left_of = Counter(b for g in todo for b in g.seats)  # games not finished, per bot
+        stopper.see_all(list(store.outcomes()) if done else [])
+        for bot in stopper.stopped:
+            assert callable(stop)
+            stop(bot)
+
+        def say(text: str) -> None:
+            if progress:
+                progress.message(text)  # escapes bots' text
+            else:
+                print(printable(text), file=sys.stderr, flush=True)
+
+        if stopper.stopped and todo:
+            say("stopped earlier: " + ", ".join(sorted(stopper.stopped)) + " (its games "
+                "are forfeited without starting it)")
 
         def report(r: Report) -> None:
             if isinstance(r, GameOutcome):
                 store.add(r)
                 summary.played += 1
+                for b in r.seats:
+                    left_of[b] -= 1
+                for bot, why in stopper.see(r):
+                    assert callable(stop)
+                    stop(bot)
+                    summary.stopped[bot] = why
+                    say(f"stopped {bot}: {why}; its {left_of[bot]} remaining games are "
+                        f"forfeited without starting it ([faults] stop_after = "
+                        f"{config.stop_after})")
                 if progress:
                     progress.advance()
+                if on_game:
+                    on_game(summary)
             elif isinstance(r, FaultNotice):
                 if progress:
                     progress.fault(r.game_id, r.text)
+            elif isinstance(r, StorageFailure):
+                storage.append(r)
             elif isinstance(r, Notice):
                 # Shown even when quiet: without it, a wait for remote bots looks
                 # like a hang.
-                if progress:
-                    progress.message(r.text)
-                else:
-                    print(printable(r.text), file=sys.stderr, flush=True)
+                say(r.text)
             else:
                 summary.errors.append(r)
                 if progress:
-                    progress.message(f"error: {r.game_id}: {r.message.splitlines()[0]}")
+                    progress.message(f"game not played: {r.game_id}: "
+                                     f"{r.message.splitlines()[0]}")
 
-        executor = executor or ProcessExecutor(jobs or config.jobs)
         try:
             executor.run(Job(config, str(out), sandbox=sandbox), todo, report)
         finally:
             if progress:
                 progress.close()
+        if storage:
+            raise StoreError(f"{storage[0].message}; the {store.count()} games saved before "
+                             "are kept: make room (or fix the folder) and run the same "
+                             "command again to resume")
         return summary
     finally:
         store.close()
@@ -236,12 +302,15 @@ def standings_of(output_dir: Path) -> Standings:
     try:
         cfg = store.config
         bots = [b["name"] for b in cfg["bots"]]
-        st = compute(store.outcomes(), bots, cfg["seats"], name=cfg["name"],
+        st = compute(list(store.outcomes()), bots, cfg["seats"], name=cfg["name"],
                      scheduled=store.scheduled)
         st.seed = cfg.get("seed")
         st.seed_source = store.meta("seed_source") or "given"
         sandbox = store.meta("sandbox")
         st.sandbox = json.loads(sandbox) if sandbox else None
         return st
+    except sqlite3.Error as e:
+        raise StoreError(f"{store.path} cannot be read: {e}; 'referee tournament verify "
+                         f"{output_dir} --repair' rebuilds it from the game records") from None
     finally:
         store.close()

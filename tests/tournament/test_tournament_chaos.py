@@ -76,7 +76,9 @@ def config(*, seats: int, bots: list[dict[str, Any]], faults: dict[str, Any],
     """A round-robin among ``bots`` (a parsed TOML document)."""
     return {"tournament": {"name": f"chaos-{seats}", "seats": seats, "deals": deals,
                            "seed": SEED, "output": "out"},
-            "time": TIME, "faults": faults, "bots": bots}
+            # The chaos bots misbehave on purpose, some in every game: none is stopped
+            # ([faults] stop_after), so that every game is played with each one started.
+            "time": TIME, "faults": {"stop_after": 0, **faults}, "bots": bots}
 
 
 def toml(raw: dict[str, Any]) -> str:
@@ -343,7 +345,8 @@ def test_chaos_games_over_referee_play_with_a_transcript(tmp_path: Path, piddir:
         for f in game["faults"]:
             check_fault(f, names, where)
             # the transcript names the bot and says what was rejected and why
-            line = (f"REJECTED {f['kind']} at turn {f['turn']}: {f['detail']} "
+            what = "CRASHED" if f["kind"] == "crash" else f"REJECTED {f['kind']}"
+            line = (f"{what} at turn {f['turn']}: {f['detail']} "
                     f"[{f['action']}]")
             assert any(f" XX {f['bot']}" in x and x.endswith(line) for x in lines
                        ), f"{where}: no transcript line {line!r}"

@@ -127,7 +127,11 @@ python = "{HERE / 'fakebots.py'}:Garbage"
     rows = {r["bot"]: r for r in data["standings"]}
     raiser, garbage = rows["raiser"], rows["garbage"]
     assert raiser["games"] == 4 * 3 * 2
-    assert raiser["crashes"] == raiser["forfeits"] == raiser["games"]  # a crash forfeits
+    # A crash forfeits; crashing in each of its first 3 games, it is stopped, and its
+    # other games are forfeited without starting it (a game in flight may still crash).
+    assert raiser["forfeits"] == raiser["games"]
+    assert 3 <= raiser["crashes"] <= 4 and raiser["stopped"] == raiser["games"] - raiser["crashes"]
+    assert "stopped raiser: it failed in each of its first 3 games" in err
     assert raiser["wins"] == 0 and raiser["rank"] == 5
     assert garbage["illegal"] > 0 and garbage["crashes"] == 0
     assert 0 < garbage["forfeits"] <= garbage["games"]  # three strikes forfeit
@@ -139,7 +143,7 @@ python = "{HERE / 'fakebots.py'}:Garbage"
     # and they are in the game records
     outdir = tmp_path / "out"
     faults = db_rows(outdir, "SELECT SUM(faults) FROM seats WHERE bot = 'raiser'")[0][0]
-    assert faults == raiser["crashes"]
+    assert faults == raiser["crashes"] + raiser["stopped"]
 
 
 def test_changed_configuration_is_refused(tmp_path: Path) -> None:
@@ -149,14 +153,16 @@ def test_changed_configuration_is_refused(tmp_path: Path) -> None:
     assert code == 0, err
     write(tmp_path, body.replace("seed = 1", "seed = 5"))
     code, out, err = invoke("tournament", "run", str(cfg), "-q")
-    assert code == 2
+    assert code == 1
     assert err.strip().splitlines() == [
-        f"error: {tmp_path / 'out'} holds a tournament with another configuration (seed: was 1, "
+        f"Error: {tmp_path / 'out'} holds a tournament with another configuration (seed: was 1, "
         "now 5); run it with its original configuration to resume, or choose another output folder"]
     # another jobs count is not another tournament: it resumes and has nothing to play
     write(tmp_path, body.replace("deals = 1", "deals = 1\njobs = 2"))
     code, out, err = invoke("tournament", "run", str(cfg))
-    assert code == 0 and "resumed: 6 games were already played" in err
+    # Said first, before anything else; a finished tournament has nothing to play.
+    assert code == 0 and err.startswith("resumed: 6 of 6 games were already played; nothing "
+                                        "left to play\n")
     assert "0/6" not in err and "6 games, 2 seats" in out
 
 
@@ -223,7 +229,8 @@ builtin = "heuristic"
     code, resumed, err = invoke("tournament", "run", str(cfg), "-o", str(killed), "--format", "json",
                                 "--jobs", "2")
     assert code == 0, err
-    assert f"resumed: {len(saved)} games were already played" in err
+    assert err.startswith(f"resumed: {len(saved)} of {total} games were already played, "
+                          f"{total - len(saved)} to go\n")
     code, uninterrupted, err = invoke("tournament", "run", str(cfg), "-o", str(whole), "--format",
                                       "json", "-q")
     assert code == 0, err
@@ -307,7 +314,7 @@ python = "{HERE / 'fakebots.py'}:Exiter"
     assert {r["bot"]: r["games"] for r in data["standings"]} == {
         "heuristic": 4, "lowest": 4, "exiter": 0}
     last = err.strip().splitlines()[-1]
-    assert last.startswith("error: 8 games could not be played (first: g0")
+    assert last.startswith("Error: 8 games could not be played (first: g0")
     assert "died while playing it (exit code 3)" in last and last.endswith("run again to retry them")
     # the games that could not be played are not in the store, so a new run retries them
     assert db_rows(tmp_path / "out", "SELECT COUNT(*) FROM games")[0][0] == 4
@@ -317,7 +324,13 @@ def test_schedule_command_lists_the_games(tmp_path: Path) -> None:
     cfg = write(tmp_path, "[tournament]\nseats = 2\ndeals = 2\n" + BUILTINS)
     code, out, _ = invoke("tournament", "schedule", str(cfg))
     lines = out.splitlines()
-    assert code == 0 and len(lines) == 12 and lines[0].startswith("g000000  deal     0  ")
+    # A header, the games in aligned columns, and the total.
+    assert code == 0 and len(lines) == 2 + 12 + 2
+    assert lines[0].split() == ["game", "deal", "seat", "0", "seat", "1"]
+    assert lines[2].split()[:2] == ["g000000", "0"]
+    col = lines[0].index("seat 1")  # every row's last column starts under its header
+    assert all(line[col - 1] == " " and line[col] != " " for line in lines[2:14])
+    assert lines[-1] == "12 games: 6 deals, 2 seatings per deal, 2 seats; bots: heuristic, lowest, random"
     code, out, _ = invoke("tournament", "schedule", str(cfg), "--json")
     rows = [json.loads(x) for x in out.splitlines()]
     assert [r["index"] for r in rows] == list(range(12))
@@ -332,7 +345,7 @@ def test_a_changed_schedule_is_refused(tmp_path: Path) -> None:
     conn.commit()
     conn.close()
     code, _, err = invoke("tournament", "run", str(cfg), "-q")
-    assert code == 2 and "as scheduled by another version of the referee" in err
+    assert code == 1 and "as scheduled by another version of the referee" in err
 
 
 @pytest.mark.parametrize("sig, code, how", [(signal.SIGINT, 130, "interrupted"),
@@ -356,7 +369,7 @@ def test_ctrl_c_or_kill_stops_saves_and_resumes(tmp_path: Path, sig: int, code: 
     stdout, stderr = proc.communicate(timeout=30)
     assert proc.returncode == code
     assert stderr.strip().splitlines()[-1] == (
-        f"error: {how}; the finished games are saved in {out}: run the same command "
+        f"Error: {how}; the finished games are saved in {out}: run the same command "
         "again to resume")
     assert "Traceback" not in stderr and "leaked" not in stderr and stdout == ""
     saved = db_rows(out, "SELECT COUNT(*) FROM games")[0][0]
@@ -371,7 +384,7 @@ def test_a_tournament_being_run_is_not_run_twice(tmp_path: Path) -> None:
     with open(tmp_path / "out" / "lock", "w") as held:
         fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)  # as a running referee does
         code, _, err = invoke("tournament", "run", str(cfg), "-q")
-        assert code == 2 and "is in use by another referee running this tournament" in err
+        assert code == 1 and "is in use by another referee running this tournament" in err
         # reading the standings meanwhile is fine
         assert invoke("tournament", "standings", str(tmp_path / "out"))[0] == 0
     assert invoke("tournament", "run", str(cfg), "-q")[0] == 0
