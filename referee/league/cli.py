@@ -15,7 +15,8 @@ from typing import NoReturn
 
 import click
 
-from ..tournament.cli import _terminate, _Terminated
+from ..report.site import ReportError, write_site
+from ..tournament.cli import REPORT_EVERY, _Refresh, _terminate, _Terminated
 from ..tournament.standings import FORMATS, render
 from ..tournament.store import StoreError
 from .browse import games as list_games
@@ -103,14 +104,22 @@ def submit_cmd(league_dir: str, name: str, path: str, command: str, transport: s
 @click.option("--quiet", "-q", is_flag=True, help="No progress display.")
 @click.option("--max-games", type=click.IntRange(min=1), default=None,
               help="Stop after this many games (the rest stay pending).")
+@click.option("--report", "report_dir", type=click.Path(file_okay=False), default=None,
+              metavar="SITE", help="Keep the league's HTML report in SITE up to date: "
+              f"rewritten after a batch of games at most every {REPORT_EVERY:g} s, and at "
+              "the end (referee report).")
 def run_cmd(league_dir: str, jobs: int | None, watch: bool, quiet: bool,
-            max_games: int | None) -> None:
+            max_games: int | None, report_dir: str | None) -> None:
     """Play the league's pending games (interleaved across lineups)."""
     where = Path(league_dir).resolve()
+    refresh = _Refresh(Path(report_dir)) if report_dir else None
+    if refresh is not None:
+        refresh.results = where
     previous = signal.signal(signal.SIGTERM, _terminate)
     try:
         summary = run_league(where, jobs=jobs, watch=watch, limit=max_games,
-                             progress=not quiet)
+                             progress=not quiet,
+                             on_batch=(lambda: refresh(None)) if refresh else None)
     except _ERRORS as e:
         _fail(str(e))
     except KeyboardInterrupt as e:
@@ -122,6 +131,12 @@ def run_cmd(league_dir: str, jobs: int | None, watch: bool, quiet: bool,
     click.echo(f"played {summary.played} games", err=True)
     for st in standings(where):
         click.echo(render(st, "plain") + "\n")
+    if refresh is not None:
+        try:
+            write_site(where, refresh.site)
+        except ReportError as e:
+            _fail(str(e), 1)
+        click.echo(f"report: {(refresh.site / 'index.html').resolve()}", err=True)
     if summary.errors:
         first = summary.errors[0]
         _fail(f"{len(summary.errors)} games could not be played (first: {first.game_id}: "

@@ -214,7 +214,8 @@ def status_text(league_dir: Path, name: str, game: object = None) -> str:
                     lines.append(f"{st.name}, {st.seats} seats: {r.bot} rank {r.rank} of {len(st.rows)}, "
                                  f"{r.games} games, {r.wins} wins, avg place "
                                  f"{'-' if r.avg_place is None else format(r.avg_place, '.2f')}, "
-                                 f"rating {r.rating:.1f} ± {r.rating_sigma:.1f}, "
+                                 f"rating {r.rating:+.0f} [{r.rating_low:+.0f}, "
+                                 f"{r.rating_high:+.0f}], "
                                  f"{r.timeouts + r.crashes + r.illegal + r.malformed + r.oversized + r.protocol} faults")
         rows = list_games(store, bot=name)
         lines.append(f"latest games ({min(10, len(rows))} of {len(rows)}):")

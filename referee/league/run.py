@@ -333,11 +333,13 @@ def run_league(league_dir: Path, *, jobs: int | None = None, watch: bool = False
                executor: Executor | None = None, sandbox: Sandbox | None = None,
                limit: int | None = None, progress: bool = True, poll: float = 0.5,
                on_line: Callable[[str], None] | None = None,
-               stop: Callable[[], bool] | None = None) -> LeagueRunSummary:
+               stop: Callable[[], bool] | None = None,
+               on_batch: Callable[[], None] | None = None) -> LeagueRunSummary:
     """Play every pending game; with ``watch``, keep going: take each new
     submission (or raised deals) as it arrives, until interrupted (or ``stop()``).
     Watching plays in batches of a few games per worker, so that a new entry's games
-    start soon after it arrives."""
+    start soon after it arrives.  ``on_batch`` is called after each batch that played
+    games (``league run --report`` rewrites the report from it)."""
     say = on_line or (lambda text: print(text, file=sys.stderr, flush=True))
     total = LeagueRunSummary()
     lock = LeagueStore.open(league_dir)
@@ -359,6 +361,8 @@ def run_league(league_dir: Path, *, jobs: int | None = None, watch: bool = False
                              sandbox=sandbox, progress=progress)
             total.played += s.played
             total.errors += s.errors
+            if s.played and on_batch is not None:
+                on_batch()
             if s.errors and not s.played:
                 break  # every game failed: waiting would fail again
             if s.played or s.errors:
@@ -395,6 +399,13 @@ def standings(league_dir: Path, *, table: int | None = None,
     """One table per table size: the active entries over the games among the active
     field (``history``: every version over every game), games taken in schedule
     order (deal-major), whatever order they were played in."""
+    return [st for st, _ in tables(league_dir, table=table, history=history)]
+
+
+def tables(league_dir: Path, *, table: int | None = None, history: bool = False
+           ) -> list[tuple[Standings, list[GameOutcome]]]:
+    """``standings``, each table with the games it counts (in its order): what
+    ``referee report`` draws of a league."""
     store = LeagueStore.open(league_dir)
     try:
         config = config_of(store)
@@ -420,7 +431,7 @@ def standings(league_dir: Path, *, table: int | None = None,
             st.seed, st.seed_source = config.seed, "given"
             described = store.meta("sandbox")
             st.sandbox = json.loads(described) if described else None
-            out.append(st)
+            out.append((st, games))
         if table is not None and not out:
             raise LeagueError(f"the league plays no {table}-seat games: --seats is one of "
                               f"{', '.join(map(str, config.seats))}")

@@ -48,7 +48,8 @@ def played(league: Path) -> set[tuple[object, ...]]:
 def table_rows(league: Path) -> list[tuple[object, ...]]:
     return [(st.seats, st.played, st.scheduled, [
         (name_of(r.bot), r.rank, r.games, r.wins, r.place_points, r.avg_place,
-         round(r.rating, 9), round(r.rating_sigma, 9)) for r in st.rows])
+         round(r.rating, 9), round(r.rating_low, 9), round(r.rating_high, 9))
+        for r in st.rows])
         for st in standings(league)]
 
 
