@@ -33,8 +33,14 @@ import orjson
 
 from .game import Decision, Game, GameConfig, IllegalDecision
 from .game.cards import card_text
-from .game.events import event_dict, event_text, events_for, filter_event
+from .game.events import UnknownEventKind, event_dict, event_text, events_for, filter_event
 from .game.state import competition_ranks
+from .protocol.errors import RefereeProtocolError
+
+#: Errors that are the referee's own bugs, whichever player's call they come from:
+#: they propagate (h11's local/remote split); only what a bot's own code raises is
+#: recorded as that bot's crash.
+REFEREE_BUGS = (RefereeProtocolError, UnknownEventKind)
 
 
 def _dumps(obj: Any) -> str:
@@ -369,6 +375,8 @@ def run_game(
             p.start_game(sent_id, seat, config, seed)
         except BotFault as e:
             fault(seat, e.kind, e.detail, fatal=True)
+        except REFEREE_BUGS:
+            raise  # ours, not the bot's: never recorded as its crash
         except Exception as e:  # a bug in an in-process bot must not stop the game
             fault(seat, "crash", f"start_game raised {type(e).__name__}: {e}", fatal=True)
 
@@ -411,6 +419,8 @@ def run_game(
                     fault(seat, e.kind, e.detail, e.fatal, request_id, legal[0].text)
                 except IllegalDecision as e:
                     fault(seat, "illegal", str(e), False, request_id, legal[0].text)
+                except REFEREE_BUGS:
+                    raise  # ours, not the bot's: never recorded as its crash
                 except Exception as e:  # in-process bot bug
                     elapsed = clock() - start
                     fault(seat, "crash", f"raised {type(e).__name__}: {e}", fatal=True)
@@ -459,6 +469,8 @@ def run_game(
         except BotFault as e:
             if seat not in forfeited:
                 record.faults.append(Fault(seat, p.name, e.kind, e.detail, game.turn, "recorded"))
+        except REFEREE_BUGS:
+            raise
         except Exception as e:
             record.faults.append(Fault(seat, p.name, "crash", f"end_game raised {e}", game.turn,
                                        "recorded"))

@@ -35,14 +35,39 @@ from .decisions import SOURCE_NAMES
 
 Event = tuple[Any, ...]
 
-#: Events holding something private, and the index of the private field.
-_PRIVATE = {"deal": 2, "fail": 3, "draw": 3}
+#: What a seat may see of each kind of event (RULES §6), listed kind by kind -- an
+#: allow-list, as observations are built from what a seat may know: ``None``, the
+#: whole event; an index, every field but that one, which only the event's own
+#: seat (field 1) sees.  A kind missing here is an error, never shown as it is.
+VISIBILITY: dict[str, int | None] = {
+    "deal": 2,  # the six cards dealt to a seat: its own
+    "chosen": None, "reveal": None, "piles": None, "turn": None, "extra": None,
+    "play": None,
+    "fail": 3,  # a failed 3DOWN card: its seat's until it goes on the pile
+    "pickup": None, "clear": None, "reverse": None,
+    "draw": 3,  # the cards drawn: the drawer's
+    "colour": None, "swap": None, "keep": None, "finish": None, "end": None,
+}
+
+
+class UnknownEventKind(KeyError):
+    """An event kind with no visibility rule (a referee bug: ``VISIBILITY``)."""
+
+
+def _private_field(kind: str) -> int | None:
+    try:
+        return VISIBILITY[kind]
+    except KeyError:
+        raise UnknownEventKind(f"event kind {kind!r} has no visibility rule in "
+                               f"referee.game.events.VISIBILITY: it would not be shown "
+                               f"to any seat unchecked") from None
 
 
 def filter_event(ev: Event, seat: int | None) -> Event:
     """``ev`` as ``seat`` may see it (RULES §6).  ``seat=None``: the omniscient view;
-    ``seat=-1``: a spectator's (public) view."""
-    i = _PRIVATE.get(ev[0])
+    ``seat=-1``: a spectator's (public) view.  UnknownEventKind for a kind
+    ``VISIBILITY`` does not list."""
+    i = _private_field(ev[0])
     if i is None or seat is None or ev[1] == seat or ev[i] is None:
         return ev
     return ev[:i] + (None,) + ev[i + 1 :]
@@ -53,9 +78,13 @@ def events_for(events: Iterable[Event], seat: int | None) -> list[Event]:
     request)."""
     if seat is None:
         return list(events)
-    private = _PRIVATE
-    return [e if e[0] not in private or e[1] == seat else filter_event(e, seat)
-            for e in events]
+    vis = VISIBILITY
+    try:
+        return [e if vis[e[0]] is None or e[1] == seat else filter_event(e, seat)
+                for e in events]
+    except KeyError as e:
+        _private_field(str(e.args[0]))  # raises, naming the kind
+        raise
 
 
 def _cards(cards: Iterable[int] | None) -> str:

@@ -139,3 +139,20 @@ def test_whose_turn_and_pending_extra_actions_are_public() -> None:
     for seat in (0, 1, 2):
         obs = g.observation(seat)
         assert (obs["to_move"], obs["extra_action"], obs["pending_extra"]) == (0, True, 1)
+
+
+def test_every_event_kind_the_engine_emits_has_a_visibility_rule() -> None:
+    """Event privacy is an allow-list: the engine's every kind is listed, and a kind
+    that is not is an error, never passed through unchanged."""
+    import pytest
+
+    from referee.game.events import VISIBILITY, UnknownEventKind, events_for, filter_event
+    from referee.game.state import __doc__ as state_doc
+
+    emitted = {line.split('"')[1] for line in (state_doc or "").splitlines()
+               if line.strip().startswith('("')}
+    assert emitted and emitted == set(VISIBILITY)
+    with pytest.raises(UnknownEventKind, match="'peek' has no visibility rule"):
+        filter_event(("peek", 0, [1, 2, 3]), 1)
+    with pytest.raises(UnknownEventKind, match="'peek'"):
+        events_for([("turn", 1, 0), ("peek", 0, [1, 2, 3])], 1)
