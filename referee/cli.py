@@ -24,7 +24,7 @@ from .clikit import Main, UserError, exit_codes_help
 from .game import VARIANTS, ConfigError, GameConfig
 from .game.cards import DECKS
 from .human import HumanClock, HumanPlayer
-from .process import DEFAULT_MEMORY_MB
+from .process import DEFAULT_MEMORY_MB, install_exit_handlers
 from .quoting import printable
 from .replay import (
     HOW_WORDS,
@@ -86,7 +86,9 @@ Each command has its own --help.
              context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, prog_name="referee")
 def main() -> None:
-    pass
+    # The entry point: bots still running when the command exits (or is
+    # terminated) are ended.
+    install_exit_handlers()
 
 
 # --- referee play ------------------------------------------------------------------

@@ -23,10 +23,10 @@ so a reused pid is never hit).  What escapes both -- a process that leaves the
 session and is orphaned between two snapshots -- is the one way out, documented in
 protocol/PROTOCOL.md.
 
-Every started bot is registered until it is ended; ``end_all`` (also run at exit)
-ends whatever is left.  So that "at exit" includes being terminated: when the first
-bot starts, SIGTERM and SIGHUP -- if they still have their default action, and we are
-in the main thread -- are made to raise SystemExit, which runs the exit handlers.
+Every started bot is registered until it is ended; ``end_all`` ends whatever is
+left.  A program's entry point calls ``install_exit_handlers`` so that it runs at
+exit, also when terminated (SIGTERM and SIGHUP, if they still have their default
+action, then raise SystemExit): this module installs no handler by itself.
 
 Must not import: the protocol layer, the game engine, transports.
 """
@@ -613,7 +613,6 @@ def start_bot(
     proc.memory_mb = memory_kb // 1024 if memory_kb else None
     with _LIVE_LOCK:
         _LIVE[proc.pid] = proc
-    _exit_on_termination()
     return proc
 
 
@@ -624,13 +623,18 @@ def _terminated(signum: int, frame: object) -> None:
     raise SystemExit(128 + signum)
 
 
-def _exit_on_termination() -> None:
-    """Make SIGTERM and SIGHUP exit through the exit handlers (``end_all``), unless
-    someone has set their own handler.  Only possible from the main thread."""
+def install_exit_handlers() -> None:
+    """For a program's entry point (the ``referee`` command, a tournament worker):
+    end every bot still running at exit (``end_all``), and make SIGTERM and SIGHUP
+    exit through that, unless someone has set their own handler.  A library module
+    installs no handler itself.  Idempotent; signals only from the main thread."""
     global _handlers_installed
-    if _handlers_installed or threading.current_thread() is not threading.main_thread():
+    if _handlers_installed:
         return
     _handlers_installed = True
+    atexit.register(end_all)
+    if threading.current_thread() is not threading.main_thread():
+        return
     for sig in (signal.SIGTERM, signal.SIGHUP):
         if signal.getsignal(sig) is signal.SIG_DFL:
             signal.signal(sig, _terminated)
@@ -646,5 +650,3 @@ def end_all(grace: float = 0.2) -> None:
     for proc in live_bots():
         proc.end(grace)
 
-
-atexit.register(end_all)
