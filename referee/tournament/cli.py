@@ -15,8 +15,8 @@ import click
 
 from ..sandbox import MODES as SANDBOX_MODES
 from ..sandbox import SandboxError
-from .config import TournamentConfigError, load_config
-from .executor import ExecutorError
+from .config import EXECUTORS, TournamentConfig, TournamentConfigError, load_config
+from .executor import Executor, ExecutorError
 from .run import run_tournament, sandbox_of, standings_of, with_seed
 from .schedule import schedule
 from .standings import FORMATS, render
@@ -54,8 +54,15 @@ def _terminate(signum: int, frame: object) -> None:
               help="Run the bots in the bubblewrap sandbox: auto (where it works, else with "
                    "a warning), on (refuse to start without it), off.  Default: the "
                    "configuration's [sandbox] mode, else auto.")
+@click.option("--executor", type=click.Choice(EXECUTORS), default=None,
+              help="Where the games are played: process (worker processes on this machine) "
+                   "or dask (a Dask cluster).  Default: the configuration's executor, else "
+                   "process.")
+@click.option("--scheduler", default=None, metavar="tcp://HOST:8786",
+              help="The Dask scheduler to play on (--executor dask); without one, a local "
+                   "Dask cluster of --jobs workers is started.")
 def run(config: str, jobs: int | None, output: str | None, fmt: str, quiet: bool,
-        sandbox_mode: str | None) -> None:
+        sandbox_mode: str | None, executor: str | None, scheduler: str | None) -> None:
     """Play the tournament CONFIG (a TOML file); run again to resume it."""
     out: Path | str = output or "its output folder"
     # 'kill PID' (SIGTERM, what service managers and CI runners send) stops the run as
@@ -65,7 +72,8 @@ def run(config: str, jobs: int | None, output: str | None, fmt: str, quiet: bool
         cfg = load_config(config)
         out = Path(output).resolve() if output else cfg.output_dir
         sandbox = sandbox_of(cfg, sandbox_mode)
-        summary = run_tournament(cfg, output_dir=out, jobs=jobs, quiet=quiet, sandbox=sandbox)
+        summary = run_tournament(cfg, output_dir=out, jobs=jobs, quiet=quiet, sandbox=sandbox,
+                                 executor=_executor(cfg, executor, scheduler, jobs))
     except (TournamentConfigError, StoreError, SandboxError) as e:
         _fail(str(e))
     except ExecutorError as e:
@@ -85,6 +93,21 @@ def run(config: str, jobs: int | None, output: str | None, fmt: str, quiet: bool
     if summary.errors:
         _fail(f"{len(summary.errors)} games could not be played (first: {summary.errors[0].game_id}:"
               f" {summary.errors[0].message.splitlines()[0]}); run again to retry them", 1)
+
+
+def _executor(cfg: TournamentConfig, kind: str | None, scheduler: str | None,
+              jobs: int | None) -> Executor | None:
+    """The executor the options and the file ask for (None: the process pool)."""
+    kind = kind or ("dask" if scheduler else cfg.executor)
+    if kind != "dask":
+        if scheduler:
+            raise TournamentConfigError("--scheduler is for the Dask executor: add "
+                                        "--executor dask")
+        return None
+    # distributed takes a second to import: only when a run asks for it.
+    from .dask_executor import DaskExecutor
+
+    return DaskExecutor(scheduler or cfg.scheduler, jobs or cfg.jobs)
 
 
 @tournament.command()
