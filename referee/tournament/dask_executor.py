@@ -426,6 +426,7 @@ class DaskExecutor:
         self.workers = workers
         self.resubmit = resubmit
         self.ship = ship
+        self.connect_timeout = CONNECT_TIMEOUT
 
     @property
     def where(self) -> str:
@@ -454,7 +455,7 @@ class DaskExecutor:
         with quiet:
             if self.scheduler:
                 try:
-                    client = Client(self.scheduler, timeout=CONNECT_TIMEOUT,
+                    client = Client(self.scheduler, timeout=self.connect_timeout,
                                     set_as_default=False)
                 except (OSError, TimeoutError) as e:
                     raise ExecutorError(
@@ -549,7 +550,9 @@ class DaskExecutor:
                     except (FutureCancelledError, OSError, TimeoutError) as e:
                         if client.status != "running" or isinstance(e, FutureCancelledError):
                             raise ExecutorError(
-                                f"lost {self.where} ({_reason(e)}): the run stops") from None
+                                f"lost {self.where} ({_reason(e)}): the run stops; run the "
+                                f"same command again to resume, on a cluster or on this "
+                                f"machine (--executor process)") from None
                         raise
                     except Exception as e:
                         for g in s.specs:
@@ -629,8 +632,11 @@ class _Quiet:
     NAMES = ("distributed", "tornado")
 
     def __enter__(self) -> None:
-        self.levels = {n: logging.getLogger(n).level for n in self.NAMES}
-        for n in self.NAMES:
+        # distributed sets a level on its modules' own loggers: each is quietened.
+        names = [n for n in logging.root.manager.loggerDict
+                 if n.split(".")[0] in self.NAMES] + list(self.NAMES)
+        self.levels = {n: logging.getLogger(n).level for n in names}
+        for n in names:
             logging.getLogger(n).setLevel(logging.CRITICAL)
 
     def __exit__(self, *exc: object) -> None:
