@@ -19,8 +19,8 @@ from .config import EXECUTORS, TournamentConfig, TournamentConfigError, load_con
 from .executor import Executor, ExecutorError
 from .run import run_tournament, sandbox_of, standings_of, with_seed
 from .schedule import schedule
-from .standings import FORMATS, render
-from .store import StoreError
+from .standings import FORMATS, by_worker, render, render_by_worker
+from .store import Store, StoreError
 
 
 def _fail(message: str, code: int = 2) -> None:
@@ -113,12 +113,22 @@ def _executor(cfg: TournamentConfig, kind: str | None, scheduler: str | None,
 @tournament.command()
 @click.argument("where", type=click.Path(exists=True))
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="plain", show_default=True)
-def standings(where: str, fmt: str) -> None:
+@click.option("--faults", "faults_view", is_flag=True,
+              help="Instead: the faults by the worker (machine and process) that played "
+                   "the games, to tell a sick machine from a faulty bot.")
+def standings(where: str, fmt: str, faults_view: bool) -> None:
     """Standings of the tournament in the folder WHERE (or of the configuration file
     WHERE); works while the tournament runs."""
     path = Path(where)
     try:
         out = load_config(path).output_dir if path.is_file() else path
+        if faults_view:
+            store = Store.open_existing(out)
+            try:
+                click.echo(render_by_worker(by_worker(store.outcomes()), fmt))
+            finally:
+                store.close()
+            return
         click.echo(render(standings_of(out), fmt))
     except (TournamentConfigError, StoreError) as e:
         _fail(str(e))

@@ -135,6 +135,9 @@ def test_same_standings_as_the_process_pool(tmp_path: Path, cluster: str) -> Non
     for (rel,) in rows(out, "SELECT record FROM games"):
         lines = (out / str(rel)).read_text().splitlines()
         assert json.loads(lines[-1])["type"] == "result"
+    # The fault view names the workers that played the games.
+    code, view, _ = invoke("tournament", "standings", str(out), "--faults", "--format", "csv")
+    assert code == 0 and {line.split(",")[0] for line in view.splitlines()[1:]} == workers
     # Each duplicate set was played by one worker.
     per_deal = rows(out, "SELECT deal, COUNT(DISTINCT worker) FROM games GROUP BY deal")
     assert {n for _, n in per_deal} == {1}
@@ -363,3 +366,24 @@ def test_the_executor_in_the_configuration(tmp_path: Path) -> None:
     code, _, err = invoke("tournament", "run", str(tournament(tmp_path, HEURISTIC + RANDOM)),
                           "--scheduler", "tcp://h:8786", "--executor", "process")
     assert code == 2 and "--scheduler is for the Dask executor" in err
+
+
+def test_the_fault_view_finds_a_sick_worker() -> None:
+    from referee.tournament.standings import by_worker, render_by_worker
+
+    def game(i: int, worker: str, faults: list[dict[str, object]]) -> GameOutcome:
+        return GameOutcome(index=i, game_id=f"g{i:06d}", deal=i // 2, deal_seed=1,
+                           seats=("a", "b"), places=(1, 2), points=(0, 1), how="out",
+                           turns=5, faults=tuple(faults), worker=worker)
+
+    timeout = [{"seat": 0, "kind": "timeout"}, {"seat": 1, "kind": "timeout"}]
+    games = [game(i, "good:1", []) for i in range(6)]
+    games += [game(6, "good:1", [{"seat": 1, "kind": "crash"}])]
+    games += [game(7 + i, "sick:2", timeout) for i in range(3)] + [game(10, "sick:2", [])]
+    sick, good = by_worker(games)
+    assert (sick.worker, sick.games, sick.faulty, sick.every_seat) == ("sick:2", 4, 3, 3)
+    assert sick.faults == {"timeout": 6} and sick.examples == ["g000007", "g000008", "g000009"]
+    assert (good.worker, good.faulty, good.every_seat, good.faults) == ("good:1", 1, 0, {"crash": 1})
+    text = render_by_worker([sick, good])
+    assert text.index("sick:2") < text.index("good:1") and "3 (75%)" in text
+    assert json.loads(render_by_worker([sick], "json"))[0]["faulty_rate"] == 0.75
