@@ -50,6 +50,7 @@ Must not import: the CLI, the store, standings (the executor layer).
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import fcntl
 import hashlib
@@ -61,6 +62,7 @@ import tarfile
 import threading
 import time
 import zlib
+from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -470,7 +472,7 @@ class DaskExecutor:
                 return
             n = self.workers or len(os.sched_getaffinity(0))
             cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
-                                   dashboard_address=None, worker_dashboard_address=None,
+                                   dashboard_address=":0", worker_dashboard_address=None,
                                    silence_logs=logging.CRITICAL)
             try:
                 client = Client(cluster, set_as_default=False)
@@ -509,6 +511,7 @@ class DaskExecutor:
                                   f"(dask worker {self.scheduler} --nthreads 1)"))
             flying: dict[Any, _Set] = {}
             done = as_completed(loop=client.loop)
+            committer = Committer(records, pending, report)
             capacity = _Capacity(client)
 
             def submit(s: _Set) -> None:
@@ -564,39 +567,99 @@ class DaskExecutor:
                         fill()
                         continue
                     f.release()
-                    self._commit(result, records, pending, report)
+                    committer.arrive(result)
+                    committer.drain(block=False)
                     fill()
+                committer.drain(block=True)
                 with contextlib.suppress(Exception):
                     client.run(close_bots)
             finally:
                 for f in flying:
                     f.cancel()
+                # What arrived is committed, even when the run stops (the scheduler
+                # went away, Ctrl-C): it is finished work.
+                committer.close()
 
-    @staticmethod
-    def _commit(result: SetResult, records: str, pending: set[int],
-                report: Callable[[Report], None]) -> None:
-        """Commit a set that came back: its records first (durably), then each
-        outcome through ``report`` (the store).  Games already committed (a set that
-        came back twice) are skipped."""
-        for text in result.notices:
-            report(Notice(text))
-        new = [(o, r) for o, r in zip(result.outcomes, result.records, strict=True)
-               if o.index in pending]
-        ids = {o.game_id for o, _ in new} | {e.game_id for e in result.errors
-                                              if e.index in pending}
-        for fn in result.faults:
-            if fn.game_id in ids:
-                report(fn)
+
+@dataclass
+class _Arrived:
+    result: SetResult
+    new: list[tuple[GameOutcome, bytes]]  # its games not committed yet, and their records
+    errors: list[WorkerError]
+    written: concurrent.futures.Future[None] | None = None
+
+
+class Committer:
+    """The coordinator's commits of the sets that come back, in the order they
+    arrive: each set's new records are written and synced by a small thread pool
+    (so that one set's syncs overlap the next set's), then its outcomes go through
+    ``report`` (the store: one commit per game) in this thread.  A game already
+    taken from an earlier arrival (a set that came back twice) is skipped: stored
+    once, by game index.  ``pending``: the games not reported yet (shared with the
+    executor, which reports lost ones itself)."""
+
+    THREADS = 4
+
+    def __init__(self, records: str, pending: set[int], report: Callable[[Report], None],
+                 threads: int = THREADS) -> None:
+        self.records = records
+        self.pending = pending
+        self.report = report
+        self.taken: set[int] = set()
+        self.queue: deque[_Arrived] = deque()
+        self.pool = concurrent.futures.ThreadPoolExecutor(threads, "updown-records")
+
+    def arrive(self, result: SetResult) -> None:
+        def fresh(index: int) -> bool:
+            return index in self.pending and index not in self.taken
+
+        new = [(o, zlib.decompress(r)) for o, r in zip(result.outcomes, result.records,
+                                                      strict=True) if fresh(o.index)]
+        errors = [e for e in result.errors if fresh(e.index)]
+        self.taken.update([o.index for o, _ in new] + [e.index for e in errors])
+        a = _Arrived(result, new, errors)
         if new:
-            write_records(records, [(os.path.basename(o.record), zlib.decompress(r))
-                                    for o, r in new])
-        for o, _ in new:
-            pending.discard(o.index)
-            report(o)
-        for e in result.errors:
-            if e.index in pending:
-                pending.discard(e.index)
-                report(e)
+            a.written = self.pool.submit(write_records, self.records,
+                                         [(os.path.basename(o.record), data) for o, data in new])
+        self.queue.append(a)
+
+    def drain(self, block: bool) -> None:
+        """Commit the sets whose records are on disk, in arrival order (all of them,
+        waiting for their records, if ``block``)."""
+        while self.queue and (block or self.queue[0].written is None
+                              or self.queue[0].written.done()):
+            a = self.queue.popleft()
+            if a.written is not None:
+                try:
+                    a.written.result()
+                except OSError as e:
+                    raise ExecutorError(
+                        f"cannot write game records in {self.records}: {e.strerror or e}; "
+                        f"the games committed before are kept: make room (or fix the "
+                        f"folder) and run the same command again to resume") from None
+            self._report(a)
+
+    def _report(self, a: _Arrived) -> None:
+        for text in a.result.notices:
+            self.report(Notice(text))
+        ids = {o.game_id for o, _ in a.new} | {e.game_id for e in a.errors}
+        for fn in a.result.faults:
+            if fn.game_id in ids:
+                self.report(fn)
+        for o, _ in a.new:
+            self.pending.discard(o.index)
+            self.report(o)
+        for e in a.errors:
+            if e.index in self.pending:
+                self.pending.discard(e.index)
+                self.report(e)
+
+    def close(self) -> None:
+        """Commit what arrived (if its records can be written), and stop the pool."""
+        try:
+            self.drain(block=True)
+        finally:
+            self.pool.shutdown(wait=True)
 
 
 class _Capacity:

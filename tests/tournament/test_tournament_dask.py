@@ -26,6 +26,7 @@ from distributed import LocalCluster
 from referee.cli import main
 from referee.tournament.config import TournamentConfigError, load_config, parse_config
 from referee.tournament.dask_executor import (
+    Committer,
     DaskExecutor,
     ExecutorError,
     SetResult,
@@ -347,9 +348,14 @@ def test_deal_sets_and_a_set_committed_twice_is_stored_once(tmp_path: Path) -> N
                        tuple(zlib.compress(b'{"type": "result"}\n') for _ in first))
     pending = {g.index for g in games}
     got: list[object] = []
-    DaskExecutor._commit(result, str(records), pending, got.append)
-    DaskExecutor._commit(result, str(records), pending, got.append)  # it came back again
+    committer = Committer(str(records), pending, got.append)
+    committer.arrive(result)
+    committer.arrive(result)  # it came back again, before the first was committed
+    committer.drain(block=True)
+    committer.arrive(result)  # and after
+    committer.close()
     assert got == list(outcomes)
+    assert pending == {g.index for g in games} - {g.index for g in first}
     assert sorted(p.name for p in records.iterdir()) == [f"{g.game_id}.jsonl" for g in first]
 
 
