@@ -261,9 +261,15 @@ def dask_bench(args: argparse.Namespace, root: Path) -> None:
     import zlib
 
     sys.path.insert(0, str(REPO))
+    import dask
     from distributed import Client, LocalCluster
 
-    from referee.tournament.dask_executor import Committer, DaskExecutor, SetResult
+    from referee.tournament.dask_executor import (
+        SCHEDULER_CONFIG,
+        Committer,
+        DaskExecutor,
+        SetResult,
+    )
     from referee.tournament.executor import GameOutcome, ProcessExecutor
     from referee.tournament.store import Store
 
@@ -278,9 +284,10 @@ def dask_bench(args: argparse.Namespace, root: Path) -> None:
     clusters = {}
     for n in (1, 2):
         t0 = time.perf_counter()
-        clusters[n] = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
-                                   dashboard_address=":0", worker_dashboard_address=None,
-                                   silence_logs=logging.CRITICAL)
+        with dask.config.set(SCHEDULER_CONFIG):  # as the executor's own LocalCluster
+            clusters[n] = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
+                                       dashboard_address=":0", worker_dashboard_address=None,
+                                       silence_logs=logging.CRITICAL)
         print(f"LocalCluster of {n} worker(s) up in {time.perf_counter() - t0:.1f} s "
               "(once per cluster, not per run)")
     best: dict[tuple[str, int], float] = {}

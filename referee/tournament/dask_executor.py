@@ -68,6 +68,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+import dask
 from distributed import Client, KilledWorker, LocalCluster, as_completed
 from distributed.client import FutureCancelledError
 
@@ -96,6 +97,11 @@ MAX_BUNDLE_BYTES = 256 << 20
 #: Folders never shipped with a bot.
 SKIP_DIRS = frozenset({".git", "__pycache__", ".venv", "node_modules", ".mypy_cache",
                        ".pytest_cache", ".ruff_cache"})
+#: The scheduler settings a LocalCluster gets (and a ``dask scheduler`` should, README):
+#: no queuing of tasks on the scheduler (worker-saturation inf).  The coordinator
+#: keeps only two sets per worker thread in flight, so each worker holds its next
+#: set while it plays one, instead of waiting a round trip to the scheduler for it.
+SCHEDULER_CONFIG = {"distributed.scheduler.worker-saturation": float("inf")}
 #: How long the coordinator waits for a scheduler to answer.
 CONNECT_TIMEOUT = 20.0
 
@@ -471,9 +477,10 @@ class DaskExecutor:
                         client.close(timeout=5)
                 return
             n = self.workers or len(os.sched_getaffinity(0))
-            cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
-                                   dashboard_address=":0", worker_dashboard_address=None,
-                                   silence_logs=logging.CRITICAL)
+            with dask.config.set(SCHEDULER_CONFIG):
+                cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
+                                       dashboard_address=":0", worker_dashboard_address=None,
+                                       silence_logs=logging.CRITICAL)
             try:
                 client = Client(cluster, set_as_default=False)
                 try:
