@@ -107,7 +107,7 @@ def _executor(cfg: TournamentConfig, kind: str | None, scheduler: str | None,
     # distributed takes a second to import: only when a run asks for it.
     from .dask_executor import DaskExecutor
 
-    return DaskExecutor(scheduler or cfg.scheduler, jobs or cfg.jobs)
+    return DaskExecutor(scheduler or cfg.scheduler, jobs or cfg.jobs, ship=cfg.ship_bots)
 
 
 @tournament.command()

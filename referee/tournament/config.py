@@ -48,7 +48,7 @@ EXECUTORS = ("process", "dask")
 
 _SECTIONS = ("tournament", "rules", "time", "faults", "remote", "sandbox", "bots")
 _TOURNAMENT_KEYS = ("name", "format", "seats", "deals", "games", "seed", "seating",
-                    "challengers", "jobs", "output", "executor", "scheduler")
+                    "challengers", "jobs", "output", "executor", "scheduler", "ship_bots")
 _RULES_KEYS = ("variants", "colours", "deck", "turn_limit")
 _TIME_KEYS = ("startup", "per_decision", "bank")
 _FAULT_KEYS = ("policy", "strike_limit")
@@ -140,6 +140,7 @@ class TournamentConfig:
     jobs: int | None = None  # None: one per CPU
     executor: str = "process"  # or "dask" (referee.tournament.dask_executor)
     scheduler: str | None = None  # a Dask scheduler's address; None: a LocalCluster
+    ship_bots: bool = True  # False: the Dask workers see the bots at these paths
     output: str = "runs/tournament"  # as written; relative to base_dir
     base_dir: str = "."  # the configuration file's folder
     remote: RemoteSettings = field(default_factory=RemoteSettings)
@@ -330,6 +331,10 @@ def parse_config(raw: dict[str, Any], *, base_dir: str = ".", source: str = "con
     scheduler = t.text("scheduler")
     if scheduler is not None and executor != "dask":
         t.fail("tournament.scheduler", 'a scheduler is for the Dask executor: add executor = "dask"')
+    ship_bots = t.table.get("ship_bots", True)
+    if not isinstance(ship_bots, bool):
+        t.fail("tournament.ship_bots", f"must be true (the bots' folders are shipped to the Dask "
+               f"workers) or false (a shared file system shows them there), not {ship_bots!r}")
     name = t.text("name", "tournament")
     output = t.text("output", f"runs/{name}")
 
@@ -392,7 +397,8 @@ def parse_config(raw: dict[str, Any], *, base_dir: str = ".", source: str = "con
     return TournamentConfig(
         bots=tuple(bots), name=name, format=fmt, seats=seats, deals=deals, games=games,
         seed=seed, seating=seating, challengers=challengers, game=game, time=time,
-        faults=faults, jobs=jobs, executor=executor, scheduler=scheduler, output=output,
+        faults=faults, jobs=jobs, executor=executor, scheduler=scheduler,
+        ship_bots=ship_bots, output=output,
         base_dir=base_dir, remote=remote,
         sandbox=sandbox,
     )

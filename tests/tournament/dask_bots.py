@@ -60,3 +60,18 @@ class Stalls(HeuristicBot):
             while time.monotonic() < end:
                 time.sleep(0.5)
         return super().decide(obs, legal)
+
+
+class KillsEveryWorker(HeuristicBot):
+    """Kills its process (SIGKILL) at its first decision while the file $KILL_ALWAYS
+    exists, noting its pid in $KILL_ALWAYS.deaths first."""
+
+    def decide(self, obs: dict[str, Any], legal: Sequence[Decision]) -> Decision:
+        flag = os.environ.get("KILL_ALWAYS")
+        if flag and os.path.exists(flag):
+            with open(os.path.splitext(flag)[0] + ".deaths", "a") as f:
+                f.write(f"{os.getpid()}\n")
+                f.flush()
+                os.fsync(f.fileno())
+            os.kill(os.getpid(), signal.SIGKILL)
+        return super().decide(obs, legal)

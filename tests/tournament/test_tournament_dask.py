@@ -96,6 +96,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     saved = os.environ.get("UPDOWN_WORKER_DIR")
     os.environ["UPDOWN_WORKER_DIR"] = str(wd)  # the workers inherit it
     os.environ["KILL_ONCE"] = str(wd / "killed")
+    os.environ["KILL_ALWAYS"] = str(wd / "kill-always")  # while this file exists
     try:
         with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
             c = LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
@@ -106,7 +107,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         finally:
             c.close()
     finally:
-        del os.environ["KILL_ONCE"]
+        del os.environ["KILL_ONCE"], os.environ["KILL_ALWAYS"]
         if saved is None:
             del os.environ["UPDOWN_WORKER_DIR"]
         else:
@@ -169,6 +170,23 @@ def test_a_worker_killed_mid_set_loses_nothing_and_duplicates_nothing(
     local = tmp_path / "local"
     local.mkdir()
     assert standings_json(tournament(local, body), "--jobs", "2") == got
+
+
+def test_a_set_that_kills_every_worker_is_given_up_by_the_coordinator(
+        tmp_path: Path, cluster: str) -> None:
+    flag = Path(os.environ["KILL_ALWAYS"])
+    flag.write_text("")
+    try:
+        body = HEURISTIC + bot("doom", f'python = "{HERE / "dask_bots.py"}:KillsEveryWorker"')
+        cfg = load_config(tournament(tmp_path, body, deals=1))
+        summary = run_tournament(cfg, executor=DaskExecutor(cluster, resubmit=1), quiet=True)
+    finally:
+        flag.unlink()
+    # Dask gave up at the first death (KilledWorker); the coordinator tried once
+    # more, then reported the set's games as not played: they are played on resume.
+    assert summary.played == 0 and len(summary.errors) == 2
+    assert all("lost with 2 Dask workers that died" in e.message for e in summary.errors)
+    assert len(flag.with_suffix(".deaths").read_text().split()) == 2
 
 
 def test_a_bot_only_on_the_coordinator_is_shipped_to_the_workers(
@@ -363,7 +381,10 @@ def test_the_executor_in_the_configuration(tmp_path: Path) -> None:
     base = {"bots": [{"name": "a", "builtin": "heuristic"}, {"name": "b", "builtin": "random"}]}
     cfg = parse_config({**base, "tournament": {"executor": "dask",
                                                "scheduler": "tcp://h:8786"}})
-    assert (cfg.executor, cfg.scheduler) == ("dask", "tcp://h:8786")
+    assert (cfg.executor, cfg.scheduler, cfg.ship_bots) == ("dask", "tcp://h:8786", True)
+    assert not parse_config({**base, "tournament": {"ship_bots": False}}).ship_bots
+    with pytest.raises(TournamentConfigError, match="tournament.ship_bots: must be true"):
+        parse_config({**base, "tournament": {"ship_bots": "no"}})
     assert "executor" not in cfg.to_dict() and "scheduler" not in cfg.to_dict()
     with pytest.raises(TournamentConfigError, match='tournament.scheduler: a scheduler is for the Dask'):
         parse_config({**base, "tournament": {"scheduler": "tcp://h:8786"}})
