@@ -7,16 +7,24 @@ STAMP := $(VENV)/.installed
 
 .PHONY: demo test lint bench clean system
 
-# System packages the tests need (bubblewrap: the bots' sandbox), installed with
-# apt-get when missing and we are root (CI); otherwise say what to install.
+# System packages the tests need, installed with apt-get when missing and we are
+# root (CI); otherwise say what to install.  bubblewrap: the bots' sandbox;
+# chromium: the report's browser tests (Debian's, never a downloaded browser);
+# nodejs and npm: the JavaScript example bots.  Without them those tests are
+# skipped, and fail with CI=true.
 system:
-	@missing=""; command -v bwrap >/dev/null 2>&1 || missing="$$missing bubblewrap"; \
+	@missing=""; \
+	command -v bwrap >/dev/null 2>&1 || missing="$$missing bubblewrap"; \
+	[ -x /usr/bin/chromium ] || missing="$$missing chromium"; \
+	command -v node >/dev/null 2>&1 || missing="$$missing nodejs"; \
+	command -v npm >/dev/null 2>&1 || missing="$$missing npm"; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-	    echo "installing$$missing"; \
+	    echo "make: installing$$missing"; \
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
 	  else \
-	    echo "missing system packages:$$missing (Debian/Ubuntu: sudo apt-get install$$missing)"; \
+	    echo "make: missing system packages:$$missing (Debian/Ubuntu: sudo apt-get install$$missing);" \
+	         "the tests that need them are skipped, and fail with CI=true" >&2; \
 	  fi; \
 	fi
 
@@ -30,6 +38,7 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	rm -rf runs/demo
 	$(BIN)/referee tournament run tournaments/demo.toml
+	$(BIN)/referee report runs/demo -o runs/demo/report
 
 test: $(STAMP) system
 	$(BIN)/python -m pytest -q

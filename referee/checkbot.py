@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import random
 import shlex
 import sys
@@ -544,9 +545,9 @@ class Checker:
             if kind == "fault":
                 assert isinstance(payload, Fault)
                 faults.append((payload, self.recorder.transcript(payload.bot)))
-                conn = seats[payload.seat].inner.conn
-                if (payload.kind == "crash" and conn is not None and conn.process is not None
-                        and conn.process.wait(0.2) == 0):
+                # The crash fault says how the process ended (its connection is
+                # closed by then): exit status 0 is a bot that quit of its own accord.
+                if payload.kind == "crash" and "exited with code 0" in payload.detail:
                     self.quit_early.append((payload.bot, self.recorder.transcript(payload.bot)))
                 answer_kinds = self.recorder.fault_kinds(payload.bot)
                 for k in answer_kinds:
@@ -596,7 +597,8 @@ class Checker:
                 detail, lines = self.kind_faults[kind]
                 c.failed(f"a request offering {kind!r} was answered wrongly: {detail}", lines)
             elif asked:
-                c.passed(f"offered in {asked} requests, chosen {chose} times")
+                c.passed(f"offered in {asked} request{'s' * (asked != 1)}, chosen {chose} "
+                         f"time{'s' * (chose != 1)}")
             else:
                 c.failed(f"never came up in {self.games} game(s) (the bot's own choices "
                          f"avoided it?)")
@@ -720,9 +722,12 @@ def run_checks(command: Sequence[str], **kw: Any) -> Report:
               default=None, metavar="FILE",
               help="A tournament or league file: check under its sandbox, limits and time "
                    "limits, as it will run your bot.")
+@click.option("--allow-read", "allow_read", multiple=True, metavar="PATH",
+              type=click.Path(exists=True),
+              help="A path the sandboxed bot may read besides its own folder; repeatable.")
 def check_bot(command: tuple[str, ...], transport: str, per_decision: float, bank: float,
               startup: float, bye_grace: float, cwd: str | None, sandbox_mode: str | None,
-              config_file: str | None) -> None:
+              config_file: str | None, allow_read: tuple[str, ...]) -> None:
     """Check that the bot started by COMMAND speaks the protocol correctly.
 
     COMMAND is the bot's command line, as one quoted argument or after '--':
@@ -750,6 +755,9 @@ def check_bot(command: tuple[str, ...], transport: str, per_decision: float, ban
         tc, sandbox_config = tournament.time, tournament.sandbox
     if sandbox_mode is not None:
         sandbox_config = dataclasses.replace(sandbox_config, mode=sandbox_mode)
+    if allow_read:
+        sandbox_config = dataclasses.replace(sandbox_config, read_only=(
+            *sandbox_config.read_only, *(os.path.abspath(p) for p in allow_read)))
     try:
         sandbox = resolve(sandbox_config)
     except SandboxError as e:

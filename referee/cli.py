@@ -12,6 +12,7 @@ import os
 import random
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import click
@@ -32,6 +33,7 @@ from .replay import (
     show_record,
     verify,
 )
+from .report import ReportError, write_game_html
 from .runner import FaultPolicy, GameRecord, TimeControl
 from .sandbox import MODES as SANDBOX_MODES
 from .sandbox import Sandbox, SandboxConfig, SandboxError, resolve
@@ -120,6 +122,13 @@ def _variants(values: tuple[str, ...]) -> frozenset[str]:
     return frozenset(out)
 
 
+def _isatty(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):
+        return False
+
+
 def _use_colour(flag: bool | None, stream: Any) -> bool:
     if flag is not None:
         return flag
@@ -157,6 +166,10 @@ def _use_colour(flag: bool | None, stream: Any) -> bool:
               default=1.0, show_default=True, help="Seconds per decision.")
 @click.option("--bank", type=click.FloatRange(min=0), default=10.0, show_default=True,
               help="Extra seconds per game, used when a decision takes longer.")
+@click.option("--game-time", type=click.FloatRange(min=0, min_open=True), default=None,
+              metavar="S", help="Wall-clock seconds for a whole game: a game over it is "
+                               "stopped before its next decision (RULES §5.4). Default: no "
+                               "limit.")
 @click.option("--faults", "fault_mode", type=click.Choice(["substitute", "forfeit"]),
               default="substitute", show_default=True,
               help="On a bot fault: play its first legal decision for it (and count a "
@@ -174,6 +187,12 @@ def _use_colour(flag: bool | None, stream: Any) -> bool:
               help="Print every message to and from each bot (debugging).")
 @click.option("--transcript-file", type=click.Path(dir_okay=False), default=None,
               help="Save the transcript to this file.")
+@click.option("--only", "only", metavar="NAME", default=None,
+              help="Show only this seat's lines in the transcript.")
+@click.option("--short/--full", "short", default=None,
+              help="Transcript: show a request's observation as {...} and its legal "
+                   "list and events by their counts, or every message whole (default: "
+                   "short on a terminal, full in a file or a pipe).")
 @click.option("--bot-log-dir", type=click.Path(file_okay=False), default=None,
               help="Save each external bot's stderr in this directory.")
 @click.option("--colour/--no-colour", "--color/--no-color", "colour", default=None,
@@ -195,14 +214,20 @@ def _use_colour(flag: bool | None, stream: Any) -> bool:
               show_default=True,
               help="Run the external bots in the bubblewrap sandbox: auto (where it works, "
                    "else with a warning), on (refuse to start without it), off.")
+@click.option("--allow-read", "allow_read", multiple=True, metavar="PATH",
+              type=click.Path(exists=True),
+              help="A path the sandboxed bots may read besides their own folder (a model "
+                   "file); repeatable.")
 def play(bots: tuple[str, ...], bot_opts: tuple[str, ...], human: bool, games: int,
          seed: int | None, variant_opts: tuple[str, ...], colours: int | None,
          deck_name: str, deck_file: str | None, first_player: int | None, turn_limit: int,
-         startup: float, move_time: float, bank: float, fault_mode: str, strikes: int,
+         startup: float, move_time: float, bank: float, game_time: float | None,
+         fault_mode: str, strikes: int,
          record_file: str | None, record_dir: str | None, quiet: bool, verbose: bool,
          as_json: bool, transcript: bool, transcript_file: str | None,
-         bot_log_dir: str | None, colour: bool | None, listen: str, keys_dir: str | None,
-         server_key: str | None, wait: float, sandbox_mode: str) -> None:
+         only: str | None, short: bool | None, bot_log_dir: str | None,
+         colour: bool | None, listen: str, keys_dir: str | None, server_key: str | None,
+         wait: float, sandbox_mode: str, allow_read: tuple[str, ...]) -> None:
     texts = (["human"] if human else []) + list(bots) + list(bot_opts)
     if not 2 <= len(texts) <= 6:
         raise CliError(
@@ -243,10 +268,11 @@ def play(bots: tuple[str, ...], bot_opts: tuple[str, ...], human: bool, games: i
                        f"not {first_player}")
     if seed is None:
         seed = random.SystemRandom().randrange(1, 10**9)
-    sandbox = _sandbox(sandbox_mode, specs, record_file, record_dir, bot_log_dir,
-                       transcript_file, keys_dir, server_key)
+    sandbox = _sandbox(SandboxConfig(mode=sandbox_mode, read_only=tuple(
+        os.path.abspath(p) for p in allow_read)), specs, record_file, record_dir, bot_log_dir,
+        transcript_file, keys_dir, server_key)
     session = Session(config, seed, games, deck, first_player,
-                      TimeControl(startup, move_time, bank),
+                      TimeControl(startup, move_time, bank, game_time),
                       FaultPolicy(fault_mode, strikes), record_file, record_dir,
                       sandbox=sandbox.describe())
     try:
@@ -268,18 +294,26 @@ def play(bots: tuple[str, ...], bot_opts: tuple[str, ...], human: bool, games: i
     # The transcript: to the terminal (stderr under --json) and/or a file.
     tr: Transcript | None = None
     tr_file = None
+    if (only is not None or short is not None) and not (transcript or transcript_file):
+        raise CliError("--only and --short/--full shape the transcript: add --transcript "
+                       "(or --transcript-file FILE)")
+    if only is not None and only not in names:
+        raise CliError(f"--only {only}: no seat is named {only!r}; the seats are "
+                       f"{', '.join(names)}")
     if transcript or transcript_file:
-        tr = Transcript()
+        tr = Transcript(only=only)
         tr.set_names(names)
         if transcript:
             stream = sys.stderr if as_json else out
-            tr.add_sink(stream, _use_colour(colour, stream))
+            on_terminal = _isatty(stream)
+            tr.add_sink(stream, _use_colour(colour, stream),
+                        short=on_terminal if short is None else short)
         if transcript_file:
             try:
                 tr_file = open(transcript_file, "w", encoding="utf-8")  # noqa: SIM115
             except OSError as e:
                 raise CliError(f"cannot write the transcript {transcript_file}: {e}") from None
-            tr.add_sink(tr_file, False)
+            tr.add_sink(tr_file, False, short=bool(short))
 
     def note(text: str) -> None:
         """A status line: never mixed into --json or --quiet output."""
@@ -430,11 +464,11 @@ def play(bots: tuple[str, ...], bot_opts: tuple[str, ...], human: bool, games: i
         echo(f"transcript: {transcript_file}")
 
 
-def _sandbox(mode: str, specs: Sequence[BotSpec], *hidden: str | None) -> Sandbox:
+def _sandbox(config: SandboxConfig, specs: Sequence[BotSpec], *hidden: str | None) -> Sandbox:
     """The sandbox of ``play``'s external bots (one warning line where ``auto`` runs
     without), hiding what the referee writes (records, logs, transcripts, keys)."""
     try:
-        sandbox = resolve(SandboxConfig(mode=mode))
+        sandbox = resolve(config)
     except SandboxError as e:
         raise CliError(str(e)) from None
     if any(s.kind in ("stdio", "zmq") for s in specs):
@@ -509,23 +543,43 @@ def _result_lines(rec: GameRecord, labels: Sequence[str]) -> list[str]:
 @click.option("--no-decisions", is_flag=True, help="Show events only, not the decisions.")
 @click.option("--write-deck", type=click.Path(dir_okay=False), default=None, metavar="FILE",
               help="Also write the game's deal as a deck file for 'referee play --deck-file'.")
+@click.option("--turn", "turn", type=click.IntRange(min=0), default=None, metavar="N",
+              help="Start at turn N: the table then, and the game on from there.")
+@click.option("--html", "html_out", type=click.Path(dir_okay=False), default=None,
+              metavar="OUT.html", help="Write the game as one self-contained HTML file (the "
+              "replay viewer: step, jump, every view) instead of printing it; with --seat and "
+              "--turn, it opens there.")
 def replay(record_file: str, seat: int | None, check_only: bool, step: bool,
-           no_decisions: bool, write_deck: str | None) -> None:
+           no_decisions: bool, write_deck: str | None, turn: int | None,
+           html_out: str | None) -> None:
     """Show a recorded game turn by turn, and verify it by re-running it.
 
     The record (written by 'referee play --record') is re-run through the rules
     engine; if it does not re-run identically, that is reported and the exit
-    status is 2.
+    status is 2.  With --seat, each of the seat's decisions comes with its hand and
+    its legal decisions; faults are shown where they happened, with what the bot
+    sent.
     """
     try:
         rec = read_record(record_file)
-        if not check_only:
+        if html_out:
+            try:
+                if seat is not None and not 0 <= seat < rec.config.players:
+                    raise CliError(f"there is no seat {seat} in this {rec.config.players}-"
+                                   f"player game: choose 0 to {rec.config.players - 1}")
+                write_game_html(rec, Path(html_out), seat=seat, turn=turn)
+            except ReportError as e:
+                raise CliError(str(e)) from None
+            click.echo(f"replay viewer written to {html_out}: open it in a browser "
+                       f"(file://{Path(html_out).resolve()})")
+        elif not check_only:
             pause = None
             if step:
                 def pause() -> bool:
                     return click.prompt("", default="", show_default=False,
                                         prompt_suffix="[Enter: next turn, q: stop] ") != "q"
-            show_record(rec, click.echo, seat, decisions=not no_decisions, pause=pause)
+            show_record(rec, click.echo, seat, decisions=not no_decisions, pause=pause,
+                        turn=turn)
         if write_deck:
             with open(write_deck, "w", encoding="utf-8") as f:
                 f.write(deck_file_text(rec))
@@ -557,6 +611,7 @@ _SUBCOMMANDS = (
     ("referee.tournament.cli", "tournament"),
     ("referee.checkbot", "check_bot"),
     ("referee.keys", "keys"),
+    ("referee.report.cli", "report"),
 )
 
 

@@ -16,9 +16,11 @@ from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
 from .game import Decision, GameConfig
-from .game.decisions import DecisionSyntaxError, parse_decision
+from .game.cards import CLEAR, KIND_TEXT, CardError, parse_kind_colour
+from .game.decisions import PLAY, SOURCE_NAMES, DecisionSyntaxError, parse_decision
 from .replay import HOW_WORDS, describe
 from .runner import BotFault, DecisionRequest
+from .table import draw_table
 
 
 class HumanClock:
@@ -36,58 +38,21 @@ def _cards(xs: Sequence[str]) -> str:
     return " ".join(xs) if xs else "-"
 
 
-def draw_table(obs: dict[str, Any], names: Sequence[str], me: int) -> list[str]:
-    """The table from ``me``'s observation: every seat's counts and 3UP cards, the
-    pile, the draw pile, whose turn, pending extra actions, and ``me``'s hand."""
-    n = obs["players"]
-    names = list(names) if len(names) == n else [f"seat {s}" for s in range(n)]
-    width = max(len(x) for x in names) + (6 if len(names) else 0)
-    to_move = obs.get("to_move")
-    lines: list[str] = []
-    phase = obs["phase"]
-    title = f" turn {obs['turn']} " if phase != "setup" else " set-up: choose your 3UP cards "
-    lines.append(f"===={title}".ljust(60, "="))
-    lines.append(f"  {'seat':<{width + 2}} {'hand':>4}  {'3UP':<16} {'3DOWN':<6}  ")
-    for st in obs["seats"]:
-        s = st["seat"]
-        mark = ">" if s == to_move else " "
-        label = names[s] + (" (you)" if s == me else "")
-        up = "(hidden)" if st["up"] is None else _cards(st["up"])
-        down = len(st["down"])
-        status = ""
-        if st.get("finished"):
-            status = f"finished, place {st['finished']}"
-        elif phase == "setup":
-            status = "chosen" if st.get("chosen") else "choosing"
-        lines.append(f"{mark} {s} {label:<{width}} {st['hand']:>4}  {up:<16} {down:<6} {status}")
-    pile = obs["pile"]
-    if pile:
-        run = obs.get("pile_run", 0)
-        shown = pile[-12:]
-        more = f"{len(pile) - len(shown)} more under " if len(pile) > len(shown) else ""
-        lines.append(f"  pile ({len(pile)}): {more}{' '.join(shown)}   <- top"
-                     + (f" ({run} in a row)" if run and run > 1 else ""))
-    else:
-        lines.append("  pile: empty (anything may be played)")
-    lines.append(f"  draw pile: {obs['draw_pile']} cards    out of the game: {len(obs['cleared'])} cards"
-                 + ("    direction: counter-clockwise" if obs.get("direction") == -1 else ""))
-    if to_move is not None and phase != "setup":
-        who = "your" if to_move == me else f"{names[to_move]}'s"
-        extra = ""
-        if obs.get("extra_action"):
-            extra = f" -- an extra action ({obs['pending_extra']} more after this one)"
-        elif obs.get("pending_extra"):
-            extra = f" -- {obs['pending_extra']} extra action(s) pending"
-        lines.append(f"  {who} move{extra}")
-        if to_move == me and pile:
-            top = pile[-1][:-1]  # a cleared pile is empty, so the top is a number
-            lines.append(f"  to play on the pile: {top} or higher, or a special card "
-                         "(C, C+1, C+2)")
-    if phase == "setup":
-        lines.append(f"  your six dealt cards: {_cards(obs.get('dealt', []))}")
-    else:
-        lines.append(f"  your hand: {_cards(obs['hand'])}")
-    return lines
+def _n(n: int, word: str) -> str:
+    """``1 card``, ``2 cards``."""
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
+HELP = """\
+Commands:
+  NUMBER              the choice with that number (Enter alone: the only choice)
+  a decision          as listed, in any case: play hand 7x2, down 1, pickup, draw
+  shorthand           7x2 or C+1 (from the hand or the 3UP cards, whichever you play
+                      from), or the cards themselves: 7g 7r, play hand 7g 7r
+  3 cards             at the set-up: the three cards to lay face up, e.g. 10g 10r Cy
+  t, table            draw the table and the choices again
+  ?, help             this list
+  q, quit             leave the game (you forfeit it; asks first)"""
 
 
 class HumanPlayer:
@@ -126,7 +91,7 @@ class HumanPlayer:
         if config.variants:
             self.say(f"Variants: {', '.join(sorted(config.variants))}.")
         self.say("Answer with the number of a choice or type the decision; "
-                 "'t' redraws the table, 'quit' leaves the game.")
+                 "'?' lists the commands, 'q' leaves the game.")
 
     def decide(self, request: DecisionRequest) -> Decision | str:
         for ev in request.events:
@@ -175,25 +140,43 @@ class HumanPlayer:
         return line.strip()
 
     def _ask(self, obs: dict[str, Any], legal: Sequence[Decision]) -> Decision:
+        if len(legal) == 1:
+            prompt = f"Your only choice is '{legal[0].text}': press Enter (or type 1): "
+        else:
+            prompt = f"Your choice (1 to {len(legal)}, ? for help): "
         while True:
-            text = self._readline(f"Your choice [1-{len(legal)}]: ")
+            text = self._readline(prompt)
             if not text:
+                if len(legal) == 1:
+                    return legal[0]
                 continue
-            if text.lower() in ("q", "quit", "exit"):
-                raise BotFault("crash", "the person at the terminal left the game", fatal=True)
-            if text.lower() in ("t", "table", "?", "help"):
+            word = text.lower()
+            if word in ("q", "quit", "exit"):
+                answer = self._readline("Leave the game? You forfeit it and finish last "
+                                        "[y/N]: ").lower()
+                if answer in ("y", "yes"):
+                    raise BotFault("crash", "the person at the terminal left the game",
+                                   fatal=True)
+                self.say("You stay in the game.")
+                continue
+            if word in ("?", "h", "help"):
+                self.say(HELP)
+                continue
+            if word in ("t", "table"):
                 self._show(obs, legal)
                 continue
-            found = match_choice(text, legal)
+            found = match_choice(text, legal, obs)
             if isinstance(found, Decision):
                 return found
             self.say(found)
 
 
-def match_choice(text: str, legal: Sequence[Decision]) -> Decision | str:
+def match_choice(text: str, legal: Sequence[Decision],
+                 obs: dict[str, Any] | None = None) -> Decision | str:
     """The listed decision ``text`` names -- its number, its text (any case, any
-    spacing), or for the 3UP choice just the three cards -- or a message saying what
-    would be right."""
+    spacing), for the 3UP choice just the three cards, or a play in the bots'
+    shorthand (``5x2``, ``C+1``) or by its cards (``5r 5k``, ``play hand 5r 5k``) --
+    or a message saying what would be right."""
     t = " ".join(text.split())
     if t.isdigit():
         i = int(t)
@@ -209,6 +192,9 @@ def match_choice(text: str, legal: Sequence[Decision]) -> Decision | str:
         for d in legal:
             if sorted(x.lower() for x in d.text.split()[1:]) == want:
                 return d
+    play = _as_play(t, legal, obs)
+    if play is not None:
+        return play
     try:
         parsed = parse_decision(_fix_case(t))
     except DecisionSyntaxError as e:
@@ -218,6 +204,67 @@ def match_choice(text: str, legal: Sequence[Decision]) -> Decision | str:
             return d
     return (f"'{t}' is not allowed now: type a number from 1 to {len(legal)}, "
             "or one of the decisions listed.")
+
+
+def _as_play(text: str, legal: Sequence[Decision], obs: dict[str, Any] | None,
+             ) -> Decision | str | None:
+    """A play written the short way -- ``7x2``, ``C+1``, or by its cards (``7g 7r``,
+    ``play hand 7g 7r``) -- as the listed play it means (the source is the one you
+    play from now, RULES §4.1), a message if it names a play that is not allowed, or
+    None if ``text`` is no such play."""
+    plays = [d for d in legal if d.code == PLAY]
+    if not plays:
+        return None
+    words = _fix_case(text).split()
+    src = SOURCE_NAMES[plays[0].src]
+    if len(words) >= 3 and words[0] == "play" and words[1] == src:
+        words = words[2:]
+    elif words and words[0] == "play":
+        return None  # another source, or no cards: the full forms' messages say why
+    if len(words) == 1:
+        num, sep, count = words[0].partition("x")
+        if sep and count.isdigit() and num in KIND_TEXT[:CLEAR]:
+            kind, n = KIND_TEXT.index(num), int(count)
+        elif words[0] in KIND_TEXT[CLEAR:]:
+            kind, n = KIND_TEXT.index(words[0]), 1
+        else:
+            kind, n = -1, 0
+        if kind >= 0:
+            for d in plays:
+                if d.kind == kind and d.count == n and not d.cards:
+                    return d
+            return _no_such_play(words[0], plays)
+    try:
+        cards = [parse_kind_colour(w) for w in words]
+    except CardError:
+        return None
+    if not cards:
+        return None
+    held: list[str] = []  # the cards of the source played from, when the table is known
+    if obs is not None:
+        held = list(obs["hand"] if src == "hand" else obs["seats"][obs["seat"]]["up"] or [])
+    kinds = {k for k, _ in cards}
+    if len(kinds) != 1:
+        return "A play is one kind of card: name cards of one number (7g 7r), or one special."
+    kind = kinds.pop()
+    for w in words:
+        if obs is not None and w not in held:
+            return f"You hold no {w} in your {'hand' if src == 'hand' else '3UP cards'}."
+        if obs is not None:
+            held.remove(w)
+    named = " ".join(words)
+    for d in plays:  # four_of_a_colour: the cards, in the order given
+        if d.cards and d.text.split()[2:] == words:
+            return d
+    for d in plays:
+        if not d.cards and d.kind == kind and d.count == len(words):
+            return d
+    return _no_such_play(named, plays)
+
+
+def _no_such_play(what: str, plays: Sequence[Decision]) -> str:
+    return (f"You cannot play {what} now; the plays allowed: "
+            + ", ".join(d.text.split(" ", 2)[2] for d in plays) + ".")
 
 
 def _fix_case(text: str) -> str:

@@ -36,6 +36,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import os
+import select
 import shlex
 import shutil
 import signal
@@ -47,7 +48,7 @@ from datetime import datetime
 from typing import IO
 
 from .quoting import printable
-from .sandbox import DEFAULT_MEMORY_MB, Cgroup, Sandbox, join_script
+from .sandbox import DEFAULT_MEMORY_MB, Cgroup, Sandbox, SandboxConfig, explain, join_script
 
 __all__ = ["DEFAULT_MEMORY_MB", "DEFAULT_STDERR_CAP", "BotProcess", "BotStartError",
            "StderrLog", "start_bot"]
@@ -70,7 +71,8 @@ class StderrLog:
     "[truncated]" line, then nothing more but a count of what was dropped), the last
     TAIL_BYTES in memory for crash reports, and passes each line (within the same
     cap) to ``on_line``.  ``mark`` writes a referee line (a game starts) into the log,
-    between the bot's own lines; each start begins with one."""
+    between the bot's own lines; each start begins with one.  ``drain`` reads what
+    the pipe holds there and then (before a crash is described)."""
 
     def __init__(self, fd: int, path: str | None, cap: int = DEFAULT_STDERR_CAP,
                  on_line: Callable[[str], None] | None = None, *,
@@ -84,6 +86,11 @@ class StderrLog:
         self.truncated = False
         self._tail = bytearray()
         self._lock = threading.Lock()
+        # Held while reading the pipe: by the thread, or by ``drain``.
+        self._read_lock = threading.Lock()
+        self._pending = b""
+        self._eof = False
+        os.set_blocking(fd, False)
         self._file: IO[bytes] | None = open(path, "ab") if path else None  # noqa: SIM115
         if self._file is not None:
             self.kept = os.fstat(self._file.fileno()).st_size  # earlier starts count
@@ -95,7 +102,7 @@ class StderrLog:
         self.thread.start()
 
     def _keep(self, data: bytes) -> bytes:
-        """Write what fits under the cap (caller holds the lock); the rest is
+        """Write what fits under the cap (caller holds ``_lock``); the rest is
         counted, and the first cut marked in the file.  Returns what was kept."""
         room = self.cap - self.kept
         keep, drop = data[:max(0, room)], data[max(0, room):]
@@ -123,38 +130,87 @@ class StderrLog:
             self._keep(f"==== [referee {stamp}] {printable(text)} ====\n".encode())
 
     def _run(self) -> None:
-        pending = b""
+        poller = select.poll()
+        poller.register(self.fd, select.POLLIN)
         try:
             while True:
                 try:
-                    chunk = os.read(self.fd, 1 << 16)
+                    poller.poll()
                 except InterruptedError:
                     continue
-                except OSError:
+                except (OSError, ValueError):
                     break
-                if not chunk:
+                with self._read_lock:
+                    more, lines = self._read_some()
+                for line in lines:
+                    self._tell(line)
+                if not more:
                     break
-                with self._lock:
-                    self._tail += chunk
-                    del self._tail[:-TAIL_BYTES]
-                    keep = self._keep(chunk)
-                if keep and self.on_line:
-                    lines = (pending + keep).split(b"\n")
-                    pending = lines.pop()
-                    for line in lines:
-                        self._tell(line)
-            if pending and self.on_line:
-                self._tell(pending)
         finally:
-            if self._file:
+            with self._read_lock:
+                self._eof = True
+                if self._pending and self.on_line:
+                    self._tell(self._pending)
+                self._pending = b""
                 with self._lock:
-                    if self.dropped:
-                        self._file.write(f"[referee: {self.dropped} more bytes of output "
-                                         f"dropped in this start]\n".encode())
-                    self._file.close()
-                    self._file = None
-            with contextlib.suppress(OSError):
-                os.close(self.fd)
+                    if self._file:
+                        if self.dropped:
+                            self._file.write(f"[referee: {self.dropped} more bytes of output "
+                                             f"dropped in this start]\n".encode())
+                        self._file.close()
+                        self._file = None
+                with contextlib.suppress(OSError):
+                    os.close(self.fd)
+
+    def _read_some(self) -> tuple[bool, list[bytes]]:
+        """One read of what the pipe holds (the fd is non-blocking; the caller holds
+        ``_read_lock``): (False at the end of the pipe, the whole lines to tell)."""
+        lines: list[bytes] = []
+        try:
+            chunk = os.read(self.fd, 1 << 16)
+        except (BlockingIOError, InterruptedError):
+            return True, lines  # the other reader took it
+        except OSError:
+            return False, lines
+        if not chunk:
+            return False, lines
+        with self._lock:
+            self._tail += chunk
+            del self._tail[:-TAIL_BYTES]
+            keep = self._keep(chunk)
+        if keep and self.on_line:
+            lines = (self._pending + keep).split(b"\n")
+            self._pending = lines.pop()
+        return True, lines
+
+    def drain(self, timeout: float = 1.0, limit: int = 1 << 20) -> None:
+        """Read, here and now, what the pipe holds, so that ``tail`` has it: what a
+        bot wrote just before it exited may still be in the pipe, the reader thread
+        not having run yet (a loaded machine).  Bounded: at most ``limit`` bytes and
+        ``timeout`` seconds, however much a bot's children go on writing."""
+        deadline = time.monotonic() + timeout
+        if not self._read_lock.acquire(timeout=timeout):
+            return
+        told: list[bytes] = []
+        try:
+            poller = select.poll()
+            start = self.kept + self.dropped
+            if not self._eof:
+                poller.register(self.fd, select.POLLIN)
+            while not self._eof and time.monotonic() < deadline and \
+                    self.kept + self.dropped - start < limit:
+                if not poller.poll(0):
+                    break  # empty: everything written so far is in the tail
+                more, lines = self._read_some()
+                told += lines
+                if not more:
+                    break
+        except (OSError, ValueError):
+            pass
+        finally:
+            self._read_lock.release()
+        for line in told:
+            self._tell(line)
 
     def _tell(self, line: bytes) -> None:
         """Pass a line on; a failing callback is dropped rather than allowed to stop
@@ -258,13 +314,15 @@ class BotProcess:
 
     def __init__(self, popen: subprocess.Popen[bytes], stdin_fd: int, stdout_fd: int,
                  stderr: StderrLog, command: Sequence[str], *,
-                 cgroup: Cgroup | None = None, sandboxed: bool = False) -> None:
+                 cgroup: Cgroup | None = None, sandboxed: bool = False,
+                 sandbox_config: SandboxConfig | None = None) -> None:
         self.popen = popen
         #: The bot's cgroup (its limits, and every process of its tree), if any.
         self.cgroup = cgroup
         #: Started inside bubblewrap: its exit status is bwrap's, a signal N that
         #: killed the bot reads as 128 + N.
         self.sandboxed = sandboxed
+        self.sandbox_config = sandbox_config
         self._oom: bool | None = None
         self.pid = popen.pid
         self.stdin_fd = stdin_fd
@@ -337,10 +395,15 @@ class BotProcess:
             rc = 128 - rc  # bwrap's "the bot was killed by signal N"
         text = describe_exit(rc, ran=ran, oom_mb=self.cgroup.memory_mb
                              if self.out_of_memory() and self.cgroup else None)
+        self.stderr.drain()  # its last words may still be in the pipe
         tail = self.stderr.tail().strip()
         if tail:
             last = tail.splitlines()[-3:]
             text += "; last stderr: " + " | ".join(line[-200:] for line in last)
+            if self.sandboxed and self.sandbox_config is not None:
+                hints = explain(tail.splitlines(), self.sandbox_config)
+                if hints and not self.out_of_memory():
+                    text += f" (in the sandbox, the bot {hints[0]})"
         return text
 
     def out_of_memory(self) -> bool:
@@ -454,6 +517,7 @@ def start_bot(
         raise BotStartError(f"{exe!r} was not found on the PATH")
     cgroup: Cgroup | None = None
     pass_fds: list[int] = []
+    sb = sandbox
     if sandbox is not None and sandbox.active:
         sb = sandbox.with_memory(memory_mb)
         prepared = sb.prepare(command, cwd=cwd, env=bot_env, writable=writable)
@@ -514,8 +578,9 @@ def start_bot(
     # children, O_CLOEXEC is the default for os.pipe).
     log = StderrLog(err_r, stderr_path, stderr_cap, on_stderr,
                     started=f"bot started (pid {popen.pid}): {shlex.join(command)}")
-    proc = BotProcess(popen, in_w, out_r, log, command, cgroup=cgroup,
-                      sandboxed=sandbox is not None and sandbox.active)
+    active = sandbox is not None and sandbox.active
+    proc = BotProcess(popen, in_w, out_r, log, command, cgroup=cgroup, sandboxed=active,
+                      sandbox_config=sb.config if active and sb is not None else None)
     with _LIVE_LOCK:
         _LIVE[proc.pid] = proc
     _exit_on_termination()

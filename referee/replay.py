@@ -18,23 +18,34 @@ from typing import Any, TextIO
 from .game import ConfigError, Game, GameConfig, IllegalDecision
 from .game.cards import CardError, card_text, parse_deck
 from .game.events import Event, EventSyntaxError, event_text, filter_event, parse_event
-from .runner import final_places, final_points, replay_check
+from .runner import final_places, final_points, replay_check, stop_if_stopped
+from .table import draw_table, omniscient_lines
 
 SOURCE_WORDS = {0: "from the hand", 1: "from the 3UP cards", 2: "from 3DOWN"}
 
 
-def _cards(cards: Sequence[int] | None, hidden: str = "?") -> str:
+def _cards_of(cards: Sequence[int] | None, hidden: str = "?",
+           fmt: Callable[[int], str] = card_text) -> str:
     if cards is None:
         return hidden
-    return " ".join(card_text(c) for c in cards) if cards else "(nothing)"
+    return " ".join(fmt(c) for c in cards) if cards else "(nothing)"
 
 
 def _count(n: int, word: str) -> str:
     return f"{n} {word}" + ("" if n == 1 else "s")
 
 
-def describe(ev: Event, names: Sequence[str]) -> str:
-    """One (already filtered) event in words.  ``names[seat]`` labels the seats."""
+def describe(ev: Event, names: Sequence[str], fmt: Callable[[int], str] = card_text,
+             hidden: str = "?") -> str:
+    """One (already filtered) event in words.  ``names[seat]`` labels the seats;
+    ``fmt`` writes a card and ``hidden`` a card the seat may not see (the HTML
+    report marks cards up with them)."""
+
+    def _cards(cards: Sequence[int] | None) -> str:
+        return _cards_of(cards, hidden, fmt)
+
+    def card_text(card: int) -> str:
+        return fmt(card)
 
     def who(s: int) -> str:
         return names[s] if 0 <= s < len(names) else f"seat {s}"
@@ -70,7 +81,8 @@ def describe(ev: Event, names: Sequence[str]) -> str:
         return f"{who(ev[1])} cannot play and picks up the pile: {_cards(ev[2])}"
     if kind == "clear":
         how = "three of a kind in a row" if ev[2] == "three" else ev[2]
-        return f"the pile is cleared by {how} ({_count(ev[3], 'card')} leave the game)"
+        leave = "leaves" if ev[3] == 1 else "leave"
+        return f"the pile is cleared by {how} ({_count(ev[3], 'card')} {leave} the game)"
     if kind == "reverse":
         return "play now goes " + ("clockwise" if ev[1] == 1 else "counter-clockwise")
     if kind == "draw":
@@ -99,6 +111,8 @@ HOW_WORDS = {
     "winner": "a player went out",
     "played_out": "played out to the last player",
     "turn_limit": "stopped at the turn limit",
+    "forfeits": "stopped: every other seat still playing had forfeited (RULES §5.4)",
+    "time_limit": "stopped at the game's time limit (RULES §5.4)",
 }
 
 
@@ -185,18 +199,28 @@ def read_record(path: str) -> Record:
         raise RecordError(f"{path} is a directory; give one game record file in it") from None
     except (OSError, UnicodeDecodeError) as e:
         raise RecordError(f"cannot read {path}: {e}") from None
-    return parse_record(text.splitlines(), path)
+    return parse_record(text.splitlines(), path, complete=text.endswith("\n"))
 
 
-def parse_record(lines: Sequence[str], where: str = "the record") -> Record:
+def _truncated(where: str, why: str) -> RecordError:
+    return RecordError(f"{where} is truncated: {why} (was its writing interrupted, or the "
+                       "disk full?); a tournament plays such a game again when resumed")
+
+
+def parse_record(lines: Sequence[str], where: str = "the record", *,
+                 complete: bool = True) -> Record:
+    """``complete``: the text ended with a newline, as the referee writes records."""
     rows: list[dict[str, Any]] = []
     kept: list[str] = []
+    last = max((i for i, line in enumerate(lines, 1) if line.strip()), default=0)
     for i, line in enumerate(lines, 1):
         if not line.strip():
             continue
         try:
             row = json.loads(line)
         except json.JSONDecodeError as e:
+            if i == last and i > 1 and not complete:
+                raise _truncated(where, f"it ends in the middle of line {i}") from None
             raise RecordError(f"{where} line {i} is not JSON ({e.msg}): is this a game record?") from None
         if not isinstance(row, dict) or "type" not in row:
             raise RecordError(f"{where} line {i} is not a record line (no 'type')")
@@ -221,6 +245,8 @@ def parse_record(lines: Sequence[str], where: str = "the record") -> Record:
             rec.result = row
         elif t == "game":
             raise RecordError(f"{where} holds more than one game; split it, one game per file")
+    if not rec.result and rows[-1]["type"] in ("decision", "event", "fault"):
+        raise _truncated(where, f"it ends at line {last} without the game's result line")
     try:
         rec.config  # noqa: B018 - validates the configuration
     except (ConfigError, TypeError) as e:
@@ -230,7 +256,8 @@ def parse_record(lines: Sequence[str], where: str = "the record") -> Record:
 
 @dataclass
 class Step:
-    """One applied decision and the events it caused (omniscient)."""
+    """One applied decision and the events it caused (omniscient); ``seat`` -1: the
+    referee's stop of the game (RULES §5.4)."""
 
     seat: int
     decision: str
@@ -258,6 +285,10 @@ def rerun(rec: Record) -> tuple[Game, list[Event], list[Step], str]:
                                         f"seat {row.get('seat')}) is illegal: {e}")
         steps.append(Step(int(row["seat"]), str(row["decision"]), float(row.get("ms", 0.0)),
                           bool(row.get("substituted", False)), game.events[before:]))
+    before = len(game.events)
+    stop_if_stopped(game, rec.result)
+    if len(game.events) > before:
+        steps.append(Step(-1, "", 0.0, False, game.events[before:]))
     return game, start, steps, ""
 
 
@@ -282,6 +313,10 @@ def verify(rec: Record) -> tuple[bool, str]:
             return False, (f"the result's penalty points {game_points} differ from "
                            f"the engine's {list(res.points)}")
         forfeits = rec.result.get("forfeits", [])
+        if "game_places" in rec.result and rec.result.get("places") != final_places(
+                res.places, forfeits):
+            return False, (f"the result's places {rec.result.get('places')} are not the "
+                           f"engine's {list(res.places)} after forfeits {forfeits}")
         if "game_points" in rec.result and rec.result.get("points") != final_points(
                 res.points, forfeits):
             return False, (f"the result's final penalty points {rec.result.get('points')} are "
@@ -291,57 +326,153 @@ def verify(rec: Record) -> tuple[bool, str]:
     return True, ""
 
 
+def match_faults(rec: Record, turns: Sequence[int]) -> dict[int, list[dict[str, Any]]]:
+    """Each fault at the decision the referee played because of it: the seat's first
+    substituted decision at or after the fault's turn, as a 1-based decision number
+    (``turns[i]``: the turn at decision i).  A fault the game did not answer with a
+    decision (``recorded``, at the end) goes after the last decision (number
+    ``len(rec.decisions) + 1``)."""
+    taken: set[int] = set()
+    out: dict[int, list[dict[str, Any]]] = {}
+    last = len(rec.decisions) + 1
+    for f in rec.faults:
+        seat = f.get("seat")
+        at = last
+        if f.get("action") != "recorded":
+            for i, d in enumerate(rec.decisions):
+                if (i not in taken and d.get("seat") == seat and d.get("substituted")
+                        and i < len(turns) and turns[i] >= int(f.get("turn", 0) or 0)):
+                    taken.add(i)
+                    at = i + 1
+                    break
+        out.setdefault(at, []).append(f)
+    return out
+
+
+def fault_line(f: dict[str, Any], seat: int | None) -> str:
+    """A fault as a replay shows it; another seat's view gets its kind and what the
+    referee did, not what the bot sent (which may name its cards)."""
+    if seat is None or f.get("seat") == seat:
+        return (f"FAULT {f.get('bot')} (seat {f.get('seat')}) turn {f.get('turn')}: "
+                f"{f.get('kind')}: {f.get('detail')} [{f.get('action')}]")
+    return (f"FAULT {f.get('bot')} (seat {f.get('seat')}) turn {f.get('turn')}: "
+            f"{f.get('kind')} [{f.get('action')}]")
+
+
+def _new_game(rec: Record) -> Game:
+    try:
+        return Game(rec.config, int(rec.head["seed"]), deck=parse_deck(rec.head["deck"]),
+                    first_player=int(rec.head["first_player"]))
+    except (ConfigError, CardError, ValueError, TypeError) as e:
+        raise RecordError(f"the record's game cannot be set up: {e}") from None
+
+
 def show_record(rec: Record, out: TextIO | Callable[[str], None], seat: int | None = None,
-                *, decisions: bool = True, pause: Callable[[], bool] | None = None) -> str:
+                *, decisions: bool = True, pause: Callable[[], bool] | None = None,
+                turn: int | None = None) -> str:
     """Print the game turn by turn from ``seat``'s view (None: omniscient).  ``pause``
-    is called before each turn (return False to stop).  Returns the re-run error, if
-    a decision was illegal."""
-    emit: Callable[[str], None] = out if callable(out) else (lambda s: print(s, file=out))
+    is called before each turn (return False to stop).  With ``turn``, start there:
+    the table at that turn, then the game on from it.  In a seat's view, each of its
+    decisions comes with its hand and its legal decisions; each fault is shown at the
+    decision the referee played for it.  Returns the re-run error, if a decision was
+    illegal."""
+    emit_all: Callable[[str], None] = out if callable(out) else (lambda s: print(s, file=out))
     n = rec.config.players
     if seat is not None and not 0 <= seat < n:
         raise RecordError(f"there is no seat {seat} in this {n}-player game: choose 0 to {n - 1}")
     names = rec.bots if len(rec.bots) == n else [f"seat {s}" for s in range(n)]
     labels = [f"{nm} [{s}]" for s, nm in enumerate(names)]
     game, start, steps, err = rerun(rec)
+    last_turn = game.turn
+    if turn is not None and not 0 <= turn <= last_turn:
+        raise RecordError(f"the game has no turn {turn}: it ended at turn {last_turn}; "
+                          f"choose 0 to {last_turn}")
     cfg = rec.config
-    emit(f"game {rec.head.get('game_id', '?')}: {n} players, seed {rec.head['seed']}, "
-         f"deck {cfg.deck}" + (f" ({cfg.colours} colours)" if cfg.colours else "")
-         + (f", variants {', '.join(sorted(cfg.variants))}" if cfg.variants else "")
-         + f", first player {labels[int(rec.head['first_player'])]}")
-    emit("view: " + ("omniscient (every card)" if seat is None else f"{labels[seat]} (what this seat knows)"))
+    emit_all(f"game {rec.head.get('game_id', '?')}: {n} players, seed {rec.head['seed']}, "
+             f"deck {cfg.deck}" + (f" ({cfg.colours} colours)" if cfg.colours else "")
+             + (f", variants {', '.join(sorted(cfg.variants))}" if cfg.variants else "")
+             + f", first player {labels[int(rec.head['first_player'])]}")
+    emit_all("view: " + ("omniscient (every card)" if seat is None
+                         else f"{labels[seat]} (what this seat knows)"))
+    # Before ``turn``, nothing is shown; the table is drawn when it is reached.
+    showing = turn is None or turn == 0
+
+    def emit(line: str) -> None:
+        if showing:
+            emit_all(line)
+
+    game = _new_game(rec)
     if seat is None:
-        fresh = Game(cfg, int(rec.head["seed"]), deck=parse_deck(rec.head["deck"]),
-                     first_player=int(rec.head["first_player"]))
         for s in range(n):
             emit(f"   {labels[s]} 3DOWN: " + " ".join(
-                card_text(c) if c is not None else "-" for c in fresh.down[s]))
+                card_text(c) if c is not None else "-" for c in game.down[s]))
     narr = Narrator(labels, emit, seat)
+    turns = []
+    for step in steps:
+        turns.append(game.turn)
+        game.apply(step.seat, step.decision)
+    faults = match_faults(rec, turns)
+    game = _new_game(rec)
     # Each forfeit is told at the decision that caused it: the first decision the
     # referee played for the seat at or after the fault's turn.
     forfeit_turn = {int(f["seat"]): int(f.get("turn", 0)) for f in rec.faults
                     if f.get("action") == "forfeit"}
     for ev in start:
         narr.show(ev)
-    turn = 0
-    for step in steps:
+
+    def draw() -> None:
+        emit_all("")
+        if seat is None:
+            lines = omniscient_lines(game, labels)
+        else:
+            lines = draw_table(game.observation(seat), names, seat)
+        for line in lines:
+            emit_all(line)
+        emit_all("")
+
+    if turn == 0 and turn is not None:
+        draw()
+    current = 0
+    for i, step in enumerate(steps, 1):
+        if step.seat < 0:  # the referee stopped the game (RULES §5.4)
+            for ev in step.events:
+                narr.show(ev)
+            continue
         is_turn = any(e[0] == "turn" for e in step.events)
-        if is_turn and pause is not None and not pause():
-            return err
+        if decisions and seat == step.seat and showing:
+            obs = game.observation(seat)  # what the seat was shown (RULES §6)
+            mine = obs["seats"][seat]
+            held = (f"dealt {' '.join(obs['dealt'])}" if obs["phase"] == "setup" else
+                    f"hand {' '.join(obs['hand']) or '(empty)'}; 3UP "
+                    f"{' '.join(mine['up'] or []) or '(none)'}; 3DOWN {len(mine['down'])}")
+            emit(f"   {labels[seat]} to decide: {held}")
+            legal = [d.text for d in game.legal(seat)]
+            shown = legal if len(legal) <= 12 else [*legal[:10], f"... ({len(legal)} in all)"]
+            emit(f"     legal: {' | '.join(shown)}")
+        for f in faults.get(i, []):
+            emit(f"   {fault_line(f, seat)}")
         if (step.seat in forfeit_turn and step.seat not in narr.forfeits
-                and step.substituted and turn >= forfeit_turn[step.seat]):
+                and step.substituted and current >= forfeit_turn[step.seat]):
             narr.forfeit(step.seat)
         if decisions and (seat is None or seat == step.seat):
             note = " (substituted by the referee)" if step.substituted else ""
             emit(f"   > {labels[step.seat]} decides '{step.decision}' in {step.ms:.1f} ms{note}")
         elif decisions and step.substituted:
             emit(f"   > {labels[step.seat]}'s decision was substituted by the referee")
+        game.apply(step.seat, step.decision)
         for ev in step.events:
             if ev[0] == "turn":
-                turn = int(ev[1])
+                current = int(ev[1])
+                if not showing and turn is not None and current >= turn:
+                    showing = True
+                    draw()
+                if is_turn and pause is not None and showing and not pause():
+                    return err
             narr.show(ev)
-    for f in rec.faults:
-        emit(f"fault: {f.get('bot')} (seat {f.get('seat')}) turn {f.get('turn')}: "
-             f"{f.get('kind')}: {f.get('detail')} [{f.get('action')}]")
+    for at in sorted(faults):
+        if at > len(steps):
+            for f in faults[at]:
+                emit(f"   {fault_line(f, seat)}")
     return err
 
 

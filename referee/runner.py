@@ -71,6 +71,9 @@ class TimeControl:
     startup: float = 10.0
     per_decision: float = 1.0
     bank: float = 10.0
+    #: Wall-clock seconds for the whole game (None: no limit).  Checked before each
+    #: decision: a game over it is stopped there, ``time_limit`` (RULES §5.4).
+    game: float | None = None
 
 
 @dataclass(frozen=True)
@@ -187,6 +190,9 @@ class GameRecord:
     bot_game_id: str | None = None
     #: The sandbox the external bots ran in, and its limits (``Sandbox.describe``).
     sandbox: dict[str, Any] | None = None
+    #: A tournament's game: the tournament's seed (a drawn one is kept here too, so
+    #: that the records alone can rebuild the tournament: ``tournament verify``).
+    tournament_seed: int | None = None
 
     @property
     def places(self) -> list[int]:
@@ -212,6 +218,8 @@ class GameRecord:
             head["bot_game_id"] = self.bot_game_id
         if self.sandbox is not None:
             head["sandbox"] = self.sandbox
+        if self.tournament_seed is not None:
+            head["tournament_seed"] = self.tournament_seed
         # orjson: a record has hundreds of lines, and tournaments write one per game.
         dumps = _dumps
         lines = [dumps(head)]
@@ -270,6 +278,22 @@ def final_points(engine_points: Sequence[int], forfeits: Sequence[int]) -> list[
         for i, s in enumerate(reversed(forfeits)):  # the latest forfeit ranks highest
             out[s] = top + 1 + i
     return out
+
+
+def _stop_reason(game: Game, forfeited: Sequence[int], elapsed: float,
+                 game_time: float | None) -> str:
+    """Why the game must be stopped before its next decision (RULES §5.4), or "":
+    ``forfeits`` when at most one seat still playing has not forfeited (the places
+    can no longer change: forfeits are last whatever the cards do), ``time_limit``
+    when the game has run over its wall-clock limit."""
+    if forfeited:
+        place = game.place
+        playing = sum(1 for s in range(game.n) if place[s] is None and s not in forfeited)
+        if playing <= 1:
+            return "forfeits"
+    if game_time is not None and elapsed > game_time:
+        return "time_limit"
+    return ""
 
 
 def run_game(
@@ -355,7 +379,13 @@ def run_game(
     legal_of = game.legal
     apply = game.apply
     observe = game.observation
+    game_time = tc.game
     while not game.over:
+        if game.turn:  # set-up done: a stop before it would rank unplayed hands
+            stop = _stop_reason(game, forfeited, clock() - t0, game_time)
+            if stop:
+                game.stop(stop)
+                break
         for seat in game.to_decide():
             legal = legal_of(seat)
             chosen: Decision | None = None
@@ -401,6 +431,10 @@ def run_game(
                 on_event("event", event_text(ev))
             emitted = len(game.events)
 
+    if on_event and emitted < len(game.events):
+        for ev in game.events[emitted:]:
+            on_event("event", event_text(ev))
+        emitted = len(game.events)
     result = game.result()
     assert result is not None
     places = final_places(result.places, forfeited)
@@ -447,6 +481,7 @@ def replay_check(record_lines: Sequence[str]) -> tuple[bool, str]:
                 game.apply(row["seat"], row["decision"])
             except IllegalDecision as e:
                 return False, f"decision {row['decision']!r} of seat {row['seat']} is illegal: {e}"
+    stop_if_stopped(game, next((r for r in rows if r["type"] == "result"), {}))
     want = [r["event"] for r in rows if r["type"] == "event"]
     got = [event_text(e) for e in game.events]
     for i, (a, b) in enumerate(zip(want, got, strict=False)):
@@ -455,6 +490,14 @@ def replay_check(record_lines: Sequence[str]) -> tuple[bool, str]:
     if len(want) != len(got):
         return False, f"the record has {len(want)} events, the engine {len(got)}"
     return True, ""
+
+
+def stop_if_stopped(game: Game, result: dict[str, Any]) -> None:
+    """A record whose game was stopped (RULES §5.4: ``forfeits``, ``time_limit``) is
+    re-run to the same end: stopped after its last decision."""
+    how = result.get("how")
+    if not game.over and how in Game.STOPS:
+        game.stop(str(how))
 
 
 _ = filter_event

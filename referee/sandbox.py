@@ -50,6 +50,7 @@ import shutil
 import signal
 import subprocess
 import threading
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -231,11 +232,27 @@ def _find_cgroups() -> tuple[dict[str, tuple[str, str]], dict[str, str]]:
     return found, problems
 
 
+_STALE = re.compile(r"updown-(\d+)-\d+")
+
+
+def _sweep(parents: Mapping[str, tuple[str, str]]) -> None:
+    """Remove the empty cgroups of referees that are gone (one killed by SIGKILL
+    could not remove its own; the kernel ended their processes with the bots)."""
+    for _, parent in set(parents.values()):
+        with contextlib.suppress(OSError):
+            for entry in os.listdir(parent):
+                m = _STALE.fullmatch(entry)
+                if m and not os.path.exists(f"/proc/{m.group(1)}"):
+                    with contextlib.suppress(OSError):
+                        os.rmdir(os.path.join(parent, entry))
+
+
 @functools.lru_cache(maxsize=1)
 def probe() -> Machine:
     """What this machine allows (probed once per process: a bwrap start, ~5 ms)."""
     bwrap = shutil.which("bwrap")
     cgroups, problems = _find_cgroups()
+    _sweep(cgroups)
     return Machine(bwrap, _bwrap_problem(bwrap), cgroups, problems)
 
 
@@ -443,10 +460,11 @@ def explain(lines: Sequence[str], config: SandboxConfig) -> list[str]:
                 "permission denied" in low:
             m = _PATH_IN.search(line)
             path = (m.group(1) or m.group(2)) if m else None
-            if path and not path.startswith(("/tmp", "/proc", "/dev")):
+            # Only a path the host has: a missing one is the bot's own mistake.
+            if path and not path.startswith(("/proc", "/dev")) and os.path.exists(path):
                 say(f"tried to use {path}, which the sandbox does not show (add it to "
-                    f"[sandbox] read_only if the bot needs it, or keep it in the bot's "
-                    f"folder)")
+                    f"[sandbox] read_only, or --allow-read, if the bot needs it, or keep "
+                    f"it in the bot's folder)")
     return out
 
 
@@ -656,10 +674,24 @@ class Cgroup:
                 with contextlib.suppress(OSError):
                     os.kill(pid, signal.SIGKILL)
 
-    def remove(self) -> None:
+    def remove(self, wait: float = 1.0) -> None:
+        """Remove the cgroup once its last process is gone (the kernel empties it
+        just after the processes are reaped: up to ``wait`` seconds are given)."""
+        deadline = time.monotonic() + wait
+        while self.pids() and time.monotonic() < deadline:
+            self.kill_all()
+            time.sleep(0.005)
         for _, d in self.dirs.values():
-            with contextlib.suppress(OSError):
-                os.rmdir(d)
+            for _ in range(50):
+                try:
+                    os.rmdir(d)
+                    break
+                except FileNotFoundError:
+                    break
+                except OSError:  # EBUSY: still being emptied
+                    if time.monotonic() >= deadline:
+                        break
+                    time.sleep(0.005)
 
 
 def _write(path: str, value: str) -> None:

@@ -4,14 +4,21 @@ Owns the ``Transcript`` (a sink for the transports' ``on_message`` hook, the
 runner's faults and decisions, and in-process bots' requests) and its line format.
 Each line: wall-clock time, time since the game began, direction, bot, message.
 A bot's answer shows its decision latency (time since the referee's last message to
-it); its stderr lines are interleaved where they arrived; a rejected answer is
-followed by the referee's reason.  Colour only where the sink is a terminal.
+it), the one latency line of a decision; its stderr lines are interleaved where they
+arrived; a rejected answer is followed by the referee's reason, a bot that crashed
+by what happened to it.  Colour only where the sink is a terminal.
 
-    14:02:07.114  +0.412s  -> mybot       {"type": "request", ...}
+    14:02:07.114  +0.412s  -> mybot       {"type": "request", ..., "observation": {...}, "legal": [3 legal], ...}
     14:02:07.161  +0.459s  <- mybot       {"type": "decision", ...}   [47.1 ms]
     14:02:07.161  +0.459s  !! mybot       stderr: thinking about 7g
-    14:02:07.162  +0.460s  XX mybot       REJECTED illegal: seat 0: ... [substituted]
+    14:02:07.162  +0.460s  XX mybot       REJECTED illegal at turn 4: seat 0: ... [substituted]
     14:02:07.170  +0.468s  ~> heuristic   {"type": "request", ...}   (an in-process bot)
+    14:02:08.001  +1.299s  XX mybot       CRASHED at turn 9: mybot exited with status 1 [forfeit]
+
+A sink is *short* or *full*: a short one (the CLI's default on a terminal) shows a
+request's observation as ``{...}``, its legal list and events by their counts; a
+full one shows every message whole.  ``only`` keeps one bot's lines (and the
+referee's legend).
 
 An external bot's lines (``->``, ``<-``) are the messages on the wire.  A built-in
 bot sends none: its lines (``~>``, ``<~``) show what the referee asked it and what
@@ -61,9 +68,35 @@ IN_PROCESS_LEGEND = (
 class _Sink:
     stream: TextIO
     colour: bool
+    short: bool = False
+
+
+def shorten(payload: Any) -> Any:
+    """A request's (or game_over's) observation as ``{...}``, its legal list and its
+    events by their counts: the short form of a message (other payloads as they are)."""
+    if not isinstance(payload, dict) or payload.get("type") not in ("request", "game_over"):
+        return payload
+    out: dict[str, Any] = {}
+    for k, v in payload.items():
+        if k == "observation" and isinstance(v, dict):
+            out[k] = _Raw("{...}")
+        elif k in ("legal", "events") and isinstance(v, list):
+            out[k] = _Raw(f"[{len(v)} {'legal' if k == 'legal' else 'events'}]")
+        else:
+            out[k] = v
+    return out
+
+
+class _Raw(str):
+    """Text written into a message's JSON form as it is (not as a JSON string)."""
 
 
 def _text(payload: Any) -> str:
+    if isinstance(payload, dict) and any(isinstance(v, _Raw) for v in payload.values()):
+        return "{" + ", ".join(
+            f"{json.dumps(k)}: "
+            + (v if isinstance(v, _Raw) else json.dumps(v, separators=(", ", ": "), default=str))
+            for k, v in payload.items()) + "}"
     if isinstance(payload, (bytes, bytearray)):
         try:
             return payload.decode("utf-8", "replace").rstrip("\n")
@@ -82,8 +115,9 @@ class Transcript:
     they happen.  ``on_message`` has the transports' hook signature."""
 
     def __init__(self, *, clock: Callable[[], float] = time.time,
-                 name_width: int = 12) -> None:
+                 name_width: int = 12, only: str | None = None) -> None:
         self.sinks: list[_Sink] = []
+        self.only = only  # show just this bot's lines
         self.clock = clock
         self.t0 = clock()
         self.name_width = name_width
@@ -93,8 +127,8 @@ class Transcript:
         # stderr lines arrive from the transports' reader threads.
         self._lock = threading.Lock()
 
-    def add_sink(self, stream: TextIO, colour: bool = False) -> None:
-        self.sinks.append(_Sink(stream, colour))
+    def add_sink(self, stream: TextIO, colour: bool = False, short: bool = False) -> None:
+        self.sinks.append(_Sink(stream, colour, short))
 
     def set_names(self, names: Sequence[str]) -> None:
         self.name_width = max([self.name_width, *(len(n) for n in names)])
@@ -103,6 +137,9 @@ class Transcript:
                    timestamp: float | None = None) -> None:
         """The transport hook: ``direction`` is "send", "recv", "stderr" or "note"
         (and, from ``TracedPlayer``, "in_send" and "in_recv")."""
+        if direction == "note" and isinstance(payload, str) and \
+                payload.startswith("latency request"):
+            return  # the answer's line shows the latency: one line per decision
         now = self.clock()
         stamp = now if timestamp is None else timestamp
         extra = ""
@@ -111,22 +148,26 @@ class Transcript:
         elif direction in ("recv", "in_recv") and bot_name in self._last_send:
             extra = f"   [{(stamp - self._last_send.pop(bot_name)) * 1000:.1f} ms]"
         text = _text(payload)
+        short = _text(shorten(payload))
         if direction == "stderr":
-            text = "stderr: " + text
-        self._write(direction, bot_name, text + extra, now)
+            text = short = "stderr: " + text
+        self._write(direction, bot_name, text + extra, now, short + extra)
 
     def fault(self, f: Fault) -> None:
-        """The referee rejected something a bot did (from ``run_game``'s on_event)."""
-        self._write("fault", f.bot,
-                    f"REJECTED {f.kind} at turn {f.turn}: {f.detail} [{f.action}]", self.clock())
+        """The referee rejected something a bot did (from ``run_game``'s on_event), or
+        the bot crashed: its process exited, or its connection was lost."""
+        what = "CRASHED" if f.kind == "crash" else f"REJECTED {f.kind}"
+        self._write("fault", f.bot, f"{what} at turn {f.turn}: {f.detail} [{f.action}]",
+                    self.clock())
 
     def applied(self, bot_name: str, decision: str, elapsed: float, *,
                 substituted: bool = False) -> None:
-        """The decision the referee applied for a seat (its own, or a substitute)."""
+        """The decision the referee applied for a seat (its own, or a substitute).  The
+        bot's latency is on its answer's line, so it is not repeated here."""
         if substituted:
             text = f"referee plays the substitute '{decision}' (first legal decision)"
         else:
-            text = f"referee applies '{decision}' ({elapsed * 1000:.1f} ms)"
+            text = f"referee applies '{decision}'"
         self._write("applied", bot_name, text, self.clock())
 
     def note(self, bot_name: str, text: str) -> None:
@@ -140,23 +181,28 @@ class Transcript:
         self._explained = True
         self._write("note", "referee", IN_PROCESS_LEGEND, self.clock())
 
-    def _write(self, kind: str, bot: str, text: str, now: float) -> None:
+    def _write(self, kind: str, bot: str, text: str, now: float,
+               short: str | None = None) -> None:
+        if self.only is not None and bot not in (self.only, "referee"):
+            return
         # A bot's text (its stderr, its hello, what it sent) is shown, never obeyed:
         # a carriage return or an escape sequence would rewrite the transcript.
         text = printable(text)
+        if short is not None:
+            short = printable(short)
         wall = time.strftime("%H:%M:%S", time.localtime(now)) + f".{int(now * 1000) % 1000:03d}"
         head = f"{wall}  +{now - self.t0:8.3f}s  {ARROWS.get(kind, '  ')} {bot:<{self.name_width}} "
-        plain = head + text
         with self._lock:
-            self._emit(kind, head, text, plain)
+            self._emit(kind, head, text, text if short is None else short)
 
-    def _emit(self, kind: str, head: str, text: str, plain: str) -> None:
-        self.lines.append(plain)
+    def _emit(self, kind: str, head: str, text: str, short: str) -> None:
+        self.lines.append(head + text)
         for sink in self.sinks:
+            body = short if sink.short else text
             if sink.colour:
-                line = (click.style(head, dim=True) + click.style(text, **COLOURS.get(kind, {})))
+                line = (click.style(head, dim=True) + click.style(body, **COLOURS.get(kind, {})))
             else:
-                line = plain
+                line = head + body
             sink.stream.write(line + "\n")
             sink.stream.flush()
 

@@ -90,18 +90,23 @@ function handle(msg) {
   }
 }
 
-const rl = readline.createInterface({ input: process.stdin, terminal: false });
-rl.on('line', (line) => {
-  if (!line.trim()) return;
-  let msg;
-  try {
-    msg = JSON.parse(line);
-  } catch (e) {
-    log(`${NAME}: ignoring a line that is not JSON: ${line.slice(0, 200)}`);
-    return;
-  }
-  if (msg !== null && typeof msg === 'object') handle(msg);
-});
-rl.on('close', () => process.exit(0));
+module.exports = { decide, readPlay };
 
-send({ type: 'hello', protocol: [1], name: NAME, version: '1.0' });
+// Run as a program (not required by example_bots/js-zmq/bot.js, which shares decide).
+if (require.main === module) {
+  const rl = readline.createInterface({ input: process.stdin, terminal: false });
+  rl.on('line', (line) => {
+    if (!line.trim()) return;
+    let msg;
+    try {
+      msg = JSON.parse(line);
+    } catch (e) {
+      log(`${NAME}: ignoring a line that is not JSON: ${line.slice(0, 200)}`);
+      return;
+    }
+    if (msg !== null && typeof msg === 'object') handle(msg);
+  });
+  rl.on('close', () => process.exit(0));
+
+  send({ type: 'hello', protocol: [1], name: NAME, version: '1.0' });
+}

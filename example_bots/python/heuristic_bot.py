@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
-"""A sensible 3UP 3DOWN bot: the referee's built-in HeuristicBot, written against the
-protocol alone (the observation and the legal decisions' texts).
+"""A 3UP 3DOWN bot: the referee's built-in HeuristicBot, the strongest built-in,
+written against the protocol alone (the observation and the legal decisions' texts).
 
-* 3UP choice: lay the three strongest cards face up (Clears and high numbers), keep
-  the low ones in hand -- or, under ``choose_for_others``, give the weakest away.
-* Play the lowest number it can, with all its copies; keep Clears for a big pile
-  (six or more cards) that it could only beat with an 8 or more, or for when it is
-  stuck, and then prefer the Clear granting the most extra actions.
-* Otherwise turn a 3DOWN card, take the optional draw, or pick up (when forced).
+* Play the lowest number it can, with all its copies; a special card only when no
+  number can be played, the plain Clear first (specials save a pick-up later).
+* Take the optional draw before an extra action whenever it is offered.
+* 3UP choice: lay the strongest three cards face up (Clears far above numbers), a
+  pair of one number worth more than its two cards, but keep one special in hand
+  when it was dealt two or more -- or, under ``choose_for_others``, give the weakest
+  away.
+* Otherwise turn a 3DOWN card, or pick up (when forced).
 * ``four_of_a_colour``: swap a 3UP card for a stronger hand card, else keep.
 """
 
@@ -17,9 +19,10 @@ import sys
 from typing import Any
 
 import updown_bot
-from updown_bot import Move, card_value, read_move
+from updown_bot import SPECIAL_KINDS, Move, card_kind, card_value, read_move
 
-BIG_PILE = 6
+PAIR_BONUS = 8  # a pair of one number among the 3UP cards
+KEEP_ONE_SPECIAL = 40  # the cost of laying every dealt special face up
 
 
 class HeuristicBot(updown_bot.Bot):
@@ -33,29 +36,34 @@ class HeuristicBot(updown_bot.Bot):
             return self.choose_up(observation, moves)
         if first in ("swap", "keep"):
             return self.swap(moves)
+        for m in moves:
+            if m.action == "draw":
+                return m.text  # the optional draw (last in the list) or the forced one
         plays = [m for m in moves if m.action == "play"]
         numbered = [m for m in plays if not m.special]
-        specials = [m for m in plays if m.special]
         if numbered:
             low = min(m.number for m in numbered)
-            best = max((m for m in numbered if m.number == low), key=lambda m: m.count)
-            # A big pile is worth a Clear rather than climbing to a high number.
-            if specials and low >= 8 and len(observation.get("pile", ())) >= BIG_PILE:
-                return best_special(specials).text
-            return best.text
-        if specials:
-            return best_special(specials).text
+            return max((m for m in numbered if m.number == low), key=lambda m: m.count).text
+        if plays:
+            return min(plays, key=lambda m: m.number).text  # C before C+1 before C+2
         for m in moves:
-            if m.action in ("down", "draw"):
+            if m.action == "down":
                 return m.text
-        return 0  # pickup, the only decision left
+        return 0  # pickup (or decline, when that is all there is)
 
     @staticmethod
     def choose_up(observation: dict[str, Any], moves: list[Move]) -> str:
         give_away = "choose_for_others" in observation.get("variants", ())
+        dealt_specials = sum(1 for c in observation.get("dealt", ())
+                             if card_kind(c) in SPECIAL_KINDS)
 
         def score(m: Move) -> int:
-            s = sum(strength(c) for c in m.cards)
+            values = [card_value(c) for c in m.cards]
+            s = sum(v + 30 if v > 10 else v for v in values)
+            numbers = [v for v in values if v <= 10]
+            s += PAIR_BONUS * (len(numbers) - len(set(numbers)))
+            if dealt_specials >= 2 and len(values) - len(numbers) == dealt_specials:
+                s -= KEEP_ONE_SPECIAL
             return -s if give_away else s
 
         return max(moves, key=score).text
@@ -76,11 +84,6 @@ def strength(card: str) -> int:
     """How good a card is to keep for later: specials far above every number."""
     v = card_value(card)
     return v + 20 if v > 10 else v
-
-
-def best_special(specials: list[Move]) -> Move:
-    # Extra actions shed more cards: C+2 before C+1 before C.
-    return max(specials, key=lambda m: m.number)
 
 
 if __name__ == "__main__":

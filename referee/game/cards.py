@@ -162,6 +162,23 @@ def parse_deck(texts: Sequence[str]) -> list[Card]:
     return out
 
 
+def number_copies(cards: Sequence[Card]) -> list[Card]:
+    """The same cards with the copies of each card numbered in the order they come
+    (the first ``10r`` is copy 0, the next copy 1), as ``parse_deck`` numbers them:
+    a deck's order of card texts then gives the same ids whether it was shuffled
+    from a seed or read from a deck file.  Decks of unique cards are unchanged."""
+    if all(c < _STRIDE for c in cards):
+        return list(cards)
+    seen: dict[int, int] = {}
+    out: list[Card] = []
+    for c in cards:
+        base = c % _STRIDE
+        copy = seen.get(base, 0)
+        seen[base] = copy + 1
+        out.append(base + copy * _STRIDE)
+    return out
+
+
 def sort_key(card: Card) -> tuple[int, int, int]:
     """Display order: by kind, then colour order, then copy."""
     return (KIND[card], COLOUR[card], card)

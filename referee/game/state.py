@@ -52,10 +52,12 @@ from .cards import (
     KIND,
     KIND_GRANTS,
     KIND_TEXT,
+    ORDER,
     POINTS,
     TEXT,
     Card,
     card_text,
+    number_copies,
     sort_key,
 )
 from .config import CARDS_PER_PLAYER, GameConfig
@@ -88,6 +90,8 @@ from .explain import legal_now
 from .observe import PHASE_NAMES as _OBS_PHASES
 from .observe import observation as _observation
 
+_ORDER_OF = ORDER.__getitem__  # display order (kind, colour, copy): a C-level sort key
+
 SETUP = 0
 PLAYING = 1
 SWAPPING = 2
@@ -106,7 +110,7 @@ class GameResult:
     """How a game ended.  ``places[seat]`` is 1 for the winner; equal penalty points
     share a place (competition ranking, RULES §4)."""
 
-    how: str  # "winner", "played_out" or "turn_limit"
+    how: str  # "winner", "played_out", "turn_limit"; stopped: "forfeits", "time_limit"
     places: tuple[int, ...]
     points: tuple[int, ...]
     finish_order: tuple[int, ...]
@@ -167,6 +171,10 @@ class Game:
             cards = list(deck)
             if len(set(cards)) != len(cards):
                 raise ConfigError("the deck lists the same card twice")
+        # Copies of one card are numbered in deal order, however the deck was given
+        # (shuffled from the seed, or listed): a deck order fixes every id (RULES §2).
+        cards = number_copies(cards)
+        if deck is not None:
             if len(cards) < CARDS_PER_PLAYER * n:
                 raise ConfigError(
                     f"a deck of {len(cards)} cards is too small for {n} players: it must hold at "
@@ -377,7 +385,7 @@ class Game:
                 groups[KIND[c]].append(c)
             for g in groups:
                 if len(g) > 1:
-                    g.sort(reverse=True)
+                    g.sort(key=_ORDER_OF, reverse=True)
             if self.four_colour:
                 self._named_plays(legal, UP, groups, top)
             else:
@@ -557,8 +565,10 @@ class Game:
         return f"it is seat {self.to_move}'s turn, not seat {seat}'s"
 
     def _take(self, seat: int, cards: Sequence[Card]) -> None:
-        """Cards into the seat's hand.  Each number's list is kept in descending id
-        order, so that its end holds the copies played first (colour order)."""
+        """Cards into the seat's hand.  Each number's list is kept in descending
+        display order (colour, then copy), so that its end holds the copies played
+        first (colour order).  Not by id: an id's copy number depends on where the
+        deck's other copies lie, which the seat may not know (RULES §6)."""
         hand = self.hands[seat]
         unsorted = None
         for c in cards:
@@ -574,7 +584,7 @@ class Game:
                     unsorted.append(lst)
         if unsorted is not None:
             for lst in unsorted:
-                lst.sort(reverse=True)
+                lst.sort(key=_ORDER_OF, reverse=True)
         self.hand_n[seat] += len(cards)
 
     def _choose(self, seat: int, decision: Decision | str) -> Decision:
@@ -728,7 +738,7 @@ class Game:
                     hand[k] = [c]
                 else:
                     lst.append(c)
-                    lst.sort(reverse=True)
+                    lst.sort(key=_ORDER_OF, reverse=True)
                 self.hand_n[s] = hand_n + 1
                 events.append(("draw", s, 1, (c,), "refill"))
             else:
@@ -850,6 +860,21 @@ class Game:
             self._end("turn_limit")
             return
         self._next_turn(s)
+
+    #: How a game can be stopped from outside the rules' own course (RULES §5.4):
+    #: every seat still playing but one has forfeited, or the game's wall-clock limit.
+    STOPS = ("forfeits", "time_limit")
+
+    def stop(self, how: str) -> None:
+        """End the game now, as the turn limit does (RULES §5.4): the finished seats
+        keep their places, the others are ranked by penalty points.  ``how`` is one
+        of STOPS.  The referee decides when (a rules-engine cannot know who forfeited,
+        or the time); a record says so in its result, and a re-run stops there too."""
+        if how not in self.STOPS:
+            raise ValueError(f"a game is stopped by {' or '.join(self.STOPS)}, not {how!r}")
+        if self.phase == OVER:
+            raise ValueError("the game is over already")
+        self._end(how)
 
     def _end(self, how: str) -> None:
         n = self.n

@@ -22,6 +22,7 @@ from typing import Any
 
 from ..quoting import show
 from .errors import BotProtocolError
+from .game_schema import CONFIG, EVENT, MAX_PLAYERS, OBSERVATION
 
 #: Protocol versions this referee speaks, newest first.
 PROTOCOL_VERSIONS: tuple[int, ...] = (1,)
@@ -60,11 +61,17 @@ class Field:
     items: str | None = None
     enum: tuple[Any, ...] | None = None
     minimum: int | None = None
+    maximum: int | None = None
     min_items: int | None = None
     max_length: int | None = None
     #: The fields of an object (``types`` is object), or of each object of an array
     #: (``items`` is object): the schema lists them, and ``check_field`` checks them.
     fields: tuple[Field, ...] | None = None
+    #: The JSON Schema of the value (of each item, for an array), written out in full
+    #: (``game_schema``: the observation, an event, the configuration), for the
+    #: schema files only: the
+    #: referee builds these values itself and does not check them.
+    schema: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -73,6 +80,9 @@ class MessageSpec:
     sender: str  # "bot" or "referee"
     doc: str
     fields: tuple[Field, ...]
+    #: Rules between fields, as JSON Schema keywords for the message's schema (the
+    #: session checks them itself where a bot sends the message).
+    schema: Mapping[str, Any] | None = None
 
     def field(self, name: str) -> Field:
         for f in self.fields:
@@ -134,21 +144,23 @@ MESSAGES: dict[str, MessageSpec] = {m.type: m for m in (
     )),
     MessageSpec("new_game", "referee", "A game begins (the bot stays alive across games).", (
         _f("game_id", STRING, "names the game in later messages"),
-        _f("seat", INTEGER, "the bot's seat, 0-based", minimum=0),
-        _f("players", INTEGER, "number of seats", minimum=2),
+        _f("seat", INTEGER, "the bot's seat, 0-based", minimum=0, maximum=MAX_PLAYERS - 1),
+        _f("players", INTEGER, "number of seats", minimum=2, maximum=MAX_PLAYERS),
         _f("config", OBJECT, "the game configuration: players, variants, colours, deck, "
-           "turn_limit"),
+           "turn_limit", schema=CONFIG),
         _f("bots", ARRAY, "the names of the bots, by seat", items=STRING),
     )),
     MessageSpec("request", "referee", "The bot must decide.", (
         _f("id", INTEGER, "the request id: the reply must carry it", minimum=1),
         _f("game_id", STRING, "the game"),
-        _f("seat", INTEGER, "the deciding seat (the bot's own)", minimum=0),
-        _f("observation", OBJECT, "everything the seat may know now (protocol/RULES.md)"),
+        _f("seat", INTEGER, "the deciding seat (the bot's own)", minimum=0,
+           maximum=MAX_PLAYERS - 1),
+        _f("observation", OBJECT, "everything the seat may know now (protocol/RULES.md "
+           "§12)", schema=OBSERVATION),
         _f("legal", ARRAY, "every legal decision, as text, in the engine's order",
            items=STRING, min_items=1),
         _f("events", ARRAY, "what happened since the seat's previous request, as the seat "
-           "may see it", items=OBJECT),
+           "may see it (protocol/RULES.md §11)", items=OBJECT, schema=EVENT),
         _f("time_left", NUMBER, "seconds the referee waits for this reply (per-decision "
            "limit plus what is left of the bank)"),
     )),
@@ -165,10 +177,15 @@ MESSAGES: dict[str, MessageSpec] = {m.type: m for m in (
         _f("substitute", STRING, "the decision the referee played for the seat on this "
            "request (the first legal decision): present when action is 'substituted' or "
            "'forfeit', absent when it is 'ignored'", required=False),
-    )),
+    ), schema={
+        "if": {"properties": {"action": {"enum": ["substituted", "forfeit"]}}},
+        # ajv's strict mode wants a required name listed in the same object.
+        "then": {"required": ["substitute"], "properties": {"substitute": True}},
+    }),
     MessageSpec("game_over", "referee", "The game is over.", (
         _f("game_id", STRING, "the game"),
-        _f("how", STRING, "how it ended", enum=("winner", "played_out", "turn_limit")),
+        _f("how", STRING, "how it ended", enum=("winner", "played_out", "turn_limit",
+                                                          "forfeits", "time_limit")),
         _f("places", ARRAY, "final place of each seat (1 = best), forfeits counted",
            items=INTEGER),
         _f("points", ARRAY, "penalty points of each seat, forfeits counted (a forfeited "
@@ -176,7 +193,8 @@ MESSAGES: dict[str, MessageSpec] = {m.type: m for m in (
         _f("forfeits", ARRAY, "seats that forfeited, in order", items=INTEGER),
         _f("faults", ARRAY, "every fault recorded in the game, of every seat, in order",
            items=OBJECT, fields=_FAULT),
-        _f("events", ARRAY, "events since the seat's last request", items=OBJECT),
+        _f("events", ARRAY, "events since the seat's last request (protocol/RULES.md §11)",
+           items=OBJECT, schema=EVENT),
     )),
     MessageSpec("bye", "referee", "The session is over: exit now.", (
         _f("reason", STRING, "why"),
@@ -263,7 +281,8 @@ def _check(f: Field, msg: Mapping[str, Any], where: str) -> None:
             if not _is(item, f.items):
                 raise BotProtocolError(
                     "malformed", f"field {f.name!r} of the {where} must hold {f.items}s, "
-                    f"but item {i} is {_typed(item)}", field=f.name)
+                    f"but item {i} is {_typed(item)}"
+                    f"{_not_integer(item) if f.items == INTEGER else ''}", field=f.name)
     if f.min_items is not None and len(value) < f.min_items:
         raise BotProtocolError(
             "malformed", f"field {f.name!r} of the {where} must hold at least {f.min_items} "
@@ -276,6 +295,10 @@ def _check(f: Field, msg: Mapping[str, Any], where: str) -> None:
         raise BotProtocolError(
             "malformed", f"field {f.name!r} of the {where} must be one of "
             f"{', '.join(map(repr, f.enum))}, not {show(value)}", field=f.name)
+    if f.maximum is not None and type(value) is int and value > f.maximum:
+        raise BotProtocolError(
+            "malformed", f"field {f.name!r} of the {where} must be {f.maximum} or less, "
+            f"not {value}", field=f.name)
     if f.minimum is not None and type(value) is int and value < f.minimum:
         raise BotProtocolError(
             "malformed", f"field {f.name!r} of the {where} must be {f.minimum} or more, "

@@ -10,7 +10,7 @@ File layout (all sections but ``[[bots]]`` optional)::
     [tournament]   name, format, seats, deals | games, seed, seating, challengers,
                    jobs, output
     [rules]        variants, colours, deck, turn_limit      (RULES §1, §4, §9)
-    [time]         startup, per_decision, bank              (seconds)
+    [time]         startup, per_decision, bank, game        (seconds)
     [faults]       policy, strike_limit
     [remote]       listen, keys, server_key, wait, rewait   (remote bots only)
     [sandbox]      mode, memory_mb, processes, scratch_mb, read_only
@@ -50,7 +50,7 @@ _SECTIONS = ("tournament", "rules", "time", "faults", "remote", "sandbox", "bots
 _TOURNAMENT_KEYS = ("name", "format", "seats", "deals", "games", "seed", "seating",
                     "challengers", "jobs", "output", "executor", "scheduler", "ship_bots")
 _RULES_KEYS = ("variants", "colours", "deck", "turn_limit")
-_TIME_KEYS = ("startup", "per_decision", "bank")
+_TIME_KEYS = ("startup", "per_decision", "bank", "game")
 _FAULT_KEYS = ("policy", "strike_limit")
 _REMOTE_KEYS = ("listen", "keys", "server_key", "wait", "rewait")
 _SANDBOX_KEYS = ("mode", "memory_mb", "processes", "scratch_mb", "read_only")
@@ -183,7 +183,9 @@ class TournamentConfig:
             "challengers": list(self.challengers),
             "rules": self.game.to_dict(),
             "time": {"startup": self.time.startup, "per_decision": self.time.per_decision,
-                     "bank": self.time.bank},
+                     "bank": self.time.bank,
+                     # Only when set: tournaments made before it resume unchanged.
+                     **({"game": self.time.game} if self.time.game is not None else {})},
             "faults": {"policy": self.faults.mode, "strike_limit": self.faults.strike_limit},
             "sandbox": self.sandbox.to_dict(),
             "bots": [b.to_dict() for b in self.bots],
@@ -359,6 +361,7 @@ def parse_config(raw: dict[str, Any], *, base_dir: str = ".", source: str = "con
         startup=tm.seconds("startup", 10.0),
         per_decision=tm.seconds("per_decision", 1.0),
         bank=tm.seconds("bank", 10.0),
+        game=tm.seconds("game", 0.0) or None if "game" in tm.table else None,
     )
     faults = FaultPolicy(
         mode=fr.text("policy", "substitute", ("substitute", "forfeit")),

@@ -85,6 +85,7 @@ from .executor import (
     ProcessExecutor,
     Report,
     Seat,
+    StorageFailure,
     WorkerError,
     play_game,
 )
@@ -531,7 +532,7 @@ class DaskExecutor:
                 done.add(f)
 
             def fill() -> None:
-                while todo and len(flying) < capacity():
+                while todo and not committer.stopped and len(flying) < capacity():
                     submit(todo.pop())
 
             try:
@@ -603,7 +604,9 @@ class Committer:
     ``report`` (the store: one commit per game) in this thread.  A game already
     taken from an earlier arrival (a set that came back twice) is skipped: stored
     once, by game index.  ``pending``: the games not reported yet (shared with the
-    executor, which reports lost ones itself)."""
+    executor, which reports lost ones itself).  A record that cannot be written (a
+    full disk) is a ``StorageFailure`` for its games, and ``stopped``: nothing more
+    is taken."""
 
     THREADS = 4
 
@@ -613,10 +616,14 @@ class Committer:
         self.pending = pending
         self.report = report
         self.taken: set[int] = set()
+        self.stopped = False  # a record could not be written
         self.queue: deque[_Arrived] = deque()
         self.pool = concurrent.futures.ThreadPoolExecutor(threads, "updown-records")
 
     def arrive(self, result: SetResult) -> None:
+        if self.stopped:  # nothing more can be stored: played again on resume
+            return
+
         def fresh(index: int) -> bool:
             return index in self.pending and index not in self.taken
 
@@ -640,10 +647,16 @@ class Committer:
                 try:
                     a.written.result()
                 except OSError as e:
-                    raise ExecutorError(
-                        f"cannot write game records in {self.records}: {e.strerror or e}; "
-                        f"the games committed before are kept: make room (or fix the "
-                        f"folder) and run the same command again to resume") from None
+                    # The disk is full (or the folder unwritable): these games are not
+                    # recorded, and no more sets are handed out (the run then stops
+                    # with one line; what was committed stays).
+                    self.stopped = True
+                    msg = (f"cannot write the game records in {self.records}: "
+                           f"{e.strerror or e}")
+                    for o, _ in a.new:
+                        self.pending.discard(o.index)
+                        self.report(StorageFailure(o.index, o.game_id, msg))
+                    continue
             self._report(a)
 
     def _report(self, a: _Arrived) -> None:

@@ -28,8 +28,10 @@ import contextlib
 import ctypes
 import multiprocessing
 import os
+import pickle
 import signal
 import traceback
+from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
@@ -89,7 +91,25 @@ class Notice:
     text: str
 
 
-Report = GameOutcome | FaultNotice | WorkerError | Notice
+@dataclass(frozen=True)
+class StorageFailure:
+    """A game's record could not be written (the disk is full, the folder is not
+    writable): the run stops giving out games.  The game is not recorded, and is
+    played again on resume."""
+
+    index: int
+    game_id: str
+    message: str  # one line, naming the path and the problem
+
+
+class StorageError(Exception):
+    """Results cannot be kept where they must go (one readable line)."""
+
+    def failure(self, spec: GameSpec) -> StorageFailure:
+        return StorageFailure(spec.index, spec.game_id, str(self))
+
+
+Report = GameOutcome | FaultNotice | WorkerError | Notice | StorageFailure
 
 
 IDLE, NOT_READY = -1, -2  # a worker's entry in the shared ``playing`` array
@@ -225,20 +245,10 @@ def play_game(job: Job, spec: GameSpec, seats: Seat, worker: int = 0,
                       time_control=config.time, policy=config.faults,
                       on_event=on_event if on_fault else None)
     record.sandbox = job.sandbox.describe()
+    record.tournament_seed = config.seed
     rel = os.path.join(job.records, f"{spec.game_id}.jsonl")
     path = os.path.join(job.output_dir, rel)
-    tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write("\n".join(record.to_lines()) + "\n")
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-    # The rename itself must reach the disk before the game is committed.
-    folder = os.open(os.path.dirname(path), os.O_RDONLY)
-    try:
-        os.fsync(folder)
-    finally:
-        os.close(folder)
+    write_record(path, record.to_lines())
     r = record.result
     return GameOutcome(
         index=spec.index, game_id=spec.game_id, deal=spec.deal, deal_seed=spec.deal_seed,
@@ -246,6 +256,32 @@ def play_game(job: Job, spec: GameSpec, seats: Seat, worker: int = 0,
         turns=r["turns"], faults=tuple(f.to_dict() for f in record.faults),
         forfeits=tuple(record.forfeits), wall_time=record.wall_time, worker=worker, record=rel,
     )
+
+
+def write_record(path: str, lines: Sequence[str]) -> None:
+    """Write a game record durably (a temporary file, synced, renamed, the folder
+    synced) or raise StorageError naming the path and the problem; no temporary file
+    is left behind."""
+    tmp = path + ".tmp"
+    try:
+        try:
+            with open(tmp, "w", encoding="utf-8") as f:
+                f.write("\n".join(lines) + "\n")
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+        # The rename itself must reach the disk before the game is committed.
+        folder = os.open(os.path.dirname(path), os.O_RDONLY)
+        try:
+            os.fsync(folder)
+        finally:
+            os.close(folder)
+    except OSError as e:
+        raise StorageError(f"cannot write the game record {path}: {e.strerror or e}") from None
 
 
 def default_jobs() -> int:
@@ -261,14 +297,17 @@ def _die_with_parent() -> None:
         libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
-def _worker(number: int, cpu: int | None, job: Job, tasks: Any, results: Connection,
-            playing: Any, parent: int, remote_tasks: Any = None) -> None:
-    """Play games from ``remote_tasks`` (worker 0: the games with remote bots), then
-    from ``tasks``, each until its None sentinel.  ``results`` is this worker's own
-    pipe; ``send`` returns once the message is in the pipe, so nothing
-    is lost if a bot takes the process down right after.  ``playing[number]`` (shared
-    memory, readable after a crash) holds the index of the game being played, IDLE
-    between games, NOT_READY until the worker is set up."""
+def _worker(number: int, cpu: int | None, job: Job, tasks: Connection, results: Connection,
+            playing: Any, parent: int) -> None:
+    """Play the games the parent sends on ``tasks``, one at a time, until None.
+    ``results`` is this worker's own pipe; ``send`` returns once the message is in
+    the pipe, so nothing is lost if a bot takes the process down right after.
+    ``playing[number]`` (shared memory, readable after a crash) holds the index of the
+    game being played, IDLE between games, NOT_READY until the worker is set up.
+
+    No queue is shared between workers: a worker killed at any point (the kernel's
+    OOM killer) holds nothing the others need, and the parent knows which game it
+    had been given."""
     _die_with_parent()
     if os.getppid() != parent:  # the parent died before prctl took effect
         os._exit(1)
@@ -279,13 +318,14 @@ def _worker(number: int, cpu: int | None, job: Job, tasks: Any, results: Connect
             os.sched_setaffinity(0, {cpu})  # bots started from here inherit it
     seats = Seat(job, number, notify=lambda text: results.send(Notice(text)))
     playing[number] = IDLE
-    queues = [q for q in (remote_tasks, tasks) if q is not None]
     try:
-        while queues:
-            spec = queues[0].get()
+        while True:
+            try:
+                spec = tasks.recv()
+            except EOFError:  # the parent is gone
+                break
             if spec is None:
-                queues.pop(0)
-                continue
+                break
             playing[number] = spec.index
 
             def on_fault(f: Fault, game_id: str = spec.game_id) -> None:
@@ -293,6 +333,8 @@ def _worker(number: int, cpu: int | None, job: Job, tasks: Any, results: Connect
 
             try:
                 report: Report = play_game(job, spec, seats, number, on_fault)
+            except StorageError as e:
+                report = e.failure(spec)
             except Exception as e:
                 report = WorkerError(spec.index, spec.game_id,
                                      f"{type(e).__name__}: {e}\n{traceback.format_exc()}")
@@ -320,6 +362,9 @@ class SerialExecutor:
 
                 try:
                     result: Report = play_game(job, spec, seats, 0, on_fault)
+                except StorageError as e:
+                    report(e.failure(spec))
+                    return
                 except Exception as e:
                     result = WorkerError(spec.index, spec.game_id, f"{type(e).__name__}: {e}")
                 report(result)
@@ -345,10 +390,15 @@ class ProcessExecutor:
         """One message from a worker's pipe; a closed pipe is forgotten."""
         try:
             msg = pipes[number].recv()
-        except (EOFError, OSError):
+        except (EOFError, OSError, pickle.UnpicklingError):  # a worker killed mid-send
             pipes.pop(number).close()
             return
         receive(number, msg)
+
+    #: A worker slot whose workers die this many times in a row before their first
+    #: game stops the run: replacing them would only fail again (e.g. a script
+    #: without an ``if __name__ == "__main__"`` guard).
+    START_FAILURES = 3
 
     def run(self, job: Job, games: Sequence[GameSpec], report: Callable[[Report], None]) -> None:
         if not games:
@@ -357,42 +407,64 @@ class ProcessExecutor:
         # spawn, not fork: the parent may hold a SQLite connection and (external
         # bots) ZeroMQ contexts, neither of which survives a fork.
         ctx = multiprocessing.get_context("spawn")
-        tasks = ctx.Queue()
         jobs = min(self.jobs, len(games))
         remote = {b.name for b in job.config.remote_bots}
-        remote_tasks = ctx.Queue() if remote else None
-        for spec in games:
-            if remote_tasks is not None and remote.intersection(spec.seats):
-                remote_tasks.put(spec)  # worker 0's: it listens for the remote bots
-            else:
-                tasks.put(spec)
-        if remote_tasks is not None:
-            remote_tasks.put(None)
-        for _ in range(jobs):
-            tasks.put(None)
+        # Worker 0 listens for the remote bots: it plays their games, first.
+        remote_todo = deque(g for g in games if remote.intersection(g.seats))
+        todo = deque(g for g in games if not remote.intersection(g.seats))
         cpus = sorted(os.sched_getaffinity(0))
         workers: dict[int, Any] = {}
-        pipes: dict[int, Connection] = {}
+        pipes: dict[int, Connection] = {}  # results, worker -> parent
+        tasks: dict[int, Connection] = {}  # games, parent -> worker
+        given: dict[int, GameSpec | None] = {}  # the game each worker was sent last
         playing = ctx.Array("q", jobs, lock=False)  # per worker: game index, IDLE, NOT_READY
         pending = {g.index: g for g in games}
+        start_failures = dict.fromkeys(range(jobs), 0)
+        stopped: list[StorageFailure] = []
 
         def start(number: int) -> None:
             cpu = cpus[number % len(cpus)] if self.pin else None
             reader, writer = ctx.Pipe(duplex=False)
+            task_reader, task_writer = ctx.Pipe(duplex=False)
             playing[number] = NOT_READY
             w = ctx.Process(target=_worker, name=f"referee-worker-{number}", daemon=True,
-                            args=(number, cpu, job, tasks, writer, playing, os.getpid(),
-                                  remote_tasks if number == 0 else None))
+                            args=(number, cpu, job, task_reader, writer, playing, os.getpid()))
             w.start()
             writer.close()
-            workers[number], pipes[number] = w, reader
+            task_reader.close()
+            workers[number], pipes[number], tasks[number] = w, reader, task_writer
+            give(number)
+
+        def give(number: int) -> None:
+            """Send the worker its next game (None: no more)."""
+            spec: GameSpec | None = None
+            if not stopped:
+                if number == 0 and remote_todo:
+                    spec = remote_todo.popleft()
+                elif todo:
+                    spec = todo.popleft()
+            given[number] = spec
+            with contextlib.suppress(OSError):
+                tasks[number].send(spec)  # a dead worker is noticed by its sentinel
 
         def receive(number: int, msg: Any) -> None:
             if isinstance(msg, tuple):  # ("exit", worker): no more games for it
                 exited.add(number)
                 return
+            if isinstance(msg, StorageFailure):
+                # The disk is full (or the folder unwritable): stop giving out games;
+                # the game is not recorded, and is played again on resume.
+                stopped.append(msg)
+                pending.pop(msg.index, None)
+                report(msg)
+                give(number)
+                return
             if not isinstance(msg, (FaultNotice, Notice)):
                 pending.pop(msg.index, None)
+                start_failures[number] = 0
+                report(msg)
+                give(number)
+                return
             report(msg)
 
         exited: set[int] = set()
@@ -415,19 +487,32 @@ class ProcessExecutor:
                     if number in exited:
                         continue
                     index = playing[number]
-                    if index == NOT_READY:  # replacing it would only fail again
-                        raise ExecutorError(f"worker {number} died before its first game "
-                                            f"(exit code {w.exitcode})")
-                    if index in pending:
-                        lost = pending.pop(index)
-                        report(WorkerError(lost.index, lost.game_id,
-                                           f"worker {number} died while playing it "
-                                           f"(exit code {w.exitcode})"))
-                    if number in pipes:
-                        pipes.pop(number).close()
-                    start(number)  # a replacement takes the dead worker's sentinel
+                    lost = given.get(number)
+                    if lost is not None and lost.index in pending:
+                        if index == lost.index:
+                            pending.pop(lost.index)
+                            report(WorkerError(lost.index, lost.game_id,
+                                               f"worker {number} died while playing it "
+                                               f"(exit code {w.exitcode})"))
+                        else:
+                            # It died before it began the game (while starting, or
+                            # taking it): the game is given to the next worker.
+                            (remote_todo if remote.intersection(lost.seats)
+                             else todo).appendleft(lost)
+                    if index == NOT_READY:
+                        start_failures[number] += 1
+                        if start_failures[number] >= self.START_FAILURES:
+                            raise ExecutorError(
+                                f"worker {number} died before its first game "
+                                f"{start_failures[number]} times in a row "
+                                f"(exit code {w.exitcode})")
+                    for conns in (pipes, tasks):
+                        if number in conns:
+                            conns.pop(number).close()
+                    start(number)  # a replacement takes the dead worker's place
             for lost in pending.values():
-                report(WorkerError(lost.index, lost.game_id, "lost with a worker that died"))
+                if not stopped:
+                    report(WorkerError(lost.index, lost.game_id, "lost with a worker that died"))
             for w in workers.values():  # let them say bye to their bots
                 w.join(timeout=10)
         finally:
@@ -436,11 +521,8 @@ class ProcessExecutor:
                     w.terminate()
             for w in workers.values():
                 w.join(timeout=5)
-            for c in pipes.values():
+            for c in [*pipes.values(), *tasks.values()]:
                 c.close()
-            tasks.cancel_join_thread()
-            if remote_tasks is not None:
-                remote_tasks.cancel_join_thread()
 
 
 def records_dir(job: Job) -> Path:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 import secrets
+import sqlite3
 import sys
 import time
 from collections.abc import Callable
@@ -28,12 +29,13 @@ from .executor import (
     Notice,
     ProcessExecutor,
     Report,
+    StorageFailure,
     WorkerError,
 )
 from .players import check_bots
 from .schedule import schedule, schedule_digest
 from .standings import Standings, compute
-from .store import Store
+from .store import Store, StoreError
 
 
 class Progress:
@@ -138,6 +140,7 @@ class RunSummary:
     played: int = 0
     errors: list[WorkerError] = field(default_factory=list)
     output_dir: Path = Path(".")
+    replayed: list[str] = field(default_factory=list)  # games whose record was bad
 
 
 def with_seed(config: TournamentConfig, output_dir: Path) -> tuple[TournamentConfig, str]:
@@ -169,12 +172,14 @@ def run_tournament(
     progress: Progress | None = None,
     quiet: bool = False,
     sandbox: Sandbox | None = None,
+    on_game: Callable[[RunSummary], None] | None = None,
 ) -> RunSummary:
     """Play every scheduled game the output folder does not hold yet, its bots in
     ``sandbox`` (default: the configuration's, ``sandbox_of``).  Raises StoreError if
     the folder holds another tournament, SandboxError if the sandbox is required and
     cannot be had; KeyboardInterrupt passes through after the finished games are
-    committed."""
+    committed.  ``on_game`` is called after each game is committed (``referee
+    tournament run --report`` rewrites the report from it)."""
     out = (output_dir or config.output_dir).resolve()
     config, seed_source = with_seed(config, out)
     check_bots(config)
@@ -191,9 +196,14 @@ def run_tournament(
         store.lock()
         for w in sandbox.warnings:
             print(w, file=sys.stderr, flush=True)
+        # A committed game whose record is missing or cut short is played again:
+        # the record is what 'tournament verify' and 'replay' check the row against.
+        replayed = store.forget_unrecorded()
         done = store.done()
         todo = [g for g in games if g.index not in done]
-        summary = RunSummary(scheduled=len(games), already_done=len(done), output_dir=out)
+        summary = RunSummary(scheduled=len(games), already_done=len(done), output_dir=out,
+                             replayed=replayed)
+        storage: list[StorageFailure] = []
         if progress is None and not quiet:
             progress = Progress(len(games), len(done))
 
@@ -203,9 +213,13 @@ def run_tournament(
                 summary.played += 1
                 if progress:
                     progress.advance()
+                if on_game:
+                    on_game(summary)
             elif isinstance(r, FaultNotice):
                 if progress:
                     progress.fault(r.game_id, r.text)
+            elif isinstance(r, StorageFailure):
+                storage.append(r)
             elif isinstance(r, Notice):
                 # Shown even when quiet: without it, a wait for remote bots looks
                 # like a hang.
@@ -224,6 +238,10 @@ def run_tournament(
         finally:
             if progress:
                 progress.close()
+        if storage:
+            raise StoreError(f"{storage[0].message}; the {store.count()} games saved before "
+                             "are kept: make room (or fix the folder) and run the same "
+                             "command again to resume")
         return summary
     finally:
         store.close()
@@ -236,12 +254,15 @@ def standings_of(output_dir: Path) -> Standings:
     try:
         cfg = store.config
         bots = [b["name"] for b in cfg["bots"]]
-        st = compute(store.outcomes(), bots, cfg["seats"], name=cfg["name"],
+        st = compute(list(store.outcomes()), bots, cfg["seats"], name=cfg["name"],
                      scheduled=store.scheduled)
         st.seed = cfg.get("seed")
         st.seed_source = store.meta("seed_source") or "given"
         sandbox = store.meta("sandbox")
         st.sandbox = json.loads(sandbox) if sandbox else None
         return st
+    except sqlite3.Error as e:
+        raise StoreError(f"{store.path} cannot be read: {e}; 'referee tournament verify "
+                         f"{output_dir} --repair' rebuilds it from the game records") from None
     finally:
         store.close()

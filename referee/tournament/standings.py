@@ -208,11 +208,65 @@ def standings_table(st: Standings) -> tuple[list[str], list[list[str]]]:
     return headers, rows
 
 
-def head_to_head_table(st: Standings) -> tuple[list[str], list[list[str]]]:
+#: Fault columns of the compact table: (header, fields added up).
+_FAULT_COLUMNS = (("timeouts", ("timeouts",)), ("crashes", ("crashes",)),
+                  ("illegal", ("illegal",)), ("malformed", ("malformed", "oversized")),
+                  ("protocol", ("protocol",)), ("forfeits", ("forfeits",)))
+
+
+#: The fault columns' headers when even the short headers do not fit.
+SHORT_FAULTS = {"timeouts": "tmo", "crashes": "crash", "illegal": "ill", "malformed": "malf",
+                "protocol": "prot", "forfeits": "forf"}
+
+
+def compact_table(st: Standings, width: int | None = None) -> tuple[list[str], list[list[str]]]:
+    """The standings that fit a terminal: rank, bot, games, win rate and average place
+    with their intervals, rating, average penalty, and a fault column only for the
+    kinds some bot had.  With ``width``, shorter headers, then no average penalty,
+    then shortened bot names, until the table fits (``--wide`` shows every column)."""
+    faults = [(h, fs) for h, fs in _FAULT_COLUMNS
+              if any(getattr(r, f) for r in st.rows for f in fs)]
+
+    def build(short: int, names: int | None) -> tuple[list[str], list[list[str]]]:
+        heads = (["rank", "bot", "games", "win % (95% CI)", "avg place (95% CI)", "rating ± σ",
+                  "avg penalty"] if short == 0 else
+                 ["#", "bot", "games", "win %", "avg place", "rating", "penalty"])
+        if short >= 2:
+            heads = heads[:-1]
+        heads += [SHORT_FAULTS[h] if short >= 3 else h for h, _ in faults]
+        rows = []
+        for r in st.rows:
+            bot = r.bot if names is None or len(r.bot) <= names else r.bot[:names - 1] + "…"
+            row = [str(r.rank), bot, str(r.games), _pm(r.win_rate, r.win_ci, ".1f", 100),
+                   _pm(r.avg_place, r.place_ci, ".2f"), f"{r.rating:.1f} ± {r.rating_sigma:.1f}"]
+            if short < 2:
+                row.append(_num(r.avg_penalty, ".1f"))
+            row += [str(sum(getattr(r, f) for f in fs)) for _, fs in faults]
+            rows.append(row)
+        return heads, rows
+
+    def fits(t: tuple[list[str], list[list[str]]]) -> bool:
+        text = tabulate(t[1], headers=t[0], tablefmt="simple", disable_numparse=True)
+        return width is None or max(len(line) for line in text.splitlines()) <= width
+
+    for short in (0, 1, 2, 3):
+        t = build(short, None)
+        if fits(t):
+            return t
+    longest = max((len(r.bot) for r in st.rows), default=8)
+    for names in range(longest - 1, 7, -1):
+        t = build(3, names)
+        if fits(t):
+            return t
+    return build(3, 8)
+
+
+def head_to_head_table(st: Standings, compact: bool = False) -> tuple[list[str], list[list[str]]]:
+    """Row bot against column bot; ``compact``: the columns headed by the bots' ranks."""
     order = [r.bot for r in st.rows]
     rows = []
     for a in order:
-        row = [a]
+        row = [f"{order.index(a) + 1} {a}" if compact else a]
         for b in order:
             n = st.met[a][b]
             if a == b or n == 0:
@@ -222,7 +276,7 @@ def head_to_head_table(st: Standings) -> tuple[list[str], list[list[str]]]:
             else:
                 row.append(f"{100 * st.head[a][b] / n:.0f}%")
         rows.append(row)
-    return ["", *order], rows
+    return ["", *(str(i + 1) for i in range(len(order)))] if compact else ["", *order], rows
 
 
 def _title(st: Standings) -> str:
@@ -241,7 +295,11 @@ def _title(st: Standings) -> str:
     return "\n".join(lines)
 
 
-def render(st: Standings, fmt: str = "plain") -> str:
+def render(st: Standings, fmt: str = "plain", *, wide: bool = True,
+           width: int | None = None) -> str:
+    """The standings in ``fmt``.  Plain text with ``wide=False``: the compact table
+    (``compact_table``, fitted to ``width`` columns when given) and a head-to-head
+    headed by ranks."""
     if fmt == "json":
         return json.dumps({
             "name": st.name, "seats": st.seats, "played": st.played,
@@ -262,14 +320,18 @@ def render(st: Standings, fmt: str = "plain") -> str:
     if fmt not in ("plain", "markdown"):
         raise ValueError(f"unknown format {fmt!r}: choose from {', '.join(FORMATS)}")
     tablefmt = "github" if fmt == "markdown" else "simple"
-    h, rows = standings_table(st)
-    hh, hrows = head_to_head_table(st)
+    compact = fmt == "plain" and not wide
+    h, rows = compact_table(st, width) if compact else standings_table(st)
+    hh, hrows = head_to_head_table(st, compact and len(st.rows) > 2)
+    legend = ""
+    if compact and any(x in h for x in SHORT_FAULTS.values()):
+        legend = "\n" + ", ".join(f"{v}: {k}" for k, v in SHORT_FAULTS.items() if v in h)
     what = ("head-to-head score (row vs column)" if st.seats == 2
             else "head-to-head: how often the row bot finished ahead of the column bot")
     sep = "\n\n"
     title = f"## {_title(st)}" if fmt == "markdown" else _title(st)
     return str(title + sep + tabulate(rows, headers=h, tablefmt=tablefmt, disable_numparse=True)
-            + sep + what + sep + tabulate(hrows, headers=hh, tablefmt=tablefmt,
+            + legend + sep + what + sep + tabulate(hrows, headers=hh, tablefmt=tablefmt,
                                           disable_numparse=True))
 
 

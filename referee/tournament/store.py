@@ -18,6 +18,7 @@ Tables::
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sqlite3
@@ -81,25 +82,36 @@ class Store:
         the first differing setting named) if the folder holds another tournament,
         or the same configuration now schedules other games (another referee
         version), since resuming would then mix two tournaments."""
-        output_dir.mkdir(parents=True, exist_ok=True)
+        try:
+            output_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise StoreError(f"cannot make the output folder {output_dir}: "
+                             f"{e.strerror or e}") from None
         path = output_dir / DB_NAME
-        conn = sqlite3.connect(path, isolation_level=None)
-        conn.execute("PRAGMA journal_mode=WAL")
-        conn.execute("PRAGMA synchronous=FULL")  # a reported game survives a power cut
-        conn.execute("PRAGMA busy_timeout=10000")
-        conn.executescript(_SCHEMA)
-        store = cls(path, conn)
-        stored = store.meta("config")
-        if stored is None:
-            with store.transaction():
-                store._set_meta("config", json.dumps(config, sort_keys=True))
-                store._set_meta("name", name)
-                store._set_meta("games", str(games))
-                store._set_meta("schedule", schedule_digest)
-                store._set_meta("created", time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
-                for k, v in (meta or {}).items():
-                    store._set_meta(k, v)
-        else:
+        conn: sqlite3.Connection | None = None
+        try:
+            conn = sqlite3.connect(path, isolation_level=None)
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=FULL")  # a reported game survives a power cut
+            conn.execute("PRAGMA busy_timeout=10000")
+            conn.executescript(_SCHEMA)
+            store = cls(path, conn)
+            stored = store.meta("config")
+            if stored is None:
+                with store.transaction():
+                    store._set_meta("config", json.dumps(config, sort_keys=True))
+                    store._set_meta("name", name)
+                    store._set_meta("games", str(games))
+                    store._set_meta("schedule", schedule_digest)
+                    store._set_meta("created",
+                                    time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+                    for k, v in (meta or {}).items():
+                        store._set_meta(k, v)
+        except sqlite3.Error as e:
+            if conn is not None:
+                conn.close()
+            raise _unreadable(path, e) from None
+        if stored is not None:
             old = json.loads(stored)
             if old != json.loads(json.dumps(config)):
                 conn.close()
@@ -141,6 +153,8 @@ class Store:
         store = cls.open_existing(output_dir)
         try:
             return store.config if store.meta("config") is not None else None
+        except sqlite3.Error as e:
+            raise _unreadable(output_dir / DB_NAME, e) from None
         finally:
             store.close()
 
@@ -150,9 +164,50 @@ class Store:
         path = output_dir / DB_NAME
         if not path.is_file():
             raise StoreError(f"{output_dir} holds no tournament (no {DB_NAME})")
-        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None)
-        conn.execute("PRAGMA busy_timeout=10000")
+        try:
+            conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None)
+        except sqlite3.Error as e:
+            raise _unreadable(path, e) from None
+        store = cls(path, conn)
+        try:
+            conn.execute("PRAGMA busy_timeout=10000")
+            if store.meta("config") is None:
+                raise StoreError(f"{path} holds no tournament configuration: it was not "
+                                 "made by 'referee tournament run', or it is damaged")
+            conn.execute("SELECT COUNT(*) FROM games").fetchone()
+        except sqlite3.Error as e:
+            conn.close()
+            raise _unreadable(path, e) from None
+        except StoreError:
+            conn.close()
+            raise
+        return store
+
+    @classmethod
+    def create_or_resume_existing(cls, output_dir: Path) -> Store:
+        """Open an existing tournament for writing, whatever its configuration
+        (``tournament verify --repair``).  StoreError if it cannot be read."""
+        check = cls.open_existing(output_dir)
+        check.close()
+        path = output_dir / DB_NAME
+        try:
+            conn = sqlite3.connect(path, isolation_level=None)
+            conn.execute("PRAGMA synchronous=FULL")
+            conn.execute("PRAGMA busy_timeout=10000")
+        except sqlite3.Error as e:
+            raise _unreadable(path, e) from None
         return cls(path, conn)
+
+    def replace_all(self, outcomes: list[GameOutcome]) -> None:
+        """Every game row replaced by ``outcomes``, in one transaction."""
+        try:
+            with self.transaction():
+                self.conn.execute("DELETE FROM seats")
+                self.conn.execute("DELETE FROM games")
+                for o in outcomes:
+                    self._insert(o)
+        except sqlite3.Error as e:
+            raise StoreError(f"cannot rewrite {self.path}: {e}") from None
 
     def close(self) -> None:
         self.conn.close()
@@ -172,7 +227,8 @@ class Store:
     @property
     def config(self) -> dict[str, Any]:
         raw = self.meta("config")
-        assert raw is not None
+        if raw is None:
+            raise StoreError(f"{self.path} holds no tournament configuration")
         result: dict[str, Any] = json.loads(raw)
         return result
 
@@ -190,29 +246,65 @@ class Store:
             self.conn.execute("BEGIN IMMEDIATE")
 
         def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
-            self.conn.execute("COMMIT" if exc_type is None else "ROLLBACK")
+            if exc_type is None:
+                self.conn.execute("COMMIT")
+            else:
+                # SQLite may have rolled back already (a full disk): the error that
+                # did it is the one to report.
+                with contextlib.suppress(sqlite3.Error):
+                    self.conn.execute("ROLLBACK")
 
     def transaction(self) -> Store._Tx:
         return Store._Tx(self.conn)
 
     def add(self, o: GameOutcome) -> None:
         """Commit one finished game (durably, before returning).  A game already
-        stored is left as it is."""
+        stored is left as it is.  StoreError when it cannot be (a full disk): the
+        transaction is rolled back, what was committed before stays."""
+        try:
+            self._add(o)
+        except sqlite3.Error as e:
+            with contextlib.suppress(sqlite3.Error):
+                self.conn.execute("ROLLBACK")
+            raise StoreError(f"cannot save game {o.game_id} in {self.path}: {e}; the games "
+                             "saved before it are kept: make room (or fix the folder) and "
+                             "run the same command again to resume") from None
+
+    def _add(self, o: GameOutcome) -> None:
         with self.transaction():
-            cur = self.conn.execute(
-                "INSERT OR IGNORE INTO games VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                (o.index, o.game_id, o.deal, o.deal_seed, json.dumps(o.seats),
-                 json.dumps(o.places), json.dumps(o.points), o.how, o.turns,
-                 json.dumps(o.faults), json.dumps(o.forfeits), o.wall_time, o.worker, o.record,
-                 time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())))
-            if cur.rowcount:
-                faults = [0] * len(o.seats)
-                for f in o.faults:
-                    faults[f["seat"]] += 1
-                self.conn.executemany(
-                    "INSERT INTO seats VALUES (?,?,?,?,?,?)",
-                    [(o.index, s, o.seats[s], o.places[s], o.points[s], faults[s])
-                     for s in range(len(o.seats))])
+            self._insert(o)
+
+    def _insert(self, o: GameOutcome) -> None:
+        cur = self.conn.execute(
+            "INSERT OR IGNORE INTO games VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (o.index, o.game_id, o.deal, o.deal_seed, json.dumps(o.seats),
+             json.dumps(o.places), json.dumps(o.points), o.how, o.turns,
+             json.dumps(o.faults), json.dumps(o.forfeits), o.wall_time, o.worker, o.record,
+             time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())))
+        if cur.rowcount:
+            faults = [0] * len(o.seats)
+            for f in o.faults:
+                faults[f["seat"]] += 1
+            self.conn.executemany(
+                "INSERT INTO seats VALUES (?,?,?,?,?,?)",
+                [(o.index, s, o.seats[s], o.places[s], o.points[s], faults[s])
+                 for s in range(len(o.seats))])
+
+    def forget_unrecorded(self) -> list[str]:
+        """Delete the rows of committed games whose record file is missing or cut
+        short (so that they are played again); their game ids."""
+        bad = [(idx, gid) for idx, gid, rel in
+               self.conn.execute("SELECT idx, game_id, record FROM games ORDER BY idx")
+               if record_problem(self.path.parent / rel) is not None]
+        if bad:
+            try:
+                with self.transaction():
+                    for idx, _ in bad:
+                        self.conn.execute("DELETE FROM seats WHERE idx = ?", (idx,))
+                        self.conn.execute("DELETE FROM games WHERE idx = ?", (idx,))
+            except sqlite3.Error as e:
+                raise StoreError(f"cannot update {self.path}: {e}") from None
+        return [gid for _, gid in bad]
 
     def done(self) -> set[int]:
         return {r[0] for r in self.conn.execute("SELECT idx FROM games")}
@@ -233,6 +325,37 @@ class Store:
                 points=tuple(json.loads(r[6])), how=r[7], turns=r[8],
                 faults=tuple(json.loads(r[9])), forfeits=tuple(json.loads(r[10])),
                 wall_time=r[11], worker=r[12], record=r[13])
+
+
+def _unreadable(path: Path, e: sqlite3.Error) -> StoreError:
+    return StoreError(
+        f"{path} cannot be used: {e} (damaged, not a tournament database, or not "
+        f"readable); 'referee tournament verify {path.parent} --repair --config CONFIG' "
+        "rebuilds it from the game records, or choose another output folder")
+
+
+def record_problem(path: Path) -> str | None:
+    """What is wrong with a game record file, or None: missing, or cut short (it must
+    end with its result line and a newline, as the referee writes it)."""
+    try:
+        with open(path, "rb") as f:
+            size = f.seek(0, os.SEEK_END)
+            f.seek(max(0, size - 65536))
+            tail = f.read()
+    except FileNotFoundError:
+        return "missing"
+    except OSError as e:
+        return f"unreadable ({e.strerror or e})"
+    if not tail.endswith(b"\n"):
+        return "truncated (it does not end with a complete line)"
+    last = tail.rstrip(b"\n").rsplit(b"\n", 1)[-1]
+    try:
+        row = json.loads(last)
+    except ValueError:
+        return "truncated (its last line is not JSON)"
+    if not isinstance(row, dict) or row.get("type") != "result":
+        return "truncated (it has no result line at its end)"
+    return None
 
 
 def _first_difference(old: Any, new: Any, path: str = "") -> str:

@@ -23,7 +23,9 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import json
 import os
+import re
 import select
 import time
 from typing import Any
@@ -41,19 +43,85 @@ def encode(message: dict[str, Any]) -> bytes:
     return orjson.dumps(message, option=orjson.OPT_APPEND_NEWLINE)
 
 
+#: The integers a message may hold: orjson's (and msgpack's) range.  orjson reads an
+#: integer beyond it as a float, and one too long for a float as "infinity".
+INT_MIN, INT_MAX = -(1 << 63), (1 << 64) - 1
+INT_RANGE = f"from {INT_MIN} to {INT_MAX} (-2^63 to 2^64-1)"
+# An integer out of that range has 19 digits or more.
+_LONG_DIGITS = re.compile(rb"[0-9]{19}")
+
+
+class _OutOfRange(ValueError):
+    def __init__(self, digits: str) -> None:
+        super().__init__(digits)
+        self.digits = digits
+
+
+def _check_int(digits: str) -> int:
+    try:
+        value = int(digits)
+    except ValueError:  # more digits than Python converts: out of range in any case
+        raise _OutOfRange(digits) from None
+    if not INT_MIN <= value <= INT_MAX:
+        raise _OutOfRange(digits)
+    return value
+
+
+def _out_of_range(line: bytes | bytearray | memoryview) -> str | None:
+    """The first integer of ``line`` out of INT_RANGE, as written, or None."""
+    try:
+        json.loads(bytes(line), parse_int=_check_int)
+    except _OutOfRange as e:
+        return e.digits
+    except ValueError:  # not JSON for Python either (or digits past its own limit)
+        return None
+    return None
+
+
+def _shown_digits(digits: str) -> str:
+    return digits if len(digits) <= 40 else f"{digits[:20]}...{digits[-5:]} ({len(digits)} digits)"
+
+
+def _bad_utf8(line: bytes | bytearray | memoryview) -> str | None:
+    """Which byte of ``line`` is not UTF-8, and where; None if every byte is."""
+    try:
+        bytes(line).decode("utf-8")
+    except UnicodeDecodeError as e:
+        return f"byte 0x{e.object[e.start]:02x} at offset {e.start}: {e.reason}"
+    return None
+
+
 def decode(line: bytes | bytearray | memoryview) -> dict[str, Any]:
     """One JSON line (without its newline) as a message; MalformedMessage if it is not
-    a JSON object in UTF-8.  The error is a noun phrase ("a line that is not JSON
-    (...): "hello there"") that completes "the bot replied with ...", and shows the
-    line as quoted text, never as a Python bytes repr."""
+    a JSON object in UTF-8, or holds an integer out of INT_RANGE.  The error is a
+    noun phrase ("a line that is not JSON (...): "hello there"") that completes "the
+    bot replied with ...", and shows the line as quoted text, never as a Python bytes
+    repr."""
     try:
         value = orjson.loads(line)
     except orjson.JSONDecodeError as e:
+        if "not valid UTF-8" in str(e):
+            where = _bad_utf8(line)
+            if where is not None:
+                raise MalformedMessage(f"a line that is not valid UTF-8 ({where}): "
+                                       f"{quote(line)}") from None
+        if "infinity" in str(e):
+            digits = _out_of_range(line)
+            if digits is not None:
+                raise MalformedMessage(f"a line holding the integer {_shown_digits(digits)}, "
+                                       f"out of range: an integer must be {INT_RANGE}: "
+                                       f"{excerpt(line)}") from None
         # orjson says "str is not valid UTF-8": the str is the line.
         why = str(e).replace("str is not valid UTF-8", "not valid UTF-8")
         raise MalformedMessage(f"a line that is not JSON ({why}): {quote(line)}") from None
     if not isinstance(value, dict):
         raise MalformedMessage.not_an_object(value, "JSON", excerpt(line))
+    if _LONG_DIGITS.search(line):  # rare: only then is the line read a second time
+        digits = _out_of_range(line)
+        if digits is not None:
+            raise MalformedMessage(f"a line holding the integer {_shown_digits(digits)}, out "
+                                   f"of range: an integer must be {INT_RANGE}: "
+                                   f"{excerpt(line)}")
     return value
 
 

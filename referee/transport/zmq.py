@@ -314,7 +314,11 @@ class _Router:
                 item = _Frame([b""], user_id, too_large=len(payload[0]))
             else:
                 item = _Frame([payload[0].bytes], user_id)
-            identity = self._key(frames[0].bytes, fd, item.parts)
+            # A new connection's first message says hello even when it is refused for
+            # its form (a REQ socket's empty delimiter frame, then the hello): the
+            # hello is looked for in the frames as they came, not in ``item``.
+            identity = self._key(frames[0].bytes, fd, [p.bytes for p in payload[:2]]
+                                 if len(payload) > 1 else item.parts)
             if identity in self.ignored:
                 continue
             queue = self.queues.get(identity)
@@ -466,14 +470,18 @@ def _ipc_socket_file(endpoint: str) -> tuple[str, int] | None:
 
 
 def _says_hello(parts: Sequence[bytes]) -> bool:
-    """Is this message a hello (however well formed)?"""
-    if len(parts) != 1 or len(parts[0]) > 4096:
-        return False
-    try:
-        value = msgpack.unpackb(parts[0], raw=False)
-    except Exception:
-        return False
-    return isinstance(value, dict) and value.get("type") == "hello"
+    """Is this message a hello (however well formed: one of its frames, after a
+    REQ socket's empty delimiter, say)?"""
+    for part in parts[:2]:
+        if len(part) > 4096:
+            continue
+        try:
+            value = msgpack.unpackb(part, raw=False)
+        except Exception:
+            continue
+        if isinstance(value, dict) and value.get("type") == "hello":
+            return True
+    return False
 
 
 def _unpack_error(e: Exception) -> str:
@@ -487,7 +495,8 @@ def _unpack_error(e: Exception) -> str:
     if isinstance(e, msgpack.exceptions.ExtraData):
         return "more bytes after the first value"
     if isinstance(e, UnicodeDecodeError):
-        return f"a string that is not UTF-8: {e.reason}"
+        return (f"a string that is not UTF-8: byte 0x{e.object[e.start]:02x} at offset "
+                f"{e.start} of the string: {e.reason}")
     if "strict_map_key" in text:
         return "a map key that is not a string"
     if "incomplete input" in text or " exceeds max_" in text:

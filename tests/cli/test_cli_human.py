@@ -135,7 +135,8 @@ def test_human_seat_in_a_pseudo_terminal(tmp_path: Path) -> None:
                 if not chunk:
                     break
                 seen += chunk
-                while answers and seen.count(b"Your choice [") > 6 - len(answers):
+                prompts = seen.count(b"Your choice (") + seen.count(b"Your only choice")
+                while answers and prompts > 6 - len(answers):
                     os.write(master, (answers.pop(0) + "\n").encode())
             elif proc.poll() is not None:
                 break
@@ -147,3 +148,77 @@ def test_human_seat_in_a_pseudo_terminal(tmp_path: Path) -> None:
     text = seen.decode(errors="replace")
     assert proc.returncode == 0, text
     assert "You won!" in text and "place 1: human (you)" in text
+
+
+# The same winning game, typed the short ways: help, a 'q' taken back, the hand's
+# cards by name, the bots' shorthand for a 3UP play, Enter for the only choice.
+SHORT_ANSWERS = [
+    "?",                # the commands
+    "10b 10g 10r",
+    "q", "n",           # leave? no
+    "1g 1r 1y",         # a card not held: said so
+    "1g 1r 1b",         # the hand's cards by name: play hand 1x3
+    "10x2",             # shorthand: play 3up 10x2 (from the 3UP cards now)
+    "10x1",             # the last 10 (play 3up 10x1)
+    "down 0",
+    "1",                # down 1 (of down 1, down 2)
+    "",                 # Enter: down 2, the only choice
+]
+
+
+def test_shorthand_card_names_help_and_a_confirmed_quit() -> None:
+    out = io.StringIO()
+    clock = HumanClock()
+    human = HumanPlayer(io.StringIO("\n".join(SHORT_ANSWERS) + "\n"), out, names=["me", "bot"],
+                        clock=clock)
+    rec = run_game(GameConfig(players=2), 1, [human, InProcessPlayer(make_bot("heuristic"))],
+                   deck=_deck(), first_player=0, clock=clock)
+    text = out.getvalue()
+    assert rec.places[0] == 1 and not rec.faults, text
+    assert "Commands:" in text and "q, quit" in text and "7x2 or C+1" in text
+    assert "Leave the game? You forfeit it and finish last [y/N]: " in text
+    assert "You stay in the game." in text
+    assert "You hold no 1y in your hand." in text
+    assert "[1-" not in text and "Your choice (1 to 20, ? for help): " in text
+    assert "Your only choice is 'down 2': press Enter (or type 1): " in text
+    plays = [line.split(": ")[-1] for line in text.splitlines() if " me (you) plays " in line]
+    assert plays[:3] == ["   me (you) plays 1g 1r 1b from the hand",
+                         "   me (you) plays 10g 10r from the 3UP cards",
+                         "   me (you) plays 10b from the 3UP cards"], plays
+
+
+def test_quit_confirmed_forfeits() -> None:
+    human = HumanPlayer(io.StringIO("q\ny\n"), io.StringIO())
+    rec = run_game(GameConfig(players=2), 3, [human, InProcessPlayer(make_bot("lowest"))])
+    assert rec.forfeits == [0] and rec.faults[0].kind == "crash"
+    assert "left the game" in rec.faults[0].detail
+
+
+def test_shorthand_that_is_not_allowed_says_what_is() -> None:
+    from referee.game import Game
+
+    g = Game(GameConfig(players=2), 5)
+    for s in range(2):
+        g.apply(s, g.legal(s)[0])
+    seat = g.to_move
+    obs, legal = g.observation(seat), g.legal(seat)
+    assert obs["hand"] == ["6r", "10r", "Cr"] and obs["pile"] == []
+    assert match_choice("6r", legal, obs).text == "play hand 6x1"  # type: ignore[union-attr]
+    assert match_choice("PLAY HAND 10r", legal, obs).text == "play hand 10x1"  # type: ignore[union-attr]
+    assert match_choice("c", legal, obs).text == "play hand C"  # type: ignore[union-attr]
+    assert match_choice("9x2", legal, obs) == (
+        "You cannot play 9x2 now; the plays allowed: 6x1, 10x1, C.")
+    assert match_choice("6r 10r", legal, obs) == (
+        "A play is one kind of card: name cards of one number (7g 7r), or one special.")
+
+
+def test_counts_agree_with_their_nouns() -> None:
+    from referee.replay import describe
+
+    assert describe(("clear", 0, "C", 1), ["me"]) == "the pile is cleared by C (1 card leaves the game)"
+    assert describe(("clear", 0, "three", 4), ["me"]).endswith("(4 cards leave the game)")
+    obs = {"players": 2, "phase": "play", "turn": 3, "to_move": 1, "seats": [
+        {"seat": s, "hand": 1, "up": [], "down": [0], "finished": None} for s in range(2)],
+        "pile": [], "draw_pile": 1, "cleared": ["5g"], "hand": ["7g"]}
+    table = "\n".join(draw_table(obs, ["a", "b"], 0))
+    assert "draw pile: 1 card    out of the game: 1 card" in table

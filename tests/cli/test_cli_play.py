@@ -68,6 +68,26 @@ def test_match_with_match_scoring_standings(tmp_path: Path) -> None:
     assert r.stdout.count("game ") >= 3
 
 
+def test_replay_says_a_record_is_truncated(tmp_path: Path) -> None:
+    rec = tmp_path / "game.jsonl"
+    assert invoke("play", "heuristic", "random", "--seed", "8", "--quiet",
+                  "--record", str(rec)).exit_code == 0
+    data = rec.read_bytes()
+    lines = data.splitlines(keepends=True)
+    cut = tmp_path / "cut.jsonl"
+    cut.write_bytes(b"".join(lines[:40]) + lines[40][:15])  # in the middle of line 41
+    r = invoke("replay", str(cut), "--check")
+    assert r.exit_code != 0
+    assert r.stderr.strip() == (
+        f"Error: {cut} is truncated: it ends in the middle of line 41 (was its writing "
+        "interrupted, or the disk full?); a tournament plays such a game again when resumed")
+    cut.write_bytes(b"".join(lines[:40]))  # at the end of a line: no result line
+    r = invoke("replay", str(cut))
+    assert r.exit_code != 0
+    assert f"{cut} is truncated: it ends at line 40 without the game's result line" in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
+
+
 def test_record_replay_and_a_tampered_record(tmp_path: Path) -> None:
     rec = tmp_path / "game.jsonl"
     r = invoke("play", "heuristic", "random", "--seed", "8", "--quiet", "--record", str(rec))
@@ -212,7 +232,9 @@ def test_a_bot_that_forfeits_every_game_loses_a_match_scored_in_points(
         assert g["forfeits"] == [0] and g["places"] == [2, 1]
         assert g["points"][0] == max(g["game_points"]) + 1 > g["points"][1], g
     assert [(s["bot"], s["place"]) for s in res["standings"]] == [("lowest", 1), ("garbage", 2)]
-    assert any(g["game_points"][0] == 0 for g in res["games"])  # it did "finish" some
+    # The places can no longer change once it forfeits: each game is stopped there
+    # (RULES §5.4), not played on by the referee's substitutes.
+    assert all(g["how"] == "forfeits" for g in res["games"])
     for rec in recs.glob("*.jsonl"):  # the records check out, forfeits and all
         assert invoke("replay", str(rec), "--check").exit_code == 0
 

@@ -6,13 +6,21 @@ import os
 import resource
 import signal
 import sys
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from referee.process import BotStartError, alive, bot_tree, describe_exit, start_bot
+from referee.process import (
+    BotStartError,
+    StderrLog,
+    alive,
+    bot_tree,
+    describe_exit,
+    start_bot,
+)
 
 from .conftest import wait_gone
 
@@ -192,3 +200,27 @@ def test_a_failing_stderr_callback_never_stops_the_draining(tmp_path: Path,
         proc.end()
         os.close(proc.stdin_fd)
         os.close(proc.stdout_fd)
+
+
+def test_the_stderr_tail_has_what_is_still_in_the_pipe_when_the_bot_exits() -> None:
+    # A crash fault quotes the bot's last stderr lines.  Under load, the reader thread
+    # may not have drained the pipe when the fault is written (here it is held up
+    # telling the first line): the tail is read with a bounded drain first.
+    r, w = os.pipe()
+    entered, release = threading.Event(), threading.Event()
+
+    def on_line(line: str) -> None:
+        entered.set()
+        release.wait(10)
+
+    log = StderrLog(r, None, on_line=on_line)
+    try:
+        os.write(w, b"starting\n")
+        assert entered.wait(10)
+        os.write(w, b"Traceback (most recent call last):\nMemoryError\n")
+        os.close(w)
+        log.drain()
+        assert log.tail().splitlines()[-1] == "MemoryError"
+    finally:
+        release.set()
+        log.join(5)

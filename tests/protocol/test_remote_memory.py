@@ -16,7 +16,7 @@ from referee.remote import Connection, RemotePlayer
 from referee.runner import FaultPolicy, TimeControl, run_game
 from referee.transport.memory import MemoryPeer, MemoryTransport
 
-from .minischema import errors
+from .schemacheck import errors
 
 SCHEMAS = {p.stem: json.loads(p.read_text()) for p in
            (Path(__file__).resolve().parents[2] / "protocol" / "schema").glob("*.json")}

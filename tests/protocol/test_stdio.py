@@ -170,3 +170,34 @@ def test_closed_transport_refuses_both_ways(p: Pipes) -> None:
 def test_a_field_given_twice_counts_once_the_last_one() -> None:
     # PROTOCOL.md, framing: orjson's reading, documented rather than refused.
     assert decode(b'{"type":"decision","id":1,"decision":0,"decision":1}')["decision"] == 1
+
+
+@pytest.mark.parametrize("number", [
+    "18446744073709551616", "-9223372036854775809", "1" + "0" * 30, "1" + "0" * 400,
+])
+def test_an_integer_out_of_range_is_named_as_such_with_the_range(number: str) -> None:
+    # orjson reads such an integer as a float (or as "infinity"): it used to be called
+    # a number with a fraction (suggesting another number), or "not JSON".
+    line = f'{{"type": "decision", "id": {number}, "decision": 0}}'.encode()
+    with pytest.raises(MalformedMessage) as e:
+        decode(line)
+    text = str(e.value)
+    shown = number if len(number) <= 40 else f"{number[:20]}...{number[-5:]} (401 digits)"
+    assert text.startswith(f"a line holding the integer {shown}, out of range: an integer "
+                           "must be from -9223372036854775808 to 18446744073709551615 "
+                           "(-2^63 to 2^64-1)"), text
+    assert "fraction" not in text and "not JSON" not in text
+
+
+def test_integers_at_the_ends_of_the_range_are_read() -> None:
+    assert decode(b'{"id": 18446744073709551615}')["id"] == 2**64 - 1
+    assert decode(b'{"id": -9223372036854775808}')["id"] == -(2**63)
+    assert decode(b'{"name": "1234567890123456789012"}')["name"] == "1234567890123456789012"
+
+
+def test_invalid_utf8_names_the_byte_and_its_offset() -> None:
+    with pytest.raises(MalformedMessage) as e:
+        decode(b'{"type": "hello", "name": "\xff\xfe\xfa"}')
+    assert str(e.value).startswith(
+        "a line that is not valid UTF-8 (byte 0xff at offset 27: invalid start byte)")
+    assert "surrogates" not in str(e.value)

@@ -343,7 +343,8 @@ def test_chaos_games_over_referee_play_with_a_transcript(tmp_path: Path, piddir:
         for f in game["faults"]:
             check_fault(f, names, where)
             # the transcript names the bot and says what was rejected and why
-            line = (f"REJECTED {f['kind']} at turn {f['turn']}: {f['detail']} "
+            what = "CRASHED" if f["kind"] == "crash" else f"REJECTED {f['kind']}"
+            line = (f"{what} at turn {f['turn']}: {f['detail']} "
                     f"[{f['action']}]")
             assert any(f" XX {f['bot']}" in x and x.endswith(line) for x in lines
                        ), f"{where}: no transcript line {line!r}"

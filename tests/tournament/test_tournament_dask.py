@@ -264,7 +264,7 @@ def test_the_scheduler_killed_mid_run_stops_cleanly_and_the_run_resumes(tmp_path
     assert run.returncode == 1, stderr
     lines = [ln for ln in stderr.splitlines() if ln.strip()]
     assert len(lines) == 1, stderr
-    assert lines[0].startswith("error: lost the Dask scheduler " + address), lines[0]
+    assert lines[0].startswith("Error: lost the Dask scheduler " + address), lines[0]
     assert "the finished games are saved in" in lines[0]
     kept = rows(out, "SELECT COUNT(*) FROM games")[0][0]
     assert 2 <= kept < 24
@@ -375,6 +375,34 @@ def test_deal_sets_and_a_set_committed_twice_is_stored_once(tmp_path: Path) -> N
     assert got == list(outcomes)
     assert pending == {g.index for g in games} - {g.index for g in first}
     assert sorted(p.name for p in records.iterdir()) == [f"{g.game_id}.jsonl" for g in first]
+
+
+def test_records_that_cannot_be_written_stop_the_commits(tmp_path: Path) -> None:
+    from referee.tournament.executor import StorageFailure
+
+    cfg = load_config(tournament(tmp_path, HEURISTIC + RANDOM, deals=2))
+    games = schedule(cfg)
+    first, second = deal_sets(games)[:2]
+
+    def result(specs: list) -> SetResult:  # type: ignore[type-arg]
+        import zlib
+        return SetResult(specs[0].deal, "w:1", tuple(
+            GameOutcome(index=g.index, game_id=g.game_id, deal=g.deal, deal_seed=g.deal_seed,
+                        seats=g.seats, places=(1, 2), points=(0, 3), how="out", turns=9,
+                        record=f"games/{g.game_id}.jsonl") for g in specs),
+            tuple(zlib.compress(b"{}\n") for _ in specs))
+
+    got: list[object] = []
+    pending = {g.index for g in games}
+    committer = Committer(str(tmp_path / "no such folder"), pending, got.append)
+    committer.arrive(result(first))
+    committer.drain(block=True)
+    assert committer.stopped
+    assert [type(r) for r in got] == [StorageFailure, StorageFailure]
+    assert "cannot write the game records in" in got[0].message  # type: ignore[attr-defined]
+    committer.arrive(result(second))  # dropped: played again on resume
+    committer.close()
+    assert len(got) == 2 and {g.index for g in second} <= pending
 
 
 def test_the_executor_in_the_configuration(tmp_path: Path) -> None:

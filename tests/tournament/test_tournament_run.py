@@ -151,7 +151,7 @@ def test_changed_configuration_is_refused(tmp_path: Path) -> None:
     code, out, err = invoke("tournament", "run", str(cfg), "-q")
     assert code == 2
     assert err.strip().splitlines() == [
-        f"error: {tmp_path / 'out'} holds a tournament with another configuration (seed: was 1, "
+        f"Error: {tmp_path / 'out'} holds a tournament with another configuration (seed: was 1, "
         "now 5); run it with its original configuration to resume, or choose another output folder"]
     # another jobs count is not another tournament: it resumes and has nothing to play
     write(tmp_path, body.replace("deals = 1", "deals = 1\njobs = 2"))
@@ -307,7 +307,7 @@ python = "{HERE / 'fakebots.py'}:Exiter"
     assert {r["bot"]: r["games"] for r in data["standings"]} == {
         "heuristic": 4, "lowest": 4, "exiter": 0}
     last = err.strip().splitlines()[-1]
-    assert last.startswith("error: 8 games could not be played (first: g0")
+    assert last.startswith("Error: 8 games could not be played (first: g0")
     assert "died while playing it (exit code 3)" in last and last.endswith("run again to retry them")
     # the games that could not be played are not in the store, so a new run retries them
     assert db_rows(tmp_path / "out", "SELECT COUNT(*) FROM games")[0][0] == 4
@@ -356,7 +356,7 @@ def test_ctrl_c_or_kill_stops_saves_and_resumes(tmp_path: Path, sig: int, code: 
     stdout, stderr = proc.communicate(timeout=30)
     assert proc.returncode == code
     assert stderr.strip().splitlines()[-1] == (
-        f"error: {how}; the finished games are saved in {out}: run the same command "
+        f"Error: {how}; the finished games are saved in {out}: run the same command "
         "again to resume")
     assert "Traceback" not in stderr and "leaked" not in stderr and stdout == ""
     saved = db_rows(out, "SELECT COUNT(*) FROM games")[0][0]

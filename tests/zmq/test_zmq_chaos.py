@@ -272,7 +272,8 @@ def test_zmq_chaos_games_over_referee_play(tmp_path: Path, piddir: Path, tmpdir_
         names = game["bots"]
         for f in game["faults"]:
             stdio_chaos.check_fault(f, names, where)
-            line = (f"REJECTED {f['kind']} at turn {f['turn']}: {f['detail']} "
+            what = "CRASHED" if f["kind"] == "crash" else f"REJECTED {f['kind']}"
+            line = (f"{what} at turn {f['turn']}: {f['detail']} "
                     f"[{f['action']}]")
             assert any(f" XX {f['bot']}" in x and x.endswith(line) for x in lines
                        ), f"{where}: no transcript line {line!r}"

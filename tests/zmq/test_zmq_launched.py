@@ -88,7 +88,8 @@ def test_decode_frame() -> None:
     (msgpack.packb({"type": "decision"})[:-2], "(it ends before its value does)"),
     (b"\x84\x01", "(it ends before its value does)"),  # a map of 4 in 2 bytes
     (msgpack.packb({1: 2}), "(a map key that is not a string)"),
-    (b"\x81\xa4type\xa3\xff\xfe\xfd", "(a string that is not UTF-8: invalid start byte)"),
+    (b"\x81\xa4type\xa3\xff\xfe\xfd",
+     "(a string that is not UTF-8: byte 0xff at offset 0 of the string: invalid start byte)"),
 ])
 def test_an_undecodable_frame_says_what_is_wrong_with_it(data: bytes, why: str) -> None:
     # In msgpack's terms, never an empty "(StackError: )" or Python's own arguments.

@@ -320,6 +320,28 @@ def test_a_routing_id_used_again_is_told_apart_from_its_old_connection() -> None
         listener.close()
 
 
+def test_a_refused_connection_on_a_reused_fd_is_told_even_read_with_the_old_drop() -> None:
+    # The race that made the test above flaky, made certain: the old (refused)
+    # connection's drop and the new connection's first message, a hello after a REQ
+    # socket's empty frame, are read in one go.  That message is the new
+    # connection's (it says hello), not the dropped one's last: it is refused and
+    # told why, not dropped with the old connection's frames.
+    listener = RemoteListener("tcp://127.0.0.1:*", {"alice": b""}, None)
+    hello = msgpack.packb({"type": "hello", "protocol": [1], "name": "alice"})
+    try:
+        for _ in range(4):
+            bot = _Dealer(listener.endpoint, b"alice-7", first=[b"", hello])
+            # Wait, without reading anything, until the frame is there to be read.
+            assert listener._router.sock.poll(5000, zmq.POLLIN)
+            with pytest.raises(TransportTimeout):
+                listener.accept(0, "alice")
+            assert bot.hears()["message"].startswith("refused: its first message, which "
+                                                     "must be a hello, is unreadable")
+            bot.close()  # its drop is reported, but not read until the next accept
+    finally:
+        listener.close()
+
+
 def test_a_listener_on_ipc_leaves_no_socket_file_behind() -> None:
     # libzmq leaves the socket file of an ipc:// endpoint behind when the socket is
     # closed: the listener removes it -- but only its own, not one another program

@@ -1,0 +1,194 @@
+"""What a results folder holds, read once for the report: the store's finished
+games in schedule order, the standings exactly as ``tournament standings`` computes
+them, and the figures the charts need (rating after each game, decision times,
+how games ended, faults per kind, per-deal differences).
+
+A tournament folder is one; a league folder with the same store (``tournament.sqlite``
+and its records) is read the same way.  The store may be written while we read
+(WAL): the report shows the games finished so far.  No HTML here.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..tournament.executor import GameOutcome
+from ..tournament.standings import Standings, compute, render
+from ..tournament.store import Store, StoreError
+
+#: Fault kinds in the order the standings count them (PROTOCOL.md's kinds).
+FAULT_KINDS = ("timeout", "crash", "illegal", "malformed", "oversized", "protocol")
+
+
+@dataclass
+class Results:
+    folder: Path
+    name: str
+    bots: list[str]
+    seats: int
+    scheduled: int
+    outcomes: list[GameOutcome]
+    standings: Standings
+    config: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def standings_json(self) -> str:
+        """Exactly what ``referee tournament standings DIR --format json`` prints."""
+        return render(self.standings, "json")
+
+    def record_path(self, o: GameOutcome) -> Path:
+        return self.folder / o.record
+
+    def deals(self) -> dict[int, list[GameOutcome]]:
+        out: dict[int, list[GameOutcome]] = defaultdict(list)
+        for o in self.outcomes:
+            out[o.deal].append(o)
+        return out
+
+    @property
+    def duplicate(self) -> bool:
+        """Some deal was played more than once (in other seatings)."""
+        return any(len(g) > 1 for g in self.deals().values())
+
+
+def load(folder: Path) -> Results:
+    """The results in ``folder``; StoreError when it holds none."""
+    store = Store.open_existing(folder)
+    try:
+        cfg = store.config
+        outcomes = list(store.outcomes())
+        scheduled = store.scheduled
+    finally:
+        store.close()
+    try:
+        bots = [str(b["name"]) for b in cfg["bots"]]
+        seats = int(cfg["seats"])
+        name = str(cfg["name"])
+    except (KeyError, TypeError, ValueError) as e:
+        raise StoreError(f"{folder}: the stored configuration is not a tournament's ({e})") from None
+    st = compute(outcomes, bots, seats, name=name, scheduled=scheduled)
+    return Results(folder=folder, name=name, bots=bots, seats=seats, scheduled=scheduled,
+                   outcomes=outcomes, standings=st, config=cfg)
+
+
+def rating_history(outcomes: Sequence[GameOutcome], bots: Sequence[str]
+                   ) -> dict[str, list[tuple[int, float, float]]]:
+    """Per bot, (games played, mu, sigma) after each of its games: the standings'
+    rating (openskill Plackett-Luce, games in schedule order, places as ranks) as it
+    grew.  Its last value is the standings' rating."""
+    from openskill.models import PlackettLuce  # as standings.compute does: slow to import
+
+    model = PlackettLuce()
+    ratings = {b: model.rating(name=b) for b in bots}
+    played = dict.fromkeys(bots, 0)
+    hist: dict[str, list[tuple[int, float, float]]] = {
+        b: [(0, ratings[b].mu, ratings[b].sigma)] for b in bots}
+    for o in outcomes:
+        teams = [[ratings[b]] for b in o.seats]
+        for b, team in zip(o.seats, model.rate(teams, ranks=[float(p) for p in o.places]),
+                           strict=True):
+            ratings[b] = team[0]
+            played[b] += 1
+            hist[b].append((played[b], team[0].mu, team[0].sigma))
+    return hist
+
+
+def percentile(values: Sequence[float], q: float) -> float | None:
+    """Nearest-rank percentile (q in 0..100) of ``values``."""
+    if not values:
+        return None
+    s = sorted(values)
+    k = max(1, math.ceil(q / 100 * len(s)))
+    return s[k - 1]
+
+
+@dataclass
+class Latency:
+    decisions: int = 0
+    median: float | None = None
+    p99: float | None = None
+    max: float | None = None
+
+
+def latencies(ms: dict[str, list[float]]) -> dict[str, Latency]:
+    out = {}
+    for bot, vals in ms.items():
+        out[bot] = Latency(len(vals), statistics.median(vals) if vals else None,
+                           percentile(vals, 99), max(vals) if vals else None)
+    return out
+
+
+def endings(outcomes: Sequence[GameOutcome]) -> list[tuple[str, int]]:
+    """How games ended, with a forfeit counted apart (its game still ended one way)."""
+    c = Counter(o.how for o in outcomes)
+    rows = [(how, c[how]) for how in ("winner", "played_out", "turn_limit") if how in c]
+    rows += [(how, n) for how, n in sorted(c.items()) if how not in
+             ("winner", "played_out", "turn_limit")]
+    forfeited = sum(1 for o in outcomes if o.forfeits)
+    if forfeited:
+        rows.append(("with a forfeit", forfeited))
+    return rows
+
+
+def faults_by_kind(outcomes: Sequence[GameOutcome], bots: Sequence[str]
+                   ) -> dict[str, dict[str, int]]:
+    """bot -> kind -> count (every fault kind the standings count, plus forfeits)."""
+    out = {b: dict.fromkeys((*FAULT_KINDS, "forfeit"), 0) for b in bots}
+    for o in outcomes:
+        for f in o.faults:
+            bot = o.seats[int(f["seat"])]
+            kind = str(f.get("kind"))
+            out[bot][kind if kind in FAULT_KINDS else "protocol"] += 1
+        for s in o.forfeits:
+            out[o.seats[s]]["forfeit"] += 1
+    return out
+
+
+@dataclass
+class PairDeals:
+    """Two bots over the deals they both played: per deal, the row bot's score
+    against the column bot minus the reverse (1 a game ahead, half level)."""
+
+    diffs: list[float] = field(default_factory=list)
+
+    @property
+    def mean(self) -> float | None:
+        return sum(self.diffs) / len(self.diffs) if self.diffs else None
+
+    @property
+    def won(self) -> int:
+        return sum(1 for d in self.diffs if d > 0)
+
+    @property
+    def lost(self) -> int:
+        return sum(1 for d in self.diffs if d < 0)
+
+    @property
+    def level(self) -> int:
+        return sum(1 for d in self.diffs if d == 0)
+
+
+def per_deal(outcomes: Sequence[GameOutcome], bots: Sequence[str]
+             ) -> dict[str, dict[str, PairDeals]]:
+    by_deal: dict[int, list[GameOutcome]] = defaultdict(list)
+    for o in outcomes:
+        by_deal[o.deal].append(o)
+    out = {a: {b: PairDeals() for b in bots if b != a} for a in bots}
+    for games in by_deal.values():
+        diff: dict[tuple[str, str], float] = defaultdict(float)
+        for o in games:
+            for s, a in enumerate(o.seats):
+                for t, b in enumerate(o.seats):
+                    if s != t:
+                        pa, pb = o.places[s], o.places[t]
+                        diff[a, b] += 1.0 if pa < pb else 0.5 if pa == pb else 0.0
+        for (a, b), v in diff.items():
+            if a != b and b in out.get(a, {}):
+                out[a][b].diffs.append(v - diff[b, a])
+    return out
