@@ -233,21 +233,24 @@ def machine_ceiling() -> float:
     return 2 * best_one / best_two
 
 
-def executor_run(root: Path, tag: str, deals: int, executor: object) -> tuple[int, float]:
-    """Games played and wall seconds of the bench round-robin through
-    ``run_tournament`` (commits and records included) on ``executor``."""
+def executor_run(root: Path, tag: str, deals: int, executor: object,
+                 config: str = CONFIG, per_deal: int = GAMES_PER_DEAL) -> tuple[int, float]:
+    """Games played and wall seconds of the bench round-robin (``config``, of
+    ``per_deal`` games per deal) through ``run_tournament`` (commits and records
+    included) on ``executor``."""
     sys.path.insert(0, str(REPO))
     from referee.tournament.config import load_config
     from referee.tournament.run import run_tournament
 
     folder = root / tag
     folder.mkdir()
-    (folder / "t.toml").write_text(CONFIG.format(deals=deals))
+    (folder / "t.toml").write_text(config.format(
+        deals=deals, python=sys.executable, bots=REPO / "example_bots" / "python"))
     cfg = load_config(folder / "t.toml")
     t0 = time.perf_counter()
     summary = run_tournament(cfg, executor=executor, quiet=True)  # type: ignore[arg-type]
     wall = time.perf_counter() - t0
-    assert not summary.errors and summary.played == deals * GAMES_PER_DEAL
+    assert not summary.errors and summary.played == deals * per_deal
     return summary.played, wall
 
 
@@ -276,10 +279,14 @@ def dask_bench(args: argparse.Namespace, root: Path) -> None:
     for name in list(logging.root.manager.loggerDict):
         if name.startswith("distributed"):
             logging.getLogger(name).setLevel(logging.CRITICAL)
-    deals = args.games // GAMES_PER_DEAL
+    if args.bots == "external":  # 4 external (sandboxed) bots and one built-in, 4 seats
+        config, per_deal, what, size = ISOLATION, 20, "4 external bots + 1 built-in, 4 seats", 4
+    else:
+        config, per_deal, what, size = CONFIG, GAMES_PER_DEAL, "3 built-in bots, 2 seats", 2
+    deals = args.games // per_deal
     cpus = len(os.sched_getaffinity(0))
-    print(f"Dask executor beside the process pool: round-robin of 3 built-in bots, 2 seats, "
-          f"{deals * GAMES_PER_DEAL} games (sets of 2), {cpus} CPUs; best of {args.repeat}")
+    print(f"Dask executor beside the process pool: round-robin of {what}, "
+          f"{deals * per_deal} games (sets of {size}), {cpus} CPUs; best of {args.repeat}")
     print(f"load average before: {os.getloadavg()[0]:.2f}")
     clusters = {}
     for n in (1, 2):
@@ -297,7 +304,8 @@ def dask_bench(args: argparse.Namespace, root: Path) -> None:
             for kind in ("process", "dask"):  # alternated: the same noise for both
                 ex = (ProcessExecutor(workers) if kind == "process"
                       else DaskExecutor(clusters[workers].scheduler_address))
-                n_games, wall = executor_run(root, f"{kind}{workers}-{r}", deals, ex)
+                n_games, wall = executor_run(root, f"{kind}{workers}-{r}", deals, ex,
+                                             config, per_deal)
                 key = (kind, workers)
                 best[key] = min(best.get(key, float("inf")), wall)
     for workers in (1, 2):
@@ -334,7 +342,7 @@ def dask_bench(args: argparse.Namespace, root: Path) -> None:
     from referee.tournament.config import load_config
     from referee.tournament.schedule import schedule
     specs = schedule(load_config(root / "dask2-0" / "t.toml"))
-    submit = len(pickle.dumps(specs[:2]))
+    submit = len(pickle.dumps(specs[:size]))
     print(f"\nbytes per game to the coordinator: {per_game:.0f} (its record is {raw:.0f} bytes, "
           f"sent zlib-compressed; plus the outcome); per set submitted: ~{submit} bytes of "
           "game specs (the job and the bots are sent once per worker)")
@@ -342,14 +350,14 @@ def dask_bench(args: argparse.Namespace, root: Path) -> None:
     # The coordinator's commit rate under a flood of finished sets.
     flood = root / "flood"
     (flood / "games").mkdir(parents=True)
-    fstore = Store.create_or_resume(flood, {"flood": True}, "flood", args.flood_sets * 2)
+    fstore = Store.create_or_resume(flood, {"flood": True}, "flood", args.flood_sets * size)
     blobs = []
     template = results[:50]
     for i in range(args.flood_sets):
         base = template[i % len(template)]
-        games = tuple(replace_index(o, 2 * i + j) for j, o in enumerate(base.outcomes))
+        games = tuple(replace_index(o, size * i + j) for j, o in enumerate(base.outcomes))
         blobs.append(pickle.dumps(SetResult(i, base.worker, games, base.records)))
-    pending = set(range(2 * args.flood_sets))
+    pending = set(range(size * args.flood_sets))
 
     def report(r: object) -> None:
         if isinstance(r, GameOutcome):
@@ -364,7 +372,7 @@ def dask_bench(args: argparse.Namespace, root: Path) -> None:
     secs = time.perf_counter() - t0
     assert not pending
     fstore.close()
-    commit_rate = 2 * args.flood_sets / secs
+    commit_rate = size * args.flood_sets / secs
     print(f"coordinator, a flood of {args.flood_sets} finished sets (unpickle, write and sync "
           f"the records, one SQLite commit per game): {commit_rate:.0f} games/s "
           f"({args.flood_sets / secs:.0f} sets/s, {1e6 / commit_rate:.0f} us per game)")
@@ -390,14 +398,14 @@ def dask_bench(args: argparse.Namespace, root: Path) -> None:
     for label, rate in (("the bench's games", per_core), ("games of 1 s (real bots)", 1.0),
                         ("games of 0.1 s", 10.0)):
         need = 3200 * rate
-        print(f"  {label}: {need:,.0f} games/s = {need / 2:,.0f} sets/s to commit, "
+        print(f"  {label}: {need:,.0f} games/s = {need / size:,.0f} sets/s to commit, "
               f"{need * per_game / 1e6:,.1f} MB/s into the coordinator; "
               f"commit capacity {commit_rate:,.0f} games/s "
               f"({100 * need / commit_rate:.0f} % of it), scheduler "
-              f"{100 * need / 2 / tasks_rate:.0f} % of {tasks_rate:,.0f} tasks/s")
+              f"{100 * need / size / tasks_rate:.0f} % of {tasks_rate:,.0f} tasks/s")
     print("  first bottleneck: " + ("the coordinator's commits (one synced SQLite commit "
                                     "per game, records synced)"
-                                    if commit_rate / 2 < tasks_rate else
+                                    if commit_rate / size < tasks_rate else
                                     "the Dask scheduler (tasks/s)"))
 
 
@@ -413,6 +421,9 @@ def main() -> int:
     ap.add_argument("--games", type=int, default=4000, help="games of each timed run")
     ap.add_argument("--executor", choices=("process", "dask"), default="process",
                     help="dask: the Dask executor beside the process pool (sections 4-7)")
+    ap.add_argument("--bots", choices=("builtin", "external"), default="builtin",
+                    help="--executor dask: the games of built-in bots (short: the referee's "
+                         "costs show) or of external sandboxed bots (longer, as real ones)")
     ap.add_argument("--flood-sets", type=int, default=2000,
                     help="finished sets in the coordinator's commit flood (--executor dask)")
     ap.add_argument("--memory-games", type=int, default=10000)

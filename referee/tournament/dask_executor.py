@@ -12,8 +12,8 @@ The rules it keeps (fishtest's, and ../shared/STYLE.md's "work over many
 machines"): the coordinator's store is the truth, workers are disposable, any unit
 may run twice and is stored once.
 
-* **The unit of work is one duplicate set**: every seating of one deal, played by
-  one worker, returned whole (outcomes and records) and committed by the
+* **The unit of work is one duplicate set**: every seating of one deal by one
+  lineup, played by one worker, returned whole (outcomes and records) and committed by the
   coordinator only: a worker writes nothing the coordinator keeps.  A set that
   comes back twice is committed once (by game index, which the store also keys
   on).  A set lost with its worker is submitted again by the coordinator, whatever
@@ -381,12 +381,14 @@ def _hold(value: Any) -> Any:
 
 
 def deal_sets(games: Sequence[GameSpec]) -> list[list[GameSpec]]:
-    """The games grouped by deal (each group in schedule order; groups in the order
-    of their first game)."""
-    by_deal: dict[int, list[GameSpec]] = {}
+    """The duplicate sets: the games of one deal played by one lineup (every seating
+    of it), each in schedule order, the sets in the order of their first game.  (A
+    deal played by several lineups makes several sets: each is the paired evidence
+    of its own lineup, and no bot process sees its deal twice either way.)"""
+    by_set: dict[tuple[int, tuple[str, ...]], list[GameSpec]] = {}
     for g in games:
-        by_deal.setdefault(g.deal, []).append(g)
-    return list(by_deal.values())
+        by_set.setdefault((g.deal, tuple(sorted(g.seats))), []).append(g)
+    return list(by_set.values())
 
 
 def write_records(folder: str, named: Sequence[tuple[str, bytes]]) -> None:
@@ -505,6 +507,7 @@ class DaskExecutor:
         bundles = self.pack(job)
         key = hashlib.sha256("\n".join(
             [job.config.fingerprint(), str(job.config.seed), str(job.isolate_deals),
+             job.output_dir,
              *sorted(f"{n}={b.digest}" for n, b in bundles.items())]).encode()).hexdigest()[:16]
         todo = [_Set(s) for s in deal_sets(games)]
         todo.reverse()  # popped from the end: schedule order
@@ -513,10 +516,9 @@ class DaskExecutor:
             job_f = client.submit(_hold, job, key=f"updown-job-{key}")
             held = {b.digest: client.submit(_hold, b.data, key=f"updown-bot-{b.digest}")
                     for b in bundles.values()}
-            if not self.scheduler or not client.scheduler_info().get("workers"):
-                if self.scheduler:
-                    report(Notice(f"waiting for Dask workers to join {self.scheduler} "
-                                  f"(dask worker {self.scheduler} --nthreads 1)"))
+            if self.scheduler and not client.scheduler_info().get("workers"):
+                report(Notice(f"waiting for Dask workers to join {self.scheduler} "
+                              f"(dask worker {self.scheduler} --nthreads 1)"))
             flying: dict[Any, _Set] = {}
             done = as_completed(loop=client.loop)
             committer = Committer(records, pending, report)

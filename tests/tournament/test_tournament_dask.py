@@ -140,9 +140,11 @@ def test_same_standings_as_the_process_pool(tmp_path: Path, cluster: str) -> Non
     # The fault view names the workers that played the games.
     code, view, _ = invoke("tournament", "standings", str(out), "--faults", "--format", "csv")
     assert code == 0 and {line.split(",")[0] for line in view.splitlines()[1:]} == workers
-    # Each duplicate set was played by one worker.
-    per_deal = rows(out, "SELECT deal, COUNT(DISTINCT worker) FROM games GROUP BY deal")
-    assert {n for _, n in per_deal} == {1}
+    # Each duplicate set (a deal's seatings of one lineup) was played by one worker.
+    per_set: dict[tuple[int, str], set[object]] = {}
+    for deal, seats, w in rows(out, "SELECT deal, seats, worker FROM games"):
+        per_set.setdefault((int(deal), str(sorted(json.loads(str(seats))))), set()).add(w)  # type: ignore[call-overload]
+    assert len(per_set) == 12 and all(len(ws) == 1 for ws in per_set.values())
 
 
 def test_a_worker_killed_mid_set_loses_nothing_and_duplicates_nothing(
@@ -163,9 +165,10 @@ def test_a_worker_killed_mid_set_loses_nothing_and_duplicates_nothing(
     out = remote / "out"
     assert rows(out, "SELECT COUNT(*), COUNT(DISTINCT game_id) FROM games") == [(len(games),) * 2]
     deal = killed_deal.pop()
-    played = rows(out, f"SELECT worker FROM games WHERE deal = {deal}")
+    played = [w for w, seats in rows(out, f"SELECT worker, seats FROM games WHERE deal = {deal}")
+              if "killer" in json.loads(str(seats))]
     assert len(played) == 2  # the whole set, once
-    assert all(not str(w).endswith(f":{pid}") for (w,) in played)  # not by the dead worker
+    assert all(not str(w).endswith(f":{pid}") for w in played)  # not by the dead worker
     # The same standings as the process pool, where nobody dies (the marker is there).
     local = tmp_path / "local"
     local.mkdir()
@@ -290,6 +293,17 @@ def kill_group(p: subprocess.Popen[str]) -> None:
     p.wait(timeout=30)
 
 
+def test_without_a_scheduler_a_local_cluster_plays(tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("UPDOWN_WORKER_DIR", str(tmp_path / "wd"))
+    cfg = tournament(tmp_path, HEURISTIC + EXTERNAL, deals=2)
+    code, out, err = invoke("tournament", "run", str(cfg), "-q", "--executor", "dask",
+                            "--jobs", "1", "--format", "csv")
+    assert code == 0, err
+    assert rows(tmp_path / "out", "SELECT COUNT(*), COUNT(DISTINCT worker) FROM games") == [(4, 1)]
+    assert (tmp_path / "wd" / "cpus").is_dir()  # its one worker pinned itself
+
+
 def test_an_unreachable_scheduler_is_one_line(tmp_path: Path) -> None:
     cfg = load_config(tournament(tmp_path, HEURISTIC + RANDOM, deals=1))
     ex = DaskExecutor("127.0.0.1:9")  # nothing listens on the discard port
@@ -353,7 +367,8 @@ def test_deal_sets_and_a_set_committed_twice_is_stored_once(tmp_path: Path) -> N
     games = schedule(cfg)
     sets = deal_sets(games)
     assert sum(map(len, sets)) == len(games) and all(len({g.deal for g in s}) == 1 for s in sets)
-    assert all(len(s) == 2 for s in sets)
+    # one set per deal and lineup: 2 deals x 3 pairs, each pair in both seatings
+    assert len(sets) == 6 and all(len(s) == 2 and s[0].seats == s[1].seats[::-1] for s in sets)
     first = sets[0]
     records = tmp_path / "games"
     records.mkdir()
