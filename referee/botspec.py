@@ -36,6 +36,7 @@ loopback endpoint without keys (no CURVE), by the name in its hello alone.
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import errno
 import logging
 import os
@@ -76,6 +77,9 @@ _BOT_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_.\-]*\Z")
 
 #: Where ``referee play`` listens for remote bots unless told otherwise.
 DEFAULT_LISTEN = "tcp://127.0.0.1:5555"
+
+#: The words a spec may be, for "did you mean" (a misspelt one is taken for a program).
+_WORDS = (*BUILTIN_BOTS, "human", *(f"example:{k}" for k in EXAMPLES))
 
 SYNTAX_HELP = (
     "a bot is 'random', 'lowest', 'heuristic', 'human', "
@@ -176,6 +180,10 @@ def check_command(command: Sequence[str], spec: str, cwd: str | None = None) -> 
         hint = ""
         if Path(cwd or ".", prog).exists():
             hint = f" (there is a file {prog!r} here: write './{prog}')"
+        elif len(command) == 1:
+            close = difflib.get_close_matches(prog.lower(), _WORDS, n=1, cutoff=0.75)
+            if close:
+                hint = f" (did you mean {close[0]!r}?)"
         raise BotSpecError(
             f"unknown bot command {prog!r} in bot {spec!r}: it is not on PATH{hint}; "
             f"{SYNTAX_HELP}"
@@ -189,9 +197,10 @@ def check_command(command: Sequence[str], spec: str, cwd: str | None = None) -> 
             )
 
 
-def parse_spec(text: str, *, check: bool = True) -> BotSpec:
+def parse_spec(text: str, *, check: bool = True, cwd: str | None = None) -> BotSpec:
     """Read one bot spec (see the module docstring).  ``check`` looks the external
-    program up, so that a typo is reported before any game starts."""
+    program up (relative paths from ``cwd``, the bot's working directory), so that a
+    typo is reported before any game starts."""
     spec = text.strip()
     if not spec:
         raise BotSpecError(f"an empty bot spec: {SYNTAX_HELP}")
@@ -207,7 +216,7 @@ def parse_spec(text: str, *, check: bool = True) -> BotSpec:
     scheme, sep, rest = spec.partition(":")
     if sep and scheme in TRANSPORTS and rest.strip().startswith("example:"):
         # An example bot over a chosen transport: zmq:example:python-random.
-        ex_spec = parse_spec(rest.strip(), check=check)
+        ex_spec = parse_spec(rest.strip(), check=check, cwd=cwd)
         default = ex_spec.name if scheme == "stdio" else f"{ex_spec.name}-{scheme}"
         return BotSpec(scheme, name or default, command=ex_spec.command, text=text,
                        named=bool(name))
@@ -222,9 +231,11 @@ def parse_spec(text: str, *, check: bool = True) -> BotSpec:
     if sep and scheme == "example":
         ex = EXAMPLES.get(rest.strip())
         if ex is None:
+            close = difflib.get_close_matches(rest.strip(), EXAMPLES, n=1)
             raise BotSpecError(
-                f"unknown example bot {rest.strip()!r}: choose from "
-                + ", ".join(f"example:{k}" for k in EXAMPLES)
+                f"unknown example bot {rest.strip()!r}: "
+                + (f"did you mean 'example:{close[0]}'? " if close else "")
+                + "choose from " + ", ".join(f"example:{k}" for k in EXAMPLES)
             )
         rel, interp = ex
         path = EXAMPLE_DIR / rel
@@ -244,21 +255,50 @@ def parse_spec(text: str, *, check: bool = True) -> BotSpec:
         kind, spec = scheme, rest
     elif sep and re.fullmatch(r"[A-Za-z][A-Za-z0-9_-]*", scheme):
         # "tcp:...", "exmaple:js": a prefix we do not know, not a program.
+        close = difflib.get_close_matches(scheme, (*TRANSPORTS, "remote", "example"), n=1)
         raise BotSpecError(
-            f"bot {text!r}: unknown prefix {scheme + ':'!r}; use stdio:, zmq:, remote: or "
-            f"example: "
-            f"({SYNTAX_HELP})"
+            f"bot {text!r}: unknown prefix {scheme + ':'!r}; "
+            + (f"did you mean {close[0] + ':'!r}? " if close else "")
+            + f"use stdio:, zmq:, remote: or example: ({SYNTAX_HELP})"
         )
     command = _split(spec, text)
     if check:
-        check_command(command, text)
+        check_command(command, text, cwd)
     return BotSpec(kind, name or _program_name(command), command=command, text=text,
                    named=bool(name))
 
 
+def _split_command_hint(texts: Sequence[str], i: int) -> int | None:
+    """When spec ``i`` failed and the specs before it, from the one returned, are a
+    command's first words (``zmq:node`` then ``bot.js``: the shell split an unquoted
+    command), the index of that first word."""
+    for j in range(i - 1, -1, -1):
+        head = texts[j]
+        scheme, sep, rest = head.partition(":")
+        words = (rest if sep and scheme in TRANSPORTS else head).split()
+        if len(words) == 1 and _is_interpreter(words[0]):
+            return j
+        if len(words) != 1 or head.lower() in BUILTIN_BOTS or head.lower() == "human" \
+                or ":" in head:
+            return None
+    return None
+
+
 def parse_specs(texts: Sequence[str], *, check: bool = True) -> list[BotSpec]:
     """Several specs, the seats' names made unique (``random``, ``random-2``, ...)."""
-    specs = [parse_spec(t, check=check) for t in texts]
+    specs = []
+    for i, t in enumerate(texts):
+        try:
+            specs.append(parse_spec(t, check=check))
+        except BotSpecError:
+            j = _split_command_hint(texts, i)
+            if j is None:
+                raise
+            quoted = '"' + " ".join(texts[j: i + 1]) + '"'
+            raise BotSpecError(
+                f"{' '.join(texts[j: i + 1])!r} looks like one bot's command line split "
+                f"into {i + 1 - j} bots by the shell: quote the whole command, as in "
+                f"{quoted}") from None
     names = [s.name for s in specs]
     out: list[BotSpec] = []
     for i, s in enumerate(specs):

@@ -33,6 +33,7 @@ from typing import Any
 import click
 from tabulate import tabulate
 
+from .botspec import BotSpecError, parse_spec
 from .game import Decision, GameConfig
 from .game.cards import Card, card_text, parse_deck
 from .process import DEFAULT_MEMORY_MB
@@ -54,6 +55,13 @@ PASS, FAIL, SKIP = "PASS", "FAIL", "skip"
 TRANSCRIPT_LINES = 24  # lines of transcript shown with a failure
 LINE_CHARS = 240  # a transcript line is cut to this width
 EXTRA_GAMES = 3  # more games per kind that has not come up yet
+
+
+CAUSE_CHARS = 200  # a root cause's line is cut to this width (in full with its transcript)
+
+
+def _cut(text: str, n: int) -> str:
+    return text if len(text) <= n else text[: n - 3] + "..."
 
 
 def kind_of(text: str) -> str | None:
@@ -180,14 +188,28 @@ class Check:
     status: str = SKIP
     detail: str = ""
     transcript: list[str] = field(default_factory=list)
+    causes: list[str] = field(default_factory=list)  # keys of Report.causes
 
     def passed(self, detail: str) -> None:
         if self.status != FAIL:
             self.status, self.detail = PASS, detail
 
-    def failed(self, detail: str, transcript: Sequence[str] = ()) -> None:
+    def failed(self, detail: str, transcript: Sequence[str] = (), cause: str = "") -> None:
+        """Fail the row; ``cause`` is the key of the root cause it comes from (see
+        ``Report.cause``; default: a cause of its own, this row's detail)."""
         if self.status != FAIL:  # the first failure is the one worth reading
             self.status, self.detail, self.transcript = FAIL, detail, list(transcript)
+        key = cause or f"row:{self.name}"
+        if key not in self.causes:
+            self.causes.append(key)
+
+
+@dataclass
+class Cause:
+    """One root cause: what the bot did wrong, once, however many rows it fails."""
+
+    text: str
+    transcript: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -197,6 +219,7 @@ class Report:
     checks: list[Check] = field(default_factory=list)
     sandbox: str = ""  # Sandbox.summary() of what the bot ran in
     hints: list[str] = field(default_factory=list)  # what the sandbox stopped, in words
+    causes: dict[str, Cause] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -210,8 +233,42 @@ class Report:
         self.checks.append(c)
         return c
 
+    def cause(self, key: str, text: str, transcript: Sequence[str] = ()) -> str:
+        """Register a root cause (the first text and transcript given for ``key``
+        stay); returns ``key`` for ``Check.failed``."""
+        self.causes.setdefault(key, Cause(text, list(transcript)))
+        return key
+
+    def _numbered(self) -> list[tuple[int, Cause]]:
+        """The root causes of the failed rows, in the order of the rows, numbered."""
+        keys: list[str] = []
+        for c in self.checks:
+            if c.status == FAIL:
+                keys += [k for k in c.causes if k not in keys]
+        out: list[tuple[int, Cause]] = []
+        for k in keys:
+            cause = self.causes.get(k)
+            if cause is None:  # a row's own cause
+                row = next(c for c in self.checks if f"row:{c.name}" == k)
+                cause = Cause(f"{row.name}: {row.detail}", row.transcript)
+            out.append((len(out) + 1, cause))
+        return out
+
+    def _index(self) -> dict[str, int]:
+        keys = [k for c in self.checks if c.status == FAIL for k in c.causes]
+        order: dict[str, int] = {}
+        for k in keys:
+            order.setdefault(k, len(order) + 1)
+        return order
+
     def table(self) -> str:
-        rows = [(c.name, c.status, c.detail) for c in self.checks]
+        index = self._index()
+        rows = []
+        for c in self.checks:
+            status = c.status
+            if c.status == FAIL and c.causes:
+                status += " (" + ", ".join(str(index[k]) for k in c.causes) + ")"
+            rows.append((c.name, status, c.detail))
         return str(tabulate(rows, headers=["check", "result", "detail"], tablefmt="simple",
                             maxcolwidths=[None, None, 70]))
 
@@ -221,14 +278,25 @@ class Report:
             out.append(self.sandbox)
         for h in self.hints:
             out.append(f"sandbox: the bot {h}")
-        out += ["", self.table()]
-        for c in self.checks:
-            if c.status == FAIL:
-                out += ["", f"--- {c.name}: {c.detail}"]
-                out += [f"    {line}" for line in c.transcript] or ["    (no transcript)"]
+        out.append("")
+        causes = self._numbered()
+        if causes:
+            out.append(f"{len(causes)} root cause{'s' if len(causes) > 1 else ''} "
+                       "(the rows below that fail from each give its number):")
+            out += [f"  {i}. {_cut(c.text, CAUSE_CHARS)}" for i, c in causes]
+            out.append("")
+        out.append(self.table())
+        for i, c in causes:
+            out += ["", f"--- cause {i}: {c.text}"]
+            out += [f"    {line}" for line in c.transcript] or ["    (no transcript)"]
         failed = sum(c.status == FAIL for c in self.checks)
-        out += ["", f"{'FAILED' if failed else 'PASSED'}: {len(self.checks) - failed} of "
-                f"{len(self.checks)} checks passed or skipped, {failed} failed"]
+        passed = sum(c.status == PASS for c in self.checks)
+        skipped = len(self.checks) - failed - passed
+        tail = f"{passed} of {len(self.checks)} checks passed"
+        tail += f", {failed} failed" if failed else ""
+        tail += f", {skipped} skipped" if skipped else ""
+        out += ["", (f"FAILED ({len(causes)} root cause{'s' if len(causes) != 1 else ''}): "
+                     if failed else "PASSED: ") + tail]
         # What the bot wrote is shown, never obeyed by the terminal.
         return "\n".join(printable(line) for text in out for line in text.split("\n"))
 
@@ -272,6 +340,11 @@ class Recorder:
         self.max_id: Counter[str] = Counter()  # the highest request id sent to each bot
         self.stray: Counter[str] = Counter()  # second answers, answers to ids never sent
         self.first_stray: dict[str, list[str]] = {}
+        self.sent_at: dict[tuple[str, int], float] = {}  # when each request was sent
+        self.late: list[float] = []  # latencies of replies that came after the limit
+        self.late_bound: list[float] = []  # ... known only to be at most this
+        self.answered_kind: Counter[str] = Counter()  # kinds offered in requests answered
+        self.last_decision: dict[str, float] = {}  # when each bot last sent a decision
         self.t0 = time.time()
 
     def _line(self, bot: str, arrow: str, text: str, now: float) -> None:
@@ -294,16 +367,20 @@ class Recorder:
                 legal = [str(t) for t in payload.get("legal", [])]
                 p = _Pending(int(payload.get("id", 0)), legal, now)
                 self.pending[bot] = self.last_request[bot] = p
+                self.sent_at[(bot, p.request_id)] = now
                 self.max_id[bot] = max(self.max_id[bot], p.request_id)
                 self.last_answer[bot] = None
                 self.offered.update({k for k in map(kind_of, legal) if k})
         elif direction == "recv" and kind == "decision":
             rid = payload.get("id")
             q = self.pending.get(bot)
+            previous = self.last_decision.get(bot, 0.0)
+            self.last_decision[bot] = now
             if q is not None and rid == q.request_id:
                 del self.pending[bot]
                 self.answered.add((bot, q.request_id))
                 self.latencies.append(now - q.sent)
+                self.answered_kind.update({k for k in map(kind_of, q.legal) if k})
                 text = self._answer_text(payload.get("decision"), q.legal)
                 self.last_answer[bot] = text
                 k = kind_of(text) if text in q.legal else None
@@ -311,12 +388,31 @@ class Recorder:
                     self.chosen[k] += 1
             elif (bot, rid) in self.answered or not (
                     type(rid) is int and 0 < rid <= self.max_id[bot]):
-                # A second answer, or an id never sent.  (A late answer to a request
-                # given up after a timeout is not counted: the timeout is.)
+                # A second answer, or an id never sent.
                 self.stray[bot] += 1
                 self.first_stray.setdefault(bot, self.transcript(bot))
+            else:
+                # A late answer to a request given up after a timeout: harmless
+                # (PROTOCOL.md, Request ids); the timeout is what counts.
+                sent = self.sent_at.get((bot, rid)) if type(rid) is int else None
+                if sent is not None:
+                    self.answered.add((bot, rid))
+                    # From when the bot could start on it: it may have been busy with
+                    # an earlier request (a queue of late replies is one slow answer).
+                    took = now - max(sent, previous)
+                    if q is not None and now - q.sent > 0.002:
+                        self.late.append(took)  # it came while we were reading
+                    else:
+                        # Read only once the bot was asked again (or later): it came
+                        # at some time before, so this is an upper bound.
+                        self.late_bound.append(took)
         elif direction == "recv" and kind == "hello":
+            # A new connection: its request ids start again.
             self.hellos[bot] = dict(payload)
+            self.answered = {(b, i) for b, i in self.answered if b != bot}
+            self.sent_at = {(b, i): t for (b, i), t in self.sent_at.items() if b != bot}
+            self.max_id[bot] = 0
+            self.pending.pop(bot, None)
 
     @staticmethod
     def _answer_text(decision: Any, legal: Sequence[str]) -> str | None:
@@ -473,10 +569,13 @@ class Checker:
                              sandbox=sandbox.summary() if sandbox is not None else "")
         self.seats: list[CheckedSeat] = []
         self.wrappers: list[list[ProvokingTransport]] = []
-        self.kind_faults: dict[str, tuple[str, list[str]]] = {}
+        self.kind_faults: dict[str, tuple[str, str, list[str]]] = {}
         self.quit_early: list[tuple[str, list[str]]] = []  # exited before bye, status 0
-        self.provoked_faults: list[tuple[Fault, list[str]]] = []  # seat 0, provoking game
+        # seat 0's in the provoking game, with the time of each
+        self.provoked_faults: list[tuple[Fault, list[str], float]] = []
         self.timeouts: list[tuple[Fault, list[str]]] = []
+        self.faults: list[tuple[Fault, list[str]]] = []  # every fault, in order
+        self.provoked_at: float | None = None  # when the unknown message went out
         self.games = 0
 
     def seat(self, i: int) -> CheckedSeat:
@@ -506,10 +605,45 @@ class Checker:
                 self.check_timing()
         finally:
             self.check_bye()
+            self.describe_causes()
         if self.sandbox is not None and self.sandbox.active:
             crashes = [c.detail for c in self.report.checks if c.status == FAIL]
             self.report.hints = explain([*self.stderr, *crashes], self.sandbox.config)
         return self.report
+
+    def describe_causes(self) -> None:
+        """One line per kind of fault the bot made, however many rows it failed."""
+        by_kind: dict[str, list[tuple[Fault, list[str]]]] = {}
+        for f, lines in self.faults:
+            by_kind.setdefault(f.kind, []).append((f, lines))
+        for kind, items in by_kind.items():
+            n = len(items)
+            f, lines = items[0]
+            plural = "s" if n > 1 else ""
+            if kind == "timeout":
+                late = self.recorder.late
+                limit = (f"a {self.tc.per_decision:g} s limit per decision"
+                         + (f" (plus a {self.tc.bank:g} s bank per game)" if self.tc.bank
+                            else ""))
+                bound = self.recorder.late_bound
+                if late:
+                    took = f"the bot took up to {max(late):.2f} s against {limit}"
+                elif bound:
+                    took = (f"the bot took longer than {limit} (its late replies were read "
+                            f"up to {max(bound):.2f} s after the request)")
+                else:
+                    took = f"the bot never answered, against {limit}"
+                answered = len(late) + len(bound)
+                if late and answered < n:
+                    took += f"; {n - answered} of them were never answered"
+                text = f"{n} timeout{plural}: {took}; the first: {f.detail}"
+            else:
+                word = {"crash": "crash", "illegal": "illegal decision",
+                        "malformed": "malformed message", "oversized": "oversized message",
+                        "protocol": "protocol error"}.get(kind, f"{kind} fault")
+                text = f"{n} {word}{'es' if n > 1 and word == 'crash' else plural}: the first: " \
+                       f"{f.bot} turn {f.turn}: {f.detail}"
+            self.report.cause(f"fault:{kind}", text, lines)
 
     def check_handshake(self) -> bool:
         c = self.report.check("starts and says hello")
@@ -540,19 +674,24 @@ class Checker:
             if sc.provoke and i == 0 and s.rejected_at is None:
                 s.reject_next = True
         faults: list[tuple[Fault, list[str]]] = []
+        provoked: list[tuple[Fault, list[str], float]] = []
 
         def on_event(kind: str, payload: Any) -> None:
             if kind == "fault":
                 assert isinstance(payload, Fault)
                 faults.append((payload, self.recorder.transcript(payload.bot)))
-                # The crash fault says how the process ended (its connection is
-                # closed by then): exit status 0 is a bot that quit of its own accord.
+                provoked.append((*faults[-1], time.time()))
+                # A bot that ended itself with status 0 (the loss is described once its
+                # connection is gone, so it is read from the fault, not the process).
                 if payload.kind == "crash" and "exited with code 0" in payload.detail:
                     self.quit_early.append((payload.bot, self.recorder.transcript(payload.bot)))
-                answer_kinds = self.recorder.fault_kinds(payload.bot)
+                # A timeout says nothing about a kind of decision (the bot was slow,
+                # whatever it was asked); a wrong answer or a crash does.
+                answer_kinds = (self.recorder.fault_kinds(payload.bot)
+                                if payload.kind != "timeout" else set())
                 for k in answer_kinds:
                     self.kind_faults.setdefault(
-                        k, (f"{payload.kind}: {payload.detail}",
+                        k, (payload.kind, f"{payload.kind}: {payload.detail}",
                             self.recorder.transcript(payload.bot)))
 
         self.games += 1
@@ -562,16 +701,27 @@ class Checker:
         for w in (w for ws in self.wrappers for w in ws):
             w.on = False
         self.timeouts += [(f, t) for f, t in faults if f.kind == "timeout"]
+        self.faults += faults
         if sc.provoke:
-            # An illegal answer is the game check's business; choking on what it did
-            # not expect (a crash, silence, garbage) is this one's.
-            self.provoked_faults += [(f, t) for f, t in faults
+            # An illegal answer is the game check's business, a timeout the timing
+            # check's (unless the bot fell silent for good); choking on what it did not
+            # expect (a crash, garbage) is this one's.
+            self.provoked_faults += [(f, t, at) for f, t, at in provoked
                                      if f.seat == 0 and f.kind != "illegal"]
         c = self.report.check(f"game: {sc.title}")
         if faults:
             f, lines = faults[0]
-            more = f" (and {len(faults) - 1} more faults)" if len(faults) > 1 else ""
-            c.failed(f"{f.bot} seat {f.seat} turn {f.turn}: {f.kind}: {f.detail}{more}", lines)
+            kinds = Counter(f.kind for f, _ in faults)
+            what = ", ".join(f"{n} {k}" for k, n in kinds.items())
+            forfeits = sum(fa.action == "forfeit" for fa, _ in faults)
+            # The detail is the cause's (listed once, above the table).
+            c.failed(f"{len(faults)} fault{'s' if len(faults) > 1 else ''} ({what})"
+                     + (f", {forfeits} forfeit{'s' if forfeits > 1 else ''}" if forfeits else "")
+                     + f"; the first by {f.bot} at turn {f.turn}: {f.detail}", lines,
+                     cause=f"fault:{f.kind}")
+            for k in kinds:
+                if k != f.kind:
+                    c.causes.append(f"fault:{k}")
         else:
             c.passed(f"{rec.result['how']} after {rec.result['turns']} turns, "
                      f"{len(rec.decisions)} decisions ({sc.purpose})")
@@ -593,15 +743,31 @@ class Checker:
         for kind in KINDS:
             c = self.report.check(f"decision: {kind}")
             asked, chose = self.recorder.offered[kind], self.recorder.chosen[kind]
+            answered = self.recorder.answered_kind[kind]
             if kind in self.kind_faults:
-                detail, lines = self.kind_faults[kind]
-                c.failed(f"a request offering {kind!r} was answered wrongly: {detail}", lines)
+                fault_kind, detail, lines = self.kind_faults[kind]
+                c.failed(f"a request offering {kind!r} was answered wrongly: {detail}", lines,
+                         cause=f"fault:{fault_kind}")
+            elif asked and not answered and self.timeouts:
+                c.failed(f"offered in {asked} requests, none answered in time", (),
+                         cause="fault:timeout")
             elif asked:
+                late = asked - answered
                 c.passed(f"offered in {asked} request{'s' * (asked != 1)}, chosen {chose} "
-                         f"time{'s' * (chose != 1)}")
+                         f"time{'s' * (chose != 1)}"
+                         + (f" ({late} not answered in time: see 'decides in time')"
+                            if late else ""))
             else:
-                c.failed(f"never came up in {self.games} game(s) (the bot's own choices "
-                         f"avoided it?)")
+                forfeits = Counter(f.kind for f, _ in self.faults if f.action == "forfeit")
+                if forfeits:
+                    # Most likely because the bot forfeited its games: that is the cause.
+                    kind = forfeits.most_common(1)[0][0]
+                    c.failed(f"never came up in {self.games} game(s), in which the bot "
+                             f"forfeited {sum(forfeits.values())} times", (),
+                             cause=f"fault:{kind}")
+                else:
+                    c.failed(f"never came up in {self.games} game(s) (the bot's own choices "
+                             f"avoided it?)")
 
     def check_provocations(self) -> None:
         c = self.report.check("ignores unknown messages and fields")
@@ -610,10 +776,14 @@ class Checker:
         injected = any(w.sent_unknown for w in self.wrappers[0])
         if not injected:
             c.status, c.detail = SKIP, "no game with provocations was played"
-        elif self.provoked_faults:
-            f, lines = self.provoked_faults[0]
+        elif (choked := [(f, t) for f, t, at in self.provoked_faults
+                         if f.kind != "timeout"
+                         or self.recorder.last_decision.get(f.bot, 0.0) <= at]):
+            # (A timeout counts here only when the bot never answered again.)
+            f, lines = choked[0]
             c.failed(f"after an unknown message type and unknown fields: {f.kind}: {f.detail}",
-                     lines)
+                     lines, cause="row:ignores unknown messages and fields"
+                     if f.kind == "timeout" else f"fault:{f.kind}")
         else:
             c.passed("an unknown message type and unknown fields in every message were "
                      "ignored")
@@ -638,18 +808,18 @@ class Checker:
         else:
             once.passed("every reply carried the id of the pending request")
         up = self.report.check("stays up across games")
-        restarted = [s.inner for s in self.seats if s.inner.starts > 1]
+        # The referee restarts a bot itself after a crash, or after a forfeit for
+        # running out of time: those restarts are the crash's and the timeouts' doing
+        # (their own rows), not the bot's.  Only a bot that exits by itself fails here.
+        restarts = sum(s.inner.starts - 1 for s in self.seats)
         if self.quit_early:
             name, lines = self.quit_early[0]
             up.failed(f"{name} exited (status 0) between games: a bot must keep running from "
                       f"game to game until 'bye'", lines)
-        elif restarted:
-            p = restarted[0]
-            up.failed(f"{p.name} had to be started {p.starts} times: a bot must keep running "
-                      f"from game to game until 'bye'", self.recorder.transcript(p.name))
         else:
-            up.passed(f"{len(self.seats)} processes played {self.games} game(s) without a "
-                      f"restart")
+            up.passed(f"{len(self.seats)} processes played {self.games} game(s)"
+                      + (f"; the referee restarted them {restarts} time(s) itself, after "
+                         f"faults" if restarts else " without a restart"))
 
     def check_timing(self) -> None:
         c = self.report.check("decides in time")
@@ -659,13 +829,16 @@ class Checker:
             return
         mid, top = (lat[len(lat) // 2], lat[-1]) if lat else (0.0, 0.0)
         slow = sum(x > self.tc.per_decision for x in lat)
-        text = (f"{len(lat)} decisions: median {mid * 1000:.1f} ms, max {top * 1000:.1f} ms "
-                f"(limit {self.tc.per_decision:.3f}s each plus a {self.tc.bank:.1f}s bank"
-                + (f"; {slow} took bank time" if slow else "") + ")")
+        text = (f"{len(lat)} decisions in time: median {mid * 1000:.1f} ms, max "
+                f"{top * 1000:.1f} ms (limit {self.tc.per_decision:.3f}s each plus a "
+                f"{self.tc.bank:.1f}s bank" + (f"; {slow} took bank time" if slow else "") + ")")
         if self.timeouts:
             f, lines = self.timeouts[0]
-            c.failed(f"{len(self.timeouts)} timeout(s), the first: {f.bot}: {f.detail}; {text}",
-                     lines)
+            late = self.recorder.late
+            c.failed(f"{len(self.timeouts)} timeout(s)"
+                     + (f", the late replies in up to {max(late) * 1000:.0f} ms" if late
+                        else "")
+                     + f"; {text}", lines, cause="fault:timeout")
         else:
             c.passed(text)
 
@@ -701,18 +874,48 @@ def run_checks(command: Sequence[str], **kw: Any) -> Report:
     return Checker(command, **kw).run()
 
 
-@click.command("check-bot")
-@click.argument("command", nargs=-1, required=True)
-@click.option("--transport", type=click.Choice(["stdio", "zmq"]), default="stdio",
-              show_default=True, help="How the bot talks to the referee.")
-@click.option("--per-decision", type=float, default=1.0, show_default=True,
-              help="Seconds per decision.")
-@click.option("--bank", type=float, default=10.0, show_default=True,
-              help="Seconds of bank time.")
-@click.option("--startup", type=float, default=10.0, show_default=True,
+CHECK_BOT_HELP = """Check that the bot BOT speaks the protocol correctly.
+
+\b
+BOT is a bot spec, as for 'referee play': the bot's command line as one
+quoted argument (or its words after '--'), stdio:COMMAND, zmq:COMMAND, or an
+example bot (example:python-random, example:python-heuristic, example:js).
+
+\b
+Examples:
+  referee check-bot "python3 mybot.py"
+  referee check-bot zmq:"node bot.js"
+  referee check-bot --transport zmq -- node bot.js
+  referee check-bot example:js
+  referee check-bot "python3 mybot.py" --per-decision 0.1 --memory-mb 256
+
+The bot plays several games against itself (one process per seat; 2 and 6
+players; every kind of decision), is sent unknown message types and fields and a
+deliberate 'rejected', and is told 'bye'.  The report gives one line per root
+cause first (a slow bot's timeouts are one cause, however many rows they fail),
+then a pass/fail table, then a transcript for each cause.  Exit status: 0 when
+every check passed (or was skipped), 1 when one failed or BOT cannot be used,
+2 for a usage error.
+"""
+
+
+@click.command("check-bot", help=CHECK_BOT_HELP, context_settings={"max_content_width": 100})
+@click.argument("command", nargs=-1, required=True, metavar="BOT")
+@click.option("--transport", type=click.Choice(["stdio", "zmq"]), default=None,
+              help="How the bot talks to the referee  [default: stdio, or zmq for a "
+                   "zmq: spec]")
+@click.option("--per-decision", "--move-time", "per_decision", type=click.FloatRange(min=0),
+              default=1.0, show_default=True, help="Seconds per decision.")
+@click.option("--bank", type=click.FloatRange(min=0), default=10.0, show_default=True,
+              help="Extra seconds per game, used when a decision takes longer.")
+@click.option("--startup", type=click.FloatRange(min=0), default=10.0, show_default=True,
               help="Seconds for the bot to start and say hello.")
-@click.option("--bye-grace", type=float, default=2.0, show_default=True,
+@click.option("--bye-grace", type=click.FloatRange(min=0), default=2.0, show_default=True,
               help="Seconds for the bot to exit after bye.")
+@click.option("--memory-mb", type=click.IntRange(min=0), default=None, metavar="MB",
+              help="The bot's memory limit, for its whole process tree in the sandbox "
+                   "(default: --config's [sandbox] memory_mb, else 1024): test under the "
+                   "organiser's limit.")
 @click.option("--cwd", type=click.Path(exists=True, file_okay=False), default=None,
               help="The bot's working directory.")
 @click.option("--sandbox", "sandbox_mode", type=click.Choice(SANDBOX_MODES), default=None,
@@ -725,47 +928,47 @@ def run_checks(command: Sequence[str], **kw: Any) -> Report:
 @click.option("--allow-read", "allow_read", multiple=True, metavar="PATH",
               type=click.Path(exists=True),
               help="A path the sandboxed bot may read besides its own folder; repeatable.")
-def check_bot(command: tuple[str, ...], transport: str, per_decision: float, bank: float,
-              startup: float, bye_grace: float, cwd: str | None, sandbox_mode: str | None,
-              config_file: str | None, allow_read: tuple[str, ...]) -> None:
-    """Check that the bot started by COMMAND speaks the protocol correctly.
-
-    COMMAND is the bot's command line, as one quoted argument or after '--':
-
-        referee check-bot "python3 mybot.py"
-
-        referee check-bot --transport zmq -- node bot.js
-
-    The bot plays several games against itself (one process per seat; 2 and 6
-    players; every kind of decision), is sent unknown message types and fields and a
-    deliberate 'rejected', and is told 'bye'.  Prints a pass/fail table with the
-    transcript of each failure; the exit status is 1 when a check failed.
-    """
+def check_bot(command: tuple[str, ...], transport: str | None, per_decision: float,
+              bank: float, startup: float, bye_grace: float, memory_mb: int | None,
+              cwd: str | None, sandbox_mode: str | None, config_file: str | None,
+              allow_read: tuple[str, ...]) -> None:
     words = list(command)
-    if len(words) == 1 and " " in words[0].strip():
-        words = shlex.split(words[0])
+    text = words[0] if len(words) == 1 else shlex.join(words)
+    try:
+        spec = parse_spec(text, cwd=cwd)
+    except BotSpecError as e:
+        raise click.ClickException(str(e)) from None
+    if spec.kind not in ("stdio", "zmq"):
+        raise click.ClickException(
+            f"check-bot checks a bot program, and {text!r} is a {spec.kind} "
+            f"{'bot' if spec.kind != 'human' else 'player'}: give the command that starts "
+            f"your bot, e.g. referee check-bot \"python3 mybot.py\"")
+    if transport is not None and spec.text.startswith("zmq:") and transport != "zmq":
+        raise click.ClickException(f"{text!r} is a ZeroMQ bot (zmq:), but --transport says "
+                                   f"{transport}: drop one of them")
     tc = TimeControl(startup=startup, per_decision=per_decision, bank=bank)
     sandbox_config = SandboxConfig()
     if config_file is not None:
         try:
             tournament = load_config(config_file)
         except TournamentConfigError as e:
-            click.echo(f"Error: {e}", err=True)
-            sys.exit(2)
+            raise click.ClickException(str(e)) from None
         tc, sandbox_config = tournament.time, tournament.sandbox
     if sandbox_mode is not None:
         sandbox_config = dataclasses.replace(sandbox_config, mode=sandbox_mode)
     if allow_read:
         sandbox_config = dataclasses.replace(sandbox_config, read_only=(
             *sandbox_config.read_only, *(os.path.abspath(p) for p in allow_read)))
+    if memory_mb:
+        sandbox_config = dataclasses.replace(sandbox_config, memory_mb=memory_mb)
     try:
         sandbox = resolve(sandbox_config)
     except SandboxError as e:
-        click.echo(f"Error: {e}", err=True)
-        sys.exit(2)
+        raise click.ClickException(str(e)) from None
     for w in sandbox.warnings:
         click.echo(f"referee: {w}", err=True)
-    report = run_checks(words, transport=transport, time_control=tc, bye_grace=bye_grace,
-                        cwd=cwd, sandbox=sandbox)
+    report = run_checks(list(spec.command), transport=transport or spec.kind,
+                        time_control=tc, bye_grace=bye_grace, cwd=cwd, sandbox=sandbox,
+                        memory_mb=sandbox_config.memory_mb if memory_mb != 0 else None)
     click.echo(report.render())
     sys.exit(0 if report.ok else 1)

@@ -20,15 +20,18 @@ from tabulate import tabulate
 
 from . import __version__
 from .botspec import DEFAULT_LISTEN, BotSpec, BotSpecError, RemoteSeats, make_player, parse_specs
+from .clikit import Main, UserError, exit_codes_help
 from .game import VARIANTS, ConfigError, GameConfig
 from .game.cards import DECKS
 from .human import HumanClock, HumanPlayer
+from .process import DEFAULT_MEMORY_MB
 from .quoting import printable
 from .replay import (
     HOW_WORDS,
     Narrator,
     RecordError,
     deck_file_text,
+    play_again_command,
     read_record,
     show_record,
     verify,
@@ -41,7 +44,7 @@ from .session import DeckFileError, Session, game_summary, read_deck_file, stand
 from .transcript import TracedPlayer, Transcript
 
 
-class _Group(click.Group):
+class _Group(Main):
     """The command group; output piped into a program that stops reading (``referee
     replay FILE | head``) ends the command quietly, as with any Unix tool, instead of
     a Python error."""
@@ -57,10 +60,33 @@ class _Group(click.Group):
             ctx.exit(141)  # 128 + SIGPIPE, what a shell reports for a killed writer
 
 
-@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+MAIN_HELP = """Referee and tournament runner for the card game 3UP 3DOWN.
+
+\b
+Bots are programs in any language speaking JSON lines over stdio or msgpack
+over ZeroMQ (protocol/PROTOCOL.md); the referee enforces the rules
+(protocol/RULES.md).
+
+\b
+Examples:
+  referee play heuristic "python3 mybot.py" --transcript
+  referee check-bot "python3 mybot.py"
+  referee tournament quick heuristic lowest "python3 mybot.py" --deals 50
+  referee tournament run tournaments/demo.toml
+
+\b
+Exit status (every command):
+""" + exit_codes_help() + """
+
+Each command has its own --help.
+"""
+
+
+@click.group(cls=_Group, help=MAIN_HELP,
+             context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, prog_name="referee")
 def main() -> None:
-    """Referee and tournament runner for the card game 3UP 3DOWN."""
+    pass
 
 
 # --- referee play ------------------------------------------------------------------
@@ -104,8 +130,7 @@ Examples:
 """
 
 
-class CliError(click.ClickException):
-    """A user mistake: printed as one line ('Error: ...'), exit status 1."""
+CliError = UserError  # a user mistake: one line, 'Error: ...', exit status 1
 
 
 def _variants(values: tuple[str, ...]) -> frozenset[str]:
@@ -144,7 +169,11 @@ def _use_colour(flag: bool | None, stream: Any) -> bool:
               help="A bot for the next seat (after the positional ones); repeatable.")
 @click.option("--human", is_flag=True, help="Take seat 0 yourself, in this terminal.")
 @click.option("-n", "--games", default=1, show_default=True, type=click.IntRange(min=1),
-              help="Games in the match (the same seats; seeds SEED, SEED+1, ...).")
+              help="Games in the match (seeds SEED, SEED+1, ...; the seats rotate).")
+@click.option("--rotate/--no-rotate", default=True, show_default=True,
+              help="In a match, rotate the seats from game to game (game 2: the first "
+                   "bot takes seat 1, ...), so that no bot keeps the same neighbours; "
+                   "--no-rotate keeps every bot in its seat.")
 @click.option("--seed", type=int, default=None,
               help="Seed of the (first) game; default: a random one, printed.")
 @click.option("-V", "--variant", "variant_opts", multiple=True, metavar="NAME",
@@ -159,7 +188,9 @@ def _use_colour(flag: bool | None, stream: Any) -> bool:
                    "whitespace separated, '#' comments.")
 @click.option("--first-player", type=int, default=None, metavar="SEAT",
               help="The seat that plays first (default: drawn from the seed).")
-@click.option("--turn-limit", type=click.IntRange(min=1), default=1000, show_default=True)
+@click.option("--turn-limit", type=click.IntRange(min=1), default=1000, show_default=True,
+              help="Turns after which the game ends; the players who have not finished "
+                   "are placed by penalty points (RULES §5.2).")
 @click.option("--startup", type=click.FloatRange(min=0), default=10.0, show_default=True,
               help="Seconds for a bot to start and answer the handshake.")
 @click.option("--move-time", "--per-decision", "move_time", type=click.FloatRange(min=0),
@@ -195,6 +226,11 @@ def _use_colour(flag: bool | None, stream: Any) -> bool:
                    "short on a terminal, full in a file or a pipe).")
 @click.option("--bot-log-dir", type=click.Path(file_okay=False), default=None,
               help="Save each external bot's stderr in this directory.")
+@click.option("--memory-mb", type=click.IntRange(min=0), default=DEFAULT_MEMORY_MB,
+              show_default=True, metavar="MB",
+              help="Each external bot's memory limit, for its whole process tree in the "
+                   "sandbox (0: none without the sandbox), e.g. to test under a "
+                   "tournament's limit.")
 @click.option("--colour/--no-colour", "--color/--no-color", "colour", default=None,
               help="Colour the output (default: when it is a terminal).")
 @click.option("--listen", default=DEFAULT_LISTEN, show_default=True, metavar="ENDPOINT",
@@ -219,15 +255,16 @@ def _use_colour(flag: bool | None, stream: Any) -> bool:
               help="A path the sandboxed bots may read besides their own folder (a model "
                    "file); repeatable.")
 def play(bots: tuple[str, ...], bot_opts: tuple[str, ...], human: bool, games: int,
-         seed: int | None, variant_opts: tuple[str, ...], colours: int | None,
+         rotate: bool, seed: int | None, variant_opts: tuple[str, ...], colours: int | None,
          deck_name: str, deck_file: str | None, first_player: int | None, turn_limit: int,
          startup: float, move_time: float, bank: float, game_time: float | None,
          fault_mode: str, strikes: int,
          record_file: str | None, record_dir: str | None, quiet: bool, verbose: bool,
          as_json: bool, transcript: bool, transcript_file: str | None,
          only: str | None, short: bool | None, bot_log_dir: str | None,
-         colour: bool | None, listen: str, keys_dir: str | None, server_key: str | None,
-         wait: float, sandbox_mode: str, allow_read: tuple[str, ...]) -> None:
+         memory_mb: int | None, colour: bool | None, listen: str, keys_dir: str | None,
+         server_key: str | None, wait: float, sandbox_mode: str,
+         allow_read: tuple[str, ...]) -> None:
     texts = (["human"] if human else []) + list(bots) + list(bot_opts)
     if not 2 <= len(texts) <= 6:
         raise CliError(
@@ -268,13 +305,14 @@ def play(bots: tuple[str, ...], bot_opts: tuple[str, ...], human: bool, games: i
                        f"not {first_player}")
     if seed is None:
         seed = random.SystemRandom().randrange(1, 10**9)
-    sandbox = _sandbox(SandboxConfig(mode=sandbox_mode, read_only=tuple(
-        os.path.abspath(p) for p in allow_read)), specs, record_file, record_dir, bot_log_dir,
-        transcript_file, keys_dir, server_key)
+    sandbox = _sandbox(SandboxConfig(mode=sandbox_mode, memory_mb=memory_mb or DEFAULT_MEMORY_MB,
+                                     read_only=tuple(os.path.abspath(p) for p in allow_read)),
+                       specs, record_file, record_dir, bot_log_dir, transcript_file, keys_dir,
+                       server_key)
     session = Session(config, seed, games, deck, first_player,
                       TimeControl(startup, move_time, bank, game_time),
                       FaultPolicy(fault_mode, strikes), record_file, record_dir,
-                      sandbox=sandbox.describe())
+                      sandbox=sandbox.describe(), rotate=rotate)
     try:
         session.prepare()
     except ConfigError as e:
@@ -290,6 +328,9 @@ def play(bots: tuple[str, ...], bot_opts: tuple[str, ...], human: bool, games: i
 
     names = [s.name for s in specs]
     labels = [f"{n} [{i}]" for i, n in enumerate(names)]
+    # The current game's names and labels by seat (a match rotates the seats).
+    seat_names = list(names)
+    seat_labels = list(labels)
 
     # The transcript: to the terminal (stderr under --json) and/or a file.
     tr: Transcript | None = None
@@ -346,9 +387,10 @@ def play(bots: tuple[str, ...], bot_opts: tuple[str, ...], human: bool, games: i
         for i, spec in enumerate(specs):
             p = make_player(spec, time_control=session.time_control,
                             on_message=tr.on_message if tr else None, log_dir=bot_log_dir,
-                            seed=seed * 7919 + i, remote_seats=remote, sandbox=sandbox)
+                            seed=seed * 7919 + i, remote_seats=remote, sandbox=sandbox,
+                            memory_mb=sandbox.config.memory_mb if memory_mb != 0 else None)
             if isinstance(p, HumanPlayer):
-                p.names = names
+                p.names = seat_names
                 p.clock = clock
                 p.out = out
             elif tr is not None and spec.kind == "builtin":
@@ -372,7 +414,7 @@ def play(bots: tuple[str, ...], bot_opts: tuple[str, ...], human: bool, games: i
         raise
 
     narrate = not quiet and not as_json and not humans and (games == 1 or verbose)
-    narrator = Narrator(labels, echo)
+    narrator = Narrator(seat_labels, echo)
     faulted: set[int] = set()  # seats whose next applied decision is the referee's
     forfeited: set[int] = set()
 
@@ -401,24 +443,28 @@ def play(bots: tuple[str, ...], bot_opts: tuple[str, ...], human: bool, games: i
             seat, text, elapsed = payload
             sub = seat in faulted or seat in forfeited
             faulted.discard(seat)
-            tr.applied(names[seat], text, elapsed, substituted=sub)
+            tr.applied(seat_names[seat], text, elapsed, substituted=sub)
 
     def on_game(i: int, gid: str) -> None:
+        seating = session.seating(i)
+        seat_names[:] = [names[b] for b in seating]
+        seat_labels[:] = [f"{names[b]} [{s}]" for s, b in enumerate(seating)]
+        narrator.names = list(seat_labels)
         if narrate:
-            echo(_header(session, i, labels, whole_match=False))
+            echo(_header(session, i, seat_labels, whole_match=False))
         elif i == 0 and not quiet:
-            echo(_header(session, i, labels, whole_match=True))
+            echo(_header(session, i, seat_labels, whole_match=True))
 
     def on_result(i: int, rec: GameRecord, path: str | None) -> None:
         if as_json:
             return
         if games == 1 or verbose:
-            for line in _result_lines(rec, labels)[1 if quiet else 0:]:
+            for line in _result_lines(rec, seat_labels)[1 if quiet else 0:]:
                 echo(line)
             if path:
                 echo(f"record: {path}")
         elif not quiet:
-            win = ", ".join(labels[s] for s in range(len(labels)) if rec.places[s] == 1)
+            win = ", ".join(seat_labels[s] for s in range(len(labels)) if rec.places[s] == 1)
             echo(f"game {i + 1}/{games} (seed {rec.seed}): won by {win}; points "
                  + " ".join(str(p) for p in rec.points)
                  + (f"; {len(rec.faults)} fault(s)" if rec.faults else ""))
@@ -436,7 +482,8 @@ def play(bots: tuple[str, ...], bot_opts: tuple[str, ...], human: bool, games: i
     finally:
         cleanup()
 
-    table = standings(names, records, config.has("match_scoring"))
+    table = standings(names, records, config.has("match_scoring"),
+                      [session.seating(i) for i in range(len(records))])
     if as_json:
         paths = [session.record_path(i) for i in range(games)]
         click.echo(json.dumps({
@@ -452,10 +499,12 @@ def play(bots: tuple[str, ...], bot_opts: tuple[str, ...], human: bool, games: i
         echo("")
         scoring = ("match standings (match_scoring: fewest total penalty points wins)"
                    if config.has("match_scoring") else "match standings (by mean place)")
-        echo(f"{scoring}, {games} games:")
+        echo(f"{scoring}, {games} games"
+             + (", the seats rotating:" if rotate else ", the seats fixed:"))
         echo(tabulate([(s.place, s.bot, s.seat, s.wins, f"{s.mean_place:.2f}", s.total_points)
                        for s in table],
-                      headers=["place", "bot", "seat", "wins", "mean place", "total points"]))
+                      headers=["place", "bot", "first seat" if rotate else "seat", "wins",
+                               "mean place", "total points"]))
         if record_dir:
             echo(f"records: {record_dir}/")
         elif record_file:
@@ -497,6 +546,9 @@ def _header(session: Session, i: int, labels: Sequence[str], *, whole_match: boo
              "variants " + (", ".join(sorted(cfg.variants)) or "none")]
     if session.first_player is not None:
         parts.append(f"first player {labels[session.first_player]}")
+    if whole_match and session.games > 1:
+        parts.append("the seats rotate from game to game" if session.rotate
+                     else "the seats fixed")
     if session.games == 1:
         title = "game"
     elif whole_match:
@@ -554,11 +606,21 @@ def replay(record_file: str, seat: int | None, check_only: bool, step: bool,
            html_out: str | None) -> None:
     """Show a recorded game turn by turn, and verify it by re-running it.
 
-    The record (written by 'referee play --record') is re-run through the rules
-    engine; if it does not re-run identically, that is reported and the exit
-    status is 2.  With --seat, each of the seat's decisions comes with its hand and
-    its legal decisions; faults are shown where they happened, with what the bot
-    sent.
+    The record (written by 'referee play --record', or a tournament's
+    OUTPUT/games/*.jsonl) is re-run through the rules engine; if it does not re-run
+    identically, that is reported and the exit status is 2.  With --seat, each of the
+    seat's decisions comes with its hand and its legal decisions; faults are shown
+    where they happened, with what the bot sent.
+
+    \b
+    Examples:
+      referee replay game.jsonl                 # every card, turn by turn
+      referee replay game.jsonl --seat 1        # only what seat 1 knew
+      referee replay game.jsonl --turn 40       # start at turn 40
+      referee replay game.jsonl --step          # press Enter for each turn
+      referee replay game.jsonl --html game.html   # the viewer, one file
+      referee replay runs/demo/games/g000012.jsonl --check
+      referee replay game.jsonl --check --write-deck deal.txt   # then play it again
     """
     try:
         rec = read_record(record_file)
@@ -583,8 +645,8 @@ def replay(record_file: str, seat: int | None, check_only: bool, step: bool,
         if write_deck:
             with open(write_deck, "w", encoding="utf-8") as f:
                 f.write(deck_file_text(rec))
-            click.echo(f"deal written to {write_deck}: play it again with 'referee play BOT... "
-                       f"--deck-file {write_deck} --first-player {rec.head['first_player']}'")
+            click.echo(f"deal written to {write_deck}: play it again with\n  "
+                       + play_again_command(rec, write_deck))
     except RecordError as e:
         raise CliError(str(e)) from None
     except BrokenPipeError:
@@ -609,6 +671,7 @@ def replay(record_file: str, seat: int | None, check_only: bool, step: bool,
 # CLI stays a thin layer: (module, attribute of a click command or group).
 _SUBCOMMANDS = (
     ("referee.tournament.cli", "tournament"),
+    ("referee.tournament.match_cli", "match"),
     ("referee.checkbot", "check_bot"),
     ("referee.keys", "keys"),
     ("referee.report.cli", "report"),

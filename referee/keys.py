@@ -29,6 +29,8 @@ import zmq
 import zmq.auth
 from zmq.utils import z85
 
+from .clikit import Group
+
 SERVER_NAME = "referee"
 NAME_RE = re.compile(r"[A-Za-z][A-Za-z0-9_.-]*\Z")
 
@@ -139,7 +141,7 @@ def _done(public_path: Path, secret_path: Path, who: str) -> None:
     click.echo(f"public key: {public.decode()}")
 
 
-@click.group()
+@click.group(cls=Group)
 def keys() -> None:
     """CURVE keys for remote ZeroMQ bots (protocol/ZEROMQ.md)."""
 

@@ -36,6 +36,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import os
+import re
 import select
 import shlex
 import shutil
@@ -252,6 +253,28 @@ def describe_exit(returncode: int, *, ran: bool = False, oom_mb: int | None = No
     return f"exited with code {returncode}"
 
 
+#: What a program prints when an allocation fails (Python, Node/V8, C++, glibc, Java,
+#: Go, Rust), and the signals a failed allocation usually ends in.
+_OOM_WORDS = re.compile(r"MemoryError|\bOOM\b|out of memory|bad_alloc|Cannot allocate memory|"
+                        r"allocation failed|OutOfMemoryError|memory allocation of",
+                        re.IGNORECASE)
+_OOM_SIGNALS = {signal.SIGKILL, signal.SIGTRAP, signal.SIGABRT, signal.SIGSEGV, signal.SIGBUS}
+
+
+def memory_hint(returncode: int, stderr_tail: str, memory_mb: int | None) -> str:
+    """For a bot that died under a memory limit, looking like a failed allocation
+    (its stderr says so, or a signal allocations end in): that the limit is the
+    likely cause.  '' otherwise."""
+    if not memory_mb or returncode == 0:
+        return ""
+    by_signal = returncode < 0 and -returncode in _OOM_SIGNALS
+    if not (_OOM_WORDS.search(stderr_tail) or by_signal):
+        return ""
+    return (f" -- it ran under a memory limit of {memory_mb} MB (of address space, "
+            f"which runtimes such as Node.js and the JVM reserve generously): the limit is "
+            f"the likely cause; try a larger --memory-mb (memory_mb in a tournament)")
+
+
 def _stat(pid: int) -> tuple[int, int, int, str, int] | None:
     """(ppid, pgrp, session, state, start time) of a process from /proc, None if it
     is gone."""
@@ -336,6 +359,7 @@ class BotProcess:
             with contextlib.suppress(OSError):
                 self.exit_fd = os.pidfd_open(popen.pid)
         self.ended = False
+        self.memory_mb: int | None = None  # the address-space limit it runs under
         #: Processes seen in the bot's tree (pid -> start time), so that one which
         #: left the session and was orphaned since is still ended (``remember_tree``).
         self.known: dict[int, int] = {}
@@ -404,7 +428,10 @@ class BotProcess:
                 hints = explain(tail.splitlines(), self.sandbox_config)
                 if hints and not self.out_of_memory():
                     text += f" (in the sandbox, the bot {hints[0]})"
-        return text
+                    return text
+        if self.out_of_memory():
+            return text  # the cgroup says so; no guess needed
+        return text + memory_hint(rc, tail, self.memory_mb)
 
     def out_of_memory(self) -> bool:
         """Did the kernel kill a process of the bot for going over its memory limit?"""
@@ -581,6 +608,9 @@ def start_bot(
     active = sandbox is not None and sandbox.active
     proc = BotProcess(popen, in_w, out_r, log, command, cgroup=cgroup, sandboxed=active,
                       sandbox_config=sb.config if active and sb is not None else None)
+    # The address-space limit in force, if that is how memory is limited (for the
+    # hint when a bot dies of it); a cgroup's limit is told by the kernel's OOM count.
+    proc.memory_mb = memory_kb // 1024 if memory_kb else None
     with _LIVE_LOCK:
         _LIVE[proc.pid] = proc
     _exit_on_termination()

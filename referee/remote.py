@@ -102,6 +102,11 @@ _decision_texts = operator.attrgetter("text")
 #: each one would fill that pipe and block the referee (PROTOCOL.md, Request ids).
 MAX_IGNORED_TOLD = 5
 
+#: How long a bot that was sent ``error`` may take to read it and exit by itself
+#: before it is ended: ended at once, it would usually be gone before reading the line
+#: (PROTOCOL.md, ``error``).  It returns as soon as the bot exits.
+ERROR_GRACE = 0.5
+
 
 @dataclass
 class Connection:
@@ -169,6 +174,7 @@ class RemotePlayer:
         # Why the bot's process is to be started afresh before its next game, if it is.
         self._restart: str | None = None
         self._log_label: str | None = None  # for the next game's line in its stderr log
+        self._error_sent = False  # 'error' sent during the handshake
 
     # -- transcript ------------------------------------------------------------------
 
@@ -243,6 +249,7 @@ class RemotePlayer:
         self.session = None
         self._unreported = None
         self.starts += 1
+        self._error_sent = False
         tc = self.time_control
         if self.starts > 1:
             self._note(f"restarting (start {self.starts})")
@@ -265,18 +272,21 @@ class RemotePlayer:
             except TransportTimeout as e:
                 why = str(e).partition("s (")[2]
                 raise BotFault("timeout", f"{self.name} sent no hello within the startup limit "
-                               f"of {tc.startup:.3f}s" + (f" ({why}" if why else ""),
+                               f"of {tc.startup:.3f}s" + (f" ({why}" if why else "")
+                               + self._silence_hint(),
                                fatal=True) from None
             except TransportClosed as e:
                 raise self._lost("ended", "before its hello", e) from None
             except UnsupportedVersion as e:
                 self._try_send(e.reply)
+                self._error_sent = True
                 raise BotFault("protocol", f"{self.name}: {e}", fatal=True) from None
             except (MalformedMessage, MessageTooLarge, BotProtocolError) as e:
                 # The transport's errors name what arrived ("a line that is not JSON
                 # ..."); the protocol's say what was wrong with it.
                 got = f": {e}" if isinstance(e, BotProtocolError) else f", received {e}"
                 self._try_send(session.error("protocol", f"expected a hello{got}"))
+                self._error_sent = True
                 kind = "oversized" if isinstance(e, MessageTooLarge) else (
                     e.kind if isinstance(e, BotProtocolError) else "malformed")
                 raise BotFault(kind, f"{self.name} did not say hello properly: {e} "
@@ -294,8 +304,25 @@ class RemotePlayer:
                        f"after {self.clock() - t0:.3f}s")
         except BotFault:
             self.dead = True
+            if self._error_sent and self.conn is not None and self.conn.process is not None:
+                # Give it a moment to read the 'error' line (and exit by itself).
+                self.conn.process.wait(ERROR_GRACE)
             self._end_connection()
             raise
+
+    def _silence_hint(self) -> str:
+        """Why a bot may seem silent: over stdio, output that never left its buffer."""
+        transport = self.conn.transport if self.conn is not None else None
+        got = getattr(transport, "received_bytes", None)
+        if got is None:
+            got = getattr(getattr(transport, "inner", None), "received_bytes", None)
+        if got == 0:
+            return ("; nothing at all arrived on its stdout: is stdout flushed? most "
+                    "languages buffer a pipe (Python: print(..., flush=True); C: fflush; "
+                    "Perl: $| = 1; Java: System.out.flush())")
+        if got:
+            return f"; {got} bytes arrived, but no complete line: end each message with a newline"
+        return ""
 
     def _try_send(self, msg: dict[str, Any]) -> None:
         with contextlib.suppress(TransportError):

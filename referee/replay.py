@@ -11,10 +11,12 @@ Must not import the CLI.
 from __future__ import annotations
 
 import json
+import shlex
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
+from .bots import BUILTIN_BOTS
 from .game import ConfigError, Game, GameConfig, IllegalDecision
 from .game.cards import CardError, card_text, parse_deck
 from .game.events import Event, EventSyntaxError, event_text, filter_event, parse_event
@@ -410,7 +412,8 @@ def show_record(rec: Record, out: TextIO | Callable[[str], None], seat: int | No
     turns = []
     for step in steps:
         turns.append(game.turn)
-        game.apply(step.seat, step.decision)
+        if step.seat >= 0:  # a step of seat -1: the referee stopped the game (RULES §5.4)
+            game.apply(step.seat, step.decision)
     faults = match_faults(rec, turns)
     game = _new_game(rec)
     # Each forfeit is told at the decision that caused it: the first decision the
@@ -476,22 +479,35 @@ def show_record(rec: Record, out: TextIO | Callable[[str], None], seat: int | No
     return err
 
 
+def play_again_command(rec: Record, deck_file: str = "FILE") -> str:
+    """The ``referee play`` command that plays the record's deal again, from the deck
+    file ``deck_file``: the first player, the seed and every rule of the game.  The
+    bots are the record's when they are all built-in ones, else ``BOT...``."""
+    cfg = rec.config
+    bots = rec.bots if rec.bots and all(b in BUILTIN_BOTS for b in rec.bots) else ["BOT..."]
+    opts = [*bots, "--deck-file", deck_file, "--first-player", str(rec.head["first_player"]),
+            "--seed", str(rec.head["seed"])]
+    if cfg.variants:
+        opts += ["-V", ",".join(sorted(cfg.variants))]
+    if cfg.deck != "standard":
+        opts += ["--deck", cfg.deck]
+    if cfg.colours:
+        opts += ["--colours", str(cfg.colours)]
+    if cfg.turn_limit != 1000:
+        opts += ["--turn-limit", str(cfg.turn_limit)]
+    return "referee play " + " ".join(o if o == "BOT..." else shlex.quote(o) for o in opts)
+
+
 def deck_file_text(rec: Record) -> str:
     """The record's deal as a deck file for ``referee play --deck-file`` (RULES §2:
     three rounds of 3DOWN cards, six rounds of the six cards, then the draw pile),
     with comments saying how to play it again."""
     n = rec.config.players
     deck = [str(c) for c in rec.head["deck"]]
-    cfg = rec.config
-    opts = [f"--deck-file FILE --first-player {rec.head['first_player']}",
-            f"--seed {rec.head['seed']}"]
-    opts += [f"-V {v}" for v in sorted(cfg.variants)]
-    if cfg.deck != "standard":
-        opts.append(f"--deck {cfg.deck}")
     lines = [
         f"# The deal of game {rec.head.get('game_id', '?')}: {n} players "
         + (f"({', '.join(rec.bots)})" if rec.bots else ""),
-        "# Play it again with: referee play BOT... " + " ".join(opts),
+        "# Play it again with: " + play_again_command(rec),
         "# (the same seed gives built-in bots the same randomness; under swap_piles the",
         "# permutation of the piles is drawn afresh)",
     ]

@@ -76,20 +76,29 @@ class Standing:
 
 
 def standings(bots: Sequence[str], records: Sequence[GameRecord],
-              match_scoring: bool) -> list[Standing]:
+              match_scoring: bool,
+              seatings: Sequence[Sequence[int]] | None = None) -> list[Standing]:
     """Per-bot totals over the games, best first.  With ``match_scoring`` (RULES
     §9.4) the place is by total penalty points (fewest first, ties share a place:
-    competition ranking); otherwise by mean place."""
+    competition ranking); otherwise by mean place.  ``seatings[g][seat]`` is the bot
+    (its index in ``bots``) in that seat of game g (default: bot i in seat i); a
+    Standing's ``seat`` is the bot's seat in the first game."""
     n = len(bots)
     games = len(records)
-    totals = [sum(r.points[s] for r in records) for s in range(n)]
-    wins = [sum(1 for r in records if r.places[s] == 1) for s in range(n)]
-    mean = [sum(r.places[s] for r in records) / games if games else 0.0 for s in range(n)]
+    # seat_of[g][b]: the seat bot b took in game g.
+    seat_of = [[list(seatings[g]).index(b) if seatings else b for b in range(n)]
+               for g in range(games)]
+    points = [sum(r.points[seat_of[g][b]] for g, r in enumerate(records)) for b in range(n)]
+    place_sum = [sum(r.places[seat_of[g][b]] for g, r in enumerate(records)) for b in range(n)]
+    totals = points
+    wins = [sum(1 for g, r in enumerate(records) if r.places[seat_of[g][b]] == 1)
+            for b in range(n)]
+    mean = [place_sum[b] / games if games else 0.0 for b in range(n)]
     if match_scoring:
         ranks = competition_ranks(totals)
     else:
         # Competition ranking of mean places (scaled to integers to compare exactly).
-        ranks = competition_ranks([sum(r.places[s] for r in records) for s in range(n)])
+        ranks = competition_ranks(place_sum)
     rows = [Standing(bots[s], s, ranks[s], games, wins[s], totals[s], round(mean[s], 3))
             for s in range(n)]
     return sorted(rows, key=lambda r: (r.place, r.seat))
@@ -109,9 +118,17 @@ class Session:
     record: str | None = None
     record_dir: str | None = None
     sandbox: dict[str, Any] | None = None  # what the bots ran in, for the records
+    #: A match rotates the seats: in game i, seat s is taken by bot (s + i) mod n, so
+    #: every bot plays from every seat (the first player is drawn per game anyway).
+    rotate: bool = True
 
     def game_seed(self, i: int) -> int:
         return self.seed + i
+
+    def seating(self, i: int) -> list[int]:
+        """The bots (indices into the players given to ``run``) by seat, in game i."""
+        n = self.config.players
+        return [(s + i) % n if self.rotate else s for s in range(n)]
 
     def game_id(self, i: int) -> str:
         return f"game-{self.seed}" if self.games == 1 else f"match-{self.seed}-{i + 1}"
@@ -143,14 +160,16 @@ class Session:
             on_game: Callable[[int, str], None] | None = None,
             on_result: Callable[[int, GameRecord, str | None], None] | None = None,
             clock: Callable[[], float] | None = None) -> list[GameRecord]:
-        """Play the games one after another with the same players."""
+        """Play the games one after another with the same players (their seats
+        rotated when ``rotate``: see ``seating``)."""
         records: list[GameRecord] = []
         for i in range(self.games):
             gid = self.game_id(i)
             if on_game:
                 on_game(i, gid)
             kw: dict[str, Any] = {"clock": clock} if clock is not None else {}
-            rec = run_game(self.config, self.game_seed(i), players, game_id=gid,
+            seated = [players[b] for b in self.seating(i)]
+            rec = run_game(self.config, self.game_seed(i), seated, game_id=gid,
                            deck=self.deck, first_player=self.first_player,
                            time_control=self.time_control, policy=self.policy,
                            on_event=on_event, **kw)

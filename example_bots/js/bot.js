@@ -92,7 +92,7 @@ function handle(msg) {
 
 module.exports = { decide, readPlay };
 
-// Run as a program (not required by example_bots/js-zmq/bot.js, which shares decide).
+// Run as a program (not required by example_bots/js/zmq_bot.js, which shares decide).
 if (require.main === module) {
   const rl = readline.createInterface({ input: process.stdin, terminal: false });
   rl.on('line', (line) => {

@@ -66,7 +66,7 @@ def _object(doc: str, props: dict[str, Any], optional: tuple[str, ...] = ()) -> 
 
 _SOURCE = {"description": "where the cards came from", "type": "string",
            "enum": ["hand", "3up", "3down"]}
-_HOW = {"type": "string", "enum": ["winner", "played_out", "turn_limit"]}
+_HOW = {"type": "string", "enum": ["winner", "played_out", "turn_limit", "forfeits", "time_limit"]}
 
 CONFIG: dict[str, Any] = _object(
     "the game's configuration (RULES §9)", {

@@ -25,6 +25,7 @@ from ..game import ConfigError, Game, IllegalDecision
 from ..game.cards import TEXT, CardError, parse_deck
 from ..game.events import Event, filter_event
 from ..replay import HOW_WORDS, Record, RecordError, describe, match_faults
+from ..runner import stop_if_stopped
 
 #: The view names: "omni", then "0", "1", ... (a seat).
 OMNI = "omni"
@@ -193,6 +194,16 @@ def build_frames(rec: Record) -> Frames:
             "turn": game.turn, "seat": int(d["seat"]), "decision": esc(d["decision"]),
             "ms": float(d.get("ms", 0.0)), "sub": bool(d.get("substituted", False)),
         })
+    else:
+        # A game the referee stopped (RULES §5.4) ends after its last decision: its
+        # end is told on the last frame.
+        before = len(game.events)
+        stop_if_stopped(game, rec.result)
+        extra = game.events[before:]
+        if extra:
+            fr.events[OMNI][-1].extend(lines(extra))
+            for s in range(n):
+                fr.events[str(s)][-1].extend(seat_lines(extra, s))
     faults = match_faults(rec, turns)
     last = len(fr.frames) - 1
     for k, frame in enumerate(fr.frames):

@@ -10,6 +10,7 @@ and its records) is read the same way.  The store may be written while we read
 
 from __future__ import annotations
 
+import json
 import math
 import statistics
 from collections import Counter, defaultdict
@@ -18,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..stats.ratings import RatedGame, fit_plackett_luce
 from ..tournament.executor import GameOutcome
 from ..tournament.standings import Standings, compute, render
 from ..tournament.store import Store, StoreError
@@ -64,6 +66,8 @@ def load(folder: Path) -> Results:
         cfg = store.config
         outcomes = list(store.outcomes())
         scheduled = store.scheduled
+        seed_source = store.meta("seed_source") or "given"
+        sandbox = store.meta("sandbox")
     finally:
         store.close()
     try:
@@ -73,29 +77,35 @@ def load(folder: Path) -> Results:
     except (KeyError, TypeError, ValueError) as e:
         raise StoreError(f"{folder}: the stored configuration is not a tournament's ({e})") from None
     st = compute(outcomes, bots, seats, name=name, scheduled=scheduled)
+    # As ``tournament standings`` gives them: with the seed and the sandbox.
+    st.seed, st.seed_source = cfg.get("seed"), seed_source
+    st.sandbox = json.loads(sandbox) if sandbox else None
     return Results(folder=folder, name=name, bots=bots, seats=seats, scheduled=scheduled,
                    outcomes=outcomes, standings=st, config=cfg)
 
 
-def rating_history(outcomes: Sequence[GameOutcome], bots: Sequence[str]
-                   ) -> dict[str, list[tuple[int, float, float]]]:
-    """Per bot, (games played, mu, sigma) after each of its games: the standings'
-    rating (openskill Plackett-Luce, games in schedule order, places as ranks) as it
-    grew.  Its last value is the standings' rating."""
-    from openskill.models import PlackettLuce  # as standings.compute does: slow to import
-
-    model = PlackettLuce()
-    ratings = {b: model.rating(name=b) for b in bots}
+def rating_history(outcomes: Sequence[GameOutcome], bots: Sequence[str], points: int = 30
+                   ) -> dict[str, list[tuple[int, float]]]:
+    """Per bot, (games played, rating) as the games came in: the standings' batch
+    rating (``referee.stats.ratings``, Plackett-Luce on the logistic Elo scale) fitted
+    to the first games, at about ``points`` moments of the run.  Its last value is
+    the standings' rating (the whole set of games)."""
+    hist: dict[str, list[tuple[int, float]]] = {b: [(0, 0.0)] for b in bots}
+    games = [RatedGame(o.deal, tuple(o.seats), tuple(o.places)) for o in outcomes]
+    step = max(1, math.ceil(len(games) / points))
+    marks = sorted({*range(step, len(games), step), len(games)}) if games else []
     played = dict.fromkeys(bots, 0)
-    hist: dict[str, list[tuple[int, float, float]]] = {
-        b: [(0, ratings[b].mu, ratings[b].sigma)] for b in bots}
-    for o in outcomes:
-        teams = [[ratings[b]] for b in o.seats]
-        for b, team in zip(o.seats, model.rate(teams, ranks=[float(p) for p in o.places]),
-                           strict=True):
-            ratings[b] = team[0]
-            played[b] += 1
-            hist[b].append((played[b], team[0].mu, team[0].sigma))
+    done = 0
+    for k in marks:
+        for g in games[done:k]:
+            for b in g.bots:
+                if b in played:
+                    played[b] += 1
+        done = k
+        ratings = fit_plackett_luce(games[:k], list(bots))
+        for b in bots:
+            if played[b] and played[b] != hist[b][-1][0]:
+                hist[b].append((played[b], ratings[b]))
     return hist
 
 

@@ -108,7 +108,8 @@ def standings_html(res: Results, slug: dict[str, str], prefix: str = "") -> str:
             td("place_points", f"{r.place_points:g}"),
             td("avg_penalty", "-" if r.avg_penalty is None else f"{r.avg_penalty:.1f}"),
             f'<td data-field="rating" data-value="{_val(r.rating)}" '
-            f'data-ci="{_val(r.rating_sigma)}">{r.rating:.1f} ± {r.rating_sigma:.1f}</td>',
+            f'data-low="{_val(r.rating_low)}" data-high="{_val(r.rating_high)}">'
+            f"{r.rating:+.0f} [{r.rating_low:+.0f}, {r.rating_high:+.0f}]</td>",
         ]
         cells += [td(k, str(getattr(r, k)), "bad" if getattr(r, k) else "") for k in kinds]
         rows.append(f'<tr data-bot="{esc(r.bot)}">' + "".join(cells) + "</tr>")
@@ -116,7 +117,9 @@ def standings_html(res: Results, slug: dict[str, str], prefix: str = "") -> str:
     note = ("no faults" if not kinds else "fault columns: only the kinds that happened")
     return (f"<h2>Standings</h2><p class=note>{st.played} games, {st.seats} seats{esc(done)}. "
             "Ranked by average place. 95 % intervals over deals (the games of one deal are "
-            f"not independent). Rating: openskill Plackett–Luce μ ± σ. {note}.</p>"
+            f"not independent). Rating: Plackett–Luce (Bradley–Terry at 2 seats) fitted to "
+            f"every game at once, logistic Elo scale with mean 0, its 95 % interval from a "
+            f"bootstrap over deals. {note}.</p>"
             f'<table id="standings">{head}{"".join(rows)}</table>')
 
 
@@ -128,14 +131,15 @@ def charts_html(res: Results) -> str:
                          better="higher is better →")
     place = svg.error_bars("average place", [(r.bot, r.avg_place, r.place_ci) for r in st.rows],
                            1, st.seats, better="← lower is better")
-    mus = [(r.rating - r.rating_sigma, r.rating + r.rating_sigma) for r in st.rows] or [(0, 1)]
-    rating = svg.error_bars("rating", [(r.bot, r.rating, r.rating_sigma) for r in st.rows],
-                            min(a for a, _ in mus) - 1, max(b for _, b in mus) + 1, fmt=".1f",
-                            better="μ ± σ, higher is better →")
+    spans = [(r.rating_low, r.rating_high) for r in st.rows] or [(0.0, 1.0)]
+    rating = svg.error_bars("rating", [(r.bot, r.rating, (r.rating_low, r.rating_high))
+                                       for r in st.rows],
+                            min(a for a, _ in spans) - 10, max(b for _, b in spans) + 10,
+                            fmt="+.0f", better="Elo, higher is better →")
     return ('<h2>Intervals</h2><div class="charts">'
             f'<div class="chart"><h3>win rate, 95 % interval</h3>{win}</div>'
             f'<div class="chart"><h3>average place, 95 % interval</h3>{place}</div>'
-            f'<div class="chart"><h3>rating μ ± σ</h3>{rating}</div></div>')
+            f'<div class="chart"><h3>rating, 95 % interval</h3>{rating}</div></div>')
 
 
 def heatmap_html(res: Results) -> str:
@@ -331,9 +335,9 @@ def write_results(res: Results, out: Path, *, games: bool = True) -> None:
     body = (standings_html(res, slug) + charts_html(res) + endings_html(res) + faults_html(res)
             + heatmap_html(res)
             + "<h2>Over the games</h2><div class=charts>"
-            + '<div class="chart"><h3>rating (μ) after each game the bot played</h3>'
-            + svg.lines("rating over games", [(b, [(x, mu) for x, mu, _ in h]) for b, h in hist.items()],
-                        x_label="games played", y_label="rating μ") + "</div>"
+            + '<div class="chart"><h3>rating after the games played so far</h3>'
+            + svg.lines("rating over games", [(b, list(h)) for b, h in hist.items()],
+                        x_label="games played", y_label="rating (Elo)") + "</div>"
             + '<div class="chart"><h3>game length (turns)</h3>'
             + svg.histogram("game length", lengths, x_label="turns") + "</div>"
             + '<div class="chart"><h3>decision time per bot</h3>'
@@ -358,8 +362,8 @@ def write_results(res: Results, out: Path, *, games: bool = True) -> None:
         r = rows[b]
         summary = (f"<p>rank {r.rank} of {len(res.bots)} · {r.games} games · {r.wins} wins · "
                    f"win rate {_pm(r.win_rate, r.win_ci, '.1f', 100)} % · average place "
-                   f"{_pm(r.avg_place, r.place_ci, '.2f')} · rating {r.rating:.1f} ± "
-                   f"{r.rating_sigma:.1f} · decisions: median "
+                   f"{_pm(r.avg_place, r.place_ci, '.2f')} · rating {r.rating:+.0f} "
+                   f"[{r.rating_low:+.0f}, {r.rating_high:+.0f}] · decisions: median "
                    + ("-" if lat[b].median is None or lat[b].p99 is None else
                       f"{lat[b].median:.3g} ms, p99 {lat[b].p99:.3g} ms")
                    + "</p>")

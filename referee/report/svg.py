@@ -41,11 +41,13 @@ def _num(x: float) -> str:
     return f"{x:g}" if abs(x) >= 0.01 or x == 0 else f"{x:.2g}"
 
 
-def error_bars(title: str, rows: Sequence[tuple[str, float | None, float | None]],
+def error_bars(title: str,
+               rows: Sequence[tuple[str, float | None, float | tuple[float, float] | None]],
                lo: float, hi: float, *, fmt: str = ".2f", unit: str = "",
                better: str = "") -> str:
     """One horizontal row per label: a dot at the value and a whisker over value
-    +- interval.  ``rows``: (label, value, half-width)."""
+    +- interval.  ``rows``: (label, value, half-width, or the interval's (low, high)
+    when it is not symmetric)."""
     left, width, row_h = 150, 300, 22
     h = 30 + row_h * len(rows) + 12
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{left + width + 90}" height="{h}" '
@@ -67,12 +69,18 @@ def error_bars(title: str, rows: Sequence[tuple[str, float | None, float | None]
             out.append(f'<text x="{left + 4}" y="{y + 4}" fill="#7a8294">no games</text>')
             continue
         c = colour(i)
-        if ci is not None:
-            a, b = x(max(lo, v - ci)), x(min(hi, v + ci))
+        span = None if ci is None else (ci if isinstance(ci, tuple) else (v - ci, v + ci))
+        if span is not None:
+            a, b = x(max(lo, span[0])), x(min(hi, span[1]))
             out.append(f'<line x1="{_f(a)}" y1="{y}" x2="{_f(b)}" y2="{y}" stroke="{c}" stroke-width="2"/>'
                        f'<line x1="{_f(a)}" y1="{y - 5}" x2="{_f(a)}" y2="{y + 5}" stroke="{c}" stroke-width="2"/>'
                        f'<line x1="{_f(b)}" y1="{y - 5}" x2="{_f(b)}" y2="{y + 5}" stroke="{c}" stroke-width="2"/>')
-        label_v = format(v, fmt) + ("" if ci is None else " ± " + format(ci, fmt))
+        if ci is None:
+            label_v = format(v, fmt)
+        elif isinstance(ci, tuple):
+            label_v = f"{format(v, fmt)} [{format(ci[0], fmt)}, {format(ci[1], fmt)}]"
+        else:
+            label_v = f"{format(v, fmt)} ± {format(ci, fmt)}"
         out.append(f'<circle cx="{_f(x(v))}" cy="{y}" r="4.5" fill="{c}"/>'
                    f'<text x="{left + width + 8}" y="{y + 4}">{label_v}</text>')
     out.append("</svg>")

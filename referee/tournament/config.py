@@ -11,7 +11,7 @@ File layout (all sections but ``[[bots]]`` optional)::
                    jobs, output
     [rules]        variants, colours, deck, turn_limit      (RULES §1, §4, §9)
     [time]         startup, per_decision, bank, game        (seconds)
-    [faults]       policy, strike_limit
+    [faults]       policy, strike_limit, stop_after
     [remote]       listen, keys, server_key, wait, rewait   (remote bots only)
     [sandbox]      mode, memory_mb, processes, scratch_mb, read_only
     [[bots]]       name, and one of: builtin = "heuristic" | python = "file.py:Class"
@@ -24,13 +24,13 @@ from __future__ import annotations
 import difflib
 import json
 import os
-import shlex
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..bots import BUILTIN_BOTS
+from ..botspec import BotSpecError, parse_spec
 from ..game import VARIANTS, GameConfig
 from ..game.cards import DECKS
 from ..game.errors import ConfigError
@@ -39,9 +39,10 @@ from ..sandbox import MODES as SANDBOX_MODES
 from ..sandbox import SandboxConfig, SandboxError
 
 FORMATS = ("round-robin", "gauntlet", "balanced")
-#: How each deal is seated: every rotation of a lineup (duplicate deals), every
+#: How each deal is seated: every rotation of a lineup (duplicate deals), a Williams
+#: design (k seatings, 2k for odd k, balancing seat and predecessor), every
 #: permutation (k! seatings), or one random seating per deal (independent deals).
-SEATINGS = ("rotate", "all", "random")
+SEATINGS = ("rotate", "williams", "all", "random")
 TRANSPORTS = ("stdio", "zmq")
 #: Where the games are played: this machine's process pool, or a Dask cluster.
 EXECUTORS = ("process", "dask")
@@ -51,11 +52,18 @@ _TOURNAMENT_KEYS = ("name", "format", "seats", "deals", "games", "seed", "seatin
                     "challengers", "jobs", "output", "executor", "scheduler", "ship_bots")
 _RULES_KEYS = ("variants", "colours", "deck", "turn_limit")
 _TIME_KEYS = ("startup", "per_decision", "bank", "game")
-_FAULT_KEYS = ("policy", "strike_limit")
+_FAULT_KEYS = ("policy", "strike_limit", "stop_after")
+
+#: A bot that fails (crashes, cannot start) in each of its first this many games is
+#: stopped: its remaining games are forfeited without starting it.
+DEFAULT_STOP_AFTER = 3
 _REMOTE_KEYS = ("listen", "keys", "server_key", "wait", "rewait")
 _SANDBOX_KEYS = ("mode", "memory_mb", "processes", "scratch_mb", "read_only")
 _BOT_KEYS = ("name", "builtin", "python", "command", "remote", "transport", "cwd", "env",
              "memory_mb", "sandbox")
+
+_TABLE_KEYS = {"tournament": _TOURNAMENT_KEYS, "rules": _RULES_KEYS, "time": _TIME_KEYS,
+               "faults": _FAULT_KEYS, "remote": _REMOTE_KEYS}
 
 #: Where a tournament listens for remote bots unless ``[remote] listen`` says otherwise.
 DEFAULT_REMOTE_LISTEN = "tcp://127.0.0.1:5555"
@@ -84,6 +92,10 @@ class BotSpec:
     remote: str | None = None
     #: False: a bot the organiser trusts, run without the sandbox (``sandbox = "off"``).
     sandboxed: bool = True
+    #: The name an in-process bot's random stream is drawn under (default: its own
+    #: name).  A match gives NEW and OLD the same one: the same cards and the same
+    #: random numbers in the same seat (``referee.tournament.match``).
+    stream: str | None = None
 
     @property
     def kind(self) -> str:
@@ -98,6 +110,8 @@ class BotSpec:
             d["python"] = self.python
         if self.remote:
             d["remote"] = self.remote
+        if self.stream:
+            d["stream"] = self.stream
         if self.command:
             d.update(command=list(self.command), transport=self.transport, cwd=self.cwd,
                      env=dict(self.env), memory_mb=self.memory_mb)
@@ -145,6 +159,10 @@ class TournamentConfig:
     base_dir: str = "."  # the configuration file's folder
     remote: RemoteSettings = field(default_factory=RemoteSettings)
     sandbox: SandboxConfig = field(default_factory=SandboxConfig)
+    stop_after: int = DEFAULT_STOP_AFTER  # 0: never stop a bot
+    #: What the organiser should know about the file, though it is valid (printed as
+    #: warnings): e.g. a ``variants`` list that drops the default ``play_out``.
+    warnings: tuple[str, ...] = field(default=(), compare=False)
 
     @property
     def bot_names(self) -> list[str]:
@@ -186,7 +204,10 @@ class TournamentConfig:
                      "bank": self.time.bank,
                      # Only when set: tournaments made before it resume unchanged.
                      **({"game": self.time.game} if self.time.game is not None else {})},
-            "faults": {"policy": self.faults.mode, "strike_limit": self.faults.strike_limit},
+            "faults": {"policy": self.faults.mode, "strike_limit": self.faults.strike_limit,
+                       # (left out at its default, so that older tournaments resume)
+                       **({"stop_after": self.stop_after}
+                          if self.stop_after != DEFAULT_STOP_AFTER else {})},
             "sandbox": self.sandbox.to_dict(),
             "bots": [b.to_dict() for b in self.bots],
         }
@@ -222,6 +243,10 @@ class _Reader:
             if key not in allowed:
                 close = difflib.get_close_matches(key, allowed, n=1)
                 hint = f"did you mean {close[0]!r}? " if close else ""
+                home = next((t for t, keys in _TABLE_KEYS.items() if key in keys), None)
+                if not section and home:
+                    # 'name = ...' above every table: it belongs in one.
+                    hint = f"it belongs in a table: write it under [{home}]; "
                 self.fail(self.path(key), f"unknown key; {hint}expected one of {', '.join(allowed)}")
 
     def path(self, key: str) -> str:
@@ -341,8 +366,15 @@ def parse_config(raw: dict[str, Any], *, base_dir: str = ".", source: str = "con
     output = t.text("output", f"runs/{name}")
 
     variants = r.str_list("variants")
+    warnings: list[str] = []
     if variants is None:
         variants = ["play_out"]  # RULES §4: tournaments use full placings by default
+    elif "play_out" not in variants:
+        warnings.append(
+            f"{source}: rules.variants leaves out play_out, which tournaments use by "
+            f"default: each game ends when the first player goes out, and the others are "
+            f"placed by their penalty points (RULES §5, §9.1); add \"play_out\" to the list to "
+            f"play every place out")
     for v in variants:
         if v not in VARIANTS:
             r.fail("rules.variants", f"unknown variant {v!r}: choose from {', '.join(VARIANTS)}")
@@ -404,6 +436,7 @@ def parse_config(raw: dict[str, Any], *, base_dir: str = ".", source: str = "con
         ship_bots=ship_bots, output=output,
         base_dir=base_dir, remote=remote,
         sandbox=sandbox,
+        stop_after=fr.whole("stop_after", DEFAULT_STOP_AFTER, 0), warnings=tuple(warnings),
     )
 
 
@@ -411,7 +444,8 @@ def seatings_per_deal(seating: str, seats: int) -> int:
     """How many games one deal gives."""
     import math
 
-    return {"rotate": seats, "all": math.factorial(seats), "random": 1}[seating]
+    return {"rotate": seats, "williams": seats if seats % 2 == 0 else 2 * seats,
+            "all": math.factorial(seats), "random": 1}[seating]
 
 
 def _parse_bots(source: str, raw: Any) -> list[BotSpec]:
@@ -457,13 +491,24 @@ def _parse_bots(source: str, raw: Any) -> list[BotSpec]:
         if python is not None and ":" not in python:
             b.fail(b.path("python"), f'must be "path/to/file.py:Class" or "module:attr", not {python!r}')
         command: tuple[str, ...] | None = None
+        spec_transport: str | None = None  # what a zmq: or stdio: prefix says
         if b.has("command"):
             c = b.table["command"]
-            if isinstance(c, str):
+            if isinstance(c, str) and c.strip():
+                # The bot specs of 'referee play': a command line, stdio:COMMAND,
+                # zmq:COMMAND, example:NAME, zmq:example:NAME.
                 try:
-                    command = tuple(shlex.split(c))
-                except ValueError as e:
-                    b.fail(b.path("command"), f"cannot be split into words: {e}")
+                    spec = parse_spec(c, check=False)
+                except BotSpecError as e:
+                    b.fail(b.path("command"), str(e))
+                if spec.kind not in TRANSPORTS:
+                    key = {"builtin": f'builtin = "{spec.builtin}"',
+                           "remote": "remote = true"}.get(spec.kind, "builtin = ...")
+                    b.fail(b.path("command"), f"{c!r} is a {spec.kind} bot, not a command: "
+                           f"write {key} instead")
+                command = spec.command
+                if c.strip().startswith(("zmq:", "stdio:")):
+                    spec_transport = spec.kind
             elif isinstance(c, list) and all(isinstance(x, str) for x in c):
                 command = tuple(c)
             if not command:
@@ -472,7 +517,10 @@ def _parse_bots(source: str, raw: Any) -> list[BotSpec]:
             for k in ("transport", "cwd", "env", "memory_mb", "sandbox"):
                 if b.has(k):
                     b.fail(b.path(k), "only applies to an external bot (one with a command)")
-        transport = b.text("transport", "stdio", TRANSPORTS)
+        transport = b.text("transport", spec_transport or "stdio", TRANSPORTS)
+        if spec_transport is not None and transport != spec_transport:
+            b.fail(b.path("transport"), f"is {transport!r}, but the command says "
+                   f"{spec_transport}: drop one of them")
         cwd = b.text("cwd")
         env_raw = b.table.get("env", {})
         if not isinstance(env_raw, dict) or not all(isinstance(v, str) for v in env_raw.values()):

@@ -43,6 +43,7 @@ from ..sandbox import Sandbox, unsandboxed
 from .config import TournamentConfig, seatings_per_deal
 from .players import RemoteBots, close_player, make_player
 from .schedule import GameSpec, derive_seed
+from .stopping import StoppedPlayer
 
 
 @dataclass(frozen=True)
@@ -172,9 +173,17 @@ class Seat:
     remote: RemoteBots | None = None
     clock: int = 0
     started: int = 0  # external bot instances made
+    stopped: set[str] = field(default_factory=set)  # bots stopped (``stopping``)
 
     def get(self, name: str, deal: int | None = None) -> Player:
         spec = self.job.config.bot(name)
+        if name in self.stopped:
+            for player in [self.players.pop(name, None),
+                           *(i.player for i in self.instances.pop(name, []))]:
+                if player is not None:  # its processes are not needed any more
+                    with contextlib.suppress(Exception):
+                        close_player(player)
+            return StoppedPlayer(name, self.job.config.stop_after)
         if spec.remote:
             if self.remote is None:
                 self.remote = RemoteBots(self.job.config, self.notify)
@@ -298,12 +307,13 @@ def _die_with_parent() -> None:
 
 
 def _worker(number: int, cpu: int | None, job: Job, tasks: Connection, results: Connection,
-            playing: Any, parent: int) -> None:
+            playing: Any, parent: int, stopped: Any = None) -> None:
     """Play the games the parent sends on ``tasks``, one at a time, until None.
     ``results`` is this worker's own pipe; ``send`` returns once the message is in
     the pipe, so nothing is lost if a bot takes the process down right after.
     ``playing[number]`` (shared memory, readable after a crash) holds the index of the
-    game being played, IDLE between games, NOT_READY until the worker is set up.
+    game being played, IDLE between games, NOT_READY until the worker is set up;
+    ``stopped`` (shared memory, one flag per bot) the bots the parent stopped.
 
     No queue is shared between workers: a worker killed at any point (the kernel's
     OOM killer) holds nothing the others need, and the parent knows which game it
@@ -327,6 +337,9 @@ def _worker(number: int, cpu: int | None, job: Job, tasks: Connection, results: 
             if spec is None:
                 break
             playing[number] = spec.index
+            if stopped is not None:  # the bots the parent stopped (shared memory)
+                names = job.config.bot_names
+                seats.stopped = {names[i] for i in range(len(names)) if stopped[i]}
 
             def on_fault(f: Fault, game_id: str = spec.game_id) -> None:
                 results.send(FaultNotice(game_id, str(f)))
@@ -352,9 +365,16 @@ class SerialExecutor:
     profiling (a bot's exception surfaces here), and as the smallest example of the
     interface."""
 
+    def __init__(self) -> None:
+        self.stopped: set[str] = set()
+
+    def stop(self, bot: str) -> None:
+        """Forfeit ``bot``'s games not started yet, without starting it."""
+        self.stopped.add(bot)
+
     def run(self, job: Job, games: Sequence[GameSpec], report: Callable[[Report], None]) -> None:
         os.makedirs(os.path.join(job.output_dir, job.records), exist_ok=True)
-        seats = Seat(job, notify=lambda text: report(Notice(text)))
+        seats = Seat(job, notify=lambda text: report(Notice(text)), stopped=self.stopped)
         try:
             for spec in games:
                 def on_fault(f: Fault, game_id: str = spec.game_id) -> None:
@@ -383,6 +403,16 @@ class ProcessExecutor:
     def __init__(self, jobs: int | None = None, pin: bool = True) -> None:
         self.jobs = jobs or default_jobs()
         self.pin = pin
+        self.stopped: set[str] = set()
+        self._stopped: Any = None  # while running: one flag per bot, shared
+        self._names: list[str] = []
+
+    def stop(self, bot: str) -> None:
+        """Forfeit ``bot``'s games not started yet, without starting it (each
+        worker reads the flag before its next game)."""
+        self.stopped.add(bot)
+        if self._stopped is not None and bot in self._names:
+            self._stopped[self._names.index(bot)] = 1
 
     @staticmethod
     def _read(pipes: dict[int, Connection], number: int,
@@ -418,6 +448,9 @@ class ProcessExecutor:
         tasks: dict[int, Connection] = {}  # games, parent -> worker
         given: dict[int, GameSpec | None] = {}  # the game each worker was sent last
         playing = ctx.Array("q", jobs, lock=False)  # per worker: game index, IDLE, NOT_READY
+        self._names = job.config.bot_names
+        self._stopped = ctx.Array("b", [int(b in self.stopped) for b in self._names],
+                                  lock=False)
         pending = {g.index: g for g in games}
         start_failures = dict.fromkeys(range(jobs), 0)
         stopped: list[StorageFailure] = []
@@ -428,7 +461,8 @@ class ProcessExecutor:
             task_reader, task_writer = ctx.Pipe(duplex=False)
             playing[number] = NOT_READY
             w = ctx.Process(target=_worker, name=f"referee-worker-{number}", daemon=True,
-                            args=(number, cpu, job, task_reader, writer, playing, os.getpid()))
+                            args=(number, cpu, job, task_reader, writer, playing, os.getpid(),
+                                  self._stopped))
             w.start()
             writer.close()
             task_reader.close()

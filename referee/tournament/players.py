@@ -11,12 +11,14 @@ from __future__ import annotations
 import contextlib
 import importlib
 import importlib.util
+import shlex
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..bots import make_bot
+from ..botspec import BotSpecError, check_command
 from ..game import GameConfig
 from ..remote import external_player
 from ..runner import DecisionRequest, Player
@@ -34,12 +36,13 @@ class SeededPlayer:
     randomness is tied to the deal and the bot, not to the seat: every replay of a
     duplicate deal gives the bot the same random stream, wherever it sits."""
 
-    def __init__(self, bot: Any, name: str) -> None:
+    def __init__(self, bot: Any, name: str, stream: str | None = None) -> None:
         self.bot = bot
         self.name = name
+        self.stream = stream or name  # two bots with one stream draw the same numbers
 
     def start_game(self, game_id: str, seat: int, config: GameConfig, seed: int) -> None:
-        self.bot.new_game(derive_seed(seed, "bot", self.name))
+        self.bot.new_game(derive_seed(seed, "bot", self.stream))
 
     def decide(self, request: DecisionRequest) -> Any:
         return self.bot.decide(request.observation, request.legal)
@@ -136,7 +139,7 @@ def make_player(spec: BotSpec, config: TournamentConfig, log_dir: str | None = N
     ``sandbox``, unless the bot has ``sandbox = "off"``) and kept for the games the
     worker gives it.  ``log_name``: its log files' name (default: the bot's)."""
     if spec.builtin:
-        return SeededPlayer(make_bot(spec.builtin), spec.name)
+        return SeededPlayer(make_bot(spec.builtin), spec.name, spec.stream)
     if spec.remote:
         raise ValueError(f"{spec.name} is a remote bot: its player comes from RemoteBots")
     if spec.python:
@@ -145,7 +148,7 @@ def make_player(spec: BotSpec, config: TournamentConfig, log_dir: str | None = N
         if hasattr(bot, "start_game"):  # already a Player
             bot.name = spec.name
             return bot  # type: ignore[no-any-return]
-        return SeededPlayer(bot, spec.name)
+        return SeededPlayer(bot, spec.name, spec.stream)
     assert spec.command is not None
     sb = sandbox if sandbox is not None else unsandboxed()
     if not spec.sandboxed:
@@ -168,8 +171,6 @@ def check_bots(config: TournamentConfig) -> None:
     """Fail early, naming the bot, if a bot cannot possibly be started: a Python bot
     that does not load, an external program that is not there, or no
     ``referee.remote`` to run external programs with."""
-    import shutil
-
     from .config import TournamentConfigError
 
     remote = config.remote_bots
@@ -196,9 +197,9 @@ def check_bots(config: TournamentConfig) -> None:
             assert cwd is not None
             if not Path(cwd).is_dir():
                 raise TournamentConfigError(f"{where}.cwd: no folder {cwd}")
-            exe = spec.command[0]
-            found = (shutil.which(exe) if "/" not in exe
-                     else exe if Path(cwd, exe).exists() else None)
-            if not found:
-                raise TournamentConfigError(
-                    f"{where}.command: {exe!r} is not an executable on PATH or in {cwd}")
+            # The checks (and messages) of 'referee play': a program not on PATH, a
+            # missing or non-executable file, a script that is not there.
+            try:
+                check_command(spec.command, shlex.join(spec.command), cwd)
+            except BotSpecError as e:
+                raise TournamentConfigError(f"{where}.command: {e}") from None

@@ -13,6 +13,7 @@ import secrets
 import sqlite3
 import sys
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -35,6 +36,7 @@ from .executor import (
 from .players import check_bots
 from .schedule import schedule, schedule_digest
 from .standings import Standings, compute
+from .stopping import Stopper
 from .store import Store, StoreError
 
 
@@ -53,18 +55,31 @@ class Progress:
         self.start_done = self.done = done
         self.clock = clock
         self.t0 = clock()
+        self.first: tuple[float, int] | None = None  # (when, done) at the first game
         self.last_draw = -1.0
         self.last_step = -1
         self.faults_seen: set[str] = set()
         self.shown_kinds: dict[tuple[str, str], int] = {}
         self.repeats = 0
 
+    #: The rate is measured from the first finished game on (the time before it is
+    #: spent starting workers and bots, and says nothing of the pace), once this long
+    #: has passed since: before, a rate of one or two games would be noise.
+    MEASURE_FROM = 1.0
+
     def _status(self) -> str:
-        elapsed = max(self.clock() - self.t0, 1e-9)
-        rate = (self.done - self.start_done) / elapsed
+        now = self.clock()
         left = self.total - self.done
-        eta = f"{_hms(left / rate)} left" if rate > 0 and left else "--:-- left" if left else "done"
-        return f"{self.done}/{self.total} games  {rate:.1f} games/s  {eta}"
+        rate = None
+        if self.first is not None:
+            t_first, done_first = self.first
+            if now - t_first >= self.MEASURE_FROM and self.done - done_first >= 2:
+                rate = (self.done - done_first) / (now - t_first)
+        if rate is None and not left and self.done > self.start_done:
+            rate = (self.done - self.start_done) / max(now - self.t0, 1e-9)
+        speed = f"{rate:.1f} games/s" if rate is not None else "-- games/s"
+        eta = ("done" if not left else f"{_hms(left / rate)} left" if rate else "--:-- left")
+        return f"{self.done}/{self.total} games  {speed}  {eta}"
 
     def _draw(self) -> None:
         frac = self.done / self.total if self.total else 1.0
@@ -76,6 +91,8 @@ class Progress:
     def advance(self) -> None:
         self.done += 1
         now = self.clock()
+        if self.first is None:
+            self.first = (now, self.done)
         if self.tty:
             if now - self.last_draw >= 0.1 or self.done == self.total:
                 self.last_draw = now
@@ -141,6 +158,7 @@ class RunSummary:
     errors: list[WorkerError] = field(default_factory=list)
     output_dir: Path = Path(".")
     replayed: list[str] = field(default_factory=list)  # games whose record was bad
+    stopped: dict[str, str] = field(default_factory=dict)  # bots stopped in this run: why
 
 
 def with_seed(config: TournamentConfig, output_dir: Path) -> tuple[TournamentConfig, str]:
@@ -204,13 +222,46 @@ def run_tournament(
         summary = RunSummary(scheduled=len(games), already_done=len(done), output_dir=out,
                              replayed=replayed)
         storage: list[StorageFailure] = []
-        if progress is None and not quiet:
+        if done and not quiet:
+            # Said first: the run that follows is the rest of an earlier one.
+            print(f"resumed: {len(done)} of {len(games)} games were already played"
+                  + ("; nothing left to play" if not todo else
+                     f", {len(todo)} to go"), file=sys.stderr, flush=True)
+        if progress is None and not quiet and todo:
             progress = Progress(len(games), len(done))
+        executor = executor or ProcessExecutor(jobs or config.jobs)
+        stop = getattr(executor, "stop", None)
+        stopper = Stopper(config.stop_after if callable(stop) else 0,
+                          never=[b.name for b in config.remote_bots])
+        left_of = Counter(b for g in todo for b in g.seats)  # games not finished, per bot
+        stopper.see_all(list(store.outcomes()) if done else [])
+        for bot in stopper.stopped:
+            assert callable(stop)
+            stop(bot)
+
+        def say(text: str) -> None:
+            if progress:
+                progress.message(text)  # escapes bots' text
+            else:
+                print(printable(text), file=sys.stderr, flush=True)
+
+        if stopper.stopped and todo:
+            say("stopped earlier: " + ", ".join(sorted(stopper.stopped)) + " (its games "
+                "are forfeited without starting it)")
 
         def report(r: Report) -> None:
             if isinstance(r, GameOutcome):
                 store.add(r)
                 summary.played += 1
+                for b in r.seats:
+                    left_of[b] -= 1
+                for bot, why in stopper.see(r):
+                    assert callable(stop)
+                    stop(bot)
+                    summary.stopped[bot] = why
+                    say(f"stopped {bot}: {why}; its {left_of[bot]} remaining games are "
+                        f"forfeited without starting it ([faults] stop_after = "
+                        f"{config.stop_after})")
                 if progress:
                     progress.advance()
                 if on_game:
@@ -223,16 +274,13 @@ def run_tournament(
             elif isinstance(r, Notice):
                 # Shown even when quiet: without it, a wait for remote bots looks
                 # like a hang.
-                if progress:
-                    progress.message(r.text)
-                else:
-                    print(printable(r.text), file=sys.stderr, flush=True)
+                say(r.text)
             else:
                 summary.errors.append(r)
                 if progress:
-                    progress.message(f"error: {r.game_id}: {r.message.splitlines()[0]}")
+                    progress.message(f"game not played: {r.game_id}: "
+                                     f"{r.message.splitlines()[0]}")
 
-        executor = executor or ProcessExecutor(jobs or config.jobs)
         try:
             executor.run(Job(config, str(out), sandbox=sandbox), todo, report)
         finally:

@@ -11,7 +11,10 @@ with the same deck order and the same first player (the deal seed fixes both,
 RULES §2 and §7).  With ``seating = "rotate"`` the lineup's cyclic order is drawn at
 random for each deal and then rotated through all seats: rotating one fixed order
 would always seat the same bot right after the same bot, and who plays after whom
-matters in a game where one player's pick-ups feed the next.
+matters in a game where one player's pick-ups feed the next.  With ``seating =
+"williams"`` the deal is played in the orders of a Williams design
+(``referee.stats.designs``: every bot in every seat equally often, and right after
+every other bot equally often), the bots drawn at random onto its symbols.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ..stats.designs import williams
 from .config import TournamentConfig, seatings_per_deal
 
 
@@ -99,6 +103,8 @@ def seatings(lineup: tuple[str, ...], how: str, rng: random.Random) -> list[tupl
     rng.shuffle(order)
     if how == "random":
         return [tuple(order)]
+    if how == "williams":
+        return [tuple(order[i] for i in row) for row in williams(len(order))]
     return [tuple(order[i:] + order[:i]) for i in range(len(order))]
 
 

@@ -10,9 +10,10 @@ Definitions (documented here because users read the table, not the code):
 * place points: per game, one point for each opponent finishing behind and half a
   point for each finishing level (so a k-seat game hands out k(k-1)/2 points).
 * average penalty: the mean of the game's penalty points (RULES §5).
-* rating: openskill's Plackett-Luce model over each game's full finishing order,
-  equal places treated as ties, games taken in schedule order; shown as mu and
-  sigma (its uncertainty).
+* rating: a Plackett-Luce model (Bradley-Terry at 2 seats) fitted in one batch to
+  every game's full finishing order (``referee.stats.ratings``): it does not depend
+  on the order of the games.  Logistic Elo scale, the bots' mean 0; the 95 %
+  interval is a bootstrap over deals, seeded from the games themselves.
 * 95 % confidence intervals for win rate and average place: mean +- 1.96 standard
   errors, the standard error taken over *deals* (each deal's games averaged first),
   because the games of one duplicated deal are not independent of each other.  With
@@ -23,7 +24,8 @@ Definitions (documented here because users read the table, not the code):
   forfeits count games the bot forfeited.
 * head-to-head: with 2 seats, each pair's score (wins + half of shared places); with
   more, the share of the games two bots played together in which the row bot
-  finished ahead of the column bot (level counts half).
+  finished ahead of the column bot (level counts half).  A cell is *significant*
+  when the 95 % interval of that share, computed over deals, excludes one half.
 """
 
 from __future__ import annotations
@@ -39,7 +41,9 @@ from typing import Any
 
 from tabulate import tabulate
 
+from ..stats.ratings import RatedGame, rate
 from .executor import GameOutcome
+from .stopping import STOPPED_WORDS
 
 FORMATS = ("plain", "markdown", "csv", "json")
 Z95 = 1.959964
@@ -57,8 +61,9 @@ class BotStanding:
     place_ci: float | None = None
     place_points: float = 0.0
     avg_penalty: float | None = None
-    rating: float = 0.0  # openskill mu
-    rating_sigma: float = 0.0
+    rating: float = 0.0  # batch Plackett-Luce, logistic Elo scale, mean 0
+    rating_low: float = 0.0  # its 95 % interval (bootstrap over deals)
+    rating_high: float = 0.0
     timeouts: int = 0
     crashes: int = 0
     illegal: int = 0
@@ -66,6 +71,7 @@ class BotStanding:
     oversized: int = 0
     protocol: int = 0
     forfeits: int = 0
+    stopped: int = 0  # games forfeited without starting it: the bot was stopped
 
 
 @dataclass
@@ -81,6 +87,8 @@ class Standings:
     seed: int | None = None  # the tournament's seed
     seed_source: str = "given"  # or "random": drawn when it first ran
     sandbox: dict[str, Any] | None = None  # what its bots ran in (Sandbox.describe)
+    # significant[a][b]: the 95 % interval of a's share against b excludes 1/2
+    significant: dict[str, dict[str, bool]] = field(default_factory=dict)
 
     @property
     def complete(self) -> bool:
@@ -108,12 +116,11 @@ def place_points(places: Sequence[int], seat: int) -> float:
 
 def compute(outcomes: Iterable[GameOutcome], bots: Sequence[str], seats: int, *,
             name: str = "tournament", scheduled: int | None = None) -> Standings:
-    """Standings from finished games, which must come in schedule order (the rating
-    depends on the order)."""
-    from openskill.models import PlackettLuce
-
-    model = PlackettLuce()
-    ratings = {b: model.rating(name=b) for b in bots}
+    """Standings from finished games (in any order: no figure depends on it)."""
+    rated: list[RatedGame] = []
+    # per pair, per deal: [row bot's score against the column bot, games]
+    pair_deal: dict[tuple[str, str], dict[int, list[float]]] = defaultdict(
+        lambda: defaultdict(lambda: [0.0, 0]))
     rows = {b: BotStanding(b) for b in bots}
     # per bot, per deal: [games, wins, sum of places]
     per_deal: dict[str, dict[int, list[float]]] = {b: defaultdict(lambda: [0, 0, 0]) for b in bots}
@@ -139,11 +146,18 @@ def compute(outcomes: Iterable[GameOutcome], bots: Sequence[str], seats: int, *,
             for t, other in enumerate(o.seats):
                 if t != s:
                     met[bot][other] += 1
-                    head[bot][other] += (1.0 if o.places[s] < o.places[t]
-                                         else 0.5 if o.places[s] == o.places[t] else 0.0)
+                    score = (1.0 if o.places[s] < o.places[t]
+                             else 0.5 if o.places[s] == o.places[t] else 0.0)
+                    head[bot][other] += score
+                    cell = pair_deal[bot, other][o.deal]
+                    cell[0] += score
+                    cell[1] += 1
         for f in o.faults:
             r = rows[o.seats[f["seat"]]]
             kind = f["kind"]
+            if STOPPED_WORDS in str(f.get("detail", "")):
+                r.stopped += 1
+                continue  # not a crash: it was not started
             if kind == "timeout":
                 r.timeouts += 1
             elif kind == "crash":
@@ -156,10 +170,8 @@ def compute(outcomes: Iterable[GameOutcome], bots: Sequence[str], seats: int, *,
                 r.oversized += 1
             else:
                 r.protocol += 1
-        teams = [[ratings[b]] for b in o.seats]
-        for b, team in zip(o.seats, model.rate(teams, ranks=[float(p) for p in o.places]),
-                           strict=True):
-            ratings[b] = team[0]
+        rated.append(RatedGame(o.deal, tuple(o.seats), tuple(o.places)))
+    ratings = rate(rated, list(bots))
     for b, r in rows.items():
         deals = list(per_deal[b].values())
         if r.games:
@@ -168,8 +180,12 @@ def compute(outcomes: Iterable[GameOutcome], bots: Sequence[str], seats: int, *,
             r.avg_penalty = penalty[b] / r.games
             _, r.win_ci = mean_ci([d[1] / d[0] for d in deals])
             _, r.place_ci = mean_ci([d[2] / d[0] for d in deals])
-        r.rating = ratings[b].mu
-        r.rating_sigma = ratings[b].sigma
+        r.rating = ratings.rating[b]
+        r.rating_low, r.rating_high = ratings.low[b], ratings.high[b]
+    significant: dict[str, dict[str, bool]] = {a: dict.fromkeys(bots, False) for a in bots}
+    for (a, b), deals_of in pair_deal.items():
+        m, hw = mean_ci([sc / n for sc, n in deals_of.values()])
+        significant[a][b] = m is not None and hw is not None and abs(m - 0.5) > hw
     ordered = sorted(rows.values(), key=lambda r: (
         r.avg_place if r.avg_place is not None else math.inf,
         -(r.win_rate or 0.0), -r.rating, r.bot))
@@ -177,7 +193,7 @@ def compute(outcomes: Iterable[GameOutcome], bots: Sequence[str], seats: int, *,
         r.rank = i + 1
     return Standings(name=name, seats=seats, played=played,
                      scheduled=played if scheduled is None else scheduled,
-                     rows=ordered, head=head, met=met)
+                     rows=ordered, head=head, met=met, significant=significant)
 
 
 # --- text forms ----------------------------------------------------------------------
@@ -198,11 +214,11 @@ def _pm(x: float | None, ci: float | None, fmt: str, scale: float = 1.0) -> str:
 
 def standings_table(st: Standings) -> tuple[list[str], list[list[str]]]:
     headers = ["rank", "bot", "games", "wins", "win % (95% CI)", "avg place (95% CI)",
-               "place pts", "avg penalty", "rating ± σ", "timeouts", "crashes", "illegal",
+               "place pts", "avg penalty", "rating (95% CI)", "timeouts", "crashes", "illegal",
                "malformed", "protocol", "forfeits"]
     rows = [[str(r.rank), r.bot, str(r.games), str(r.wins), _pm(r.win_rate, r.win_ci, ".1f", 100),
              _pm(r.avg_place, r.place_ci, ".2f"), f"{r.place_points:g}", _num(r.avg_penalty, ".1f"),
-             f"{r.rating:.1f} ± {r.rating_sigma:.1f}", str(r.timeouts), str(r.crashes),
+             _rating(r), str(r.timeouts), str(r.crashes),
              str(r.illegal), str(r.malformed + r.oversized), str(r.protocol),
              str(r.forfeits)] for r in st.rows]
     return headers, rows
@@ -228,8 +244,8 @@ def compact_table(st: Standings, width: int | None = None) -> tuple[list[str], l
               if any(getattr(r, f) for r in st.rows for f in fs)]
 
     def build(short: int, names: int | None) -> tuple[list[str], list[list[str]]]:
-        heads = (["rank", "bot", "games", "win % (95% CI)", "avg place (95% CI)", "rating ± σ",
-                  "avg penalty"] if short == 0 else
+        heads = (["rank", "bot", "games", "win % (95% CI)", "avg place (95% CI)",
+                  "rating (95% CI)", "avg penalty"] if short == 0 else
                  ["#", "bot", "games", "win %", "avg place", "rating", "penalty"])
         if short >= 2:
             heads = heads[:-1]
@@ -238,7 +254,7 @@ def compact_table(st: Standings, width: int | None = None) -> tuple[list[str], l
         for r in st.rows:
             bot = r.bot if names is None or len(r.bot) <= names else r.bot[:names - 1] + "…"
             row = [str(r.rank), bot, str(r.games), _pm(r.win_rate, r.win_ci, ".1f", 100),
-                   _pm(r.avg_place, r.place_ci, ".2f"), f"{r.rating:.1f} ± {r.rating_sigma:.1f}"]
+                   _pm(r.avg_place, r.place_ci, ".2f"), _rating(r)]
             if short < 2:
                 row.append(_num(r.avg_penalty, ".1f"))
             row += [str(sum(getattr(r, f) for f in fs)) for _, fs in faults]
@@ -261,6 +277,12 @@ def compact_table(st: Standings, width: int | None = None) -> tuple[list[str], l
     return build(3, 8)
 
 
+def _rating(r: BotStanding) -> str:
+    if not r.games:
+        return "-"
+    return f"{r.rating:+.0f} [{r.rating_low:+.0f}, {r.rating_high:+.0f}]"
+
+
 def head_to_head_table(st: Standings, compact: bool = False) -> tuple[list[str], list[list[str]]]:
     """Row bot against column bot; ``compact``: the columns headed by the bots' ranks."""
     order = [r.bot for r in st.rows]
@@ -271,10 +293,12 @@ def head_to_head_table(st: Standings, compact: bool = False) -> tuple[list[str],
             n = st.met[a][b]
             if a == b or n == 0:
                 row.append("")
-            elif st.seats == 2:
-                row.append(f"{st.head[a][b]:g}-{st.head[b][a]:g}")
             else:
-                row.append(f"{100 * st.head[a][b] / n:.0f}%")
+                mark = "*" if st.significant.get(a, {}).get(b) else ""
+                if st.seats == 2:
+                    row.append(f"{st.head[a][b]:g}-{st.head[b][a]:g}{mark}")
+                else:
+                    row.append(f"{100 * st.head[a][b] / n:.0f}%{mark}")
         rows.append(row)
     return ["", *(str(i + 1) for i in range(len(order)))] if compact else ["", *order], rows
 
@@ -306,7 +330,8 @@ def render(st: Standings, fmt: str = "plain", *, wide: bool = True,
             "scheduled": st.scheduled, "seed": st.seed, "seed_source": st.seed_source,
             "sandbox": st.sandbox,
             "standings": [asdict(r) for r in st.rows],
-            "head_to_head": {a: {b: {"score": st.head[a][b], "games": st.met[a][b]}
+            "head_to_head": {a: {b: {"score": st.head[a][b], "games": st.met[a][b],
+                                     "significant": st.significant.get(a, {}).get(b, False)}
                                  for b in st.head[a] if b != a and st.met[a][b]}
                              for a in st.head},
         }, indent=2)
@@ -328,10 +353,18 @@ def render(st: Standings, fmt: str = "plain", *, wide: bool = True,
         legend = "\n" + ", ".join(f"{v}: {k}" for k, v in SHORT_FAULTS.items() if v in h)
     what = ("head-to-head score (row vs column)" if st.seats == 2
             else "head-to-head: how often the row bot finished ahead of the column bot")
+    what += "; * significant (the 95 % interval over deals excludes an even score)"
     sep = "\n\n"
     title = f"## {_title(st)}" if fmt == "markdown" else _title(st)
+    stopped = [r for r in st.rows if r.stopped]
+    notes = "".join(
+        f"\n{'- ' if fmt == 'markdown' else ''}{r.bot} was stopped: it failed in each of its "
+        f"first games (a crash or no hello), so {r.stopped} of its games were forfeited "
+        f"without starting it" for r in stopped)
     return str(title + sep + tabulate(rows, headers=h, tablefmt=tablefmt, disable_numparse=True)
-            + legend + sep + what + sep + tabulate(hrows, headers=hh, tablefmt=tablefmt,
+            + legend
+            + (("\n" if fmt == "markdown" else "") + notes if notes else "")
+            + sep + what + sep + tabulate(hrows, headers=hh, tablefmt=tablefmt,
                                           disable_numparse=True))
 
 

@@ -261,18 +261,24 @@ class Store:
         """Commit one finished game (durably, before returning).  A game already
         stored is left as it is.  StoreError when it cannot be (a full disk): the
         transaction is rolled back, what was committed before stays."""
+        self.add_all([o])
+
+    def add_all(self, outcomes: list[GameOutcome]) -> None:
+        """Commit several games in one transaction: all of them or none (a match
+        commits a duplicate set whole, so that a resumed test never holds half of
+        one).  Games already stored are left as they are.  StoreError as ``add``."""
         try:
-            self._add(o)
+            with self.transaction():
+                for o in outcomes:
+                    self._insert(o)
         except sqlite3.Error as e:
             with contextlib.suppress(sqlite3.Error):
                 self.conn.execute("ROLLBACK")
-            raise StoreError(f"cannot save game {o.game_id} in {self.path}: {e}; the games "
-                             "saved before it are kept: make room (or fix the folder) and "
-                             "run the same command again to resume") from None
-
-    def _add(self, o: GameOutcome) -> None:
-        with self.transaction():
-            self._insert(o)
+            ids = ", ".join(o.game_id for o in outcomes[:3]) + (" ..." if len(outcomes) > 3 else "")
+            raise StoreError(f"cannot save game{'s' if len(outcomes) > 1 else ''} {ids} in "
+                             f"{self.path}: {e}; the games saved before are kept: make room "
+                             "(or fix the folder) and run the same command again to "
+                             "resume") from None
 
     def _insert(self, o: GameOutcome) -> None:
         cur = self.conn.execute(
@@ -313,8 +319,7 @@ class Store:
         return int(self.conn.execute("SELECT COUNT(*) FROM games").fetchone()[0])
 
     def outcomes(self) -> Iterator[GameOutcome]:
-        """Every stored game, in schedule order (so that order-dependent figures, like
-        the rating, do not depend on which worker finished first)."""
+        """Every stored game, in schedule order."""
         cur = self.conn.execute(
             "SELECT idx, game_id, deal, deal_seed, seats, places, points, how, turns, faults, "
             "forfeits, wall_time, worker, record FROM games ORDER BY idx")

@@ -156,6 +156,9 @@ class StdioTransport:
         os.set_blocking(write_fd, False)
         os.set_blocking(read_fd, False)
         self._buf = bytearray()
+        #: Bytes read from the bot's stdout so far (0: nothing at all arrived, which
+        #: usually means the bot's output sits in its own buffer, unflushed).
+        self.received_bytes = 0
         self._scan = 0  # bytes of _buf known to hold no newline
         self._skipping = False  # inside an oversized line: drop bytes until its newline
         self._eof = False
@@ -212,6 +215,7 @@ class StdioTransport:
             if not chunk:
                 self._eof = True
                 return
+            self.received_bytes += len(chunk)
             if self._skipping:
                 j = chunk.find(b"\n")
                 if j < 0:
@@ -255,6 +259,7 @@ class StdioTransport:
                     chunk = b""
                 if chunk is not None:
                     n = len(chunk)
+                    self.received_bytes += n
                     if n == 0:
                         self._eof = True
                     elif (chunk[-1] == 10 and n <= self.max_message_bytes + 1

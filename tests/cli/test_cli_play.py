@@ -56,7 +56,11 @@ def test_match_with_match_scoring_standings(tmp_path: Path) -> None:
     assert r.exit_code == 0, r.output
     res = json.loads(r.stdout)
     assert [g["seed"] for g in res["games"]] == [10, 11, 12, 13]
-    totals = {b: sum(g["points"][i] for g in res["games"]) for i, b in enumerate(res["bots"])}
+    # The seats rotate: each game's "bots" says who sat where.
+    assert [g["bots"] for g in res["games"]][:2] == [["heuristic", "random", "lowest"],
+                                                    ["random", "lowest", "heuristic"]]
+    totals = {b: sum(g["points"][g["bots"].index(b)] for g in res["games"])
+              for b in res["bots"]}
     for s in res["standings"]:
         assert s["total_points"] == totals[s["bot"]]
         assert s["place"] == 1 + sum(1 for t in totals.values() if t < s["total_points"])
@@ -225,7 +229,7 @@ def test_a_bot_that_forfeits_every_game_loses_a_match_scored_in_points(
     bot = Path(__file__).resolve().parents[1] / "bots" / "garbage.py"
     recs = tmp_path / "recs"
     r = invoke("play", f"stdio:{sys.executable} {bot}", "lowest", "--games", "6", "--seed", "4",
-               "-V", "match_scoring", "--faults", "forfeit", "--json", "--record-dir", str(recs))
+               "-V", "match_scoring", "--faults", "forfeit", "--no-rotate", "--json", "--record-dir", str(recs))
     assert r.exit_code == 0, r.output
     res = json.loads(r.stdout)
     for g in res["games"]:

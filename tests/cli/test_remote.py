@@ -175,7 +175,7 @@ def test_remote_spec() -> None:
     assert (b.kind, b.name, b.remote) == ("remote", "seat1", "alice")
     with pytest.raises(BotSpecError, match="two seats are named 'alice'"):
         parse_specs(["remote:alice", "alice=random"])
-    with pytest.raises(BotSpecError, match="unknown prefix 'remot:'; use stdio:, zmq:, remote:"):
+    with pytest.raises(BotSpecError, match=r"unknown prefix 'remot:'; did you mean 'remote:'\? use stdio:, zmq:, remote:"):
         parse_spec("remot:alice")
 
 

@@ -1,4 +1,4 @@
-"""The Node.js ZeroMQ example bot (example_bots/js-zmq/bot.js, zeromq.js v6 and
+"""The Node.js ZeroMQ example bot (example_bots/js/zmq_bot.js, zeromq.js v6 and
 @msgpack/msgpack) plays through the real referee path: launched by ``run_game``'s
 ``zmq_player`` and by the installed ``referee play zmq:...``, and as a remote bot with
 CURVE keys, started as its author would start it (the variables ``referee keys env``
@@ -28,7 +28,7 @@ from referee.runner import InProcessPlayer, TimeControl, replay_check, run_game
 from referee.transport.zmq import zmq_player
 
 ROOT = Path(__file__).resolve().parents[2]
-BOT = ROOT / "example_bots" / "js-zmq" / "bot.js"
+BOT = ROOT / "example_bots" / "js" / "zmq_bot.js"
 TC = TimeControl(startup=10.0, per_decision=2.0, bank=10.0)
 
 
@@ -41,7 +41,7 @@ def _referee() -> str:
 @pytest.fixture(scope="module")
 def node_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     """The environment the bot runs in: NODE_PATH at its packages, installed with npm
-    from example_bots/js-zmq/package.json."""
+    from example_bots/js/package.json."""
     node, npm = shutil.which("node"), shutil.which("npm")
     if node is None or npm is None:
         if os.environ.get("CI") == "true":
@@ -83,9 +83,13 @@ def test_launched_bot_plays_two_games(node_env: dict[str, str],
 
 
 def test_launched_through_the_cli(node_env: dict[str, str]) -> None:
-    done = subprocess.run([_referee(), "play", "heuristic", f"zmq:node {BOT}", "--seed", "3",
-                           "--json"], capture_output=True, text=True, env=node_env,
-                          timeout=120)
+    # In the sandbox the bot gets only the variables its command sets, and sees its
+    # packages (installed outside its folder here) only when they are allowed.
+    modules = node_env["NODE_PATH"]
+    done = subprocess.run([_referee(), "play", "heuristic",
+                           f"zmq:env NODE_PATH={modules} node {BOT}", "--allow-read", modules,
+                           "--seed", "3", "--json"], capture_output=True, text=True,
+                          env=node_env, timeout=120)
     assert done.returncode == 0, done.stderr
     game = json.loads(done.stdout)["games"][0]
     assert game["faults"] == [] and game["forfeits"] == []

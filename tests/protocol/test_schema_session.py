@@ -50,7 +50,9 @@ def recorded(tmp_path_factory: pytest.TempPathFactory) -> list[tuple[str, dict[s
     bot = f"{sys.executable} {RECORDER} {log}"
     for players, options in GAMES:
         others = ["heuristic", "random", "lowest", "heuristic", "random"][:players - 1]
-        args = [_referee(), "play", bot, *others, *options, "--games", "2", "--quiet"]
+        # Unsandboxed: the recorder writes its log outside its folder.
+        args = [_referee(), "play", bot, *others, *options, "--games", "2", "--quiet",
+                "--sandbox", "off"]
         done = subprocess.run(args, capture_output=True, text=True, timeout=120)
         assert done.returncode == 0, done.stderr
     out = []

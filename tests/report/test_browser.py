@@ -17,6 +17,7 @@ from referee.game import Game
 from referee.game.cards import card_text, parse_deck
 from referee.game.events import event_text, parse_event
 from referee.replay import describe, read_record
+from referee.runner import stop_if_stopped
 
 
 def steps_of(record: Path) -> tuple[Any, list[int], list[list[list[str]]]]:
@@ -37,6 +38,8 @@ def steps_of(record: Path) -> tuple[Any, list[int], list[list[list[str]]]]:
         game.apply(int(d["seat"]), d["decision"])
         cum.append(len(game.events))
         held.append(hands())
+    stop_if_stopped(game, rec.result)  # a game stopped by the referee (RULES §5.4)
+    cum[-1] = len(game.events)  # its end is told with its last decision
     assert [event_text(e) for e in game.events] == rec.events
     return rec, cum, held
 
@@ -101,17 +104,20 @@ def test_the_standings_page_shows_the_figures_of_standings_json(
     page.screenshot(path=str(shots / "standings.png"), full_page=True)
     rows = page.eval_on_selector_all("#standings tr[data-bot]", """rows => rows.map(r =>
         Object.fromEntries([...r.querySelectorAll('td')].map(td =>
-            [td.dataset.field, [td.dataset.value, td.dataset.ci ?? null, td.innerText]])))""")
+            [td.dataset.field, [td.dataset.value, td.dataset.ci ?? null, td.innerText,
+                                td.dataset.low ?? null, td.dataset.high ?? null]])))""")
     assert len(rows) == len(data["standings"]) == 3
     for row, want in zip(rows, data["standings"], strict=True):
-        for f, (value, _, _) in row.items():
+        for f, (value, *_) in row.items():
             assert json.loads(value) == want[f], (want["bot"], f)
         assert json.loads(row["win_rate"][1]) == want["win_ci"]
         assert json.loads(row["avg_place"][1]) == want["place_ci"]
-        assert json.loads(row["rating"][1]) == want["rating_sigma"]
+        assert json.loads(row["rating"][3]) == want["rating_low"]
+        assert json.loads(row["rating"][4]) == want["rating_high"]
         assert row["win_rate"][2] == f"{100 * want['win_rate']:.1f} ± {100 * want['win_ci']:.1f}"
         assert row["avg_place"][2] == f"{want['avg_place']:.2f} ± {want['place_ci']:.2f}"
-        assert row["rating"][2] == f"{want['rating']:.1f} ± {want['rating_sigma']:.1f}"
+        assert row["rating"][2] == (f"{want['rating']:+.0f} [{want['rating_low']:+.0f}, "
+                                    f"{want['rating_high']:+.0f}]")
         assert row["games"][2] == str(want["games"]) and row["wins"][2] == str(want["wins"])
     # fault columns: only the kinds that happened, and every one of them
     kinds = {f for r in data["standings"] for f in ("timeouts", "crashes", "illegal", "malformed",
@@ -254,10 +260,15 @@ def test_a_bots_page_filters_its_games(site_dir: Path, results_dir: Path, browse
     page.select_option("select[name=result]", "won")
     assert visible() == garbage["wins"] == 0
     page.select_option("select[name=result]", "")
-    page.select_option("select[name=how]", "turn_limit")
+    # How the bot's games ended: each way is an option (the turn limit, forfeits...).
+    hows = {json.loads(f.read_text().splitlines()[-1])["how"]
+            for f in (results_dir / "games").glob("*.jsonl")
+            if "garbage <b>" in f.read_text().splitlines()[0]}
+    how = sorted(hows)[0]
+    page.select_option("select[name=how]", how)
     want = sum(1 for f in (results_dir / "games").glob("*.jsonl")
                if "garbage <b>" in f.read_text().splitlines()[0]
-               and json.loads(f.read_text().splitlines()[-1])["how"] == "turn_limit")
+               and json.loads(f.read_text().splitlines()[-1])["how"] == how)
     assert visible() == want
     page.screenshot(path=str(tmp_path / "bot-page.png"), full_page=True)
     # each row links to its game's viewer

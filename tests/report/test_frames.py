@@ -13,6 +13,7 @@ from referee.game.cards import card_text, parse_deck
 from referee.replay import describe, match_faults, parse_event, parse_record, read_record
 from referee.report.frames import OMNI, build_frames
 from referee.report.pages import viewer_page
+from referee.runner import stop_if_stopped
 
 
 def faulty_record(results_dir: Path) -> Path:
@@ -50,6 +51,7 @@ def test_frames_follow_the_record(results_dir: Path) -> None:
             # the same deal drawn omnisciently holds the real cards
             assert fr.tables[OMNI][k][s][0] == [card_text(c) for c in game.hand(s)] \
                 or obs["phase"] == "setup"
+    stop_if_stopped(game, rec.result)  # a game the referee stopped (RULES §5.4)
     assert game.over
 
 

@@ -76,7 +76,9 @@ def config(*, seats: int, bots: list[dict[str, Any]], faults: dict[str, Any],
     """A round-robin among ``bots`` (a parsed TOML document)."""
     return {"tournament": {"name": f"chaos-{seats}", "seats": seats, "deals": deals,
                            "seed": SEED, "output": "out"},
-            "time": TIME, "faults": faults, "bots": bots}
+            # The chaos bots misbehave on purpose, some in every game: none is stopped
+            # ([faults] stop_after), so that every game is played with each one started.
+            "time": TIME, "faults": {"stop_after": 0, **faults}, "bots": bots}
 
 
 def toml(raw: dict[str, Any]) -> str:

@@ -204,6 +204,7 @@ class _Collecting(SerialExecutor):
     """The serial executor, keeping the notices it reports."""
 
     def __init__(self, notices: list[str]) -> None:
+        super().__init__()
         self.notices = notices
 
     def run(self, job, games, report):  # type: ignore[no-untyped-def]

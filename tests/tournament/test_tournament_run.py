@@ -127,7 +127,11 @@ python = "{HERE / 'fakebots.py'}:Garbage"
     rows = {r["bot"]: r for r in data["standings"]}
     raiser, garbage = rows["raiser"], rows["garbage"]
     assert raiser["games"] == 4 * 3 * 2
-    assert raiser["crashes"] == raiser["forfeits"] == raiser["games"]  # a crash forfeits
+    # A crash forfeits; crashing in each of its first 3 games, it is stopped, and its
+    # other games are forfeited without starting it (a game in flight may still crash).
+    assert raiser["forfeits"] == raiser["games"]
+    assert 3 <= raiser["crashes"] <= 4 and raiser["stopped"] == raiser["games"] - raiser["crashes"]
+    assert "stopped raiser: it failed in each of its first 3 games" in err
     assert raiser["wins"] == 0 and raiser["rank"] == 5
     assert garbage["illegal"] > 0 and garbage["crashes"] == 0
     assert 0 < garbage["forfeits"] <= garbage["games"]  # three strikes forfeit
@@ -139,7 +143,7 @@ python = "{HERE / 'fakebots.py'}:Garbage"
     # and they are in the game records
     outdir = tmp_path / "out"
     faults = db_rows(outdir, "SELECT SUM(faults) FROM seats WHERE bot = 'raiser'")[0][0]
-    assert faults == raiser["crashes"]
+    assert faults == raiser["crashes"] + raiser["stopped"]
 
 
 def test_changed_configuration_is_refused(tmp_path: Path) -> None:
@@ -149,14 +153,16 @@ def test_changed_configuration_is_refused(tmp_path: Path) -> None:
     assert code == 0, err
     write(tmp_path, body.replace("seed = 1", "seed = 5"))
     code, out, err = invoke("tournament", "run", str(cfg), "-q")
-    assert code == 2
+    assert code == 1
     assert err.strip().splitlines() == [
         f"Error: {tmp_path / 'out'} holds a tournament with another configuration (seed: was 1, "
         "now 5); run it with its original configuration to resume, or choose another output folder"]
     # another jobs count is not another tournament: it resumes and has nothing to play
     write(tmp_path, body.replace("deals = 1", "deals = 1\njobs = 2"))
     code, out, err = invoke("tournament", "run", str(cfg))
-    assert code == 0 and "resumed: 6 games were already played" in err
+    # Said first, before anything else; a finished tournament has nothing to play.
+    assert code == 0 and err.startswith("resumed: 6 of 6 games were already played; nothing "
+                                        "left to play\n")
     assert "0/6" not in err and "6 games, 2 seats" in out
 
 
@@ -223,7 +229,8 @@ builtin = "heuristic"
     code, resumed, err = invoke("tournament", "run", str(cfg), "-o", str(killed), "--format", "json",
                                 "--jobs", "2")
     assert code == 0, err
-    assert f"resumed: {len(saved)} games were already played" in err
+    assert err.startswith(f"resumed: {len(saved)} of {total} games were already played, "
+                          f"{total - len(saved)} to go\n")
     code, uninterrupted, err = invoke("tournament", "run", str(cfg), "-o", str(whole), "--format",
                                       "json", "-q")
     assert code == 0, err
@@ -273,8 +280,10 @@ cwd = "{REPO / 'example_bots' / 'python'}"
         assert r["crashes"] == r["timeouts"] == r["illegal"] == r["protocol"] == r["forfeits"] == 0
     # an external bot plays exactly like the built-in bot it mirrors: the duplicate
     # games between them split evenly
-    assert data["head_to_head"]["heuristic"]["py-heuristic"] == {"score": 3.0, "games": 6}
-    assert data["head_to_head"]["py-heuristic"]["py-heuristic-zmq"] == {"score": 3.0, "games": 6}
+    assert data["head_to_head"]["heuristic"]["py-heuristic"] == {"score": 3.0, "games": 6,
+                                                                 "significant": False}
+    assert data["head_to_head"]["py-heuristic"]["py-heuristic-zmq"] == {
+        "score": 3.0, "games": 6, "significant": False}
     # each worker keeps its own copy of each external bot, with its own log
     logs = tmp_path / "out" / "logs"
     folders = {p.name for p in logs.iterdir()}
@@ -317,7 +326,13 @@ def test_schedule_command_lists_the_games(tmp_path: Path) -> None:
     cfg = write(tmp_path, "[tournament]\nseats = 2\ndeals = 2\n" + BUILTINS)
     code, out, _ = invoke("tournament", "schedule", str(cfg))
     lines = out.splitlines()
-    assert code == 0 and len(lines) == 12 and lines[0].startswith("g000000  deal     0  ")
+    # A header, the games in aligned columns, and the total.
+    assert code == 0 and len(lines) == 2 + 12 + 2
+    assert lines[0].split() == ["game", "deal", "seat", "0", "seat", "1"]
+    assert lines[2].split()[:2] == ["g000000", "0"]
+    col = lines[0].index("seat 1")  # every row's last column starts under its header
+    assert all(line[col - 1] == " " and line[col] != " " for line in lines[2:14])
+    assert lines[-1] == "12 games: 6 deals, 2 seatings per deal, 2 seats; bots: heuristic, lowest, random"
     code, out, _ = invoke("tournament", "schedule", str(cfg), "--json")
     rows = [json.loads(x) for x in out.splitlines()]
     assert [r["index"] for r in rows] == list(range(12))
@@ -332,7 +347,7 @@ def test_a_changed_schedule_is_refused(tmp_path: Path) -> None:
     conn.commit()
     conn.close()
     code, _, err = invoke("tournament", "run", str(cfg), "-q")
-    assert code == 2 and "as scheduled by another version of the referee" in err
+    assert code == 1 and "as scheduled by another version of the referee" in err
 
 
 @pytest.mark.parametrize("sig, code, how", [(signal.SIGINT, 130, "interrupted"),
@@ -371,7 +386,7 @@ def test_a_tournament_being_run_is_not_run_twice(tmp_path: Path) -> None:
     with open(tmp_path / "out" / "lock", "w") as held:
         fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)  # as a running referee does
         code, _, err = invoke("tournament", "run", str(cfg), "-q")
-        assert code == 2 and "is in use by another referee running this tournament" in err
+        assert code == 1 and "is in use by another referee running this tournament" in err
         # reading the standings meanwhile is fine
         assert invoke("tournament", "standings", str(tmp_path / "out"))[0] == 0
     assert invoke("tournament", "run", str(cfg), "-q")[0] == 0

@@ -8,8 +8,8 @@ import json
 import math
 
 import pytest
-from openskill.models import PlackettLuce
 
+from referee.stats.ratings import RatedGame, fit_plackett_luce
 from referee.tournament.executor import GameOutcome
 from referee.tournament.standings import compute, mean_ci, place_points, render, standings_table
 
@@ -87,17 +87,16 @@ def test_three_seats_with_a_shared_place() -> None:
     assert [r.bot for r in st.rows][0] == "C"
     assert st.head["B"]["C"] == 0.5 + 0 and st.head["C"]["B"] == 0.5 + 1
     assert st.head["A"]["B"] == 1 + 0 and st.met["A"]["B"] == 2
-    # the rating is openskill's Plackett-Luce over both finishing orders, in order
-    m = PlackettLuce()
-    r = {x: m.rating(name=x) for x in "ABC"}
-    for g in games:
-        new = m.rate([[r[x]] for x in g.seats], ranks=[float(p) for p in g.places])
-        for x, t in zip(g.seats, new, strict=True):
-            r[x] = t[0]
+    # the rating is the batch Plackett-Luce fit over both finishing orders (the tie
+    # counts half each way), with its bootstrap interval over the 2 deals
+    fit = fit_plackett_luce([RatedGame(g.deal, g.seats, g.places) for g in games], list("ABC"))
     for x in "ABC":
-        assert rows[x].rating == pytest.approx(r[x].mu)
-        assert rows[x].rating_sigma == pytest.approx(r[x].sigma)
-    assert rows["A"].rating_sigma < 25 / 3
+        assert rows[x].rating == pytest.approx(fit[x])
+        assert rows[x].rating_low <= rows[x].rating <= rows[x].rating_high
+    assert rows["C"].rating > rows["B"].rating and rows["C"].rating > rows["A"].rating
+    # in any order, the same standings
+    again = {r.bot: r for r in compute(games[::-1], ["A", "B", "C"], 3).rows}
+    assert again == rows
 
 
 def test_a_bot_without_games_is_listed_last() -> None:
@@ -111,7 +110,7 @@ def test_renderings() -> None:
     st = compute(DUPLICATE, ["A", "B"], 2)
     plain = render(st, "plain")
     assert "75.0 ± 49.0" in plain and "1.25 ± 0.49" in plain and "3-1" in plain
-    assert "win % (95% CI)" in plain and "rating ± σ" in plain
+    assert "win % (95% CI)" in plain and "rating (95% CI)" in plain
     md = render(st, "markdown")
     assert "| rank" in md and "|-" in md
     rows = list(csv.DictReader(io.StringIO(render(st, "csv"))))
@@ -119,7 +118,7 @@ def test_renderings() -> None:
     assert rows[1]["forfeits"] == "1"
     data = json.loads(render(st, "json"))
     assert data["standings"][1]["timeouts"] == 1
-    assert data["head_to_head"]["A"]["B"] == {"score": 3.0, "games": 4}
+    assert data["head_to_head"]["A"]["B"] == {"score": 3.0, "games": 4, "significant": False}
     three = compute([game(0, 0, "ABC", (1, 2, 3), (0, 1, 2))], list("ABC"), 3)
     assert "100%" in render(three) and "how often the row bot finished ahead" in render(three)
 
@@ -137,3 +136,22 @@ def test_every_fault_kind_has_its_count_and_the_table_joins_unreadable_messages(
     headers, rows = standings_table(st)
     line = dict(zip(headers, next(r for r in rows if r[1] == "B"), strict=True))
     assert (line["malformed"], line["protocol"], line["timeouts"]) == ("3", "1", "0")
+
+
+def test_head_to_head_marks_significant_cells() -> None:
+    # A beats B in every game of 12 deals (both seat orders): significant; against C,
+    # A wins one seat order and loses the other: an even score, not significant
+    games = []
+    for d in range(12):
+        games += [game(len(games), d, "AB", (1, 2), (0, 5)), game(len(games) + 1, d, "BA", (2, 1), (5, 0))]
+    for d in range(12, 24):
+        games += [game(len(games), d, "AC", (1, 2), (0, 5)), game(len(games) + 1, d, "CA", (1, 2), (0, 5))]
+    st = compute(games, ["A", "B", "C"], 2)
+    assert st.significant["A"]["B"] and st.significant["B"]["A"]
+    assert not st.significant["A"]["C"] and not st.significant["C"]["A"]
+    text = render(st)
+    assert "24-0*" in text and "0-24*" in text and "12-12" in text and "12-12*" not in text
+    assert "* significant" in text
+    assert json.loads(render(st, "json"))["head_to_head"]["A"]["B"]["significant"] is True
+    rows = {r.bot: r for r in st.rows}
+    assert rows["A"].rating_low > rows["B"].rating_high  # separated intervals

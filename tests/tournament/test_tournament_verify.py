@@ -128,9 +128,9 @@ def test_a_database_that_cannot_be_read_is_rebuilt_with_the_configuration(
         Path(str(db) + extra).unlink(missing_ok=True)
     db.write_bytes(b"garbage" * 100)
     r = referee("tournament", "verify", str(out))
-    assert r.returncode == 2 and r.stderr.startswith("Error: ") and "file is not a database" in r.stderr
+    assert r.returncode == 1 and r.stderr.startswith("Error: ") and "file is not a database" in r.stderr
     r = referee("tournament", "verify", str(out), "--repair")
-    assert r.returncode == 2 and "--config" in r.stderr
+    assert r.returncode == 1 and "--config" in r.stderr
     r = referee("tournament", "verify", str(out), "--repair", "--config", str(cfg))
     assert r.returncode == 0, r.stdout + r.stderr
     assert os.path.exists(str(db) + ".damaged")

@@ -1,15 +1,15 @@
 #!/usr/bin/env node
 // A 3UP 3DOWN bot in Node.js over ZeroMQ: one msgpack map per single-frame message
 // on a DEALER socket (protocol/ZEROMQ.md), with the zeromq.js v6 API.  It plays like
-// the stdio example (../js/bot.js, whose decide() it uses).
+// the stdio example (bot.js beside it, whose decide() it uses).
 //
-//   cd example_bots/js-zmq && npm install         # zeromq and @msgpack/msgpack
-//   referee play heuristic "zmq:node example_bots/js-zmq/bot.js"      # launched
+//   cd example_bots/js && npm install         # zeromq and @msgpack/msgpack
+//   referee play heuristic "zmq:node example_bots/js/zmq_bot.js"      # launched
 //
 // As a remote bot with CURVE (the referee listens with --keys and --server-key):
 //   eval "$(referee keys env alice.key_secret --server referee.key \
 //           --endpoint tcp://referee.example.org:5555)"
-//   node example_bots/js-zmq/bot.js                # its hello says $UPDOWN_NAME
+//   node example_bots/js/zmq_bot.js                # its hello says $UPDOWN_NAME
 //
 // Settings come from the environment the referee (or `referee keys env`) sets:
 // UPDOWN_ENDPOINT (or --connect ENDPOINT), UPDOWN_NAME (or --name NAME),
@@ -20,7 +20,7 @@
 
 const zmq = require('zeromq');
 const { encode, decode } = require('@msgpack/msgpack');
-const { decide } = require('../js/bot.js');
+const { decide } = require('./bot.js');
 
 function option(flag) {
   const i = process.argv.indexOf(flag);

@@ -1,0 +1,482 @@
+"""A/B tests of two bots, NEW against OLD, on duplicate sets (``referee match``).
+
+Owns the match's schedule (duplicate sets), running it through the tournament's
+executor and store until the test decides, and the match's summary.  The
+statistics are ``referee.stats.sprt``'s; the games are played by the same
+executors, and kept in the same SQLite store, as a tournament's.
+
+A **duplicate set** is every game of one deal, all with its deck order and first
+player (RULES §2, §7):
+
+* at 2 seats without a field, NEW against OLD in both seat orders: 2 games;
+* with a field (``--field``; at k seats k - 1 of its bots sit at the table), NEW
+  and OLD each play the *same* seat against the *same* opponents in the same seats,
+  in every seating of the deal (``rotate``: k seatings, ``williams``: k or 2k,
+  ``all``: k!): 2 games per seating.
+
+In-process bots draw their random numbers from a stream seeded by the deal and the
+bot's name (``players.SeededPlayer``); in a match NEW and OLD share one stream name
+(common random numbers): in a set, the field's bots play the same random numbers
+in both games, and NEW and OLD in the same seat get the same ones too, so that the
+games differ only by what NEW and OLD decide differently.  (An external bot seeds
+itself; one that seeds from ``game_id`` draws new numbers in every game.)
+
+A set is committed to the store in one transaction, whole or not at all, so a
+resumed match never holds half a set.  The SPRT takes the sets in set order and
+stops at the first one that crosses a bound: the verdict depends on the games'
+results only, not on which worker finished first nor on where a run was
+interrupted (sets played in parallel past the verdict are kept, and counted apart).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import math
+import random
+import sys
+import time
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TextIO
+
+from ..sandbox import Sandbox, resolve
+from ..stats.sprt import (
+    PENTANOMIAL,
+    Z95,
+    SetSummary,
+    Sprt,
+    SprtState,
+    elo_of_score,
+    set_score,
+    summarize,
+)
+from .config import TournamentConfig, TournamentConfigError, seatings_per_deal
+from .executor import Executor, FaultNotice, GameOutcome, Job, Notice, ProcessExecutor, Report
+from .players import check_bots
+from .schedule import GameSpec, derive_seed, schedule_digest, seatings
+from .store import Store
+
+#: Seatings a match may use (``random`` gives one seating per deal: nothing to pair).
+MATCH_SEATINGS = ("rotate", "williams", "all")
+#: The random stream NEW and OLD share (``BotSpec.stream``).
+PAIRED_STREAM = "match:new-old"
+#: The most sets an SPRT plays before it gives up undecided, unless told otherwise.
+DEFAULT_MAX_SETS = 20000
+
+
+class MatchError(Exception):
+    """A match that cannot go on (one readable line)."""
+
+
+@dataclass(frozen=True)
+class MatchConfig:
+    """A match: ``tournament`` holds the bots (NEW, OLD and the field's), rules, time
+    limits, faults, seed, seats, seating and output; ``sprt`` or ``games`` says when
+    to stop."""
+
+    tournament: TournamentConfig
+    new: str
+    old: str
+    field: tuple[str, ...] = ()
+    sprt: Sprt | None = None
+    games: int | None = None  # fixed-games mode
+    max_sets: int = DEFAULT_MAX_SETS
+
+    def __post_init__(self) -> None:
+        # Common random numbers: NEW and OLD in-process bots draw their random numbers
+        # under one name, so in a set each meets the same cards *and* the same dice.
+        t = dataclasses.replace(self.tournament, bots=tuple(
+            dataclasses.replace(b, stream=PAIRED_STREAM) if b.name in (self.new, self.old)
+            else b for b in self.tournament.bots))
+        object.__setattr__(self, "tournament", t)
+        if (self.sprt is None) == (self.games is None):
+            raise TournamentConfigError("a match stops either by an SPRT or after a number of "
+                                        "games: give one of --sprt and --games")
+        if t.game.players != t.seats:
+            raise TournamentConfigError(f"the rules are for {t.game.players} players, the "
+                                        f"table has {t.seats} seats")
+        if t.seating not in MATCH_SEATINGS:
+            raise TournamentConfigError(
+                f"seating {t.seating!r} cannot pair NEW with OLD: choose from "
+                f"{', '.join(MATCH_SEATINGS)}")
+        if not self.field and t.seats != 2:
+            raise TournamentConfigError(
+                f"{t.seats} seats need a field of at least {t.seats - 1} bots besides NEW and "
+                f"OLD (--field BOT, once per bot); without one NEW and OLD play each other "
+                "at 2 seats")
+        if self.field and len(self.field) < t.seats - 1:
+            raise TournamentConfigError(
+                f"{t.seats} seats need a field of at least {t.seats - 1} bots, "
+                f"{len(self.field)} given (--field BOT, once per bot)")
+
+    @property
+    def head_to_head(self) -> bool:
+        return not self.field
+
+    @property
+    def seats(self) -> int:
+        return self.tournament.seats
+
+    @property
+    def per_set(self) -> int:
+        k = self.tournament.seats
+        per = seatings_per_deal(self.tournament.seating, k)
+        return per if self.head_to_head else 2 * per
+
+    @property
+    def sets(self) -> int:
+        """The most sets this match plays."""
+        if self.games is not None:
+            return max(1, math.ceil(self.games / self.per_set))
+        return self.max_sets
+
+    @property
+    def lineups(self) -> list[tuple[str, ...]]:
+        """The field's lineups, taken in turn by the sets."""
+        if self.head_to_head:
+            return [()]
+        return list(itertools.combinations(self.field, self.tournament.seats - 1))
+
+    def to_dict(self) -> dict[str, Any]:
+        """What decides the games and the verdict: a resumed match must match it."""
+        d = self.tournament.to_dict()
+        for k in ("format", "deals", "games", "challengers"):
+            d.pop(k, None)
+        d["match"] = {"new": self.new, "old": self.old, "field": list(self.field),
+                      "sprt": self.sprt.to_dict() if self.sprt else None,
+                      "games": self.games, "max_sets": self.sets}
+        return d
+
+
+def set_games(mc: MatchConfig, s: int) -> list[GameSpec]:
+    """The games of set ``s`` (a pure function of the configuration)."""
+    t = mc.tournament
+    assert t.seed is not None, "a match's seed is fixed (match_cli: 1 by default)"
+    deal_seed = derive_seed(t.seed, "deal", s)
+    rng = random.Random(derive_seed(t.seed, "seating", s))
+    base = s * mc.per_set
+    games: list[GameSpec] = []
+    if mc.head_to_head:
+        for order in seatings((mc.new, mc.old), t.seating, rng):
+            games.append(GameSpec(base + len(games), s, deal_seed, order))
+        return games
+    ups = mc.lineups
+    lineup = ups[s % len(ups)]
+    x = "\0X"  # NEW's and OLD's seat, while the seatings are drawn
+    for order in seatings((x, *lineup), t.seating, rng):
+        for who in (mc.new, mc.old):
+            seats = tuple(who if b == x else b for b in order)
+            games.append(GameSpec(base + len(games), s, deal_seed, seats))
+    return games
+
+
+def reduce_set(mc: MatchConfig, s: int, games: Sequence[GameOutcome]) -> SetSummary:
+    """One set's score (``referee.stats.sprt``), place difference and faults."""
+    k = mc.seats
+    shares: dict[str, list[float]] = {mc.new: [], mc.old: []}
+    places: dict[str, list[int]] = {mc.new: [], mc.old: []}
+    faults = {"new": 0, "old": 0, "field": 0}
+    for o in games:
+        for seat, bot in enumerate(o.seats):
+            if bot in shares:
+                mine = o.places[seat]
+                pp = sum(1.0 if p > mine else 0.5 if p == mine else 0.0
+                         for t, p in enumerate(o.places) if t != seat)
+                shares[bot].append(pp / (k - 1))
+                places[bot].append(mine)
+        for f in o.faults:
+            bot = o.seats[f["seat"]]
+            faults["new" if bot == mc.new else "old" if bot == mc.old else "field"] += 1
+    pn, po = places[mc.new], places[mc.old]
+    return SetSummary(index=s, score=set_score(shares[mc.new], shares[mc.old]),
+                      place_diff=sum(po) / len(po) - sum(pn) / len(pn), games=len(games),
+                      faults_new=faults["new"], faults_old=faults["old"],
+                      faults_field=faults["field"])
+
+
+class MatchProgress:
+    """The test as it goes, on stderr: sets, games, LLR against its bounds (SPRT),
+    the estimate with its 95 % interval, faults.  A redrawn line on a terminal; a
+    plain line at most every ``every`` seconds otherwise.  Faults are shown as they
+    happen, as a tournament shows them."""
+
+    def __init__(self, mc: MatchConfig, stream: TextIO | None = None, tty: bool | None = None,
+                 every: float = 5.0, clock: Callable[[], float] = time.monotonic) -> None:
+        self.mc = mc
+        self.stream = stream if stream is not None else sys.stderr
+        self.tty = self.stream.isatty() if tty is None else tty
+        self.every = every
+        self.clock = clock
+        self.last = -math.inf
+        self.shown = 0
+        self.line = ""
+
+    def update(self, summary: dict[str, Any], final: bool = False) -> None:
+        self.line = status_line(summary, self.mc)
+        now = self.clock()
+        if self.tty:
+            if not final and now - self.last < 0.1:
+                return
+            self.stream.write("\r\x1b[K" + self.line + ("\n" if final else ""))
+        elif final or now - self.last >= self.every:
+            self.stream.write(self.line + "\n")
+        else:
+            return
+        self.last = now
+        self.stream.flush()
+
+    def message(self, text: str) -> None:
+        self.stream.write(("\r\x1b[K" if self.tty else "") + text + "\n")
+        if self.tty and self.line:
+            self.stream.write(self.line)
+        self.stream.flush()
+
+    SHOWN = 10
+
+    def fault(self, game_id: str, text: str) -> None:
+        self.shown += 1
+        if self.shown <= self.SHOWN:
+            self.message(f"fault: {game_id}: {text}")
+        elif self.shown == self.SHOWN + 1:
+            self.message("(more faults are counted, not shown: the summary counts them all)")
+
+
+def _pm(x: float | None, hw: float | None, fmt: str) -> str:
+    if x is None:
+        return "-"
+    return format(x, fmt) + ("" if hw is None else " ± " + format(hw, fmt.lstrip("+")))
+
+
+def status_line(s: dict[str, Any], mc: MatchConfig) -> str:
+    parts = [f"{s['sets']} sets ({s['games']} games)"]
+    sp = s.get("sprt")
+    if sp:
+        parts.append(f"LLR {sp['llr']:+.2f} [{sp['lower']:+.2f}, {sp['upper']:+.2f}]")
+    if s.get("elo") is not None:
+        parts.append("Elo " + _elo_text(s))
+    if s.get("score") is not None:
+        parts.append("score " + _pm(s["score"], s.get("score_ci"), ".3f"))
+    if s.get("faulty_sets"):
+        parts.append(f"faults in {s['faulty_sets']} sets")
+    return "  ".join(parts)
+
+
+def _elo_text(s: dict[str, Any]) -> str:
+    e = s["elo"]
+    if not math.isfinite(e):
+        return f"{e:+}"
+    iv = s.get("elo_interval")
+    if iv is None:
+        return f"{e:+.1f}"
+    lo, hi = iv
+    return f"{e:+.1f} [{lo:+.1f}, {hi:+.1f}]"
+
+
+@dataclass
+class MatchResult:
+    config: MatchConfig
+    summary: dict[str, Any]
+    output_dir: Path
+    already_done: int = 0  # sets found in the store
+    played: int = 0  # sets played by this run
+    errors: list[str] = dataclasses.field(default_factory=list)
+
+    @property
+    def decided(self) -> bool:
+        sp = self.summary.get("sprt")
+        return bool(sp and sp["verdict"])
+
+
+class _Sets:
+    """The sets known so far, and the SPRT over their contiguous prefix."""
+
+    def __init__(self, mc: MatchConfig) -> None:
+        self.mc = mc
+        self.done: dict[int, SetSummary] = {}
+        self.prefix = 0
+        support = PENTANOMIAL if mc.head_to_head else ()
+        self.state = SprtState.over(mc.sprt, support) if mc.sprt else None
+        # running sums over the sets the figures count: n, x, x^2, games, faulty
+        self.sums = [0, 0.0, 0.0, 0, 0]
+
+    def _count(self, s: SetSummary) -> None:
+        self.sums[0] += 1
+        self.sums[1] += s.score
+        self.sums[2] += s.score * s.score
+        self.sums[3] += s.games
+        self.sums[4] += s.faulty
+
+    def add(self, summary: SetSummary) -> None:
+        self.done[summary.index] = summary
+        if not self.state:
+            self._count(summary)
+        while self.prefix in self.done and not self.decided:
+            if self.state:
+                self.state.add(self.done[self.prefix].score)
+                self._count(self.done[self.prefix])
+            self.prefix += 1
+
+    def live(self) -> dict[str, Any]:
+        """The figures of the progress line, from running sums (the full summary
+        reads every set again: too slow to redo after each one)."""
+        n, sx, sxx, games, faulty = self.sums
+        out: dict[str, Any] = {"sets": n, "games": games, "faulty_sets": faulty}
+        if n:
+            m = sx / n
+            out["score"] = m
+            if n > 1:
+                var = max(sxx - n * m * m, 0.0) / (n - 1)
+                hw = Z95 * math.sqrt(var / n)
+                out["score_ci"] = hw
+                out["elo_interval"] = [elo_of_score(m - hw), elo_of_score(m + hw)]
+            out["elo"] = elo_of_score(m)
+        if self.state:
+            out["sprt"] = {"llr": self.state.llr, "lower": self.state.test.lower,
+                           "upper": self.state.test.upper}
+        return out
+
+    @property
+    def decided(self) -> bool:
+        return bool(self.state and self.state.verdict)
+
+    def ordered(self) -> list[SetSummary]:
+        return [self.done[i] for i in sorted(self.done)]
+
+    def summary(self) -> dict[str, Any]:
+        if not self.state:
+            return summarize(self.ordered(), None, self.mc.seats)
+        # The SPRT reads the sets in order: a set after a gap (one that could not be
+        # played yet) waits for it.
+        out = summarize([self.done[i] for i in range(self.prefix)], self.mc.sprt, self.mc.seats)
+        out["sets_after_verdict"] = len(self.done) - out["sets"]
+        return out
+
+
+def run_match(mc: MatchConfig, *, output_dir: Path | None = None,
+              executor: Executor | None = None, jobs: int | None = None,
+              progress: MatchProgress | None = None, quiet: bool = False,
+              batch: int | None = None, sandbox: Sandbox | None = None) -> MatchResult:
+    """Play the match's sets until the SPRT decides (or the fixed number of games is
+    played, or ``max_sets``), resuming from what the output folder holds.  Raises
+    StoreError if the folder holds something else; KeyboardInterrupt passes through
+    after the finished sets are committed."""
+    t = mc.tournament
+    check_bots(t)
+    out = (output_dir or t.output_dir).resolve()
+    job_sandbox = (sandbox if sandbox is not None else resolve(t.sandbox)).hide(str(out))
+    head = [g for s in range(min(mc.sets, 64)) for g in set_games(mc, s)]
+    store = Store.create_or_resume(out, mc.to_dict(), t.name, mc.sets * mc.per_set,
+                                   schedule_digest(head))
+    try:
+        store.lock()
+        sets = _Sets(mc)
+        by_set: dict[int, list[GameOutcome]] = defaultdict(list)
+        for o in store.outcomes():
+            by_set[o.deal].append(o)
+        for s, games in sorted(by_set.items()):
+            if len(games) == mc.per_set:
+                sets.add(reduce_set(mc, s, games))
+        result = MatchResult(mc, {}, out, already_done=len(sets.done))
+        if progress is None and not quiet:
+            progress = MatchProgress(mc)
+        jobs = jobs or t.jobs
+        executor = executor or ProcessExecutor(jobs)
+        workers = getattr(executor, "jobs", 1) or 1
+        size = batch or (mc.sets if mc.games is not None else max(16, 4 * workers))
+        pending: dict[int, list[GameOutcome]] = defaultdict(list)
+
+        def report(r: Report) -> None:
+            if isinstance(r, GameOutcome):
+                pending[r.deal].append(r)
+                if len(pending[r.deal]) == mc.per_set:
+                    games = sorted(pending.pop(r.deal), key=lambda g: g.index)
+                    store.add_all(games)
+                    sets.add(reduce_set(mc, r.deal, games))
+                    result.played += 1
+                    if progress:
+                        progress.update(sets.live())
+            elif isinstance(r, FaultNotice):
+                if progress:
+                    progress.fault(r.game_id, r.text)
+            elif isinstance(r, Notice):
+                if progress:
+                    progress.message(r.text)
+                else:
+                    print(r.text, file=sys.stderr, flush=True)
+            else:
+                result.errors.append(f"{r.game_id}: {r.message.splitlines()[0]}")
+                if progress:
+                    progress.message(f"error: {r.game_id}: {r.message.splitlines()[0]}")
+
+        try:
+            while not sets.decided and sets.prefix < mc.sets:
+                todo = [s for s in range(sets.prefix, mc.sets) if s not in sets.done][:size]
+                before = result.played
+                errors = len(result.errors)
+                pending.clear()
+                executor.run(Job(t, str(out), sandbox=job_sandbox), [g for s in todo for g in set_games(mc, s)],
+                             report)
+                if len(result.errors) > errors and result.played == before:
+                    raise MatchError(f"no set could be played ({result.errors[-1]}); the "
+                                     f"finished sets are saved in {out}")
+        finally:
+            result.summary = sets.summary()
+            if progress:
+                progress.update(result.summary, final=True)
+        return result
+    finally:
+        store.close()
+
+
+def describe(result: MatchResult) -> list[str]:
+    """The verdict and the whole summary, as lines of text."""
+    mc, s = result.config, result.summary
+    new, old = mc.new, mc.old
+    lines: list[str] = []
+    sp = s.get("sprt")
+    if sp:
+        test = f"SPRT elo0={sp['elo0']:g} elo1={sp['elo1']:g} alpha={sp['alpha']:g} beta={sp['beta']:g}"
+        if sp["verdict"] == "H1":
+            lines.append(f"H1 accepted: {new} is better than {old} (LLR {sp['llr']:.2f} >= "
+                         f"{sp['upper']:.2f}; {test})")
+        elif sp["verdict"] == "H0":
+            lines.append(f"H0 accepted: {new} is not {sp['elo1']:g} Elo better than {old} "
+                         f"(LLR {sp['llr']:.2f} <= {sp['lower']:.2f}; {test})")
+        else:
+            why = (f"the cap of {mc.sets} sets" if s["sets"] >= mc.sets else "interrupted")
+            lines.append(f"no decision yet: LLR {sp['llr']:.2f} is between {sp['lower']:.2f} "
+                         f"and {sp['upper']:.2f} after {s['sets']} sets ({why}; {test})")
+    else:
+        lines.append(f"{new} - {old} after {s['sets']} sets ({s['games']} games):")
+    scale = ("logistic, on the pair score" if mc.head_to_head
+             else "the Elo-equivalent of the score against the field")
+    lines.append(f"  sets            {s['sets']} ({s['games']} games, {mc.per_set} per set"
+                 + (f"; {s['sets_after_verdict']} more played after the verdict, not counted"
+                    if s.get("sets_after_verdict") else "") + ")")
+    if s.get("score") is not None:
+        lines.append(f"  set score       {_pm(s['score'], s.get('score_ci'), '.4f')} "
+                     f"(equal bots: 0.5000)")
+        lines.append(f"  {'Elo':<15} {_elo_text(s)}  ({scale}; 95 % interval)")
+        lines.append(f"  score diff      {_pm(s['score_diff'], s.get('score_diff_ci'), '+.4f')} "
+                     f"(share of opponents beaten, {new} minus {old})")
+        lines.append(f"  place diff      {_pm(s['place_diff'], s.get('place_diff_ci'), '+.3f')} "
+                     f"(mean place of {old} minus {new}: positive, {new} finished higher)")
+        if s.get("los") is not None:
+            lines.append(f"  LOS             {100 * s['los']:.1f} % (probability that {new} is "
+                         f"better)")
+    if "pentanomial" in s:
+        lines.append("  pairs           " + "  ".join(
+            f"{lab}: {n}" for lab, n in zip(("0-2", "0.5-1.5", "1-1", "1.5-0.5", "2-0"),
+                                            s["pentanomial"], strict=True))
+            + f"  ({new}'s score first)")
+    f = s["faults"]
+    lines.append(f"  faults          {s['faulty_sets']} of {s['sets']} sets had faults "
+                 f"({new} {f['new']}, {old} {f['old']}, field {f['field']}; scored by the "
+                 "rules: substituted decisions, forfeits)")
+    if sp:
+        lines.append(f"  LLR             {sp['llr']:.3f} (bounds {sp['lower']:.3f}, "
+                     f"{sp['upper']:.3f})")
+    return lines
