@@ -36,6 +36,7 @@ from tabulate import tabulate
 from .botspec import BotSpecError, parse_spec
 from .game import Decision, GameConfig
 from .game.cards import Card, card_text, parse_deck
+from .league.config import LeagueConfigError, is_league_file, load_league_config
 from .process import DEFAULT_MEMORY_MB
 from .quoting import printable
 from .remote import Connection, RemotePlayer, launch_bot
@@ -950,10 +951,14 @@ def check_bot(command: tuple[str, ...], transport: str | None, per_decision: flo
     sandbox_config = SandboxConfig()
     if config_file is not None:
         try:
-            tournament = load_config(config_file)
-        except TournamentConfigError as e:
+            if is_league_file(config_file):  # a league runs its bots sandboxed, always
+                league = load_league_config(config_file, draw_seed=False)
+                tc, sandbox_config = league.time, dataclasses.replace(league.sandbox, mode="on")
+            else:
+                tournament = load_config(config_file)
+                tc, sandbox_config = tournament.time, tournament.sandbox
+        except (TournamentConfigError, LeagueConfigError) as e:
             raise click.ClickException(str(e)) from None
-        tc, sandbox_config = tournament.time, tournament.sandbox
     if sandbox_mode is not None:
         sandbox_config = dataclasses.replace(sandbox_config, mode=sandbox_mode)
     if allow_read:

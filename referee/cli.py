@@ -675,6 +675,8 @@ _SUBCOMMANDS = (
     ("referee.checkbot", "check_bot"),
     ("referee.keys", "keys"),
     ("referee.report.cli", "report"),
+    ("referee.league.cli", "league"),
+    ("referee.league.cli", "submit_remote"),
 )
 
 

@@ -385,6 +385,17 @@ def unsandboxed(config: SandboxConfig | None = None) -> Sandbox:
                                 "scratch": "none", "cpu": "affinity (can be widened)"})
 
 
+#: Per cgroup controller: the limit it holds, how it is held with it and without it,
+#: and the warning when it is not.
+_LIMITS = (
+    ("memory", "memory", "cgroup", "rlimit (per process)",
+     "the memory limit holds per process, not for a bot's whole tree"),
+    ("pids", "processes", "cgroup", "none", "the number of processes of a bot is NOT limited"),
+    ("cpuset", "cpu", "cpuset", "affinity (can be widened)",
+     "a bot can widen its CPU affinity beyond its worker's CPU"),
+)
+
+
 def resolve(config: SandboxConfig) -> Sandbox:
     """The sandbox ``config`` gives on this machine.  ``mode = "on"`` without a
     working bubblewrap raises SandboxError naming what is missing; ``auto`` then
@@ -401,25 +412,12 @@ def resolve(config: SandboxConfig) -> Sandbox:
                                     f"{machine.problem}; or --sandbox off to silence this",))
     limits: dict[str, str] = {"scratch": "tmpfs"}
     warnings: list[str] = []
-    cg = machine.cgroups
-    if "memory" in cg:
-        limits["memory"] = "cgroup"
-    else:
-        limits["memory"] = "rlimit (per process)"
-        warnings.append(f"warning: the memory limit holds per process, not for a bot's "
-                        f"whole tree: {machine.cgroup_problems.get('memory')}")
-    if "pids" in cg:
-        limits["processes"] = "cgroup"
-    else:
-        limits["processes"] = "none"
-        warnings.append(f"warning: the number of processes of a bot is NOT limited: "
-                        f"{machine.cgroup_problems.get('pids')}")
-    if "cpuset" in cg:
-        limits["cpu"] = "cpuset"
-    else:
-        limits["cpu"] = "affinity (can be widened)"
-        warnings.append(f"warning: a bot can widen its CPU affinity beyond its worker's "
-                        f"CPU: {machine.cgroup_problems.get('cpuset')}")
+    for controller, limit, held, fallback, missing in _LIMITS:
+        if controller in machine.cgroups:
+            limits[limit] = held
+        else:
+            limits[limit] = fallback
+            warnings.append(f"warning: {missing}: {machine.cgroup_problems.get(controller)}")
     return Sandbox(config, True, limits, tuple(warnings), machine=machine)
 
 

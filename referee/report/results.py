@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..league.run import LeagueError, tables
+from ..league.store import DB_NAME as LEAGUE_DB
 from ..stats.ratings import RatedGame, fit_plackett_luce
 from ..tournament.executor import GameOutcome
 from ..tournament.standings import Standings, compute, render
@@ -84,6 +86,25 @@ def load(folder: Path) -> Results:
                    outcomes=outcomes, standings=st, config=cfg)
 
 
+def is_league(folder: Path) -> bool:
+    return (folder / LEAGUE_DB).is_file()
+
+
+def load_league(folder: Path) -> list[Results]:
+    """A league's results (``referee league``), one per table size: its active
+    entries over the games among them, as ``league standings`` counts them."""
+    try:
+        found = tables(folder)
+    except (LeagueError, StoreError) as e:
+        raise StoreError(str(e)) from None
+    out = []
+    for st, games in found:
+        out.append(Results(folder=folder, name=f"{st.name}, {st.seats} seats",
+                           bots=[r.bot for r in st.rows], seats=st.seats,
+                           scheduled=st.scheduled, outcomes=games, standings=st))
+    return out
+
+
 def rating_history(outcomes: Sequence[GameOutcome], bots: Sequence[str], points: int = 30
                    ) -> dict[str, list[tuple[int, float]]]:
     """Per bot, (games played, rating) as the games came in: the standings' batch
@@ -104,7 +125,11 @@ def rating_history(outcomes: Sequence[GameOutcome], bots: Sequence[str], points:
         done = k
         ratings = fit_plackett_luce(games[:k], list(bots))
         for b in bots:
-            if played[b] and played[b] != hist[b][-1][0]:
+            if not played[b]:
+                continue
+            if played[b] == hist[b][-1][0]:  # no game of its since: the newer fit
+                hist[b][-1] = (played[b], ratings[b])
+            else:
                 hist[b].append((played[b], ratings[b]))
     return hist
 

@@ -29,8 +29,10 @@ from .results import (
     Results,
     endings,
     faults_by_kind,
+    is_league,
     latencies,
     load,
+    load_league,
     per_deal,
     rating_history,
 )
@@ -265,17 +267,29 @@ def games_table(res: Results, games: Sequence[GameOutcome], prefix: str, bot: st
 
 
 def write_site(folder: Path, out: Path, *, games: bool = True) -> Results:
-    """Write the report of the results in ``folder`` (a tournament's, or any folder
-    with the same store) into ``out``."""
+    """Write the report of the results in ``folder`` (a tournament's or a match's,
+    or a league's) into ``out``.  A league with several table sizes gets a site per
+    size (``out/2-seats/``...) and an index linking them; the first table's results
+    are returned."""
     try:
-        res = load(folder)
+        found = load_league(folder) if is_league(folder) else [load(folder)]
     except StoreError as e:
         raise ReportError(str(e)) from None
+    if not found:
+        raise ReportError(f"{folder}: the league has no table sizes to report")
     try:
-        write_results(res, out, games=games)
+        if len(found) == 1:
+            write_results(found[0], out, games=games)
+        else:
+            for res in found:
+                write_results(res, out / f"{res.seats}-seats", games=games)
+            _write(out / "index.html", page(
+                f"{found[0].standings.name}: results", "<h2>Tables</h2><ul>" + "".join(
+                    f'<li><a href="{res.seats}-seats/index.html">{esc(res.name)}</a>: '
+                    f"{res.standings.played} games</li>" for res in found) + "</ul>"))
     except OSError as e:
         raise ReportError(f"cannot write the report into {out}: {e}") from None
-    return res
+    return found[0]
 
 
 def write_results(res: Results, out: Path, *, games: bool = True) -> None:

@@ -74,7 +74,7 @@ class _Refresh:
         self.last = time.monotonic()
         self.failed = False
 
-    def __call__(self, summary: RunSummary) -> None:
+    def __call__(self, summary: RunSummary | None) -> None:
         if self.failed or time.monotonic() - self.last < REPORT_EVERY:
             return
         try:

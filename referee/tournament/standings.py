@@ -254,7 +254,8 @@ def compact_table(st: Standings, width: int | None = None) -> tuple[list[str], l
         for r in st.rows:
             bot = r.bot if names is None or len(r.bot) <= names else r.bot[:names - 1] + "…"
             row = [str(r.rank), bot, str(r.games), _pm(r.win_rate, r.win_ci, ".1f", 100),
-                   _pm(r.avg_place, r.place_ci, ".2f"), _rating(r)]
+                   _pm(r.avg_place, r.place_ci, ".2f"),
+                   _rating(r) if short < 3 or not r.games else f"{r.rating:+.0f}"]
             if short < 2:
                 row.append(_num(r.avg_penalty, ".1f"))
             row += [str(sum(getattr(r, f) for f in fs)) for _, fs in faults]

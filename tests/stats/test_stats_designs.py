@@ -43,7 +43,7 @@ def test_williams_seatings_of_a_lineup() -> None:
 
 
 def test_a_tournament_with_williams_seating() -> None:
-    raw = {"tournament": {"seats": 5, "deals": 2, "seating": "williams"},
+    raw = {"tournament": {"seats": 5, "deals": 2, "seating": "williams", "seed": 1},
            "bots": [{"name": n, "builtin": "random"} for n in "abcde"]}
     cfg = parse_config(raw)
     games = schedule(cfg)

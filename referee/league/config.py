@@ -1,0 +1,200 @@
+"""A league's configuration: the ``league.toml`` file, read and checked.
+
+Owns ``LeagueConfig`` (table sizes, deals per lineup, seed, seating, the submission
+limits) and the comparison that tells an organiser, one line per setting, what an
+edited file would change.  The rules, time, faults and sandbox tables are the
+tournament's own (``referee.tournament.config``): they are checked by the same code,
+so a mistake is named the same way in both.
+
+File layout (all sections optional)::
+
+    [league]       name, seats (a number or a list: [2, 4]), deals, seed, seating, jobs
+    [rules]        variants, colours, deck, turn_limit      (as for tournaments)
+    [time]         startup, per_decision, bank
+    [faults]       policy, strike_limit
+    [sandbox]      mode, memory_mb, processes, scratch_mb, read_only
+    [limits]       max_bytes, max_files, max_file_bytes     (each submission)
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import tomllib
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from ..game import GameConfig
+from ..runner import FaultPolicy, TimeControl
+from ..sandbox import SandboxConfig
+from ..tournament.config import SEATINGS, TournamentConfigError, _Reader, parse_config
+
+_SECTIONS = ("league", "rules", "time", "faults", "sandbox", "limits")
+_LEAGUE_KEYS = ("name", "seats", "deals", "seed", "seating", "jobs")
+_LIMIT_KEYS = ("max_bytes", "max_files", "max_file_bytes")
+
+
+class LeagueConfigError(ValueError):
+    """A mistake in a league file, or a change an existing league cannot take."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one submission may hold (its unpacked size, files and folders, and its
+    largest file).  An archive is stopped when it reaches a limit, not after."""
+
+    max_bytes: int = 50 << 20
+    max_files: int = 2000
+    max_file_bytes: int = 20 << 20
+
+    def to_dict(self) -> dict[str, int]:
+        return {"max_bytes": self.max_bytes, "max_files": self.max_files,
+                "max_file_bytes": self.max_file_bytes}
+
+
+@dataclass(frozen=True)
+class LeagueConfig:
+    name: str = "league"
+    seats: tuple[int, ...] = (2,)
+    deals: int = 10  # per lineup and table size
+    seed: int = 0
+    seating: str = "rotate"
+    jobs: int | None = None
+    game: GameConfig = field(default_factory=lambda: GameConfig(variants=frozenset({"play_out"})))
+    time: TimeControl = field(default_factory=TimeControl)
+    faults: FaultPolicy = field(default_factory=FaultPolicy)
+    sandbox: SandboxConfig = field(default_factory=SandboxConfig)
+    limits: Limits = field(default_factory=Limits)
+
+    def game_for(self, seats: int) -> GameConfig:
+        return replace(self.game, players=seats)
+
+    def fixed(self) -> dict[str, Any]:
+        """The settings a league keeps for life: changing any would change the games
+        already played (``changes`` names them)."""
+        return {
+            "seed": self.seed,
+            "seating": self.seating,
+            "rules": {k: v for k, v in self.game.to_dict().items() if k != "players"},
+            "time": {"startup": self.time.startup, "per_decision": self.time.per_decision,
+                     "bank": self.time.bank},
+            "faults": {"policy": self.faults.mode, "strike_limit": self.faults.strike_limit},
+            "sandbox": self.sandbox.to_dict(),
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "seats": list(self.seats), "deals": self.deals,
+                "jobs": self.jobs, "limits": self.limits.to_dict(), **self.fixed()}
+
+
+def changes(old: dict[str, Any], new: LeagueConfig) -> tuple[list[str], list[str]]:
+    """What ``new`` changes in a league whose ``to_dict`` was ``old``: (refused,
+    accepted), one line each.  Refused: any fixed setting, fewer deals, a table size
+    dropped.  Accepted: more deals, a new table size, the name, jobs, the limits."""
+    refused: list[str] = []
+    accepted: list[str] = []
+    fixed_new = new.fixed()
+    for section, value in fixed_new.items():
+        _diff(section, old.get(section), value, refused)
+    nd = new.to_dict()
+    if nd["deals"] < old["deals"]:
+        refused.append(f"deals: was {old['deals']}, now {nd['deals']} (deals can only be raised: "
+                       "the games played stay played)")
+    elif nd["deals"] > old["deals"]:
+        accepted.append(f"deals: {old['deals']} -> {nd['deals']} (only the new deals are played)")
+    dropped = [k for k in old["seats"] if k not in nd["seats"]]
+    if dropped:
+        refused.append(f"seats: was {old['seats']}, now {nd['seats']} (a table size cannot be "
+                       f"dropped: {', '.join(map(str, dropped))})")
+    elif nd["seats"] != old["seats"]:
+        accepted.append(f"seats: {old['seats']} -> {nd['seats']}")
+    for key in ("name", "jobs", "limits"):
+        if old.get(key) != nd[key]:
+            accepted.append(f"{key}: {json.dumps(old.get(key))} -> {json.dumps(nd[key])}")
+    return refused, accepted
+
+
+def _diff(path: str, old: Any, new: Any, out: list[str]) -> None:
+    if isinstance(old, dict) and isinstance(new, dict):
+        for k in sorted(set(old) | set(new)):
+            _diff(f"{path}.{k}", old.get(k), new.get(k), out)
+    elif old != new:
+        out.append(f"{path}: was {json.dumps(old)}, now {json.dumps(new)}")
+
+
+def is_league_file(path: str | Path) -> bool:
+    """Whether the TOML file at ``path`` is a league's (it has a ``[league]`` table)."""
+    try:
+        return "league" in tomllib.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError):
+        return False
+
+
+def load_league_config(path: str | Path, *, draw_seed: bool = True) -> LeagueConfig:
+    """Read and check a league file; raises LeagueConfigError (one line).  Without a
+    ``seed`` one is drawn at random (63 bits), to be kept by the league."""
+    p = Path(path)
+    try:
+        raw = tomllib.loads(p.read_text(encoding="utf-8"))
+    except OSError as e:
+        raise LeagueConfigError(f"{p}: cannot read the file: {e.strerror or e}") from None
+    except tomllib.TOMLDecodeError as e:
+        raise LeagueConfigError(f"{p}: not valid TOML: {e}") from None
+    return parse_league_config(raw, base_dir=str(p.parent.resolve()), source=str(p),
+                               draw_seed=draw_seed)
+
+
+def parse_league_config(raw: dict[str, Any], *, base_dir: str = ".", source: str = "league",
+                        draw_seed: bool = True) -> LeagueConfig:
+    try:
+        _Reader(source, "", raw, _SECTIONS)
+        lg = _Reader(source, "league", raw.get("league", {}), _LEAGUE_KEYS)
+        lim = _Reader(source, "limits", raw.get("limits", {}), _LIMIT_KEYS)
+        seats_raw = lg.table.get("seats", 2)
+        seats_list = seats_raw if isinstance(seats_raw, list) else [seats_raw]
+        if (not seats_list or any(isinstance(s, bool) or not isinstance(s, int) or not 2 <= s <= 6
+                                  for s in seats_list) or len(set(seats_list)) != len(seats_list)):
+            lg.fail("league.seats", f"must be a table size from 2 to 6 or a list of different "
+                    f"sizes, like [2, 4], not {seats_raw!r}")
+        seats = tuple(sorted(seats_list))
+        deals = lg.whole("deals", 10, 1)
+        seed = lg.whole("seed", None, 0)
+        seating = lg.text("seating", "rotate", SEATINGS)
+        jobs = lg.whole("jobs", None, 1)
+        name = lg.text("name", "league")
+        d = Limits()
+        limits = Limits(max_bytes=lim.whole("max_bytes", d.max_bytes, 1),
+                        max_files=lim.whole("max_files", d.max_files, 1),
+                        max_file_bytes=lim.whole("max_file_bytes", d.max_file_bytes, 1))
+        # The shared tables, checked by the tournament's own reader (with a stand-in
+        # field: a league's bots arrive later).
+        stand_in = {k: v for k, v in raw.items() if k in ("rules", "time", "faults", "sandbox")}
+        stand_in["tournament"] = {"seats": seats[0], "seating": seating}
+        stand_in["bots"] = [{"name": f"b{i}", "builtin": "heuristic"} for i in range(seats[0])]
+        t = parse_config(stand_in, base_dir=base_dir, source=source)
+    except TournamentConfigError as e:
+        raise LeagueConfigError(str(e)) from None
+    if seed is None and draw_seed:
+        seed = secrets.randbelow(1 << 63)
+    return LeagueConfig(name=name, seats=seats, deals=deals, seed=seed or 0, seating=seating,
+                        jobs=jobs, game=t.game, time=t.time, faults=t.faults, sandbox=t.sandbox,
+                        limits=limits)
+
+
+def from_dict(d: dict[str, Any]) -> LeagueConfig:
+    """The configuration a league stored (``to_dict``)."""
+    rules = d["rules"]
+    game = GameConfig(players=d["seats"][0], variants=frozenset(rules["variants"]),
+                      colours=rules.get("colours"), deck=rules.get("deck", "standard"),
+                      turn_limit=rules.get("turn_limit", 1000))
+    sb = d["sandbox"]
+    return LeagueConfig(
+        name=d["name"], seats=tuple(d["seats"]), deals=d["deals"], seed=d["seed"],
+        seating=d["seating"], jobs=d.get("jobs"), game=game,
+        time=TimeControl(**d["time"]),
+        faults=FaultPolicy(mode=d["faults"]["policy"], strike_limit=d["faults"]["strike_limit"]),
+        sandbox=SandboxConfig(mode=sb["mode"], memory_mb=sb["memory_mb"],
+                              processes=sb["processes"], scratch_mb=sb["scratch_mb"],
+                              read_only=tuple(sb.get("read_only", ()))),
+        limits=Limits(**d["limits"]))

@@ -1,0 +1,441 @@
+"""A league's life: making it, taking submissions, playing its pending games,
+adding up its standings.
+
+Built on the tournament machinery: each table size's pending games are handed, as
+``GameSpec``s of a ``TournamentConfig`` whose field is the league's active entries,
+to a tournament ``Executor`` (with its per-bot instance pool and sandbox), and each
+outcome goes to the tournament ``Store.add``; standings are the tournament's
+``compute``.  What is new is only which games are pending (``schedule``: a function
+of the active field, not of history) and where entries come from (``submission``).
+
+Submitted bots always run in the sandbox (``[sandbox] mode = "off"`` is refused; with
+``auto`` the league still requires it, as ``on``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from ..checkbot import Checker
+from ..sandbox import Sandbox, SandboxError, resolve
+from ..tournament.config import BotSpec, TournamentConfig
+from ..tournament.executor import (
+    Executor,
+    FaultNotice,
+    GameOutcome,
+    Job,
+    Notice,
+    ProcessExecutor,
+    Report,
+    StorageFailure,
+    WorkerError,
+)
+from ..tournament.run import Progress
+from ..tournament.schedule import GameSpec, derive_seed
+from ..tournament.standings import Standings, compute
+from ..tournament.store import StoreError
+from .config import LeagueConfig, LeagueConfigError, changes, from_dict
+from .schedule import LeagueGame, interleave, league_schedule, name_of
+from .store import Entry, LeagueStore, Planned, now
+from .submission import content_hash, freeze, make_writable, stage
+
+NAME_CHARS = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_")
+CONFIG_FILE = "league.toml"
+
+
+class LeagueError(Exception):
+    """A league command that cannot be done: one line."""
+
+
+def check_name(name: str) -> None:
+    if not name or len(name) > 40 or not set(name) <= NAME_CHARS:
+        raise LeagueError(f"{name!r} is not a bot name: use 1 to 40 letters, digits, '-' "
+                          "and '_'")
+
+
+def config_of(store: LeagueStore) -> LeagueConfig:
+    return from_dict(store.config)
+
+
+# --- making a league -------------------------------------------------------------------
+
+
+def new_league(league_dir: Path, config: LeagueConfig, config_text: str) -> list[str]:
+    """Make the league in ``league_dir``, or take an edited configuration into the
+    league there.  Returns the lines saying what changed; raises LeagueConfigError
+    listing, one line each, the changes an existing league refuses."""
+    if config.sandbox.mode == "off":
+        raise LeagueConfigError("sandbox.mode: a league runs other people's bots: it must be "
+                                "\"on\" or \"auto\" (both require the sandbox), not \"off\"")
+    if (league_dir / "league.sqlite").exists():
+        store = LeagueStore.open(league_dir)
+        try:
+            old = store.config
+            if config.seed != old["seed"] and _seed_drawn(config_text):
+                config = replace(config, seed=old["seed"])  # drawn now: keep the league's
+            refused, accepted = changes(old, config)
+            if refused:
+                raise LeagueConfigError(
+                    f"{league_dir} is a league whose games depend on these settings; "
+                    f"this configuration changes them:\n" + "\n".join(refused)
+                    + "\n(start another league for other settings)")
+            if accepted:
+                store.set_config(config.to_dict())
+                _write_config(league_dir, config_text)
+            return accepted or ["nothing changed"]
+        finally:
+            store.close()
+    league_dir.mkdir(parents=True, exist_ok=True)
+    store = LeagueStore.create(league_dir, config.to_dict())
+    store.close()
+    for sub in ("entries", "games", "logs"):
+        (league_dir / sub).mkdir(exist_ok=True)
+    _write_config(league_dir, config_text)
+    return [f"made league {config.name!r} in {league_dir}: seats {list(config.seats)}, "
+            f"{config.deals} deals per lineup, seed {config.seed}"]
+
+
+def _seed_drawn(text: str) -> bool:
+    import tomllib
+
+    return "seed" not in tomllib.loads(text).get("league", {})
+
+
+def _write_config(league_dir: Path, text: str) -> None:
+    tmp = league_dir / (CONFIG_FILE + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, league_dir / CONFIG_FILE)
+
+
+def league_sandbox(config: LeagueConfig, league_dir: Path) -> Sandbox:
+    """The sandbox submitted bots run in: the league's, required."""
+    sb = resolve(replace(config.sandbox, mode="on"))
+    return sb.hide(str(league_dir))
+
+
+# --- submissions -----------------------------------------------------------------------
+
+
+@dataclass
+class SubmitResult:
+    accepted: bool
+    name: str
+    version: int | None
+    hash: str
+    report: str  # check-bot's report
+    retired: int | None = None  # the version it replaces
+    unchanged: bool = False  # the same bot as the active version: nothing done
+
+    def summary(self) -> str:
+        if self.unchanged:
+            return (f"unchanged: {self.name} version {self.version} is this bot already "
+                    f"(content {self.hash[:12]}, the same command); nothing was submitted")
+        if not self.accepted:
+            return f"refused: {self.name} did not pass check-bot (the report is above)"
+        more = f"; version {self.retired} retired, its pending games cancelled" if self.retired else ""
+        return (f"accepted: {self.name} version {self.version} (content {self.hash[:12]}){more}; "
+                "its games against the field are scheduled")
+
+
+def submit(league_dir: Path, name: str, source: Path, command: Sequence[str], *,
+           transport: str = "stdio", author: str | None = None,
+           sandbox: Sandbox | None = None,
+           checker: Callable[[Sequence[str], str, Path, LeagueConfig, Sandbox], tuple[bool, str]]
+           | None = None) -> SubmitResult:
+    """Copy ``source`` into the league, check it under the league's sandbox and time
+    limits, and on success make it ``name``'s new version.  Raises SubmissionError
+    (an unsafe or oversized submission, nothing kept) or LeagueError."""
+    check_name(name)
+    if not command:
+        raise LeagueError("the bot's command is empty: give it, e.g. --command \"python3 bot.py\"")
+    store = LeagueStore.open(league_dir)
+    try:
+        config = config_of(store)
+        entries_dir = league_dir / "entries"
+        with stage(source, entries_dir, config.limits) as staged:
+            digest = content_hash(staged)
+            current = [e for e in store.entries(name) if e.active]
+            if current and current[0].hash == digest and current[0].command == tuple(command) \
+                    and current[0].transport == transport:
+                return SubmitResult(True, name, current[0].version, digest, "",
+                                    unchanged=True)
+            freeze(staged)
+            if sandbox is None:
+                try:
+                    sandbox = league_sandbox(config, league_dir)
+                except SandboxError as e:
+                    raise LeagueError(f"cannot check the bot: {e}") from None
+            ok, report = (checker or run_check)(command, transport, staged, config, sandbox)
+            if not ok:
+                return SubmitResult(False, name, None, digest, report)
+            with store.transaction():
+                version = store.next_version(name)
+                rel = Path("entries") / name / f"v{version}"
+                dest = league_dir / rel
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                if dest.exists():  # left by a submission that died before its commit
+                    make_writable(dest)
+                    shutil.rmtree(dest)
+                make_writable(staged)
+                os.replace(staged, dest)
+                freeze(dest)
+                store.add_entry(Entry(name, version, digest, tuple(command), transport,
+                                      str(rel), author or name, now(), None))
+            retired = current[0].version if current else None
+            return SubmitResult(True, name, version, digest, report, retired)
+    finally:
+        store.close()
+
+
+def run_check(command: Sequence[str], transport: str, folder: Path, config: LeagueConfig,
+              sandbox: Sandbox) -> tuple[bool, str]:
+    """check-bot on the staged submission, as the league will run it."""
+    report = Checker(list(command), transport=transport, time_control=config.time,
+                     cwd=str(folder), sandbox=sandbox).run()
+    return report.ok, report.render()
+
+
+# --- playing ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LeagueJob(Job):
+    def bot_game_id(self, spec: GameSpec) -> str:
+        """Like a tournament's alias, but from the game itself (its deal and seating),
+        not its place in the schedule: the same game gets the same alias however the
+        league grew."""
+        names = [name_of(s) for s in spec.seats]
+        return f"t{derive_seed(self.config.seed or 0, 'league-alias', spec.deal, *names):016x}"[:13]
+
+
+def field_config(config: LeagueConfig, entries: Sequence[Entry], table: int,
+                 league_dir: Path) -> TournamentConfig:
+    """The tournament a table size's pending games belong to: the active entries as
+    its bots, each sandboxed, in its own folder."""
+    bots = tuple(BotSpec(name=e.id, command=e.command, transport=e.transport,
+                         cwd=str(league_dir / e.folder)) for e in entries)
+    return TournamentConfig(bots=bots, name=config.name, seats=table, deals=config.deals,
+                            seed=config.seed, seating=config.seating,
+                            game=config.game_for(table), time=config.time,
+                            faults=config.faults, jobs=config.jobs,
+                            output=str(league_dir), base_dir=str(league_dir),
+                            sandbox=config.sandbox)
+
+
+def pending(store: LeagueStore) -> list[tuple[LeagueGame, int]]:
+    """The games of the active field not played yet, in schedule order (deal-major:
+    interleaved across lineups), with their idx."""
+    config = config_of(store)
+    active = store.active()
+    games = league_schedule([e.id for e in active], config.seats, config.deals, config.seed,
+                            config.seating)
+    played = store.played_keys()
+    keys = {g.key for g in games}
+    counts: dict[str, int] = {}
+    for p in store.planned():
+        if p.key in keys and p.key in played:
+            for e in p.seats:
+                counts[e] = counts.get(e, 0) + 1
+    todo = interleave([g for g in games if g.key not in played], counts)
+    idx = store.plan(todo)
+    return [(g, idx[g.key]) for g in todo]
+
+
+@dataclass
+class LeagueRunSummary:
+    played: int = 0
+    errors: list[WorkerError] = field(default_factory=list)
+
+
+def play_pending(league_dir: Path, *, executor: Executor | None = None, jobs: int | None = None,
+                 limit: int | None = None, sandbox: Sandbox | None = None,
+                 progress: bool = True, stream: object = None) -> LeagueRunSummary:
+    """Play the league's pending games (at most ``limit``), each table size's through
+    one executor run.  KeyboardInterrupt passes through; finished games are kept."""
+    store = LeagueStore.open(league_dir)
+    summary = LeagueRunSummary()
+    try:
+        config = config_of(store)
+        todo = pending(store)
+        if limit is not None:
+            todo = todo[:limit]
+        if not todo:
+            return summary
+        if sandbox is None:
+            try:
+                sandbox = league_sandbox(config, league_dir)
+            except SandboxError as e:
+                raise LeagueError(str(e)) from None
+        with store.transaction():
+            store._set_meta("sandbox", json.dumps(sandbox.describe()))
+        active = {e.id: e for e in store.active()}
+        bar = Progress(len(todo), 0) if progress else None
+
+        def report(r: Report) -> None:
+            if isinstance(r, GameOutcome):
+                store.add(r)
+                summary.played += 1
+                if bar:
+                    bar.advance()
+            elif isinstance(r, FaultNotice):
+                if bar:
+                    bar.fault(r.game_id, r.text)
+            elif isinstance(r, Notice):
+                if bar:
+                    bar.message(r.text)
+            elif isinstance(r, StorageFailure):
+                storage.append(r)
+            else:
+                summary.errors.append(r)
+                if bar:
+                    bar.message(f"error: {r.game_id}: {r.message.splitlines()[0]}")
+
+        storage: list[StorageFailure] = []
+        try:
+            for table in config.seats:
+                specs = [GameSpec(i, g.deal, g.deal_seed, g.seats) for g, i in todo
+                         if g.table == table]
+                if not specs:
+                    continue
+                in_play = sorted({s for spec in specs for s in spec.seats})
+                tcfg = field_config(config, [active[e] for e in in_play], table, league_dir)
+                job = LeagueJob(tcfg, str(league_dir), sandbox=sandbox)
+                ex = executor or ProcessExecutor(jobs or config.jobs)
+                ex.run(job, specs, report)
+                if storage:
+                    break
+        finally:
+            if bar:
+                bar.close()
+        if storage:
+            raise LeagueError(f"{storage[0].message}; the games saved before are kept: make "
+                              "room (or fix the folder) and run again")
+        return summary
+    finally:
+        store.close()
+
+
+def _stamp(store: LeagueStore) -> tuple[object, ...]:
+    """What a waiting ``--watch`` compares: the entries and the configuration."""
+    row = store.conn.execute("SELECT COUNT(*), MAX(submitted), "
+                             "COUNT(retired) FROM entries").fetchone()
+    return (*row, store.meta("config"))
+
+
+def run_league(league_dir: Path, *, jobs: int | None = None, watch: bool = False,
+               executor: Executor | None = None, sandbox: Sandbox | None = None,
+               limit: int | None = None, progress: bool = True, poll: float = 0.5,
+               on_line: Callable[[str], None] | None = None,
+               stop: Callable[[], bool] | None = None,
+               on_batch: Callable[[], None] | None = None) -> LeagueRunSummary:
+    """Play every pending game; with ``watch``, keep going: take each new
+    submission (or raised deals) as it arrives, until interrupted (or ``stop()``).
+    Watching plays in batches of a few games per worker, so that a new entry's games
+    start soon after it arrives.  ``on_batch`` is called after each batch that played
+    games (``league run --report`` rewrites the report from it)."""
+    say = on_line or (lambda text: print(text, file=sys.stderr, flush=True))
+    total = LeagueRunSummary()
+    lock = LeagueStore.open(league_dir)
+    try:
+        lock.lock()
+    except StoreError:
+        raise LeagueError(f"{league_dir} is played by another 'referee league run'; "
+                          "one at a time") from None
+    try:
+        batch = None if not watch else max(8, 4 * (jobs or os.cpu_count() or 1))
+        idle = False
+        seen: tuple[object, ...] = ()
+        while True:
+            left = None if limit is None else limit - total.played
+            if left is not None and left <= 0:
+                break
+            n = batch if left is None else (left if batch is None else min(batch, left))
+            s = play_pending(league_dir, executor=executor, jobs=jobs, limit=n,
+                             sandbox=sandbox, progress=progress)
+            total.played += s.played
+            total.errors += s.errors
+            if s.played and on_batch is not None:
+                on_batch()
+            if s.errors and not s.played:
+                break  # every game failed: waiting would fail again
+            if s.played or s.errors:
+                idle = False
+                continue
+            if not watch or (stop is not None and stop()):
+                break
+            if not idle:
+                say("all games played; waiting for submissions (Ctrl-C to stop)")
+                idle = True
+                seen = _stamp(lock)
+            while _stamp(lock) == seen and not (stop is not None and stop()):
+                time.sleep(poll)  # waiting for another process's submission
+            if stop is not None and stop():
+                break
+            seen = _stamp(lock)
+            say("new submissions or settings: scheduling their games")
+    finally:
+        lock.close()
+    return total
+
+
+# --- standings -------------------------------------------------------------------------
+
+
+def canonical(p: Planned) -> tuple[int, int, int, tuple[str, ...]]:
+    """The order games are counted in (the rating depends on it): the schedule's,
+    deal-major, by bot names, so that it does not depend on versions or timing."""
+    return (p.deal, p.table, p.seating, tuple(name_of(s) for s in p.seats))
+
+
+def standings(league_dir: Path, *, table: int | None = None,
+              history: bool = False) -> list[Standings]:
+    """One table per table size: the active entries over the games among the active
+    field (``history``: every version over every game), games taken in schedule
+    order (deal-major), whatever order they were played in."""
+    return [st for st, _ in tables(league_dir, table=table, history=history)]
+
+
+def tables(league_dir: Path, *, table: int | None = None, history: bool = False
+           ) -> list[tuple[Standings, list[GameOutcome]]]:
+    """``standings``, each table with the games it counts (in its order): what
+    ``referee report`` draws of a league."""
+    store = LeagueStore.open(league_dir)
+    try:
+        config = config_of(store)
+        entries = store.entries() if history else store.active()
+        ids = [e.id for e in entries]
+        by_idx = {p.idx: p for p in store.planned()}
+        outcomes = list(store.outcomes())
+        out = []
+        for k in config.seats:
+            if table is not None and k != table:
+                continue
+            if history:
+                games = [o for o in outcomes if len(o.seats) == k]
+                scheduled = len(games)
+            else:
+                plan = league_schedule(ids, [k], config.deals, config.seed, config.seating)
+                keys = {g.key for g in plan}
+                games = [o for o in outcomes if by_idx[o.index].key in keys]
+                scheduled = len(plan)
+            games.sort(key=lambda o: canonical(by_idx[o.index]))
+            st = compute(games, ids, k, name=config.name + (" (every version)" if history else ""),
+                         scheduled=scheduled)
+            st.seed, st.seed_source = config.seed, "given"
+            described = store.meta("sandbox")
+            st.sandbox = json.loads(described) if described else None
+            out.append((st, games))
+        if table is not None and not out:
+            raise LeagueError(f"the league plays no {table}-seat games: --seats is one of "
+                              f"{', '.join(map(str, config.seats))}")
+        return out
+    finally:
+        store.close()
+

@@ -1,0 +1,55 @@
+"""Fixtures of the league tests: the installed command, and the sandbox a league
+needs (outside CI, a machine without it skips the tests that play real bots; in CI
+it fails)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from referee.sandbox import SandboxConfig, SandboxError, resolve
+
+
+def referee_command() -> str:
+    """The installed ``referee`` script, next to the running interpreter."""
+    found = shutil.which("referee", path=str(Path(sys.executable).parent))
+    if found is None:
+        pytest.fail("the referee command is not installed next to this Python: run make test")
+    return found
+
+
+def env_for_subprocess() -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONUNBUFFERED"] = "1"
+    return env
+
+
+@pytest.fixture
+def need_sandbox() -> None:
+    try:
+        resolve(SandboxConfig(mode="on"))
+    except SandboxError as e:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"CI needs the sandbox: {e}")
+        pytest.skip(str(e))
+
+
+Referee = Callable[..., subprocess.CompletedProcess[str]]
+
+
+@pytest.fixture
+def referee(tmp_path: Path) -> Referee:
+    """``referee(*args)``: the installed command, run to its end (text out and err)."""
+    exe = referee_command()
+
+    def run(*args: str | Path, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([exe, *map(str, args)], capture_output=True, text=True,
+                              env=env_for_subprocess(), timeout=timeout, cwd=tmp_path)
+
+    return run

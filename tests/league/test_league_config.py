@@ -1,0 +1,83 @@
+"""The league file: its keys, its mistakes named by key, and what an edit changes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from referee.league.config import (
+    LeagueConfigError,
+    changes,
+    is_league_file,
+    load_league_config,
+    parse_league_config,
+)
+from referee.league.schedule import interleave, league_schedule
+
+
+def test_every_key(tmp_path: Path) -> None:
+    cfg = parse_league_config({
+        "league": {"name": "s", "seats": [4, 2], "deals": 3, "seed": 9, "seating": "all",
+                   "jobs": 2},
+        "rules": {"turn_limit": 300}, "time": {"per_decision": 0.5},
+        "faults": {"policy": "forfeit"}, "sandbox": {"memory_mb": 256},
+        "limits": {"max_bytes": 1000, "max_files": 5, "max_file_bytes": 100}})
+    assert cfg.seats == (2, 4) and cfg.deals == 3 and cfg.seed == 9 and cfg.seating == "all"
+    assert cfg.game.turn_limit == 300 and cfg.game_for(4).players == 4
+    assert cfg.time.per_decision == 0.5 and cfg.faults.mode == "forfeit"
+    assert cfg.sandbox.memory_mb == 256 and cfg.limits.max_files == 5
+
+
+@pytest.mark.parametrize(("raw", "message"), [
+    ({"league": {"seats": [2, 2]}}, "league.seats: must be a table size from 2 to 6"),
+    ({"league": {"seats": 7}}, "league.seats"),
+    ({"league": {"deals": 0}}, "league.deals: must be a whole number of 1 or more"),
+    ({"league": {"deal": 3}}, "did you mean 'deals'?"),
+    ({"limits": {"max_bytes": "big"}}, "limits.max_bytes"),
+    ({"rules": {"turn_limit": -1}}, "rules.turn_limit"),
+    ({"bots": []}, "unknown key"),
+])
+def test_mistakes_are_named_by_key(raw: dict[str, object], message: str) -> None:
+    with pytest.raises(LeagueConfigError, match=message.replace("?", r"\?").replace("(", r"\(")):
+        parse_league_config(raw)
+
+
+def test_a_seed_is_drawn_when_none_is_given(tmp_path: Path) -> None:
+    p = tmp_path / "l.toml"
+    p.write_text("[league]\nseats = 2\n")
+    assert is_league_file(p)
+    seeds = {load_league_config(p).seed for _ in range(3)}
+    assert len(seeds) == 3
+    t = tmp_path / "t.toml"
+    t.write_text("[tournament]\nseats = 2\n")
+    assert not is_league_file(t)
+
+
+def test_changes_refused_and_accepted() -> None:
+    old = parse_league_config({"league": {"seed": 1, "deals": 4, "seats": [2, 3]}}).to_dict()
+    new = parse_league_config({"league": {"seed": 2, "deals": 3, "seats": [3]},
+                               "time": {"bank": 5.0}})
+    refused, accepted = changes(old, new)
+    assert "seed: was 1, now 2" in refused
+    assert "time.bank: was 10.0, now 5.0" in refused
+    assert any(r.startswith("deals: was 4, now 3") for r in refused)
+    assert any(r.startswith("seats: was [2, 3], now [3]") for r in refused)
+    more = parse_league_config({"league": {"seed": 1, "deals": 6, "seats": [2, 3, 4]}})
+    refused, accepted = changes(old, more)
+    assert refused == []
+    assert accepted == ["deals: 4 -> 6 (only the new deals are played)",
+                        "seats: [2, 3] -> [2, 3, 4]"]
+
+
+def test_a_game_does_not_depend_on_the_rest_of_the_field() -> None:
+    small = league_schedule(["a@1", "b@1"], [2], 2, seed=5)
+    big = league_schedule(["a@1", "b@1", "c@1", "d@1"], [2, 3], 3, seed=5)
+    assert set(small) <= set(big)
+    # a new version meets the same deals in the same seats
+    again = league_schedule(["a@2", "b@1"], [2], 2, seed=5)
+    assert [(g.deal_seed, [s.split("@")[0] for s in g.seats]) for g in again] == \
+        [(g.deal_seed, [s.split("@")[0] for s in g.seats]) for g in small]
+    # every game of a deal has that deal's seed, whatever its lineup
+    assert len({g.deal_seed for g in big if g.deal == 1 and g.table == 2}) == 1
+    assert interleave(big, {}) != big and sorted(interleave(big, {}), key=big.index) == big

@@ -1,0 +1,186 @@
+"""The league's central promise: growing is the same as starting over.  A league
+grown step by step (submissions, resubmissions, raised deals, a new table size,
+interrupted runs) ends with exactly the games and the standings of a fresh league of
+its final field; and every run plays only games it did not have."""
+
+from __future__ import annotations
+
+import contextlib
+import random
+from pathlib import Path
+
+import pytest
+
+from referee.league.config import load_league_config
+from referee.league.run import new_league, pending, run_league, standings, submit
+from referee.league.schedule import league_schedule, name_of
+from referee.league.store import LeagueStore
+from referee.sandbox import unsandboxed
+
+from .leaguehelpers import FakeExecutor, Interrupted, fake_bot, league_toml
+
+
+def ok_check(*args: object) -> tuple[bool, str]:
+    return True, "(check skipped in this unit test)"
+
+
+def put(league: Path, name: str, folder: Path) -> None:
+    r = submit(league, name, folder, ["python3", "bot.py"], sandbox=unsandboxed(),
+               checker=ok_check)
+    assert r.accepted
+
+
+def played(league: Path) -> set[tuple[object, ...]]:
+    """Every game among the active field, by bot names (not versions)."""
+    store = LeagueStore.open(league)
+    try:
+        active = {e.id for e in store.active()}
+        out = set()
+        for o in store.outcomes():
+            if set(o.seats) <= active:
+                out.add((tuple(name_of(s) for s in o.seats), o.deal, o.deal_seed, o.places,
+                         o.points))
+        return out
+    finally:
+        store.close()
+
+
+def table_rows(league: Path) -> list[tuple[object, ...]]:
+    return [(st.seats, st.played, st.scheduled, [
+        (name_of(r.bot), r.rank, r.games, r.wins, r.place_points, r.avg_place,
+         round(r.rating, 9), round(r.rating_low, 9), round(r.rating_high, 9))
+        for r in st.rows])
+        for st in standings(league)]
+
+
+def run_all(league: Path, budget: int | None = None) -> None:
+    with contextlib.suppress(Interrupted):
+        run_league(league, executor=FakeExecutor(budget), sandbox=unsandboxed(),
+                   progress=False)
+
+
+@pytest.mark.parametrize("scenario", range(12))
+def test_a_grown_league_equals_a_fresh_league_of_its_final_field(tmp_path: Path,
+                                                                 scenario: int) -> None:
+    rng = random.Random(scenario)
+    seats = sorted(rng.sample([2, 3, 4], rng.choice([1, 2])))
+    deals = rng.choice([1, 2])
+    seed = rng.randrange(1 << 40)
+    grown = tmp_path / "grown"
+    cfg = league_toml(tmp_path / "grown.toml", seats=seats, deals=deals, seed=seed)
+    new_league(grown, load_league_config(cfg), cfg.read_text())
+    bots: dict[str, Path] = {}
+    made = 0
+    resubmitted = raised = interrupted = False
+    for step in range(10):
+        op = rng.choice(["new", "new", "resubmit", "deals", "table", "run", "interrupt"])
+        if op == "new" or not bots or (step == 9 and not resubmitted):
+            op = "resubmit" if bots and step == 9 else "new"
+        if op == "new":
+            name = "abcdefg"[len(bots)]
+            made += 1
+            bots[name] = fake_bot(tmp_path / f"src{made}", rng.randrange(4))
+            put(grown, name, bots[name])
+        elif op == "resubmit":
+            name = rng.choice(sorted(bots))
+            made += 1
+            bots[name] = fake_bot(tmp_path / f"src{made}", rng.randrange(4) + 10 * made)
+            put(grown, name, bots[name])
+            resubmitted = True
+        elif op == "deals":
+            deals += 1
+            cfg = league_toml(tmp_path / "grown.toml", seats=seats, deals=deals, seed=seed)
+            new_league(grown, load_league_config(cfg), cfg.read_text())
+            raised = True
+        elif op == "table" and len(seats) < 3:
+            seats = sorted({*seats, rng.choice([2, 3, 4])})
+            cfg = league_toml(tmp_path / "grown.toml", seats=seats, deals=deals, seed=seed)
+            new_league(grown, load_league_config(cfg), cfg.read_text())
+        elif op == "run":
+            run_all(grown)
+        elif op == "interrupt":
+            run_all(grown, budget=rng.randrange(4))
+            interrupted = True
+    if not raised:
+        deals += 1
+        cfg = league_toml(tmp_path / "grown.toml", seats=seats, deals=deals, seed=seed)
+        new_league(grown, load_league_config(cfg), cfg.read_text())
+    if not interrupted:
+        run_all(grown, budget=2)
+    run_all(grown)
+    store = LeagueStore.open(grown)
+    try:
+        assert pending(store) == []
+    finally:
+        store.close()
+
+    fresh = tmp_path / "fresh"
+    cfg = league_toml(tmp_path / "fresh.toml", seats=seats, deals=deals, seed=seed)
+    new_league(fresh, load_league_config(cfg), cfg.read_text())
+    for name in sorted(bots, reverse=True):  # another order of arrival
+        put(fresh, name, bots[name])
+    run_all(fresh)
+
+    assert played(grown) == played(fresh)
+    expected = league_schedule(list(bots), seats, deals, seed)
+    assert len(played(fresh)) == len(expected)
+    assert table_rows(grown) == table_rows(fresh)
+
+
+def test_each_run_plays_only_new_games(tmp_path: Path) -> None:
+    league = tmp_path / "l"
+    cfg = league_toml(tmp_path / "l.toml", seats=[2, 3], deals=1, seed=3)
+    new_league(league, load_league_config(cfg), cfg.read_text())
+    for n in "abc":
+        put(league, n, fake_bot(tmp_path / n, ord(n) % 3))
+    ex = FakeExecutor()
+    run_league(league, executor=ex, sandbox=unsandboxed(), progress=False)
+    assert len(ex.played) == 3 * 2 + 1 * 3  # 3 pairs x 2 seatings, 1 trio x 3
+    put(league, "d", fake_bot(tmp_path / "d", 1))
+    ex = FakeExecutor()
+    run_league(league, executor=ex, sandbox=unsandboxed(), progress=False)
+    # only d's lineups: 3 pairs (x2) and 3 trios (x3)
+    assert len(ex.played) == 3 * 2 + 3 * 3
+    assert all(any(name_of(s) == "d" for s in g.seats) for g in ex.played)
+    # a resubmission of a: a's lineups again, with a@2; a@1's games stay in the history
+    put(league, "a", fake_bot(tmp_path / "a2", 2))
+    ex = FakeExecutor()
+    run_league(league, executor=ex, sandbox=unsandboxed(), progress=False)
+    assert len(ex.played) == 3 * 2 + 3 * 3
+    assert all("a@2" in g.seats for g in ex.played)
+    hist = {st.seats: {r.bot for r in st.rows} for st in standings(league, history=True)}
+    assert {"a@1", "a@2"} <= hist[2]
+    now = {st.seats: {r.bot for r in st.rows} for st in standings(league)}
+    assert now[2] == {"a@2", "b@1", "c@1", "d@1"}
+
+
+def test_pending_games_are_interleaved_across_lineups(tmp_path: Path) -> None:
+    league = tmp_path / "l"
+    cfg = league_toml(tmp_path / "l.toml", seats=[2], deals=10, seed=3)
+    new_league(league, load_league_config(cfg), cfg.read_text())
+    for n in "abcd":
+        put(league, n, fake_bot(tmp_path / n, 1))
+    run_all(league, budget=20)  # interrupted at 20 of 120 games
+    games = {st.seats: st for st in standings(league)}[2]
+    counts = [r.games for r in games.rows]
+    assert sum(counts) == 40 and max(counts) - min(counts) <= 2, counts
+
+
+def test_a_resubmission_cancels_the_old_versions_pending_games(tmp_path: Path) -> None:
+    league = tmp_path / "l"
+    cfg = league_toml(tmp_path / "l.toml", seats=[2], deals=3, seed=3)
+    new_league(league, load_league_config(cfg), cfg.read_text())
+    for n in "abc":
+        put(league, n, fake_bot(tmp_path / n, 1))
+    run_all(league, budget=4)
+    put(league, "a", fake_bot(tmp_path / "a2", 2))
+    store = LeagueStore.open(league)
+    try:
+        plan = store.planned()
+        old = [p for p in plan if "a@1" in p.seats]
+        done = {o.index for o in store.outcomes()}
+        assert old and all(p.cancelled is not None for p in old if p.idx not in done)
+        assert all(p.cancelled is None for p in old if p.idx in done)
+        assert all("a@1" not in g.seats for g, _ in pending(store))
+    finally:
+        store.close()

@@ -1,0 +1,136 @@
+"""Remote submission over real sockets (ZeroMQ + CURVE): a good key is accepted; a
+wrong key, no key and a name that is not its key's are refused with the author told
+why; ``submit --status`` shows an author their own standings, games and stderr, and
+never another bot's stderr.  ``league serve --play`` also plays the games."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from .conftest import Referee, env_for_subprocess, referee_command
+from .leaguehelpers import games_stored, league_toml, talker_bot, wait_for
+
+
+@pytest.fixture
+def keys(tmp_path: Path, referee: Referee) -> Path:
+    k = tmp_path / "keys"
+    (k / "bots").mkdir(parents=True)
+    assert referee("keys", "server", "--out", k).returncode == 0
+    for who in ("alice", "bob", "mallory"):
+        assert referee("keys", "new", who, "--out", k / "authors").returncode == 0
+    for who in ("alice", "bob"):  # mallory's key is not the league's
+        (k / "bots" / f"{who}.key").write_bytes((k / "authors" / f"{who}.key").read_bytes())
+    return k
+
+
+@pytest.fixture
+def served(tmp_path: Path, referee: Referee, keys: Path) -> Iterator[tuple[Path, str]]:
+    league = tmp_path / "league"
+    cfg = league_toml(tmp_path / "league.toml", seats=[2], deals=2,
+                      extra="[limits]\nmax_bytes = 300000\n")
+    assert referee("league", "new", league, "--config", cfg).returncode == 0
+    proc = subprocess.Popen(
+        [referee_command(), "league", "serve", str(league), "--listen", "tcp://127.0.0.1:*",
+         "--keys", str(keys / "bots"), "--server-key", str(keys / "referee.key_secret"),
+         "--play", "--jobs", "1"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env_for_subprocess(),
+        start_new_session=True)
+    try:
+        assert proc.stderr is not None
+        first = proc.stderr.readline()
+        m = re.search(r"accepting submissions on (tcp://\S+)", first)
+        assert m, first + (proc.stderr.read() if proc.poll() is not None else "")
+        yield league, m.group(1)
+    finally:
+        os.killpg(proc.pid, signal.SIGINT)
+        try:
+            proc.wait(30)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+
+def test_remote_submissions_and_an_authors_own_status(tmp_path: Path, referee: Referee,
+                                                      keys: Path, served: tuple[Path, str],
+                                                      need_sandbox: None) -> None:
+    league, endpoint = served
+    bot = talker_bot(tmp_path / "mybot")
+    authors = keys / "authors"
+
+    def send(who: str, *extra: str, key: str | None = None) -> subprocess.CompletedProcess[str]:
+        secret = authors / f"{key or who}.key_secret"
+        return referee("submit", "--to", endpoint, "--key", secret, "--server-key",
+                       keys / "referee.key", bot, "--command", f"python3 talk_bot.py {who}",
+                       *extra)
+
+    r = send("alice")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "PASSED" in r.stdout and "accepted: alice version 1" in r.stdout
+    r = send("bob")
+    assert r.returncode == 0 and "accepted: bob version 1" in r.stdout, r.stdout + r.stderr
+
+    r = send("mallory")
+    assert r.returncode == 2
+    assert "not one of this league's authors' keys" in r.stderr
+    r = send("bob", "--name", "alice", key="bob")  # bob's key, alice's name
+    assert r.returncode == 2
+    assert "your key is bob's: it submits and reads only as 'bob', not 'alice'" in r.stderr
+    r = referee("submit", "--to", endpoint, "--name", "alice", bot, "--command", "python3 x.py")
+    assert r.returncode == 2 and "the server requires CURVE keys" in r.stderr
+    r = referee("submit", "--to", "tcp://192.0.2.1:5556", "--name", "alice", bot,
+                "--command", "python3 x.py")
+    assert r.returncode == 2 and "keys are required" in r.stderr
+    r = referee("submit", "--to", endpoint, "--key", authors / "alice.key_secret",
+                "--server-key", authors / "bob.key", bot, "--command", "python3 x.py")
+    assert r.returncode == 2 and "is --server-key the league's referee.key?" in r.stderr
+
+    big = talker_bot(tmp_path / "big")
+    (big / "weights.bin").write_bytes(os.urandom(1_500_000))  # over max_bytes + 1 MB
+    r = referee("submit", "--to", endpoint, "--key", authors / "alice.key_secret",
+                "--server-key", keys / "referee.key", big, "--command", "python3 x.py")
+    assert r.returncode == 2
+    assert "closed the connection without answering" in r.stderr, r.stderr
+    mid = talker_bot(tmp_path / "mid")
+    (mid / "weights.bin").write_bytes(os.urandom(400_000))  # over max_bytes unpacked
+    r = referee("submit", "--to", endpoint, "--key", authors / "alice.key_secret",
+                "--server-key", keys / "referee.key", mid, "--command", "python3 x.py")
+    assert r.returncode == 2
+    assert "the league refused: the submission is bigger than 300000 bytes" in r.stderr
+
+    # serve --play plays the pair's 2 deals x 2 seatings
+    wait_for("the 4 games", lambda: games_stored(league) == 4)
+    r = referee("submit", "--to", endpoint, "--key", authors / "alice.key_secret",
+                "--server-key", keys / "referee.key", "--status")
+    assert r.returncode == 0, r.stderr
+    assert "alice: v1 active" in r.stdout
+    assert re.search(r"test, 2 seats: alice@1 rank \d of 2, 4 games", r.stdout)
+    game = re.findall(r"^  (g\d{6})  ", r.stdout, re.M)
+    assert len(game) == 4
+    r = referee("submit", "--to", endpoint, "--key", authors / "alice.key_secret",
+                "--server-key", keys / "referee.key", "--status", "--game", game[-1])
+    assert r.returncode == 0, r.stderr
+    assert "--- alice@1 (seat" in r.stdout
+    assert "STDERR-OF-alice in t" in r.stdout
+    assert "STDERR-OF-bob" not in r.stdout
+    assert r.stdout.count("STDERR-OF-alice") == 1  # this game's section only
+    # bob's own view of the same game shows bob's stderr only
+    r = referee("submit", "--to", endpoint, "--key", authors / "bob.key_secret",
+                "--server-key", keys / "referee.key", "--status", "--game", game[-1])
+    assert "STDERR-OF-bob in t" in r.stdout and "STDERR-OF-alice" not in r.stdout
+
+
+def test_serving_beyond_loopback_needs_keys(tmp_path: Path, referee: Referee) -> None:
+    league = tmp_path / "league"
+    cfg = league_toml(tmp_path / "league.toml")
+    assert referee("league", "new", league, "--config", cfg).returncode == 0
+    r = referee("league", "serve", league, "--listen", "tcp://0.0.0.0:5556")
+    assert r.returncode == 2
+    assert r.stderr.startswith("Error: listening on tcp://0.0.0.0:5556 (not loopback) needs "
+                               "CURVE keys")

@@ -1,0 +1,48 @@
+"""``league run --watch``: one process for a whole season, taking a submission that
+arrives while it is playing, playing only the new entry's games, and keeping the
+finished games when it is stopped."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+from pathlib import Path
+
+from .conftest import Referee, env_for_subprocess, referee_command
+from .leaguehelpers import EXAMPLE_BOTS, games_stored, league_toml, wait_for
+
+
+def test_a_submission_arriving_while_watch_plays(tmp_path: Path, referee: Referee,
+                                                 need_sandbox: None) -> None:
+    league = tmp_path / "league"
+    cfg = league_toml(tmp_path / "league.toml", seats=[2], deals=12, seed=4)
+    assert referee("league", "new", league, "--config", cfg).returncode == 0
+    for name, cmd in (("heur", "python3 heuristic_bot.py"),
+                      ("rand", "python3 random_bot.py --seed 1")):
+        r = referee("league", "submit", league, name, EXAMPLE_BOTS, "--command", cmd)
+        assert r.returncode == 0, r.stdout + r.stderr
+    proc = subprocess.Popen([referee_command(), "league", "run", str(league), "--watch",
+                             "--jobs", "1", "--quiet"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env_for_subprocess(),
+                            start_new_session=True)
+    try:
+        wait_for("the first game", lambda: games_stored(league) >= 1)
+        r = referee("league", "submit", league, "late", EXAMPLE_BOTS, "--command",
+                    "python3 random_bot.py --seed 9")
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert proc.poll() is None  # still watching
+        # 3 pairs x 12 deals x 2 seatings
+        wait_for("every game of the grown field", lambda: games_stored(league) == 72)
+        st = json.loads(referee("league", "standings", league, "--seats", "2", "--format",
+                                "json").stdout)
+        assert {row["bot"]: row["games"] for row in st["standings"]} == {
+            "heur@1": 48, "rand@1": 48, "late@1": 48}
+        assert st["played"] == st["scheduled"] == 72
+    finally:
+        os.killpg(proc.pid, signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "the finished games are saved" in err
+    assert games_stored(league) == 72
