@@ -363,7 +363,7 @@ def dask_bench(args: argparse.Namespace, root: Path) -> None:
         if isinstance(r, GameOutcome):
             fstore.add(r)
 
-    committer = Committer(str(flood / "games"), pending, report)
+    committer = Committer(str(flood), pending, report)
     t0 = time.perf_counter()
     for blob in blobs:
         committer.arrive(pickle.loads(blob))

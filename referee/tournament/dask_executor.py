@@ -50,6 +50,7 @@ Must not import: the CLI, the store, standings (the executor layer).
 
 from __future__ import annotations
 
+import asyncio
 import concurrent.futures
 import contextlib
 import fcntl
@@ -392,11 +393,13 @@ def deal_sets(games: Sequence[GameSpec]) -> list[list[GameSpec]]:
 
 
 def write_records(folder: str, named: Sequence[tuple[str, bytes]]) -> None:
-    """Write records durably: each to a temporary file, synced and renamed, then the
-    folder synced once (the renames must reach the disk before the games are
-    committed)."""
+    """Write records durably: each (its path relative to ``folder``) to a temporary
+    file, synced and renamed, then each folder they are in synced once (the renames
+    must reach the disk before the games are committed)."""
+    dirs: set[str] = set()
     for rel, data in named:
         path = os.path.join(folder, rel)
+        dirs.add(os.path.dirname(path))
         tmp = path + ".tmp"
         try:
             with open(tmp, "wb") as f:
@@ -408,11 +411,12 @@ def write_records(folder: str, named: Sequence[tuple[str, bytes]]) -> None:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
             raise
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    for d in sorted(dirs):
+        fd = os.open(d, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
 
 
 @dataclass
@@ -438,6 +442,10 @@ class DaskExecutor:
         self.resubmit = resubmit
         self.ship = ship
         self.connect_timeout = CONNECT_TIMEOUT
+
+    def _lost(self, e: BaseException) -> str:
+        return (f"lost {self.where} ({_reason(e)}): the run stops; run the same command "
+                f"again to resume, on a cluster or on this machine (--executor process)")
 
     @property
     def where(self) -> str:
@@ -521,7 +529,7 @@ class DaskExecutor:
                               f"(dask worker {self.scheduler} --nthreads 1)"))
             flying: dict[Any, _Set] = {}
             done = as_completed(loop=client.loop)
-            committer = Committer(records, pending, report)
+            committer = Committer(job.output_dir, pending, report)
             capacity = _Capacity(client)
 
             def submit(s: _Set) -> None:
@@ -544,10 +552,16 @@ class DaskExecutor:
                     s = flying.pop(f)
                     try:
                         result: SetResult = f.result()
-                    except KilledWorker:
+                    except FutureCancelledError as e:  # the scheduler went away
+                        raise ExecutorError(self._lost(e)) from None
+                    except (KilledWorker, OSError, TimeoutError, asyncio.CancelledError) as e:
+                        if not isinstance(e, KilledWorker) and client.status != "running":
+                            raise ExecutorError(self._lost(e)) from None
+                        # Lost with its worker (or with the worker sending it back):
+                        # played again, the coordinator decides, not Dask's retry limit.
                         s.losses += 1
                         if s.losses <= self.resubmit:
-                            submit(s)  # the coordinator decides, not Dask's retry limit
+                            submit(s)
                         else:
                             for g in s.specs:
                                 if g.index in pending:
@@ -560,13 +574,6 @@ class DaskExecutor:
                         f.release()
                         fill()
                         continue
-                    except (FutureCancelledError, OSError, TimeoutError) as e:
-                        if client.status != "running" or isinstance(e, FutureCancelledError):
-                            raise ExecutorError(
-                                f"lost {self.where} ({_reason(e)}): the run stops; run the "
-                                f"same command again to resume, on a cluster or on this "
-                                f"machine (--executor process)") from None
-                        raise
                     except Exception as e:
                         for g in s.specs:
                             if g.index in pending:
@@ -612,9 +619,9 @@ class Committer:
 
     THREADS = 4
 
-    def __init__(self, records: str, pending: set[int], report: Callable[[Report], None],
+    def __init__(self, output_dir: str, pending: set[int], report: Callable[[Report], None],
                  threads: int = THREADS) -> None:
-        self.records = records
+        self.output_dir = output_dir
         self.pending = pending
         self.report = report
         self.taken: set[int] = set()
@@ -635,8 +642,9 @@ class Committer:
         self.taken.update([o.index for o, _ in new] + [e.index for e in errors])
         a = _Arrived(result, new, errors)
         if new:
-            a.written = self.pool.submit(write_records, self.records,
-                                         [(os.path.basename(o.record), data) for o, data in new])
+            # o.record: relative to the output folder, as the worker wrote it there
+            a.written = self.pool.submit(write_records, self.output_dir,
+                                         [(o.record, data) for o, data in new])
         self.queue.append(a)
 
     def drain(self, block: bool) -> None:
@@ -653,7 +661,7 @@ class Committer:
                     # recorded, and no more sets are handed out (the run then stops
                     # with one line; what was committed stays).
                     self.stopped = True
-                    msg = (f"cannot write the game records in {self.records}: "
+                    msg = (f"cannot write the game records in {self.output_dir}: "
                            f"{e.strerror or e}")
                     for o, _ in a.new:
                         self.pending.discard(o.index)
@@ -724,7 +732,11 @@ class _Quiet:
         for n in names:
             logging.getLogger(n).setLevel(logging.CRITICAL)
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, exc_type: object, *exc: object) -> None:
+        if exc_type is not None:
+            # The run stops (the scheduler went away): distributed's reconnection
+            # may still log on its way out; nothing of it concerns the organiser.
+            return
         for n, level in self.levels.items():
             logging.getLogger(n).setLevel(level)
 

@@ -382,7 +382,7 @@ def test_deal_sets_and_a_set_committed_twice_is_stored_once(tmp_path: Path) -> N
                        tuple(zlib.compress(b'{"type": "result"}\n') for _ in first))
     pending = {g.index for g in games}
     got: list[object] = []
-    committer = Committer(str(records), pending, got.append)
+    committer = Committer(str(tmp_path), pending, got.append)
     committer.arrive(result)
     committer.arrive(result)  # it came back again, before the first was committed
     committer.drain(block=True)
