@@ -34,7 +34,7 @@ def test_league_run_writes_its_report_per_table_size(tmp_path: Path, referee: Re
         page = (site / f"{k}-seats" / "index.html").read_text()
         for row in st["standings"]:
             # each bot's figures, as 'league standings' gives them
-            cell = re.search(rf'data-field="games" data-value="(\d+)"[^>]*>\d+</td>',
+            cell = re.search(r'data-field="games" data-value="(\d+)"[^>]*>\d+</td>',
                              page[page.index(f'data-bot="{row["bot"]}"'):])
             assert cell is not None and int(cell.group(1)) == row["games"]
         assert len(list((site / f"{k}-seats" / "games").glob("*.html"))) == st["played"]
