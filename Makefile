@@ -43,6 +43,8 @@ demo: $(STAMP)
 test: $(STAMP) system
 	$(BIN)/python -m pytest -q
 	$(BIN)/ruff check .
+	$(BIN)/mypy
+	$(BIN)/lint-imports
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

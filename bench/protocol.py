@@ -51,7 +51,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from referee.game import Game, GameConfig  # noqa: E402
 from referee.game.events import events_for  # noqa: E402
 from referee.protocol import BotSession  # noqa: E402
-from referee.remote import RemotePlayer, _event_dicts, stdio_player  # noqa: E402
+from referee.remote import (  # noqa: E402
+    RemotePlayer,
+    _event_dicts,
+    bench_game_zmq,
+    stdio_player,
+)
 from referee.runner import InProcessPlayer, TimeControl, run_game  # noqa: E402
 from referee.sandbox import Sandbox, SandboxConfig, SandboxError, resolve  # noqa: E402
 from referee.transport.stdio import encode  # noqa: E402
@@ -404,18 +409,10 @@ def main() -> int:
         print(f"        {'sum':28s} {sum(parts.values()) * us:6.2f} us")
 
     if not args.no_zmq:
-        try:
-            from referee.transport import zmq as zmq_transport
-        except ImportError:
-            zmq_transport = None  # type: ignore[assignment]
-        bench_zmq = getattr(zmq_transport, "bench_game_zmq", None)
-        if bench_zmq is None:
-            print("zmq   : (referee.transport.zmq.bench_game_zmq not available)")
-        else:
-            best = min(r.seconds / r.decisions for r in
-                       (bench_zmq(args.games, seed=args.seed) for _ in range(args.repeat)))
-            print(f"zmq   : {best * us:8.1f} us/decision  {1 / best:9.0f} decisions/s "
-                  f"(msgpack over ZeroMQ ipc; ratio to the pipe floor {best / best_floor:.2f})")
+        best = min(r.seconds / r.decisions for r in
+                   (bench_game_zmq(args.games, seed=args.seed) for _ in range(args.repeat)))
+        print(f"zmq   : {best * us:8.1f} us/decision  {1 / best:9.0f} decisions/s "
+              f"(msgpack over ZeroMQ ipc; ratio to the pipe floor {best / best_floor:.2f})")
     return 0
 
 

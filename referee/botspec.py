@@ -339,7 +339,7 @@ def make_player(
 ) -> Any:
     """The runner ``Player`` for ``spec``.  External bots are started by their
     transport's factory (``referee.remote.stdio_player``,
-    ``referee.transport.zmq.zmq_player``) with the one launcher, in ``sandbox`` when
+    ``referee.remote.zmq_player``) with the one launcher, in ``sandbox`` when
     it is active; a remote bot is a seat of ``remote_seats``."""
     from .bots import make_bot
     from .runner import InProcessPlayer

@@ -37,6 +37,7 @@ from __future__ import annotations
 import contextlib
 import operator
 import os
+import sys
 import time
 import warnings
 from collections.abc import Callable, Mapping, Sequence
@@ -57,7 +58,7 @@ from .protocol import (
     IgnoredReply,
     UnsupportedVersion,
 )
-from .runner import BotFault, DecisionRequest, TimeControl
+from .runner import BotFault, DecisionRequest, TimeControl, run_game
 from .sandbox import Sandbox
 from .transport.base import (
     MalformedMessage,
@@ -68,6 +69,7 @@ from .transport.base import (
     TransportTimeout,
 )
 from .transport.stdio import StdioTransport
+from .transport.zmq import RemoteListener, launch_zmq_bot
 
 TranscriptHook = Callable[[str, str, Any, float], None]
 
@@ -526,8 +528,6 @@ def launch_bot(
     inside ``sandbox`` when it is active) and the transport to it.  ``env``: the
     bot's own variables; the protocol's are added here.  Raises BotStartError."""
     if transport == "zmq":
-        from .transport.zmq import launch_zmq_bot
-
         bot = launch_zmq_bot(command, name=name, cwd=cwd, env=env or {},
                              transport=zmq_transport, max_message_bytes=max_message_bytes,
                              memory_mb=memory_mb, stderr_path=stderr_path,
@@ -611,3 +611,87 @@ def stdio_player(name: str, command: Sequence[str], cwd: str | None = None,
     """``external_player`` over stdio (JSON lines)."""
     return external_player(name, command, cwd, env, time_control, memory_mb, log_dir,
                            transport="stdio", **options)
+
+
+# --- ZeroMQ players -----------------------------------------------------------------------------
+
+
+def zmq_player(
+    name: str,
+    command: Sequence[str],
+    cwd: str | None = None,
+    env: Mapping[str, str] | None = None,
+    time_control: TimeControl | None = None,
+    memory_mb: int | None = DEFAULT_MEMORY_MB,
+    log_dir: str | None = None,
+    *,
+    transport: str = "ipc",
+    **options: Any,
+) -> RemotePlayer:
+    """A bot started as ``command`` speaking msgpack over ZeroMQ, as a runner
+    ``Player``: ``referee.remote.external_player`` with ``transport="zmq"`` (the same
+    launcher and sandbox as stdio bots); ``transport`` here is ``ipc`` or ``tcp``
+    (loopback)."""
+    return external_player(name, command, cwd, env, time_control, memory_mb, log_dir,
+                           transport="zmq", zmq_transport=transport, **options)
+
+
+def remote_player(
+    name: str,
+    listener: RemoteListener,
+    *,
+    wait: float = 300.0,
+    time_control: TimeControl | None = None,
+    on_message: TranscriptHook | None = None,
+    bye_grace: float = 1.0,
+) -> RemotePlayer:
+    """A bot started by its author elsewhere, admitted by ``listener`` with its own
+    CURVE key, as a runner ``Player``.  Each (re)connection waits up to ``wait``
+    seconds for the bot to connect and say hello; the startup limit then applies to
+    nothing more.  After a lost connection the bot must connect again (a new
+    DEALER, a new hello) for its next game."""
+    def launch() -> Connection:
+        _, transport = listener.accept(wait, name)
+        return Connection(transport, None)
+
+    return RemotePlayer(name, launch, time_control=time_control,
+                        max_message_bytes=listener.max_message_bytes, on_message=on_message,
+                        bye_grace=bye_grace)
+
+
+@dataclass(frozen=True)
+class BenchResult:
+    games: int
+    decisions: int
+    seconds: float  # wall time of the games, bot start-up excluded
+
+    @property
+    def decisions_per_second(self) -> float:
+        return self.decisions / self.seconds if self.seconds > 0 else 0.0
+
+
+def bench_game_zmq(n_games: int, *, players: int = 2, seed: int = 1,
+                   transport: str = "ipc") -> BenchResult:
+    """Play ``n_games`` games between ``players`` trivial launched ZeroMQ bots
+    (``python -m referee.transport.zmq``; each bot started once and kept across the
+    games) and time them.  For ``bench/protocol.py``, beside the stdio figure."""
+    command = [sys.executable, "-m", "referee.transport.zmq"]
+    tc = TimeControl(startup=30.0, per_decision=10.0, bank=0.0)
+    seats = [zmq_player(f"zmq{i}", command, time_control=tc, transport=transport,
+                        memory_mb=None) for i in range(players)]
+    try:
+        config = GameConfig(players=players)
+        for p in seats:  # start-up and handshake outside the timing
+            p.connect()
+        decisions = 0
+        t0 = time.perf_counter()
+        for g in range(n_games):
+            record = run_game(config, seed + g, seats, game_id=f"bench-{g}",
+                              time_control=tc)
+            if record.faults:
+                raise RuntimeError(f"bench game {g}: {record.faults[0]}")
+            decisions += len(record.decisions)
+        return BenchResult(n_games, decisions, time.perf_counter() - t0)
+    finally:
+        for p in seats:
+            p.close()

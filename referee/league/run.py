@@ -388,6 +388,22 @@ def run_league(league_dir: Path, *, jobs: int | None = None, watch: bool = False
 # --- standings -------------------------------------------------------------------------
 
 
+def _relabel(st: Standings, label: dict[str, str]) -> Standings:
+    """``st`` with its bots renamed by ``label``."""
+    for r in st.rows:
+        r.bot = label[r.bot]
+    st.head = {label[a]: {label[b]: v for b, v in row.items()} for a, row in st.head.items()}
+    st.met = {label[a]: {label[b]: v for b, v in row.items()} for a, row in st.met.items()}
+    st.significant = {label[a]: {label[b]: v for b, v in row.items()}
+                      for a, row in st.significant.items()}
+    return st
+
+
+def _set_key(p: Planned) -> tuple[int, tuple[str, ...], int]:
+    """A duplicate set of a league: its table size, its lineup's names and deal."""
+    return (p.table, tuple(sorted(name_of(s) for s in p.seats)), p.deal)
+
+
 def canonical(p: Planned) -> tuple[int, int, int, tuple[str, ...]]:
     """The order games are counted in (the rating depends on it): the schedule's,
     deal-major, by bot names, so that it does not depend on versions or timing."""
@@ -426,8 +442,24 @@ def tables(league_dir: Path, *, table: int | None = None, history: bool = False
                 games = [o for o in outcomes if by_idx[o.index].key in keys]
                 scheduled = len(plan)
             games.sort(key=lambda o: canonical(by_idx[o.index]))
-            st = compute(games, ids, k, name=config.name + (" (every version)" if history else ""),
-                         scheduled=scheduled)
+            # A duplicate set is one lineup's deal (every lineup plays the same deal
+            # numbers): numbered here from what it is, not from when it was planned,
+            # so that a grown league counts its sets as a fresh one does (the
+            # intervals are taken over them).
+            sets = sorted({_set_key(by_idx[o.index]) for o in games})
+            number = {key: i for i, key in enumerate(sets)}
+            games = [replace(o, deal=number[_set_key(by_idx[o.index])]) for o in games]
+            if history:
+                st = compute(games, ids, k, name=config.name + " (every version)",
+                             scheduled=scheduled)
+            else:
+                # Counted under the entries' names (one version each is active), then
+                # labelled with their versions: the figures (the rating's bootstrap
+                # included) are those of a fresh league of the same bots.
+                label = {name_of(i): i for i in ids}
+                named = [replace(o, seats=tuple(name_of(b) for b in o.seats)) for o in games]
+                st = _relabel(compute(named, list(label), k, name=config.name,
+                                      scheduled=scheduled), label)
             st.seed, st.seed_source = config.seed, "given"
             described = store.meta("sandbox")
             st.sandbox = json.loads(described) if described else None

@@ -5,17 +5,20 @@ Owns everything that touches a ZeroMQ socket on the referee's side:
 * ``ZmqTransport`` -- ``base.Transport`` for one bot (one peer identity) on a bound
   ROUTER socket: msgpack encoding, frame limits, receive with a timeout by
   ``poll``, a lost connection or a dead bot process reported as ``TransportClosed``.
-* ``launch_zmq_bot`` / ``zmq_player`` -- a bot the referee starts itself: a ROUTER
+* ``launch_zmq_bot`` -- a bot the referee starts itself: a ROUTER
   bound on loopback (an ``ipc://`` path in a private directory, or
   ``tcp://127.0.0.1:<random port>``), the endpoint given to the bot in
   ``UPDOWN_ENDPOINT`` (and ``UPDOWN_TRANSPORT=zmq``).
-* ``RemoteListener`` / ``wait_for_remote_bot`` / ``remote_player`` -- a bot started
+* ``RemoteListener`` / ``wait_for_remote_bot`` -- a bot started
   by its author elsewhere connects to a listening endpoint and is admitted only with
   its own CURVE key (``zmq.auth.thread.ThreadAuthenticator`` with the allowed
   public keys); its ``hello`` must carry the name the key belongs to.  CURVE is
   required whenever the endpoint is not loopback.
-* ``bench_game_zmq`` -- games between two trivial launched ZeroMQ bots, for
-  ``bench/protocol.py``.
+* ``trivial_bot`` -- the smallest ZeroMQ bot (``python -m referee.transport.zmq``),
+  for ``referee.remote.bench_game_zmq``.
+
+The players built on these (``zmq_player``, ``remote_player``) are
+``referee.remote``'s: a transport knows nothing of games or players.
 
 The wire (protocol/ZEROMQ.md): the referee binds ROUTER, the bot connects DEALER;
 every message is one single-part frame holding one msgpack map.  The protocol
@@ -56,7 +59,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import urlsplit
 
 import msgpack
@@ -65,7 +68,6 @@ import zmq.auth.thread
 from zmq.utils.monitor import parse_monitor_message
 
 from ..process import (
-    DEFAULT_MEMORY_MB,
     DEFAULT_STDERR_CAP,
     BotProcess,
     BotStartError,
@@ -74,10 +76,6 @@ from ..process import (
 )
 from ..quoting import quote, show
 from .base import MalformedMessage, MessageTooLarge, TransportClosed, TransportTimeout
-
-if TYPE_CHECKING:  # pragma: no cover
-    from ..remote import RemotePlayer, TranscriptHook
-    from ..runner import TimeControl
 
 log = logging.getLogger("referee.zmq")
 
@@ -973,57 +971,7 @@ def wait_for_remote_bot(
     return name, transport
 
 
-# --- players -----------------------------------------------------------------------------
-
-
-def zmq_player(
-    name: str,
-    command: Sequence[str],
-    cwd: str | None = None,
-    env: Mapping[str, str] | None = None,
-    time_control: TimeControl | None = None,
-    memory_mb: int | None = DEFAULT_MEMORY_MB,
-    log_dir: str | None = None,
-    *,
-    transport: str = "ipc",
-    **options: Any,
-) -> RemotePlayer:
-    """A bot started as ``command`` speaking msgpack over ZeroMQ, as a runner
-    ``Player``: ``referee.remote.external_player`` with ``transport="zmq"`` (the same
-    launcher and sandbox as stdio bots); ``transport`` here is ``ipc`` or ``tcp``
-    (loopback)."""
-    from ..remote import external_player
-
-    return external_player(name, command, cwd, env, time_control, memory_mb, log_dir,
-                           transport="zmq", zmq_transport=transport, **options)
-
-
-def remote_player(
-    name: str,
-    listener: RemoteListener,
-    *,
-    wait: float = 300.0,
-    time_control: TimeControl | None = None,
-    on_message: TranscriptHook | None = None,
-    bye_grace: float = 1.0,
-) -> RemotePlayer:
-    """A bot started by its author elsewhere, admitted by ``listener`` with its own
-    CURVE key, as a runner ``Player``.  Each (re)connection waits up to ``wait``
-    seconds for the bot to connect and say hello; the startup limit then applies to
-    nothing more.  After a lost connection the bot must connect again (a new
-    DEALER, a new hello) for its next game."""
-    from ..remote import Connection, RemotePlayer
-
-    def launch() -> Connection:
-        _, transport = listener.accept(wait, name)
-        return Connection(transport, None)
-
-    return RemotePlayer(name, launch, time_control=time_control,
-                        max_message_bytes=listener.max_message_bytes, on_message=on_message,
-                        bye_grace=bye_grace)
-
-
-# --- a trivial bot, and the speed figure -------------------------------------------------
+# --- a trivial bot, for the speed figure (referee.remote.bench_game_zmq) ------------------
 
 
 def trivial_bot(endpoint: str, name: str = "trivial") -> int:
@@ -1048,47 +996,6 @@ def trivial_bot(endpoint: str, name: str = "trivial") -> int:
     finally:
         sock.close()
         ctx.term()
-
-
-@dataclass(frozen=True)
-class BenchResult:
-    games: int
-    decisions: int
-    seconds: float  # wall time of the games, bot start-up excluded
-
-    @property
-    def decisions_per_second(self) -> float:
-        return self.decisions / self.seconds if self.seconds > 0 else 0.0
-
-
-def bench_game_zmq(n_games: int, *, players: int = 2, seed: int = 1,
-                   transport: str = "ipc") -> BenchResult:
-    """Play ``n_games`` games between ``players`` trivial launched ZeroMQ bots
-    (``python -m referee.transport.zmq``; each bot started once and kept across the
-    games) and time them.  For ``bench/protocol.py``, beside the stdio figure."""
-    from ..game import GameConfig
-    from ..runner import TimeControl, run_game
-
-    command = [sys.executable, "-m", "referee.transport.zmq"]
-    tc = TimeControl(startup=30.0, per_decision=10.0, bank=0.0)
-    seats = [zmq_player(f"zmq{i}", command, time_control=tc, transport=transport,
-                        memory_mb=None) for i in range(players)]
-    try:
-        config = GameConfig(players=players)
-        for p in seats:  # start-up and handshake outside the timing
-            p.connect()
-        decisions = 0
-        t0 = time.perf_counter()
-        for g in range(n_games):
-            record = run_game(config, seed + g, seats, game_id=f"bench-{g}",
-                              time_control=tc)
-            if record.faults:
-                raise RuntimeError(f"bench game {g}: {record.faults[0]}")
-            decisions += len(record.decisions)
-        return BenchResult(n_games, decisions, time.perf_counter() - t0)
-    finally:
-        for p in seats:
-            p.close()
 
 
 if __name__ == "__main__":

@@ -81,7 +81,7 @@ def test_six_example_bots_in_one_game(opened: list[RemotePlayer]) -> None:
 
 @pytest.mark.parametrize("bot", ["python-random", "python-heuristic"])
 def test_python_bots_over_zeromq(bot: str, opened: list[RemotePlayer]) -> None:
-    from referee.transport.zmq import zmq_player
+    from referee.remote import zmq_player
 
     remote = zmq_player(bot, COMMANDS[bot], time_control=TC)
     opened.append(remote)

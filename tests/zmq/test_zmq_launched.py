@@ -19,6 +19,7 @@ import pytest
 from referee.bots import make_bot
 from referee.game import GameConfig
 from referee.process import live_bots
+from referee.remote import bench_game_zmq, zmq_player
 from referee.runner import FaultPolicy, InProcessPlayer, TimeControl, run_game
 from referee.transport.base import (
     MalformedMessage,
@@ -28,11 +29,9 @@ from referee.transport.base import (
 )
 from referee.transport.zmq import (
     LaunchedZmqBot,
-    bench_game_zmq,
     bot_env,
     decode_frame,
     launch_zmq_bot,
-    zmq_player,
 )
 
 BOT = [sys.executable, str(Path(__file__).with_name("zmq_bot.py"))]

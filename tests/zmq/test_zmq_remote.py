@@ -22,6 +22,7 @@ import zmq
 
 from referee.bots import make_bot
 from referee.game import GameConfig
+from referee.remote import remote_player
 from referee.runner import InProcessPlayer, TimeControl, run_game
 from referee.transport.base import (
     MalformedMessage,
@@ -32,7 +33,6 @@ from referee.transport.base import (
 from referee.transport.zmq import (
     RemoteListener,
     is_loopback,
-    remote_player,
     wait_for_remote_bot,
 )
 
