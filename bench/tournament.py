@@ -13,10 +13,27 @@
    are committed, and its peak (VmHWM); it should stay flat, since nothing is kept
    per game but the row in SQLite.
 
+With ``--executor dask``, instead: the Dask executor beside the process pool.
+
+4. The same round-robin through ``run_tournament`` (store commits included) on the
+   process pool and on a ``LocalCluster`` (started beforehand, as a cluster is), at
+   1 and 2 workers, alternated and best of ``--repeat``: games/s, wall time per game
+   (target: Dask within 10 % of the pool at 2 workers), Dask's 2-worker speed-up
+   (target >= 1.8x, or 95 % of the machine's ceiling, printed);
+5. the bytes that reach the coordinator per game (a ``SetResult``, pickled, as Dask
+   sends it) and per set submitted;
+6. the coordinator's commit rate under a flood of finished sets (``SetResult``s made
+   from real records, unpickled and committed -- records written and synced, one
+   SQLite commit per game -- as fast as it can), and the scheduler's rate for
+   no-op tasks on this machine;
+7. from these, on paper: what 100 machines would ask of the coordinator, and which
+   limit comes first.
+
 Games are the default rules with built-in bots (no play-out), so that the
 referee's own costs -- records, commits, dispatch -- are a visible part of each game.  Run on an otherwise idle machine for meaningful numbers.
 
     .venv/bin/python bench/tournament.py [--games 4000] [--memory-games 10000]
+    .venv/bin/python bench/tournament.py --executor dask [--games 4000] [--flood-sets 2000]
 """
 
 from __future__ import annotations
@@ -216,14 +233,208 @@ def machine_ceiling() -> float:
     return 2 * best_one / best_two
 
 
+def executor_run(root: Path, tag: str, deals: int, executor: object,
+                 config: str = CONFIG, per_deal: int = GAMES_PER_DEAL) -> tuple[int, float]:
+    """Games played and wall seconds of the bench round-robin (``config``, of
+    ``per_deal`` games per deal) through ``run_tournament`` (commits and records
+    included) on ``executor``."""
+    sys.path.insert(0, str(REPO))
+    from referee.tournament.config import load_config
+    from referee.tournament.run import run_tournament
+
+    folder = root / tag
+    folder.mkdir()
+    (folder / "t.toml").write_text(config.format(
+        deals=deals, python=sys.executable, bots=REPO / "example_bots" / "python"))
+    cfg = load_config(folder / "t.toml")
+    t0 = time.perf_counter()
+    summary = run_tournament(cfg, executor=executor, quiet=True)  # type: ignore[arg-type]
+    wall = time.perf_counter() - t0
+    assert not summary.errors and summary.played == deals * per_deal
+    return summary.played, wall
+
+
+def noop(x: int) -> int:
+    return x
+
+
+def dask_bench(args: argparse.Namespace, root: Path) -> None:
+    import logging
+    import pickle
+    import zlib
+
+    sys.path.insert(0, str(REPO))
+    import dask
+    from distributed import Client, LocalCluster
+
+    from referee.tournament.dask_executor import (
+        SCHEDULER_CONFIG,
+        Committer,
+        DaskExecutor,
+        SetResult,
+    )
+    from referee.tournament.executor import GameOutcome, ProcessExecutor
+    from referee.tournament.store import Store
+
+    for name in list(logging.root.manager.loggerDict):
+        if name.startswith("distributed"):
+            logging.getLogger(name).setLevel(logging.CRITICAL)
+    if args.bots == "external":  # 4 external (sandboxed) bots and one built-in, 4 seats
+        config, per_deal, what, size = ISOLATION, 20, "4 external bots + 1 built-in, 4 seats", 4
+    else:
+        config, per_deal, what, size = CONFIG, GAMES_PER_DEAL, "3 built-in bots, 2 seats", 2
+    deals = args.games // per_deal
+    cpus = len(os.sched_getaffinity(0))
+    print(f"Dask executor beside the process pool: round-robin of {what}, "
+          f"{deals * per_deal} games (sets of {size}), {cpus} CPUs; best of {args.repeat}")
+    print(f"load average before: {os.getloadavg()[0]:.2f}")
+    clusters = {}
+    for n in (1, 2):
+        t0 = time.perf_counter()
+        with dask.config.set(SCHEDULER_CONFIG):  # as the executor's own LocalCluster
+            clusters[n] = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
+                                       dashboard_address=":0", worker_dashboard_address=None,
+                                       silence_logs=logging.CRITICAL)
+        print(f"LocalCluster of {n} worker(s) up in {time.perf_counter() - t0:.1f} s "
+              "(once per cluster, not per run)")
+    best: dict[tuple[str, int], float] = {}
+    n_games = 0
+    for r in range(args.repeat):
+        for workers in (1, 2):
+            for kind in ("process", "dask"):  # alternated: the same noise for both
+                ex = (ProcessExecutor(workers) if kind == "process"
+                      else DaskExecutor(clusters[workers].scheduler_address))
+                n_games, wall = executor_run(root, f"{kind}{workers}-{r}", deals, ex,
+                                             config, per_deal)
+                key = (kind, workers)
+                best[key] = min(best.get(key, float("inf")), wall)
+    for workers in (1, 2):
+        p, d = best[("process", workers)], best[("dask", workers)]
+        print(f"{workers} worker(s): process pool {n_games / p:.0f} games/s "
+              f"({1000 * p / n_games:.2f} ms/game), Dask {n_games / d:.0f} games/s "
+              f"({1000 * d / n_games:.2f} ms/game): Dask's wall time per game "
+              f"{100 * (d / p - 1):+.1f} % of the pool's"
+              + (f" (target <= +10 %: {'met' if d / p <= 1.10 else 'NOT met'})"
+                 if workers == 2 else ""))
+    sp_d = best[("dask", 1)] / best[("dask", 2)]
+    sp_p = best[("process", 1)] / best[("process", 2)]
+    ceiling = machine_ceiling() if cpus >= 2 else 1.0
+    print(f"2-worker speed-up: Dask {sp_d:.2f}x, process pool {sp_p:.2f}x; machine ceiling "
+          f"now {ceiling:.2f}x: Dask reaches {100 * sp_d / ceiling:.0f} % of it (target >= 1.8x "
+          f"or >= 95 % of the ceiling: "
+          f"{'met' if sp_d >= 1.8 or sp_d >= 0.95 * ceiling else 'NOT met'})")
+
+    # What reaches the coordinator per set and per game: a SetResult, as pickled.
+    out = root / "dask2-0" / "out"
+    store = Store.open_existing(out)
+    outcomes = list(store.outcomes())
+    store.close()
+    by_deal: dict[int, list[GameOutcome]] = {}
+    for o in outcomes:
+        by_deal.setdefault(o.deal, []).append(o)
+    results = []
+    for deal, games in by_deal.items():
+        recs = tuple(zlib.compress((out / g.record).read_bytes(), 1) for g in games)
+        results.append(SetResult(deal, "host:1234", tuple(games), recs))
+    sizes = [len(pickle.dumps(r)) for r in results]
+    raw = sum((out / o.record).stat().st_size for o in outcomes) / len(outcomes)
+    per_game = sum(sizes) / len(outcomes)
+    from referee.tournament.config import load_config
+    from referee.tournament.schedule import schedule
+    specs = schedule(load_config(root / "dask2-0" / "t.toml"))
+    submit = len(pickle.dumps(specs[:size]))
+    print(f"\nbytes per game to the coordinator: {per_game:.0f} (its record is {raw:.0f} bytes, "
+          f"sent zlib-compressed; plus the outcome); per set submitted: ~{submit} bytes of "
+          "game specs (the job and the bots are sent once per worker)")
+
+    # The coordinator's commit rate under a flood of finished sets.
+    flood = root / "flood"
+    (flood / "games").mkdir(parents=True)
+    fstore = Store.create_or_resume(flood, {"flood": True}, "flood", args.flood_sets * size)
+    blobs = []
+    template = results[:50]
+    for i in range(args.flood_sets):
+        base = template[i % len(template)]
+        games = tuple(replace_index(o, size * i + j) for j, o in enumerate(base.outcomes))
+        blobs.append(pickle.dumps(SetResult(i, base.worker, games, base.records)))
+    pending = set(range(size * args.flood_sets))
+
+    def report(r: object) -> None:
+        if isinstance(r, GameOutcome):
+            fstore.add(r)
+
+    committer = Committer(str(flood), pending, report)
+    t0 = time.perf_counter()
+    for blob in blobs:
+        committer.arrive(pickle.loads(blob))
+        committer.drain(block=False)
+    committer.close()
+    secs = time.perf_counter() - t0
+    assert not pending
+    fstore.close()
+    commit_rate = size * args.flood_sets / secs
+    print(f"coordinator, a flood of {args.flood_sets} finished sets (unpickle, write and sync "
+          f"the records, one SQLite commit per game): {commit_rate:.0f} games/s "
+          f"({args.flood_sets / secs:.0f} sets/s, {1e6 / commit_rate:.0f} us per game)")
+
+    # The scheduler's own rate on this machine: no-op tasks through as_completed.
+    from distributed import as_completed
+    client = Client(clusters[2].scheduler_address, set_as_default=False)
+    futs = client.map(noop, range(2000), pure=False)
+    t0 = time.perf_counter()
+    for _ in as_completed(futs, loop=client.loop):
+        pass
+    tasks_rate = 2000 / (time.perf_counter() - t0)
+    del futs
+    client.close()
+    for c in clusters.values():
+        c.close()
+    print(f"Dask scheduler here: {tasks_rate:.0f} no-op tasks/s (2 workers, sharing the 2 CPUs "
+          "with the client)")
+
+    # On paper: 100 machines.
+    per_core = n_games / best[("dask", 1)]  # games/s of one worker on the bench's games
+    print("\n100 machines x 32 cores = 3200 Dask workers, on paper:")
+    for label, rate in (("the bench's games", per_core), ("games of 1 s (real bots)", 1.0),
+                        ("games of 0.1 s", 10.0)):
+        need = 3200 * rate
+        print(f"  {label}: {need:,.0f} games/s = {need / size:,.0f} sets/s to commit, "
+              f"{need * per_game / 1e6:,.1f} MB/s into the coordinator; "
+              f"commit capacity {commit_rate:,.0f} games/s "
+              f"({100 * need / commit_rate:.0f} % of it), scheduler "
+              f"{100 * need / size / tasks_rate:.0f} % of {tasks_rate:,.0f} tasks/s")
+    print("  first bottleneck: " + ("the coordinator's commits (one synced SQLite commit "
+                                    "per game, records synced)"
+                                    if commit_rate / size < tasks_rate else
+                                    "the Dask scheduler (tasks/s)"))
+
+
+def replace_index(o: object, index: int) -> object:
+    import dataclasses
+
+    return dataclasses.replace(o, index=index, game_id=f"g{index:06d}",  # type: ignore[type-var]
+                               record=f"games/g{index:06d}.jsonl")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description="tournament throughput and memory")
     ap.add_argument("--games", type=int, default=4000, help="games of each timed run")
+    ap.add_argument("--executor", choices=("process", "dask"), default="process",
+                    help="dask: the Dask executor beside the process pool (sections 4-7)")
+    ap.add_argument("--bots", choices=("builtin", "external"), default="builtin",
+                    help="--executor dask: the games of built-in bots (short: the referee's "
+                         "costs show) or of external sandboxed bots (longer, as real ones)")
+    ap.add_argument("--flood-sets", type=int, default=2000,
+                    help="finished sets in the coordinator's commit flood (--executor dask)")
     ap.add_argument("--memory-games", type=int, default=10000)
     ap.add_argument("--isolation-deals", type=int, default=40,
                     help="deals of the duplicate-isolation run (x 5 lineups x 4 seatings)")
     ap.add_argument("--repeat", type=int, default=2, help="isolation runs, best of")
     args = ap.parse_args()
+    if args.executor == "dask":
+        with tempfile.TemporaryDirectory() as tmp:
+            dask_bench(args, Path(tmp))
+        return 0
     cpus = len(os.sched_getaffinity(0))
     deals = args.games // GAMES_PER_DEAL
     with tempfile.TemporaryDirectory() as tmp:

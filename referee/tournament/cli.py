@@ -30,6 +30,7 @@ from ..sandbox import SandboxError
 from . import verify as verify_mod
 from .config import (
     DEFAULT_STOP_AFTER,
+    EXECUTORS,
     SEATINGS,
     TournamentConfig,
     TournamentConfigError,
@@ -37,10 +38,10 @@ from .config import (
     parse_config,
     seatings_per_deal,
 )
-from .executor import ExecutorError
+from .executor import Executor, ExecutorError
 from .run import RunSummary, run_tournament, sandbox_of, standings_of, with_seed
 from .schedule import schedule, schedule_digest
-from .standings import FORMATS, Standings, render
+from .standings import FORMATS, Standings, by_worker, render, render_by_worker
 from .store import Store, StoreError
 
 KEY_REFERENCE = ("tournaments/README.md lists every key (and the matching options of "
@@ -117,7 +118,8 @@ def _terminate(signum: int, frame: object) -> None:
 
 def _play(cfg: TournamentConfig, output: str | None, jobs: int | None, fmt: str,
           quiet: bool, *, sandbox_mode: str | None = None, wide: bool = False,
-          report_dir: str | None = None) -> None:
+          report_dir: str | None = None, executor: str | None = None,
+          scheduler: str | None = None) -> None:
     """Play (or resume) ``cfg`` and print its standings: what 'run' and 'quick' do."""
     _warn(cfg)
     out: Path | str = output or "its output folder"
@@ -131,7 +133,8 @@ def _play(cfg: TournamentConfig, output: str | None, jobs: int | None, fmt: str,
         if refresh:
             refresh.results = out
         summary = run_tournament(cfg, output_dir=out, jobs=jobs, quiet=quiet, sandbox=sandbox,
-                                 on_game=refresh)
+                                 on_game=refresh,
+                                 executor=_executor(cfg, executor, scheduler, jobs))
     except (TournamentConfigError, StoreError, SandboxError) as e:
         _fail(str(e))
     except ExecutorError as e:
@@ -160,6 +163,22 @@ def _play(cfg: TournamentConfig, output: str | None, jobs: int | None, fmt: str,
         _fail(f"{len(summary.errors)} games could not be played (first: {summary.errors[0].game_id}:"
               f" {summary.errors[0].message.splitlines()[0]}); run again to retry them")
 
+
+def _executor(cfg: TournamentConfig, kind: str | None, scheduler: str | None,
+              jobs: int | None) -> Executor | None:
+    """The executor the options and the file ask for (None: the process pool)."""
+    kind = kind or ("dask" if scheduler else cfg.executor)
+    if kind != "dask":
+        if scheduler:
+            raise TournamentConfigError("--scheduler is for the Dask executor: add "
+                                        "--executor dask")
+        return None
+    # distributed takes a second to import: only when a run asks for it.
+    from .dask_executor import DaskExecutor
+
+    return DaskExecutor(scheduler or cfg.scheduler, jobs or cfg.jobs, ship=cfg.ship_bots)
+
+
 @tournament.command(epilog=f"The configuration file: {KEY_REFERENCE}.",
                     context_settings={"max_content_width": 100})
 @click.argument("config", type=click.Path(dir_okay=False))
@@ -179,8 +198,16 @@ def _play(cfg: TournamentConfig, output: str | None, jobs: int | None, fmt: str,
 @click.option("--report", "report_dir", type=click.Path(file_okay=False), default=None,
               metavar="SITE", help="Keep the HTML report in SITE up to date: rewritten every "
               f"{REPORT_EVERY:g} s while games are played, and at the end.")
+@click.option("--executor", type=click.Choice(EXECUTORS), default=None,
+              help="Where the games are played: process (worker processes on this machine) "
+                   "or dask (a Dask cluster).  Default: the configuration's executor, else "
+                   "process.")
+@click.option("--scheduler", default=None, metavar="tcp://HOST:8786",
+              help="The Dask scheduler to play on (--executor dask); without one, a local "
+                   "Dask cluster of --jobs workers is started.")
 def run(config: str, jobs: int | None, output: str | None, fmt: str, quiet: bool,
-        sandbox_mode: str | None, wide: bool, report_dir: str | None) -> None:
+        sandbox_mode: str | None, wide: bool, report_dir: str | None, executor: str | None,
+        scheduler: str | None) -> None:
     """Play the tournament CONFIG (a TOML file); run it again to resume it.
 
     Every finished game is committed at once to OUTPUT/tournament.sqlite, with its
@@ -201,7 +228,7 @@ def run(config: str, jobs: int | None, output: str | None, fmt: str, quiet: bool
     except TournamentConfigError as e:
         _fail(str(e))
     _play(cfg, output, jobs, fmt, quiet, sandbox_mode=sandbox_mode, wide=wide,
-          report_dir=report_dir)
+          report_dir=report_dir, executor=executor, scheduler=scheduler)
 
 
 QUICK_HELP = """Run a round-robin among the bots BOT... from flags alone, and print the
@@ -391,7 +418,10 @@ def init(file: str, force: bool) -> None:
                    "csv and json: every figure, for a program.")
 @click.option("--wide", is_flag=True, help="Every column (default: what fits the terminal, "
               "fault columns only for faults that happened).")
-def standings(where: str, fmt: str, wide: bool) -> None:
+@click.option("--faults", "faults_view", is_flag=True,
+              help="Instead: the faults by the worker (machine and process) that played "
+                   "the games, to tell a sick machine from a faulty bot.")
+def standings(where: str, fmt: str, wide: bool, faults_view: bool) -> None:
     """Standings of the tournament in the folder WHERE (or of the configuration file
     WHERE); works while the tournament runs.
 
@@ -406,6 +436,13 @@ def standings(where: str, fmt: str, wide: bool) -> None:
     path = Path(where)
     try:
         out = load_config(path).output_dir if path.is_file() else path
+        if faults_view:
+            store = Store.open_existing(out)
+            try:
+                click.echo(render_by_worker(by_worker(store.outcomes()), fmt))
+            finally:
+                store.close()
+            return
         click.echo(_render(standings_of(out), fmt, wide))
     except (TournamentConfigError, StoreError) as e:
         _fail(str(e))

@@ -44,10 +44,12 @@ FORMATS = ("round-robin", "gauntlet", "balanced")
 #: permutation (k! seatings), or one random seating per deal (independent deals).
 SEATINGS = ("rotate", "williams", "all", "random")
 TRANSPORTS = ("stdio", "zmq")
+#: Where the games are played: this machine's process pool, or a Dask cluster.
+EXECUTORS = ("process", "dask")
 
 _SECTIONS = ("tournament", "rules", "time", "faults", "remote", "sandbox", "bots")
 _TOURNAMENT_KEYS = ("name", "format", "seats", "deals", "games", "seed", "seating",
-                    "challengers", "jobs", "output")
+                    "challengers", "jobs", "output", "executor", "scheduler", "ship_bots")
 _RULES_KEYS = ("variants", "colours", "deck", "turn_limit")
 _TIME_KEYS = ("startup", "per_decision", "bank", "game")
 _FAULT_KEYS = ("policy", "strike_limit", "stop_after")
@@ -150,6 +152,9 @@ class TournamentConfig:
     time: TimeControl = field(default_factory=TimeControl)
     faults: FaultPolicy = field(default_factory=FaultPolicy)
     jobs: int | None = None  # None: one per CPU
+    executor: str = "process"  # or "dask" (referee.tournament.dask_executor)
+    scheduler: str | None = None  # a Dask scheduler's address; None: a LocalCluster
+    ship_bots: bool = True  # False: the Dask workers see the bots at these paths
     output: str = "runs/tournament"  # as written; relative to base_dir
     base_dir: str = "."  # the configuration file's folder
     remote: RemoteSettings = field(default_factory=RemoteSettings)
@@ -183,8 +188,8 @@ class TournamentConfig:
 
     def to_dict(self) -> dict[str, Any]:
         """What decides the games and their results: the store refuses to resume a
-        tournament whose ``to_dict`` changed.  (``jobs``, ``output`` and ``[remote]``
-        do not change a result, so they are left out.)"""
+        tournament whose ``to_dict`` changed.  (``jobs``, ``output``, ``executor``,
+        ``scheduler`` and ``[remote]`` do not change a result, so they are left out.)"""
         return {
             "name": self.name,
             "format": self.format,
@@ -349,6 +354,14 @@ def parse_config(raw: dict[str, Any], *, base_dir: str = ".", source: str = "con
             top.fail("bots", f"{seats} seats need at least {seats} bots, {len(bots)} given")
 
     jobs = t.whole("jobs", None, 1)
+    executor = t.text("executor", "process", EXECUTORS)
+    scheduler = t.text("scheduler")
+    if scheduler is not None and executor != "dask":
+        t.fail("tournament.scheduler", 'a scheduler is for the Dask executor: add executor = "dask"')
+    ship_bots = t.table.get("ship_bots", True)
+    if not isinstance(ship_bots, bool):
+        t.fail("tournament.ship_bots", f"must be true (the bots' folders are shipped to the Dask "
+               f"workers) or false (a shared file system shows them there), not {ship_bots!r}")
     name = t.text("name", "tournament")
     output = t.text("output", f"runs/{name}")
 
@@ -419,7 +432,9 @@ def parse_config(raw: dict[str, Any], *, base_dir: str = ".", source: str = "con
     return TournamentConfig(
         bots=tuple(bots), name=name, format=fmt, seats=seats, deals=deals, games=games,
         seed=seed, seating=seating, challengers=challengers, game=game, time=time,
-        faults=faults, jobs=jobs, output=output, base_dir=base_dir, remote=remote,
+        faults=faults, jobs=jobs, executor=executor, scheduler=scheduler,
+        ship_bots=ship_bots, output=output,
+        base_dir=base_dir, remote=remote,
         sandbox=sandbox,
         stop_after=fr.whole("stop_after", DEFAULT_STOP_AFTER, 0), warnings=tuple(warnings),
     )

@@ -62,7 +62,7 @@ class GameOutcome:
     faults: tuple[dict[str, Any], ...] = ()
     forfeits: tuple[int, ...] = ()
     wall_time: float = 0.0
-    worker: int = 0
+    worker: int | str = 0  # a process-pool worker's number; a Dask worker's HOST:PID
     record: str = ""  # path of the JSONL record, relative to the output folder
 
 

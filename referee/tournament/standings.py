@@ -371,3 +371,69 @@ def render(st: Standings, fmt: str = "plain", *, wide: bool = True,
 
 def as_dicts(st: Standings) -> list[dict[str, Any]]:
     return [asdict(r) for r in st.rows]
+
+
+# --- faults by worker ------------------------------------------------------------------
+
+
+@dataclass
+class WorkerFaults:
+    """One worker's games and faults (``standings --faults``): a machine whose games
+    fault far more than the others', or where every seat faults at once (every bot
+    timing out), is more likely sick than its bots."""
+
+    worker: str
+    games: int = 0
+    faulty: int = 0  # games with a fault
+    every_seat: int = 0  # games in which every seat had a fault
+    faults: dict[str, int] = field(default_factory=dict)  # by kind
+    examples: list[str] = field(default_factory=list)  # games where every seat faulted
+
+    @property
+    def faulty_rate(self) -> float:
+        return self.faulty / self.games if self.games else 0.0
+
+
+def by_worker(outcomes: Iterable[GameOutcome], examples: int = 5) -> list[WorkerFaults]:
+    """Faults per worker that played the games (a process-pool worker's number, a
+    Dask worker's HOST:PID), the workers whose games fault most often first."""
+    rows: dict[str, WorkerFaults] = {}
+    for o in outcomes:
+        w = rows.setdefault(str(o.worker), WorkerFaults(str(o.worker)))
+        w.games += 1
+        if not o.faults:
+            continue
+        w.faulty += 1
+        for f in o.faults:
+            w.faults[f["kind"]] = w.faults.get(f["kind"], 0) + 1
+        if {f["seat"] for f in o.faults} >= set(range(len(o.seats))):
+            w.every_seat += 1
+            if len(w.examples) < examples:
+                w.examples.append(o.game_id)
+    return sorted(rows.values(), key=lambda w: (-w.faulty_rate, -w.every_seat, w.worker))
+
+
+def render_by_worker(workers: Sequence[WorkerFaults], fmt: str = "plain") -> str:
+    if fmt == "json":
+        return json.dumps([{**asdict(w), "faulty_rate": w.faulty_rate} for w in workers],
+                          indent=2)
+    kinds = sorted({k for w in workers for k in w.faults})
+    if fmt == "csv":
+        buf = io.StringIO()
+        out = csv.writer(buf, lineterminator="\n")
+        out.writerow(["worker", "games", "faulty", "faulty_rate", "every_seat", *kinds,
+                      "examples"])
+        for w in workers:
+            out.writerow([w.worker, w.games, w.faulty, w.faulty_rate, w.every_seat,
+                          *(w.faults.get(k, 0) for k in kinds), " ".join(w.examples)])
+        return buf.getvalue().rstrip("\n")
+    headers = ["worker", "games", "games with faults", "every seat faulted", *kinds,
+               "e.g. (every seat faulted)"]
+    rows = [[w.worker, str(w.games), f"{w.faulty} ({100 * w.faulty_rate:.0f}%)",
+             str(w.every_seat), *(str(w.faults.get(k, 0)) for k in kinds),
+             " ".join(w.examples)] for w in workers]
+    title = ("faults by the worker that played the games (a machine whose games fault far "
+             "more often than the others', or where every seat faults, may be sick)")
+    return str(("## " if fmt == "markdown" else "") + title + "\n\n" + tabulate(
+        rows, headers=headers, tablefmt="github" if fmt == "markdown" else "simple",
+        disable_numparse=True))

@@ -65,7 +65,7 @@ class Report:
         return text
 
 
-def outcome_of(rec: Record, index: int, deal: int, rel: str, worker: int = 0) -> GameOutcome:
+def outcome_of(rec: Record, index: int, deal: int, rel: str, worker: int | str = 0) -> GameOutcome:
     """What the store keeps of the game a record holds."""
     r = rec.result
     return GameOutcome(
