@@ -427,7 +427,7 @@ def main() -> int:
     ap.add_argument("--flood-sets", type=int, default=2000,
                     help="finished sets in the coordinator's commit flood (--executor dask)")
     ap.add_argument("--memory-games", type=int, default=10000)
-    ap.add_argument("--isolation-deals", type=int, default=40,
+    ap.add_argument("--isolation-deals", type=int, default=100,
                     help="deals of the duplicate-isolation run (x 5 lineups x 4 seatings)")
     ap.add_argument("--repeat", type=int, default=2, help="isolation runs, best of")
     args = ap.parse_args()
