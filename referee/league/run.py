@@ -23,7 +23,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from ..checkbot import Checker
+from ..checkbot import SCENARIOS, Checker, Scenario
 from ..sandbox import Sandbox, SandboxError, resolve
 from ..tournament.config import BotSpec, TournamentConfig
 from ..tournament.executor import (
@@ -40,7 +40,7 @@ from ..tournament.executor import (
 from ..tournament.run import Progress
 from ..tournament.schedule import GameSpec, derive_seed
 from ..tournament.standings import Standings, compute
-from ..tournament.store import StoreError
+from ..tournament.store import Store, StoreError
 from .config import LeagueConfig, LeagueConfigError, changes, from_dict
 from .schedule import LeagueGame, interleave, league_schedule, name_of
 from .store import Entry, LeagueStore, Planned, now
@@ -197,8 +197,12 @@ def submit(league_dir: Path, name: str, source: Path, command: Sequence[str], *,
 def run_check(command: Sequence[str], transport: str, folder: Path, config: LeagueConfig,
               sandbox: Sandbox) -> tuple[bool, str]:
     """check-bot on the staged submission, as the league will run it."""
+    # Its own scenarios (every kind of decision), then a game at each of the
+    # league's table sizes under the league's own rules.
+    own = tuple(Scenario(f"{k} players, the league's rules", config.game_for(k), 100 + k,
+                         "the rules and table size the league plays") for k in config.seats)
     report = Checker(list(command), transport=transport, time_control=config.time,
-                     cwd=str(folder), sandbox=sandbox).run()
+                     cwd=str(folder), sandbox=sandbox, scenarios=(*SCENARIOS, *own)).run()
     return report.ok, report.render()
 
 
@@ -461,6 +465,7 @@ def tables(league_dir: Path, *, table: int | None = None, history: bool = False
                 st = _relabel(compute(named, list(label), k, name=config.name,
                                       scheduled=scheduled), label)
             st.seed, st.seed_source = config.seed, "given"
+            st.running = Store.in_use(league_dir) if not st.complete else None
             described = store.meta("sandbox")
             st.sandbox = json.loads(described) if described else None
             out.append((st, games))

@@ -306,6 +306,7 @@ def standings_of(output_dir: Path) -> Standings:
                      scheduled=store.scheduled)
         st.seed = cfg.get("seed")
         st.seed_source = store.meta("seed_source") or "given"
+        st.running = Store.in_use(output_dir) if not st.complete else None
         sandbox = store.meta("sandbox")
         st.sandbox = json.loads(sandbox) if sandbox else None
         return st

@@ -84,6 +84,8 @@ class Standings:
     # head[a][b]: a's score against b (wins + half of level finishes), and games
     head: dict[str, dict[str, float]] = field(default_factory=dict)
     met: dict[str, dict[str, int]] = field(default_factory=dict)
+    #: Is a run playing the remaining games now (None: not known)?
+    running: bool | None = None
     seed: int | None = None  # the tournament's seed
     seed_source: str = "given"  # or "random": drawn when it first ran
     sandbox: dict[str, Any] | None = None  # what its bots ran in (Sandbox.describe)
@@ -305,7 +307,13 @@ def head_to_head_table(st: Standings, compact: bool = False) -> tuple[list[str],
 
 
 def _title(st: Standings) -> str:
-    done = "" if st.complete else f" (in progress: {st.played} of {st.scheduled})"
+    if st.complete:
+        done = ""
+    elif st.running is False:
+        done = (f" (stopped at {st.played} of {st.scheduled}: run it again to play the "
+                f"rest)")
+    else:
+        done = f" (in progress: {st.played} of {st.scheduled})"
     lines = [f"{st.name}: {st.played} games, {st.seats} seats{done}"]
     notes = []
     if st.seed is not None:

@@ -19,6 +19,7 @@ Tables::
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
 import sqlite3
@@ -131,7 +132,6 @@ class Store:
     def lock(self) -> None:
         """Hold the folder for this process (released when it exits, however it
         exits): two referees playing the same games would only waste their time."""
-        import fcntl
 
         self._lock = open(self.path.parent / "lock", "w")  # noqa: SIM115 (held open)
         try:
@@ -143,6 +143,21 @@ class Store:
                              "tournament; wait for it, or stop it and run again") from None
         self._lock.write(str(os.getpid()))
         self._lock.flush()
+
+    @staticmethod
+    def in_use(output_dir: Path) -> bool:
+        """Is a referee running the tournament in ``output_dir`` now (it holds the
+        folder's lock, ``lock``)?"""
+        try:
+            with open(output_dir / "lock", "a") as f:
+                try:
+                    fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except OSError:
+                    return True
+                fcntl.flock(f, fcntl.LOCK_UN)
+                return False
+        except OSError:
+            return False
 
     @classmethod
     def stored_config(cls, output_dir: Path) -> dict[str, Any] | None:

@@ -155,3 +155,31 @@ def test_head_to_head_marks_significant_cells() -> None:
     assert json.loads(render(st, "json"))["head_to_head"]["A"]["B"]["significant"] is True
     rows = {r.bot: r for r in st.rows}
     assert rows["A"].rating_low > rows["B"].rating_high  # separated intervals
+
+
+def test_the_header_says_whether_an_unfinished_tournament_is_being_played(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """An interrupted tournament says it stopped (and how to go on), not 'in
+    progress', once no referee is playing it."""
+    from referee.tournament.config import parse_config
+    from referee.tournament.executor import SerialExecutor
+    from referee.tournament.run import run_tournament, standings_of
+    from referee.tournament.store import Store
+
+    class Half(SerialExecutor):
+        def run(self, job, games, report):  # type: ignore[no-untyped-def]
+            super().run(job, list(games)[:2], report)
+
+    cfg = parse_config({"tournament": {"seats": 2, "deals": 2, "seed": 3, "output": "out"},
+                        "bots": [{"name": "a", "builtin": "lowest"},
+                                 {"name": "b", "builtin": "random"}]}, base_dir=str(tmp_path))
+    run_tournament(cfg, executor=Half(), quiet=True)
+    out = tmp_path / "out"
+    assert "(stopped at 2 of 4: run it again to play the rest)" in render(standings_of(out))
+    store = Store.open_existing(out)
+    try:
+        store.lock()  # as a run playing the rest holds it
+        assert "(in progress: 2 of 4)" in render(standings_of(out))
+    finally:
+        store.close()
+    run_tournament(cfg, quiet=True, executor=SerialExecutor())
+    assert "stopped" not in render(standings_of(out)) and "progress" not in render(standings_of(out))
