@@ -224,7 +224,7 @@ builtin = "heuristic"
         time.sleep(0.05)
     # standings can be read from the interrupted tournament
     code, text, _ = invoke("tournament", "standings", str(killed))
-    assert code == 0 and f"in progress: {len(saved)} of {total}" in text
+    assert code == 0 and f"stopped at {len(saved)} of {total}: run it again" in text
 
     code, resumed, err = invoke("tournament", "run", str(cfg), "-o", str(killed), "--format", "json",
                                 "--jobs", "2")
