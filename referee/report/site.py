@@ -87,7 +87,7 @@ def standings_html(res: Results, slug: dict[str, str], prefix: str = "") -> str:
              if any(getattr(r, k) for r in st.rows)]
     head = ("<tr><th>rank</th><th class=l>bot</th><th>games</th><th>wins</th>"
             "<th>win % (95% CI)</th><th>avg place (95% CI)</th><th>place pts</th>"
-            "<th>avg penalty</th><th>rating ± σ</th>"
+            "<th>avg penalty</th><th>rating (95% CI)</th>"
             + "".join(f"<th>{k}</th>" for k in kinds) + "</tr>")
     rows = []
     for r in st.rows:

@@ -50,7 +50,9 @@ def error_bars(title: str,
     when it is not symmetric)."""
     left, width, row_h = 150, 300, 22
     h = 30 + row_h * len(rows) + 12
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{left + width + 90}" height="{h}" '
+    # room on the right for the value and its interval ("+111 [+77, +144]")
+    room = 150 if any(isinstance(ci, tuple) for _, _, ci in rows) else 90
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{left + width + room}" height="{h}" '
            f'role="img" aria-label="{esc(title)}">']
 
     def x(v: float) -> float:
