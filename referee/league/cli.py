@@ -17,6 +17,7 @@ import click
 
 from ..report.site import ReportError, write_site
 from ..tournament.cli import REPORT_EVERY, _Refresh, _terminate, _Terminated
+from ..tournament.executor import ExecutorError
 from ..tournament.standings import FORMATS, render
 from ..tournament.store import StoreError
 from .browse import games as list_games
@@ -34,7 +35,7 @@ def _fail(message: str, code: int = 2) -> NoReturn:
     sys.exit(code)
 
 
-_ERRORS = (LeagueConfigError, LeagueError, StoreError, SubmissionError)
+_ERRORS = (LeagueConfigError, LeagueError, StoreError, SubmissionError, ExecutorError)
 
 
 @click.group()
@@ -104,21 +105,34 @@ def submit_cmd(league_dir: str, name: str, path: str, command: str, transport: s
 @click.option("--quiet", "-q", is_flag=True, help="No progress display.")
 @click.option("--max-games", type=click.IntRange(min=1), default=None,
               help="Stop after this many games (the rest stay pending).")
+@click.option("--executor", "executor_kind", type=click.Choice(["process", "dask"]),
+              default="process", show_default=True,
+              help="Where the games are played: this machine's worker processes, or a Dask "
+                   "cluster (--scheduler; without it, a LocalCluster here).")
+@click.option("--scheduler", default=None, metavar="tcp://HOST:8786",
+              help="The Dask scheduler's address (implies --executor dask).")
 @click.option("--report", "report_dir", type=click.Path(file_okay=False), default=None,
               metavar="SITE", help="Keep the league's HTML report in SITE up to date: "
               f"rewritten after a batch of games at most every {REPORT_EVERY:g} s, and at "
               "the end (referee report).")
 def run_cmd(league_dir: str, jobs: int | None, watch: bool, quiet: bool,
-            max_games: int | None, report_dir: str | None) -> None:
+            max_games: int | None, executor_kind: str, scheduler: str | None,
+            report_dir: str | None) -> None:
     """Play the league's pending games (interleaved across lineups)."""
     where = Path(league_dir).resolve()
+    executor = None
+    if executor_kind == "dask" or scheduler:
+        # distributed takes a second to import: only when a run asks for it.
+        from ..tournament.dask_executor import DaskExecutor
+
+        executor = DaskExecutor(scheduler, jobs)
     refresh = _Refresh(Path(report_dir)) if report_dir else None
     if refresh is not None:
         refresh.results = where
     previous = signal.signal(signal.SIGTERM, _terminate)
     try:
         summary = run_league(where, jobs=jobs, watch=watch, limit=max_games,
-                             progress=not quiet,
+                             progress=not quiet, executor=executor,
                              on_batch=(lambda: refresh(None)) if refresh else None)
     except _ERRORS as e:
         _fail(str(e))

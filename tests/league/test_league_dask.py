@@ -1,0 +1,46 @@
+"""A league played on a real Dask LocalCluster (issue: beyond one machine): the
+submitted bots are shipped to the workers and played there in the sandbox, with the
+standings a process-pool run of the same league gives."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+from pathlib import Path
+
+from .conftest import Referee
+from .leaguehelpers import EXAMPLE_BOTS, league_toml
+
+
+def _league(tmp_path: Path, referee: Referee, name: str) -> Path:
+    league = tmp_path / name
+    cfg = league_toml(tmp_path / f"{name}.toml", seats=[2], deals=1, seed=9)
+    assert referee("league", "new", league, "--config", cfg).returncode == 0
+    for bot, cmd in (("heur", "python3 heuristic_bot.py"),
+                     ("rand", "python3 random_bot.py --seed 1")):
+        r = referee("league", "submit", league, bot, EXAMPLE_BOTS, "--command", cmd)
+        assert r.returncode == 0, r.stdout + r.stderr
+    return league
+
+
+def test_a_league_on_a_local_dask_cluster_equals_the_process_pool(
+        tmp_path: Path, referee: Referee, need_sandbox: None) -> None:
+    on_dask, on_pool = _league(tmp_path, referee, "dask"), _league(tmp_path, referee, "pool")
+    r = referee("league", "run", on_dask, "--executor", "dask", "--jobs", "2", "--quiet")
+    assert r.returncode == 0, r.stderr
+    assert "played 2 games" in r.stderr
+    assert referee("league", "run", on_pool, "--jobs", "2", "--quiet").returncode == 0
+    tables = [json.loads(referee("league", "standings", where, "--format", "json").stdout)
+              for where in (on_dask, on_pool)]
+    for t in tables:
+        for st in t:
+            st.pop("sandbox", None)
+    assert tables[0] == tables[1]
+    assert referee("league", "verify", on_dask).returncode == 0
+    # played by the cluster's workers: the store names each game's worker HOST:PID
+    con = sqlite3.connect(on_dask / "league.sqlite")
+    workers = [w for (w,) in con.execute("SELECT worker FROM games")]
+    con.close()
+    assert len(workers) == 2 and all(":" in str(w) for w in workers), workers
+    shutil.rmtree(on_pool)
