@@ -442,6 +442,26 @@ class DaskExecutor:
         self.resubmit = resubmit
         self.ship = ship
         self.connect_timeout = CONNECT_TIMEOUT
+        # Inside ``with executor:``, one client (one LocalCluster) for every run: a
+        # match plays batch after batch.
+        self._shared: tuple[Client, str | None] | None = None
+        self._stack: contextlib.ExitStack | None = None
+
+    @property
+    def jobs(self) -> int:
+        """Games played at once (a match sizes its batches by it): the workers asked
+        for, else one per CPU of this machine."""
+        return self.workers or len(os.sched_getaffinity(0))
+
+    def __enter__(self) -> DaskExecutor:
+        self._stack = contextlib.ExitStack()
+        self._shared = self._stack.enter_context(self._new_client())
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        stack, self._stack, self._shared = self._stack, None, None
+        if stack is not None:
+            stack.close()
 
     def _lost(self, e: BaseException) -> str:
         return (f"lost {self.where} ({_reason(e)}): the run stops; run the same command "
@@ -468,6 +488,15 @@ class DaskExecutor:
 
     @contextlib.contextmanager
     def _client(self) -> Iterator[tuple[Client, str | None]]:
+        """The client of ``with executor:``, else a new one for this run."""
+        if self._shared is not None:
+            yield self._shared
+            return
+        with self._new_client() as shared:
+            yield shared
+
+    @contextlib.contextmanager
+    def _new_client(self) -> Iterator[tuple[Client, str | None]]:
         """A client of the scheduler, or of a LocalCluster started for the run; and
         the worker folder to use (None: each worker's own)."""
         quiet = _Quiet()

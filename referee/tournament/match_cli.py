@@ -7,6 +7,7 @@ by name), calls ``run_match`` and prints the verdict.  Every mistake is one
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import difflib
 import json
@@ -133,6 +134,12 @@ def _slug(text: str) -> str:
               help="Results folder (default runs/match-NEW-vs-OLD).")
 @click.option("--config", "config_file", type=click.Path(dir_okay=False), default=None,
               help="Take bots, rules, time limits, faults, seed from a tournament file.")
+@click.option("--executor", "executor_kind", type=click.Choice(["process", "dask"]),
+              default="process", show_default=True,
+              help="Where the sets are played: this machine's worker processes, or a Dask "
+                   "cluster (--scheduler; without it, a LocalCluster here).")
+@click.option("--scheduler", default=None, metavar="tcp://HOST:8786",
+              help="The Dask scheduler's address (implies --executor dask).")
 @click.option("--sandbox", "sandbox_mode", type=click.Choice(SANDBOX_MODES), default=None,
               help="Run the external bots in the bubblewrap sandbox: auto (where it works, "
                    "else with a warning), on, off (default: the --config file's, else auto).")
@@ -144,7 +151,8 @@ def match(new: str, old: str, field_bots: tuple[str, ...], seats: int | None,
           deck_name: str | None, turn_limit: int | None, startup: float | None,
           move_time: float | None, bank: float | None, fault_mode: str | None,
           strikes: int | None, jobs: int | None, output: str | None, config_file: str | None,
-          sandbox_mode: str | None, as_json: bool, quiet: bool) -> None:
+          executor_kind: str, scheduler: str | None, sandbox_mode: str | None,
+          as_json: bool, quiet: bool) -> None:
     if sprt_text is not None and games is not None:
         raise MatchCliError("give --sprt or --games, not both: an SPRT decides when to stop")
     try:
@@ -160,8 +168,15 @@ def match(new: str, old: str, field_bots: tuple[str, ...], seats: int | None,
         sandbox = sandbox_of(mc.tournament, sandbox_mode)
         for w in sandbox.warnings:
             click.echo(w, err=True)
-        result = run_match(mc, output_dir=out, jobs=jobs, quiet=quiet or as_json,
-                           sandbox=sandbox)
+        with contextlib.ExitStack() as stack:
+            executor = None
+            if executor_kind == "dask" or scheduler:
+                # distributed takes a second to import: only when a match asks for it.
+                from .dask_executor import DaskExecutor
+
+                executor = stack.enter_context(DaskExecutor(scheduler, jobs))
+            result = run_match(mc, output_dir=out, jobs=jobs, quiet=quiet or as_json,
+                               sandbox=sandbox, executor=executor)
     except (TournamentConfigError, StoreError, SandboxError) as e:
         raise MatchCliError(str(e)) from None
     except (ExecutorError, MatchError) as e:
