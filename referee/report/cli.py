@@ -15,9 +15,10 @@ from .site import ReportError, write_site
               default=None, help="Folder to write the site into (default: DIR/report).")
 @click.option("--no-games", is_flag=True, help="Skip the replay viewer pages (faster).")
 def report(folder: str, out: str | None, no_games: bool) -> None:
-    """Write the results in DIR (a tournament's output folder) as a static site:
-    standings, charts, a page per bot and a replay viewer per game.  It opens from
-    file:// with no network; run again at any time, also while games are played."""
+    """Write the results in DIR (a tournament's, match's or league's folder) as a
+    static site: standings, charts, a page per bot and a replay viewer per game (a
+    league: a site per table size).  It opens from file:// with no network; run
+    again at any time, also while games are played."""
     where = Path(out) if out else Path(folder) / "report"
     try:
         res = write_site(Path(folder), where, games=not no_games)
