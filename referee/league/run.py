@@ -37,7 +37,7 @@ from ..tournament.executor import (
     StorageFailure,
     WorkerError,
 )
-from ..tournament.run import Progress
+from ..tournament.run import Progress, sweep_partial_records
 from ..tournament.schedule import GameSpec, derive_seed
 from ..tournament.standings import Standings, compute
 from ..tournament.store import Store, StoreError
@@ -312,7 +312,10 @@ def play_pending(league_dir: Path, *, executor: Executor | None = None, jobs: in
                 tcfg = field_config(config, [active[e] for e in in_play], table, league_dir)
                 job = LeagueJob(tcfg, str(league_dir), sandbox=sandbox)
                 ex = executor or ProcessExecutor(jobs or config.jobs)
-                ex.run(job, specs, report)
+                try:
+                    ex.run(job, specs, report)
+                finally:
+                    sweep_partial_records(league_dir)
                 if storage:
                     break
         finally:

@@ -7,6 +7,7 @@ the standings are used only through their interfaces.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import secrets
@@ -161,6 +162,14 @@ class RunSummary:
     stopped: dict[str, str] = field(default_factory=dict)  # bots stopped in this run: why
 
 
+def sweep_partial_records(out: Path, records: str = "games") -> None:
+    """Remove the temporary files of records that were never finished (a record is
+    written beside its place and renamed into it, ``executor.write_record``)."""
+    for p in (out / records).glob("*.jsonl.tmp"):
+        with contextlib.suppress(OSError):
+            p.unlink()
+
+
 def with_seed(config: TournamentConfig, output_dir: Path) -> tuple[TournamentConfig, str]:
     """The configuration with its seed fixed, and where the seed came from: the
     file's ``seed``; else the one drawn when the tournament in ``output_dir`` first
@@ -281,9 +290,13 @@ def run_tournament(
                     progress.message(f"game not played: {r.game_id}: "
                                      f"{r.message.splitlines()[0]}")
 
+        sweep_partial_records(out)  # a run killed mid-write leaves its temporary file
         try:
             executor.run(Job(config, str(out), sandbox=sandbox), todo, report)
         finally:
+            # Every worker is gone now: what one was writing when it was stopped
+            # (a full disk stops the run) is no record.
+            sweep_partial_records(out)
             if progress:
                 progress.close()
         if storage:

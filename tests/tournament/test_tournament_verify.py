@@ -21,6 +21,7 @@ LEAGUE = """
 name = "v"
 seats = 2
 deals = 2
+seed = 1
 output = "out"
 [[bots]]
 name = "heuristic"
