@@ -58,13 +58,13 @@ from referee.stats.sprt import (  # noqa: E402
     elo_of_score,
 )
 from referee.tournament.config import BotSpec, TournamentConfig  # noqa: E402
-from referee.tournament.executor import GameOutcome  # noqa: E402
 from referee.tournament.match import (  # noqa: E402
     PAIRED_STREAM,
     MatchConfig,
     reduce_set,
     set_games,
 )
+from referee.tournament.outcome import GameOutcome  # noqa: E402
 from referee.tournament.players import SeededPlayer  # noqa: E402
 from referee.tournament.schedule import derive_seed, seatings  # noqa: E402
 

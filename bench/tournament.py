@@ -273,7 +273,8 @@ def dask_bench(args: argparse.Namespace, root: Path) -> None:
         DaskExecutor,
         SetResult,
     )
-    from referee.tournament.executor import GameOutcome, ProcessExecutor
+    from referee.tournament.executor import ProcessExecutor
+    from referee.tournament.outcome import GameOutcome
     from referee.tournament.store import Store
 
     for name in list(logging.root.manager.loggerDict):

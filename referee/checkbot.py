@@ -40,7 +40,16 @@ from .league.config import LeagueConfigError, is_league_file, load_league_config
 from .process import DEFAULT_MEMORY_MB
 from .quoting import printable
 from .remote import Connection, RemotePlayer, launch_bot
-from .runner import BotFault, DecisionRequest, Fault, FaultPolicy, GameRecord, TimeControl, run_game
+from .runner import (
+    BotFault,
+    DecisionRequest,
+    Fault,
+    FaultPolicy,
+    GameRecord,
+    GameResult,
+    TimeControl,
+    run_game,
+)
 from .sandbox import MODES as SANDBOX_MODES
 from .sandbox import Sandbox, SandboxConfig, SandboxError, explain, resolve
 from .tournament.config import TournamentConfigError, load_config
@@ -503,8 +512,9 @@ class CheckedSeat:
     def on_seating(self, bots: Sequence[str]) -> None:
         self.inner.on_seating(bots)
 
-    def end_game(self, game_id: str, result: dict[str, Any]) -> None:
-        self.inner.end_game(game_id, result)
+    def end_game(self, game_id: str, result: GameResult,
+                 events: Sequence[dict[str, Any]]) -> None:
+        self.inner.end_game(game_id, result, events)
 
 
 # --- launching the bot -------------------------------------------------------------------
@@ -724,7 +734,7 @@ class Checker:
                 if k != f.kind:
                     c.causes.append(f"fault:{k}")
         else:
-            c.passed(f"{rec.result['how']} after {rec.result['turns']} turns, "
+            c.passed(f"{rec.ended.how} after {rec.ended.turns} turns, "
                      f"{len(rec.decisions)} decisions ({sc.purpose})")
         return rec
 

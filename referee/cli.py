@@ -11,9 +11,9 @@ import json
 import os
 import random
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 import click
 from tabulate import tabulate
@@ -37,7 +37,7 @@ from .replay import (
     verify,
 )
 from .report import ReportError, write_game_html
-from .runner import FaultPolicy, GameRecord, TimeControl
+from .runner import Applied, Fault, FaultPolicy, GameRecord, TimeControl
 from .sandbox import MODES as SANDBOX_MODES
 from .sandbox import Sandbox, SandboxConfig, SandboxError, resolve
 from .session import DeckFileError, Session, game_summary, read_deck_file, standings
@@ -267,35 +267,14 @@ def play(bots: tuple[str, ...], bot_opts: tuple[str, ...], human: bool, games: i
          memory_mb: int | None, colour: bool | None, listen: str, keys_dir: str | None,
          server_key: str | None, wait: float, sandbox_mode: str,
          allow_read: tuple[str, ...]) -> None:
-    texts = (["human"] if human else []) + list(bots) + list(bot_opts)
-    if not 2 <= len(texts) <= 6:
-        raise CliError(
-            f"a game needs 2 to 6 bots, {len(texts)} given: "
-            + ("add bots, e.g. 'referee play heuristic random'" if len(texts) < 2
-               else "give at most 6")
-        )
-    try:
-        specs = parse_specs(texts)
-    except BotSpecError as e:
-        raise CliError(str(e)) from None
-    humans = [i for i, s in enumerate(specs) if s.kind == "human"]
-    if len(humans) > 1:
-        raise CliError("only one person can play at this terminal: give 'human' (or --human) once")
-    if humans and as_json:
-        raise CliError("--json cannot be combined with a human seat: drop --json to play yourself")
+    specs = _play_specs((["human"] if human else []) + list(bots) + list(bot_opts), as_json)
     if record_file and record_dir:
         raise CliError("give --record FILE or --record-dir DIR, not both")
     remotes = [s.remote for s in specs if s.kind == "remote"]
     if not remotes and (keys_dir or server_key):
         raise CliError("--keys and --server-key are for remote bots: add a remote:NAME bot, "
                        "or drop them")
-    if deck_name not in DECKS:
-        raise CliError(f"unknown deck {deck_name!r}: choose {' or '.join(DECKS)} (RULES §1)")
-    try:
-        config = GameConfig(players=len(specs), variants=_variants(variant_opts),
-                            colours=colours, deck=deck_name, turn_limit=turn_limit)
-    except ConfigError as e:
-        raise CliError(str(e)) from None
+    config = _play_config(len(specs), variant_opts, colours, deck_name, turn_limit)
     deck = None
     if deck_file:
         try:
@@ -322,46 +301,11 @@ def play(bots: tuple[str, ...], bot_opts: tuple[str, ...], human: bool, games: i
     except OSError as e:
         raise CliError(str(e)) from None
 
-    out = sys.stdout
-
-    def echo(text: str) -> None:
-        if not as_json:
-            click.echo(text)
-
     names = [s.name for s in specs]
-    labels = [f"{n} [{i}]" for i, n in enumerate(names)]
-    # The current game's names and labels by seat (a match rotates the seats).
-    seat_names = list(names)
-    seat_labels = list(labels)
-
-    # The transcript: to the terminal (stderr under --json) and/or a file.
-    tr: Transcript | None = None
-    tr_file = None
-    if (only is not None or short is not None) and not (transcript or transcript_file):
-        raise CliError("--only and --short/--full shape the transcript: add --transcript "
-                       "(or --transcript-file FILE)")
-    if only is not None and only not in names:
-        raise CliError(f"--only {only}: no seat is named {only!r}; the seats are "
-                       f"{', '.join(names)}")
-    if transcript or transcript_file:
-        tr = Transcript(only=only)
-        tr.set_names(names)
-        if transcript:
-            stream = sys.stderr if as_json else out
-            on_terminal = _isatty(stream)
-            tr.add_sink(stream, _use_colour(colour, stream),
-                        short=on_terminal if short is None else short)
-        if transcript_file:
-            try:
-                tr_file = open(transcript_file, "w", encoding="utf-8")  # noqa: SIM115
-            except OSError as e:
-                raise CliError(f"cannot write the transcript {transcript_file}: {e}") from None
-            tr.add_sink(tr_file, False, short=bool(short))
-
-    def note(text: str) -> None:
-        """A status line: never mixed into --json or --quiet output."""
-        click.echo(text, err=as_json or quiet)
-
+    tr, tr_file = _open_transcript(names, transcript, transcript_file, only, short, colour,
+                                   as_json)
+    view = _PlayView(session, names, quiet=quiet, verbose=verbose, as_json=as_json,
+                     colour=colour, human=any(s.kind == "human" for s in specs), transcript=tr)
     remote: RemoteSeats | None = None
     if remotes:
         try:
@@ -369,7 +313,7 @@ def play(bots: tuple[str, ...], bot_opts: tuple[str, ...], human: bool, games: i
                                  wait=wait,
                                  on_warning=lambda text: click.echo(f"referee: {text}",
                                                                     err=True),
-                                 on_status=note)
+                                 on_status=view.note)
         except BotSpecError as e:
             if tr_file is not None:
                 tr_file.close()
@@ -386,25 +330,13 @@ def play(bots: tuple[str, ...], bot_opts: tuple[str, ...], human: bool, games: i
             tr_file.close()
 
     try:
-        for i, spec in enumerate(specs):
-            p = make_player(spec, time_control=session.time_control,
-                            on_message=tr.on_message if tr else None, log_dir=bot_log_dir,
-                            seed=seed * 7919 + i, remote_seats=remote, sandbox=sandbox,
-                            memory_mb=sandbox.config.memory_mb if memory_mb != 0 else None)
-            if isinstance(p, HumanPlayer):
-                p.names = seat_names
-                p.clock = clock
-                p.out = out
-            elif tr is not None and spec.kind == "builtin":
-                p = TracedPlayer(p, tr)
-            players.append(p)
+        for i, spec in enumerate(specs):  # appended one by one: cleanup closes them
+            players.append(_seat_player(
+                spec, session, view, clock, tr, seed=seed * 7919 + i, remote=remote,
+                sandbox=sandbox, log_dir=bot_log_dir,
+                memory_mb=sandbox.config.memory_mb if memory_mb != 0 else None))
         if remote is not None:
-            note(remote.waiting_line())
-            remote.connect(
-                [(s.remote, players[i]) for i, s in enumerate(specs) if s.kind == "remote"],
-                on_connected=lambda name, p: note(
-                    f"remote bot {name} connected"
-                    + (f" (version {p.hello.version})" if p.hello and p.hello.version else "")))
+            _connect_remote_seats(remote, specs, players, view.note)
     except BotSpecError as e:
         cleanup()
         raise CliError(str(e)) from None
@@ -415,65 +347,9 @@ def play(bots: tuple[str, ...], bot_opts: tuple[str, ...], human: bool, games: i
         cleanup()
         raise
 
-    narrate = not quiet and not as_json and not humans and (games == 1 or verbose)
-    narrator = Narrator(seat_labels, echo)
-    faulted: set[int] = set()  # seats whose next applied decision is the referee's
-    forfeited: set[int] = set()
-
-    def on_event(kind: str, payload: Any) -> None:
-        if kind == "event":
-            if narrate:
-                narrator.event(payload)
-            if payload.startswith("end "):
-                faulted.clear()
-                forfeited.clear()
-        elif kind == "fault":
-            faulted.add(payload.seat)
-            if payload.action == "forfeit":
-                forfeited.add(payload.seat)
-            if tr is not None:
-                tr.fault(payload)
-            if not as_json and not quiet:
-                # A fault's detail may list the bot's legal decisions, hence its hand: a
-                # person at the table sees it only once the game is over.
-                text = (f"   FAULT {payload.bot} (seat {payload.seat}): {payload.kind} "
-                        f"[{payload.action}]" if humans else f"   FAULT {payload}")
-                echo(click.style(text, fg="red") if _use_colour(colour, out) else text)
-            if payload.action == "forfeit" and narrate:
-                narrator.forfeit(payload.seat)
-        elif kind == "decision" and tr is not None:
-            seat, text, elapsed = payload
-            sub = seat in faulted or seat in forfeited
-            faulted.discard(seat)
-            tr.applied(seat_names[seat], text, elapsed, substituted=sub)
-
-    def on_game(i: int, gid: str) -> None:
-        seating = session.seating(i)
-        seat_names[:] = [names[b] for b in seating]
-        seat_labels[:] = [f"{names[b]} [{s}]" for s, b in enumerate(seating)]
-        narrator.names = list(seat_labels)
-        if narrate:
-            echo(_header(session, i, seat_labels, whole_match=False))
-        elif i == 0 and not quiet:
-            echo(_header(session, i, seat_labels, whole_match=True))
-
-    def on_result(i: int, rec: GameRecord, path: str | None) -> None:
-        if as_json:
-            return
-        if games == 1 or verbose:
-            for line in _result_lines(rec, seat_labels)[1 if quiet else 0:]:
-                echo(line)
-            if path:
-                echo(f"record: {path}")
-        elif not quiet:
-            win = ", ".join(seat_labels[s] for s in range(len(labels)) if rec.places[s] == 1)
-            echo(f"game {i + 1}/{games} (seed {rec.seed}): won by {win}; points "
-                 + " ".join(str(p) for p in rec.points)
-                 + (f"; {len(rec.faults)} fault(s)" if rec.faults else ""))
-
     try:
-        records = session.run(players, on_event=on_event, on_game=on_game,
-                              on_result=on_result, clock=clock)
+        records = session.run(players, on_event=view.on_event, on_game=view.on_game,
+                              on_result=view.on_result, clock=clock)
     except KeyboardInterrupt:
         raise CliError("interrupted: the game was not finished") from None
     except BrokenPipeError:  # the output was cut short ('referee play ... | head')
@@ -498,21 +374,197 @@ def play(bots: tuple[str, ...], bot_opts: tuple[str, ...], human: bool, games: i
         }, indent=2))
         return
     if games > 1:
-        echo("")
-        scoring = ("match standings (match_scoring: fewest total penalty points wins)"
-                   if config.has("match_scoring") else "match standings (by mean place)")
-        echo(f"{scoring}, {games} games"
-             + (", the seats rotating:" if rotate else ", the seats fixed:"))
-        echo(tabulate([(s.place, s.bot, s.seat, s.wins, f"{s.mean_place:.2f}", s.total_points)
-                       for s in table],
-                      headers=["place", "bot", "first seat" if rotate else "seat", "wins",
-                               "mean place", "total points"]))
-        if record_dir:
-            echo(f"records: {record_dir}/")
-        elif record_file:
-            echo(f"records: {session.record_path(0)} ... {session.record_path(games - 1)}")
+        _match_standings(view.echo, session, table, record_file, record_dir)
     if transcript_file:
-        echo(f"transcript: {transcript_file}")
+        view.echo(f"transcript: {transcript_file}")
+
+
+def _play_specs(texts: Sequence[str], as_json: bool) -> list[BotSpec]:
+    """The seats' bot specs, or CliError: 2 to 6 bots, at most one person."""
+    if not 2 <= len(texts) <= 6:
+        raise CliError(
+            f"a game needs 2 to 6 bots, {len(texts)} given: "
+            + ("add bots, e.g. 'referee play heuristic random'" if len(texts) < 2
+               else "give at most 6")
+        )
+    try:
+        specs = parse_specs(texts)
+    except BotSpecError as e:
+        raise CliError(str(e)) from None
+    humans = [i for i, s in enumerate(specs) if s.kind == "human"]
+    if len(humans) > 1:
+        raise CliError("only one person can play at this terminal: give 'human' (or --human) once")
+    if humans and as_json:
+        raise CliError("--json cannot be combined with a human seat: drop --json to play yourself")
+    return specs
+
+
+def _play_config(players: int, variant_opts: tuple[str, ...], colours: int | None,
+                 deck_name: str, turn_limit: int) -> GameConfig:
+    if deck_name not in DECKS:
+        raise CliError(f"unknown deck {deck_name!r}: choose {' or '.join(DECKS)} (RULES §1)")
+    try:
+        return GameConfig(players=players, variants=_variants(variant_opts),
+                          colours=colours, deck=deck_name, turn_limit=turn_limit)
+    except ConfigError as e:
+        raise CliError(str(e)) from None
+
+
+def _open_transcript(names: Sequence[str], transcript: bool, transcript_file: str | None,
+                     only: str | None, short: bool | None, colour: bool | None,
+                     as_json: bool) -> tuple[Transcript | None, TextIO | None]:
+    """The transcript (to the terminal, stderr under --json, and/or a file) and the
+    file it writes, if any; (None, None) without --transcript or --transcript-file."""
+    if (only is not None or short is not None) and not (transcript or transcript_file):
+        raise CliError("--only and --short/--full shape the transcript: add --transcript "
+                       "(or --transcript-file FILE)")
+    if only is not None and only not in names:
+        raise CliError(f"--only {only}: no seat is named {only!r}; the seats are "
+                       f"{', '.join(names)}")
+    if not (transcript or transcript_file):
+        return None, None
+    tr = Transcript(only=only)
+    tr.set_names(names)
+    tr_file = None
+    if transcript:
+        stream = sys.stderr if as_json else sys.stdout
+        on_terminal = _isatty(stream)
+        tr.add_sink(stream, _use_colour(colour, stream),
+                    short=on_terminal if short is None else short)
+    if transcript_file:
+        try:
+            tr_file = open(transcript_file, "w", encoding="utf-8")  # noqa: SIM115
+        except OSError as e:
+            raise CliError(f"cannot write the transcript {transcript_file}: {e}") from None
+        tr.add_sink(tr_file, False, short=bool(short))
+    return tr, tr_file
+
+
+def _seat_player(spec: BotSpec, session: Session, view: _PlayView, clock: HumanClock,
+                 tr: Transcript | None, *, seed: int, remote: RemoteSeats | None,
+                 sandbox: Sandbox, log_dir: str | None, memory_mb: int | None) -> Any:
+    """The player of one seat: a person at this terminal sees the table by the current
+    seating, and a built-in bot's decisions go into the transcript."""
+    p = make_player(spec, time_control=session.time_control,
+                    on_message=tr.on_message if tr else None, log_dir=log_dir, seed=seed,
+                    remote_seats=remote, sandbox=sandbox, memory_mb=memory_mb)
+    if isinstance(p, HumanPlayer):
+        p.names = view.seat_names
+        p.clock = clock
+        p.out = view.out
+    elif tr is not None and spec.kind == "builtin":
+        p = TracedPlayer(p, tr)
+    return p
+
+
+def _connect_remote_seats(remote: RemoteSeats, specs: Sequence[BotSpec], players: list[Any],
+                          note: Callable[[str], None]) -> None:
+    """Wait for the remote bots to connect into their seats, saying so."""
+    note(remote.waiting_line())
+    remote.connect(
+        [(s.remote, players[i]) for i, s in enumerate(specs) if s.kind == "remote"],
+        on_connected=lambda name, p: note(
+            f"remote bot {name} connected"
+            + (f" (version {p.hello.version})" if p.hello and p.hello.version else "")))
+
+
+class _PlayView:
+    """What ``play`` shows while its games run: the narration, faults, the transcript's
+    applied decisions, each game's header and result (``session.run``'s callbacks)."""
+
+    def __init__(self, session: Session, names: Sequence[str], *, quiet: bool, verbose: bool,
+                 as_json: bool, colour: bool | None, human: bool,
+                 transcript: Transcript | None) -> None:
+        self.session = session
+        self.names = list(names)
+        self.labels = [f"{n} [{i}]" for i, n in enumerate(names)]
+        # The current game's names and labels by seat (a match rotates the seats).
+        self.seat_names = list(self.names)
+        self.seat_labels = list(self.labels)
+        self.quiet, self.verbose, self.as_json = quiet, verbose, as_json
+        self.colour = colour
+        self.human = human
+        self.tr = transcript
+        self.out = sys.stdout
+        self.narrate = not quiet and not as_json and not human and (
+            session.games == 1 or verbose)
+        self.narrator = Narrator(self.seat_labels, self.echo)
+
+    def echo(self, text: str) -> None:
+        if not self.as_json:
+            click.echo(text)
+
+    def note(self, text: str) -> None:
+        """A status line: never mixed into --json or --quiet output."""
+        click.echo(text, err=self.as_json or self.quiet)
+
+    def on_event(self, kind: str, payload: Any) -> None:
+        if kind == "event":
+            if self.narrate:
+                self.narrator.event(payload)
+        elif kind == "fault":
+            self._fault(payload)
+        elif kind == "decision" and self.tr is not None:
+            d: Applied = payload
+            self.tr.applied(self.seat_names[d.seat], d.text, d.elapsed,
+                            substituted=d.substituted)
+
+    def _fault(self, f: Fault) -> None:
+        if self.tr is not None:
+            self.tr.fault(f)
+        if not self.as_json and not self.quiet:
+            # A fault's detail may list the bot's legal decisions, hence its hand: a
+            # person at the table sees it only once the game is over.
+            text = (f"   FAULT {f.bot} (seat {f.seat}): {f.kind} [{f.action}]" if self.human
+                    else f"   FAULT {f}")
+            self.echo(click.style(text, fg="red") if _use_colour(self.colour, self.out)
+                      else text)
+        if f.action == "forfeit" and self.narrate:
+            self.narrator.forfeit(f.seat)
+
+    def on_game(self, i: int, gid: str) -> None:
+        seating = self.session.seating(i)
+        self.seat_names[:] = [self.names[b] for b in seating]
+        self.seat_labels[:] = [f"{self.names[b]} [{s}]" for s, b in enumerate(seating)]
+        self.narrator.names = list(self.seat_labels)
+        if self.narrate:
+            self.echo(_header(self.session, i, self.seat_labels, whole_match=False))
+        elif i == 0 and not self.quiet:
+            self.echo(_header(self.session, i, self.seat_labels, whole_match=True))
+
+    def on_result(self, i: int, rec: GameRecord, path: str | None) -> None:
+        if self.as_json:
+            return
+        games = self.session.games
+        if games == 1 or self.verbose:
+            for line in _result_lines(rec, self.seat_labels)[1 if self.quiet else 0:]:
+                self.echo(line)
+            if path:
+                self.echo(f"record: {path}")
+        elif not self.quiet:
+            win = ", ".join(self.seat_labels[s] for s in range(len(self.labels))
+                            if rec.places[s] == 1)
+            self.echo(f"game {i + 1}/{games} (seed {rec.seed}): won by {win}; points "
+                      + " ".join(str(p) for p in rec.points)
+                      + (f"; {len(rec.faults)} fault(s)" if rec.faults else ""))
+
+
+def _match_standings(echo: Callable[[str], None], session: Session, table: Sequence[Any],
+                     record_file: str | None, record_dir: str | None) -> None:
+    games, config = session.games, session.config
+    echo("")
+    scoring = ("match standings (match_scoring: fewest total penalty points wins)"
+               if config.has("match_scoring") else "match standings (by mean place)")
+    echo(f"{scoring}, {games} games"
+         + (", the seats rotating:" if session.rotate else ", the seats fixed:"))
+    echo(tabulate([(s.place, s.bot, s.seat, s.wins, f"{s.mean_place:.2f}", s.total_points)
+                   for s in table],
+                  headers=["place", "bot", "first seat" if session.rotate else "seat", "wins",
+                           "mean place", "total points"]))
+    if record_dir:
+        echo(f"records: {record_dir}/")
+    elif record_file:
+        echo(f"records: {session.record_path(0)} ... {session.record_path(games - 1)}")
 
 
 def _sandbox(config: SandboxConfig, specs: Sequence[BotSpec], *hidden: str | None) -> Sandbox:
@@ -561,11 +613,11 @@ def _header(session: Session, i: int, labels: Sequence[str], *, whole_match: boo
 
 
 def _result_lines(rec: GameRecord, labels: Sequence[str]) -> list[str]:
-    res = rec.result
+    res = rec.ended
     n = len(labels)
     order = sorted(range(n), key=lambda s: (rec.places[s], s))
-    how = HOW_WORDS.get(res["how"], res["how"])
-    lines = ["", f"result: {how}, after {res['turns']} turns "
+    how = HOW_WORDS.get(res.how, res.how)
+    lines = ["", f"result: {how}, after {res.turns} turns "
                  f"(seed {rec.seed}, first player {labels[rec.first_player]})"]
     rows = []
     for s in order:

@@ -19,7 +19,7 @@ from .game import Decision, GameConfig
 from .game.cards import CLEAR, KIND_TEXT, CardError, parse_kind_colour
 from .game.decisions import PLAY, SOURCE_NAMES, DecisionSyntaxError, parse_decision
 from .replay import HOW_WORDS, describe
-from .runner import BotFault, DecisionRequest
+from .runner import BotFault, DecisionRequest, GameResult
 from .table import draw_table
 
 
@@ -108,16 +108,17 @@ class HumanPlayer:
             # The person's thinking time does not count against the bots' clocks.
             self.clock.paused += time.perf_counter() - started
 
-    def end_game(self, game_id: str, result: dict[str, Any]) -> None:
-        n = len(result["places"])
+    def end_game(self, game_id: str, result: GameResult,
+                 events: Sequence[dict[str, Any]]) -> None:
+        n = len(result.places)
         self.say("=" * 60)
-        self.say(f"Game over: {HOW_WORDS.get(result['how'], result['how'])}, "
-                 f"after {result['turns']} turns.")
-        order = sorted(range(n), key=lambda s: (result["places"][s], s))
+        self.say(f"Game over: {HOW_WORDS.get(result.how, result.how)}, "
+                 f"after {result.turns} turns.")
+        order = sorted(range(n), key=lambda s: (result.places[s], s))
         for s in order:
-            self.say(f"  place {result['places'][s]}: {self._label(s)} "
-                     f"({result['points'][s]} penalty points)")
-        mine = result["places"][self.seat]
+            self.say(f"  place {result.places[s]}: {self._label(s)} "
+                     f"({result.points[s]} penalty points)")
+        mine = result.places[self.seat]
         self.say("You won!" if mine == 1 else f"You finished in place {mine}.")
 
     # --- input ----------------------------------------------------------------------

@@ -58,7 +58,8 @@ from .protocol import (
     IgnoredReply,
     UnsupportedVersion,
 )
-from .runner import BotFault, DecisionRequest, TimeControl, run_game
+from .protocol.messages import FaultKind
+from .runner import BotFault, DecisionRequest, GameResult, TimeControl, run_game
 from .sandbox import Sandbox
 from .transport.base import (
     MalformedMessage,
@@ -289,7 +290,7 @@ class RemotePlayer:
                 got = f": {e}" if isinstance(e, BotProtocolError) else f", received {e}"
                 self._try_send(session.error("protocol", f"expected a hello{got}"))
                 self._error_sent = True
-                kind = "oversized" if isinstance(e, MessageTooLarge) else (
+                kind: FaultKind = "oversized" if isinstance(e, MessageTooLarge) else (
                     e.kind if isinstance(e, BotProtocolError) else "malformed")
                 raise BotFault(kind, f"{self.name} did not say hello properly: {e} "
                                f"(expected {{\"type\":\"hello\",\"protocol\":[1],"
@@ -466,15 +467,16 @@ class RemotePlayer:
         except TransportError as e:
             self._unreported = self._lost("was gone", "when told of a fault", e)
 
-    def end_game(self, game_id: str, result: dict[str, Any]) -> None:
+    def end_game(self, game_id: str, result: GameResult,
+                 events: Sequence[dict[str, Any]]) -> None:
         if self.conn is not None and self.conn.process is not None:
             self.conn.process.remember_tree(min_interval=1.0)  # at most 1 /proc scan a second
         if self.dead or self.session is None or self.conn is None:
             return
         msg = self.session.game_over(
-            how=result["how"], places=result["places"], points=result["points"],
-            forfeits=result.get("forfeits", []), faults=result.get("faults", []),
-            events=result.get("events", []))
+            how=result.how, places=result.places, points=result.points,
+            forfeits=result.forfeits, faults=[f.to_dict() for f in result.faults],
+            events=events)
         try:
             self._send(msg)
         except TransportTimeout as e:

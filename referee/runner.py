@@ -14,6 +14,9 @@ Fault semantics (documented for bot authors in protocol/PROTOCOL.md):
   seat -- the first decision of its legal list -- and counts a strike.  A seat over
   ``strike_limit`` strikes forfeits.  Policy ``forfeit``: the first fault forfeits.
 * A crash or a lost connection forfeits at once (nobody is left to answer).
+* A fault while a seat is told that the game is over (``end_game``) changes nothing
+  of the game: it is ``recorded`` (in the game record only, as it comes after the
+  seat's ``game_over``).
 * A forfeited seat finishes last; the game goes on for the others, and the forfeited
   seat plays on with the substitute policy (first legal decision) so that the other
   seats' game is not changed in kind.  Several forfeits: the earlier forfeit ranks
@@ -26,16 +29,17 @@ import contextlib
 import json
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+from dataclasses import dataclass, field, replace
+from typing import Any, NamedTuple, Protocol, TypedDict
 
 import orjson
 
-from .game import Decision, Game, GameConfig, IllegalDecision
+from .game import Decision, Game, GameConfig, GameEnd, How, IllegalDecision, Stop
 from .game.cards import card_text
-from .game.events import UnknownEventKind, event_dict, event_text, events_for, filter_event
-from .game.state import competition_ranks
+from .game.events import UnknownEventKind, event_dict, event_text, events_for
+from .game.state import competition_ranks, is_stop
 from .protocol.errors import RefereeProtocolError
+from .protocol.messages import FaultAction, FaultKind
 
 #: Errors that are the referee's own bugs, whichever player's call they come from:
 #: they propagate (h11's local/remote split); only what a bot's own code raises is
@@ -47,21 +51,11 @@ def _dumps(obj: Any) -> str:
     return orjson.dumps(obj).decode()
 
 
-FAULT_KINDS = (
-    "timeout",
-    "crash",
-    "malformed",
-    "oversized",
-    "protocol",
-    "illegal",
-)
-
-
 class BotFault(Exception):
-    """A bot did something wrong.  ``kind`` is one of FAULT_KINDS; ``fatal`` faults
-    (the bot is gone) forfeit at once."""
+    """A bot did something wrong.  ``kind`` is one of ``protocol.messages.FAULT_KINDS``;
+    ``fatal`` faults (the bot is gone) forfeit at once."""
 
-    def __init__(self, kind: str, detail: str, *, fatal: bool = False) -> None:
+    def __init__(self, kind: FaultKind, detail: str, *, fatal: bool = False) -> None:
         super().__init__(detail)
         self.kind = kind
         self.detail = detail
@@ -119,10 +113,11 @@ class Player(Protocol):
     def decide(self, request: DecisionRequest) -> Decision | str:
         """One decision (a listed Decision or its text form); raise BotFault on a fault."""
 
-    def end_game(self, game_id: str, result: dict[str, Any]) -> None:
-        """The game is over: ``result`` holds how, places, points, game_places, game_points,
-        finish_order, turns, forfeits, faults (dicts), seat, and events (the seat's
-        filtered events since its last request, JSON-ready ``event_dict`` form)."""
+    def end_game(self, game_id: str, result: GameResult,
+                 events: Sequence[dict[str, Any]]) -> None:
+        """The game is over: ``result`` as this seat may know it (another seat's fault
+        without its detail: ``GameResult.seen_by``), ``events`` the seat's filtered
+        events since its last request (JSON-ready ``event_dict`` form)."""
 
     # Optional hooks, called only when a player defines them (looked up with getattr,
     # so players without them need not change):
@@ -135,8 +130,9 @@ class Player(Protocol):
     #   rejected(request_id: int, code: str, message: str, action: str,
     #            substitute: str | None) -> None
     #       after a fault on one of its requests: code is the fault kind (REJECT
-    #       codes of the protocol), action "substituted" or "forfeit", substitute the
-    #       decision played for the seat.  Not called for crashes.
+    #       codes of the protocol), action "substituted" or "forfeit" (never
+    #       "recorded": that comes after the game), substitute the decision played for
+    #       the seat.  Not called for crashes.
 
 
 class InProcessPlayer:
@@ -153,25 +149,114 @@ class InProcessPlayer:
         result: Decision | str = self.bot.decide(request.observation, request.legal)
         return result
 
-    def end_game(self, game_id: str, result: dict[str, Any]) -> None:
+    def end_game(self, game_id: str, result: GameResult,
+                 events: Sequence[dict[str, Any]]) -> None:
         pass
+
+
+class FaultJson(TypedDict):
+    """A ``Fault`` as records, ``game_over`` and the tournament store write it."""
+
+    seat: int
+    bot: str
+    kind: FaultKind
+    detail: str
+    turn: int
+    action: FaultAction
 
 
 @dataclass
 class Fault:
+    """One fault of one seat's bot: what it did (``kind``, ``detail``), when (the
+    game's ``turn``) and what the referee did about it (``action``: ``substituted``,
+    ``forfeit`` or ``recorded``, as ``protocol.messages.FAULT_ACTIONS`` says)."""
+
     seat: int
     bot: str
-    kind: str
+    kind: FaultKind
     detail: str
     turn: int
-    action: str  # "substituted", "forfeit"
+    action: FaultAction
 
-    def to_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
+    def to_dict(self) -> FaultJson:
+        return {"seat": self.seat, "bot": self.bot, "kind": self.kind, "detail": self.detail,
+                "turn": self.turn, "action": self.action}
 
     def __str__(self) -> str:
         return (f"{self.bot} (seat {self.seat}) turn {self.turn}: {self.kind}: {self.detail} "
                 f"[{self.action}]")
+
+
+@dataclass(frozen=True)
+class GameResult:
+    """How a game ended, as the referee records it: the rules' ending (``how``,
+    ``game_places``, ``game_points``, ``finish_order``, ``turns``) with the seats'
+    forfeits counted in ``places`` and ``points`` (``final_places``,
+    ``final_points``), the forfeits (by seat, in order) and every fault.
+
+    ``to_json`` gives the record's result line (without ``type`` and ``wall_time``,
+    which are the record's); the faults are not in it, as the record lists them on
+    lines of their own: ``from_json`` takes them apart."""
+
+    how: How
+    places: tuple[int, ...]
+    points: tuple[int, ...]
+    game_places: tuple[int, ...]
+    game_points: tuple[int, ...]
+    finish_order: tuple[int, ...]
+    turns: int
+    forfeits: tuple[int, ...] = ()
+    faults: tuple[Fault, ...] = ()
+
+    @classmethod
+    def of(cls, end: GameEnd, forfeits: Sequence[int],
+           faults: Sequence[Fault] = ()) -> GameResult:
+        """The result of a game the rules ended with ``end``, after ``forfeits``."""
+        return cls(how=end.how, places=tuple(final_places(end.places, forfeits)),
+                   points=tuple(final_points(end.points, forfeits)),
+                   game_places=end.places, game_points=end.points,
+                   finish_order=end.finish_order, turns=end.turns,
+                   forfeits=tuple(forfeits), faults=tuple(faults))
+
+    def seen_by(self, seat: int) -> GameResult:
+        """The result as ``seat`` may know it (``game_over``): its own faults in full,
+        the other seats' by kind, turn and action only."""
+        return replace(self, faults=tuple(
+            f if f.seat == seat else replace(f, detail=OTHERS_FAULT_DETAIL)
+            for f in self.faults))
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "how": self.how,
+            "places": list(self.places),
+            "points": list(self.points),
+            "game_places": list(self.game_places),
+            "game_points": list(self.game_points),
+            "finish_order": list(self.finish_order),
+            "turns": self.turns,
+            "forfeits": list(self.forfeits),
+        }
+
+    @classmethod
+    def from_json(cls, row: dict[str, Any], faults: Sequence[Fault] = ()) -> GameResult:
+        """A result line as ``to_json`` wrote it (extra keys, such as ``type`` and
+        ``wall_time``, are ignored); ``faults`` from the record's fault lines."""
+        return cls(how=row["how"], places=tuple(row["places"]), points=tuple(row["points"]),
+                   game_places=tuple(row["game_places"]),
+                   game_points=tuple(row["game_points"]),
+                   finish_order=tuple(row["finish_order"]), turns=int(row["turns"]),
+                   forfeits=tuple(row.get("forfeits", ())), faults=tuple(faults))
+
+
+class Applied(NamedTuple):
+    """A decision applied for a seat (``run_game``'s ``on_event("decision", ...)``):
+    ``substituted`` when the referee chose it (after a fault, or for a forfeited
+    seat), as the record's decision line says."""
+
+    seat: int
+    text: str
+    elapsed: float
+    substituted: bool
 
 
 @dataclass
@@ -189,8 +274,8 @@ class GameRecord:
     decisions: list[dict[str, Any]] = field(default_factory=list)
     events: list[str] = field(default_factory=list)
     faults: list[Fault] = field(default_factory=list)
-    forfeits: list[int] = field(default_factory=list)
-    result: dict[str, Any] = field(default_factory=dict)
+    #: Set when the game is over (``run_game`` returns it so).
+    result: GameResult | None = None
     wall_time: float = 0.0
     #: The id the bots were given, where it is not ``game_id`` (tournaments).
     bot_game_id: str | None = None
@@ -201,12 +286,23 @@ class GameRecord:
     tournament_seed: int | None = None
 
     @property
+    def ended(self) -> GameResult:
+        """The result of the finished game."""
+        if self.result is None:
+            raise ValueError(f"game {self.game_id} is not over: it has no result")
+        return self.result
+
+    @property
     def places(self) -> list[int]:
-        return list(self.result["places"])
+        return list(self.ended.places)
 
     @property
     def points(self) -> list[int]:
-        return list(self.result["points"])
+        return list(self.ended.points)
+
+    @property
+    def forfeits(self) -> list[int]:
+        return list(self.ended.forfeits)
 
     def to_lines(self) -> list[str]:
         """JSON lines: a header, then each decision and event in order, then the result."""
@@ -232,8 +328,8 @@ class GameRecord:
         lines += [dumps({"type": "decision", **d}) for d in self.decisions]
         lines += [dumps({"type": "event", "event": e}) for e in self.events]
         lines += [dumps({"type": "fault", **f.to_dict()}) for f in self.faults]
-        lines.append(dumps({"type": "result", **self.result, "forfeits": self.forfeits,
-                                 "wall_time": round(self.wall_time, 6)}))
+        lines.append(dumps({"type": "result", **self.ended.to_json(),
+                            "wall_time": round(self.wall_time, 6)}))
         return lines
 
     def write(self, path: str) -> None:
@@ -244,18 +340,6 @@ class GameRecord:
 #: What a seat is told of another seat's fault in place of its detail: a detail can
 #: name that seat's hidden cards ("legal now: play hand 3x1, ..." is its hand).
 OTHERS_FAULT_DETAIL = "another seat's fault: only its kind and turn are told"
-
-
-def faults_for(faults: Sequence[Fault], seat: int) -> list[dict[str, Any]]:
-    """The game's faults as ``seat`` may know them (``game_over``): its own in full,
-    the other seats' by kind, turn and action only."""
-    out = []
-    for f in faults:
-        d = f.to_dict()
-        if f.seat != seat:
-            d["detail"] = OTHERS_FAULT_DETAIL
-        out.append(d)
-    return out
 
 
 def final_places(engine_places: Sequence[int], forfeits: Sequence[int]) -> list[int]:
@@ -287,8 +371,8 @@ def final_points(engine_points: Sequence[int], forfeits: Sequence[int]) -> list[
 
 
 def _stop_reason(game: Game, forfeited: Sequence[int], elapsed: float,
-                 game_time: float | None) -> str:
-    """Why the game must be stopped before its next decision (RULES §5.4), or "":
+                 game_time: float | None) -> Stop | None:
+    """Why the game must be stopped before its next decision (RULES §5.4), or None:
     ``forfeits`` when at most one seat still playing has not forfeited (the places
     can no longer change: forfeits are last whatever the cards do), ``time_limit``
     when the game has run over its wall-clock limit."""
@@ -299,7 +383,7 @@ def _stop_reason(game: Game, forfeited: Sequence[int], elapsed: float,
             return "forfeits"
     if game_time is not None and elapsed > game_time:
         return "time_limit"
-    return ""
+    return None
 
 
 def run_game(
@@ -317,7 +401,8 @@ def run_game(
     clock: Callable[[], float] = time.perf_counter,
 ) -> GameRecord:
     """Play one game; never raises because of a bot.  ``on_event(kind, payload)`` is
-    told of events ("event", text), faults ("fault", Fault) and decisions.
+    told of events ("event", text), faults ("fault", Fault) and decisions
+    ("decision", Applied).
     ``bot_game_id``: the id the players are given instead of ``game_id`` (a
     tournament's, which must not tell a bot which games share a deal); the record
     keeps both."""
@@ -344,7 +429,7 @@ def run_game(
     seen = [0] * n  # index of the first event a seat has not been sent yet
     request_id = 0
 
-    def fault(seat: int, kind: str, detail: str, fatal: bool = False,
+    def fault(seat: int, kind: FaultKind, detail: str, fatal: bool = False,
               request: int | None = None, substitute: str | None = None) -> None:
         strikes[seat] += 1
         forfeit = seat not in forfeited and (
@@ -391,7 +476,7 @@ def run_game(
     while not game.over:
         if game.turn:  # set-up done: a stop before it would rank unplayed hands
             stop = _stop_reason(game, forfeited, clock() - t0, game_time)
-            if stop:
+            if stop is not None:
                 game.stop(stop)
                 break
         for seat in game.to_decide():
@@ -426,6 +511,7 @@ def run_game(
                     fault(seat, "crash", f"raised {type(e).__name__}: {e}", fatal=True)
                 if elapsed > per_decision:
                     bank[seat] = max(0.0, bank[seat] - (elapsed - per_decision))
+            substituted = chosen is None
             if chosen is None:
                 # Substitute policy (and forfeited seats): the first legal decision.
                 chosen = apply(seat, legal[0])
@@ -435,7 +521,7 @@ def run_game(
                 decisions.append({"seat": seat, "decision": chosen.text,
                                   "ms": round(elapsed * 1000, 3)})
             if on_event:
-                on_event("decision", (seat, chosen.text, elapsed))
+                on_event("decision", Applied(seat, chosen.text, elapsed, substituted))
         if on_event:
             for ev in game.events[emitted:]:
                 on_event("event", event_text(ev))
@@ -445,27 +531,16 @@ def run_game(
         for ev in game.events[emitted:]:
             on_event("event", event_text(ev))
         emitted = len(game.events)
-    result = game.result()
-    assert result is not None
-    places = final_places(result.places, forfeited)
+    end = game.result()
+    assert end is not None
     record.events = [event_text(e) for e in game.events]
-    record.forfeits = list(forfeited)
-    record.result = {
-        "how": result.how,
-        "places": places,
-        "points": final_points(result.points, forfeited),
-        "game_places": list(result.places),
-        "game_points": list(result.points),
-        "finish_order": list(result.finish_order),
-        "turns": result.turns,
-    }
+    result = GameResult.of(end, forfeited, record.faults)
+    record.result = result
     record.wall_time = clock() - t0
-    summary = {**record.result, "forfeits": list(forfeited)}
     for seat, p in enumerate(players):
         try:
-            p.end_game(sent_id, {**summary, "seat": seat,
-                                 "faults": faults_for(record.faults, seat), "events": [
-                event_dict(e) for e in game.events_for(seat, seen[seat])]})
+            p.end_game(sent_id, result.seen_by(seat),
+                       [event_dict(e) for e in game.events_for(seat, seen[seat])])
         except BotFault as e:
             if seat not in forfeited:
                 record.faults.append(Fault(seat, p.name, e.kind, e.detail, game.turn, "recorded"))
@@ -474,6 +549,8 @@ def run_game(
         except Exception as e:
             record.faults.append(Fault(seat, p.name, "crash", f"end_game raised {e}", game.turn,
                                        "recorded"))
+    if len(record.faults) > len(result.faults):  # faults while telling the seats
+        record.result = replace(result, faults=tuple(record.faults))
     return record
 
 
@@ -508,8 +585,5 @@ def stop_if_stopped(game: Game, result: dict[str, Any]) -> None:
     """A record whose game was stopped (RULES §5.4: ``forfeits``, ``time_limit``) is
     re-run to the same end: stopped after its last decision."""
     how = result.get("how")
-    if not game.over and how in Game.STOPS:
-        game.stop(str(how))
-
-
-_ = filter_event
+    if not game.over and is_stop(how):
+        game.stop(how)

@@ -190,8 +190,7 @@ def game_summary(rec: GameRecord, path: str | None) -> dict[str, Any]:
         "seed": rec.seed,
         "first_player": rec.first_player,
         "bots": rec.bots,
-        **rec.result,
-        "forfeits": rec.forfeits,
+        **rec.ended.to_json(),  # its forfeits included
         "faults": [f.to_dict() for f in rec.faults],
         "wall_time": round(rec.wall_time, 6),
         "record": path,

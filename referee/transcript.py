@@ -42,7 +42,7 @@ import click
 
 from .game import Decision, GameConfig
 from .quoting import printable
-from .runner import BotFault, DecisionRequest, Fault
+from .runner import BotFault, DecisionRequest, Fault, GameResult
 
 ARROWS = {"send": "->", "recv": "<-", "stderr": "!!", "note": "..", "fault": "XX",
           "applied": "==", "in_send": "~>", "in_recv": "<~"}
@@ -250,5 +250,6 @@ class TracedPlayer:
                                     "decision": text}, None)
         return answer
 
-    def end_game(self, game_id: str, result: dict[str, Any]) -> None:
-        self.player.end_game(game_id, result)
+    def end_game(self, game_id: str, result: GameResult,
+                 events: Sequence[dict[str, Any]]) -> None:
+        self.player.end_game(game_id, result, events)

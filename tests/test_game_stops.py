@@ -51,8 +51,8 @@ def test_a_game_left_to_one_seat_by_forfeits_is_stopped_at_once() -> None:
     rec = run_game(cfg, 5, [InProcessPlayer(Breaks(), "a"), InProcessPlayer(Breaks(), "b"),
                             InProcessPlayer(alone, "c")])
     assert rec.forfeits == [0, 1] or rec.forfeits == [1, 0]
-    assert rec.result["how"] == "forfeits"
-    assert rec.result["places"][2] == 1 and sorted(rec.result["places"][:2]) == [2, 3]
+    assert rec.ended.how == "forfeits"
+    assert rec.places[2] == 1 and sorted(rec.places[:2]) == [2, 3]
     assert alone.n <= 2  # not played on alone to the end (it used to play ~100 turns)
     assert replay_check(rec.to_lines()) == (True, "")
     assert verify(parse_record(rec.to_lines())) == (True, "")
@@ -63,8 +63,8 @@ def test_a_two_player_game_stops_when_one_seat_forfeits() -> None:
     cfg = GameConfig(players=2)
     rec = run_game(cfg, 3, [InProcessPlayer(make_bot("heuristic", 1)),
                             InProcessPlayer(Breaks(), "b")])
-    assert rec.result["how"] == "forfeits" and rec.result["places"] == [1, 2]
-    assert rec.result["points"][1] == max(rec.result["game_points"]) + 1
+    assert rec.ended.how == "forfeits" and rec.places == [1, 2]
+    assert rec.points[1] == max(rec.ended.game_points) + 1
     assert verify(parse_record(rec.to_lines())) == (True, "")
 
 
@@ -73,9 +73,9 @@ def test_a_game_over_its_time_limit_is_stopped_and_replays() -> None:
     cfg = GameConfig(players=4)
     rec = run_game(cfg, 9, [InProcessPlayer(make_bot("random", s)) for s in range(4)],
                    time_control=TimeControl(game=40.0), clock=lambda: float(next(ticks)))
-    assert rec.result["how"] == "time_limit"
-    assert rec.result["turns"] < 40
-    assert len(rec.result["places"]) == 4 and min(rec.result["places"]) == 1
+    assert rec.ended.how == "time_limit"
+    assert rec.ended.turns < 40
+    assert len(rec.places) == 4 and min(rec.places) == 1
     assert rec.events[-1].startswith("end time_limit places ")
     assert verify(parse_record(rec.to_lines())) == (True, "")
 

@@ -3,13 +3,14 @@ propagates; an in-process bot's own exception is that bot's crash."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
 
 from referee.game import GameConfig
 from referee.protocol.errors import RefereeProtocolError
-from referee.runner import DecisionRequest, run_game
+from referee.runner import DecisionRequest, GameResult, run_game
 
 
 class Raising:
@@ -23,7 +24,8 @@ class Raising:
     def decide(self, request: DecisionRequest) -> Any:
         raise self.error
 
-    def end_game(self, game_id: str, result: dict[str, Any]) -> None:
+    def end_game(self, game_id: str, result: GameResult,
+                 events: Sequence[dict[str, Any]]) -> None:
         pass
 
 

@@ -7,9 +7,11 @@ from .cards import Card, card_text, parse_card, parse_deck
 from .config import VARIANTS, GameConfig
 from .decisions import Decision, DecisionSyntaxError, parse_decision
 from .errors import ConfigError, GameError, IllegalDecision, NotYourTurn
-from .state import Game, GameResult
+from .state import HOWS, STOPS, Game, GameEnd, How, Stop
 
 __all__ = [
+    "HOWS",
+    "STOPS",
     "VARIANTS",
     "Card",
     "ConfigError",
@@ -18,9 +20,11 @@ __all__ = [
     "Game",
     "GameConfig",
     "GameError",
-    "GameResult",
+    "How",
+    "GameEnd",
     "IllegalDecision",
     "NotYourTurn",
+    "Stop",
     "card_text",
     "parse_card",
     "parse_decision",

@@ -44,7 +44,7 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import combinations
-from typing import Any
+from typing import Any, Literal, TypeGuard, get_args
 
 from .cards import (
     CLEAR,
@@ -105,12 +105,30 @@ _SPECIAL_KINDS = (11, 12, 13)
 _COMBOS_6_3 = tuple(combinations(range(6), 3))
 
 
-@dataclass(frozen=True)
-class GameResult:
-    """How a game ended.  ``places[seat]`` is 1 for the winner; equal penalty points
-    share a place (competition ranking, RULES §4)."""
+#: How a game ends: by the rules' own course (``winner``: a seat finished first,
+#: the others are ranked by penalty points; ``played_out``: the ``play_out`` variant
+#: played on until one seat was left; ``turn_limit``), or stopped from outside it
+#: (``Stop``, RULES §5.4).
+How = Literal["winner", "played_out", "turn_limit", "forfeits", "time_limit"]
+HOWS: tuple[How, ...] = get_args(How)
+#: How the referee stops a game (``Game.stop``): every seat still playing but one
+#: has forfeited, or the game's wall-clock limit is over.
+Stop = Literal["forfeits", "time_limit"]
+STOPS: tuple[Stop, ...] = get_args(Stop)
 
-    how: str  # "winner", "played_out", "turn_limit"; stopped: "forfeits", "time_limit"
+
+def is_stop(how: object) -> TypeGuard[Stop]:
+    """``how`` (read from a record, say) is one of STOPS."""
+    return how in STOPS
+
+
+@dataclass(frozen=True)
+class GameEnd:
+    """How the rules ended a game.  ``places[seat]`` is 1 for the winner; equal
+    penalty points share a place (competition ranking, RULES §4).  The engine knows
+    no bots: forfeits and faults are the referee's, in its ``GameResult``."""
+
+    how: How
     places: tuple[int, ...]
     points: tuple[int, ...]
     finish_order: tuple[int, ...]
@@ -239,7 +257,7 @@ class Game:
         self._setup_cache: list[list[Decision] | None] = [None] * n
         self._cleared: tuple[int, list[str]] | None = None  # observe.py's cache
         self._legal: list[Decision] | None = None
-        self._result: GameResult | None = None
+        self._result: GameEnd | None = None
         self.events: list[tuple[Any, ...]] = [("deal", s, self.dealt[s]) for s in range(n)]
 
     # --- queries --------------------------------------------------------------------
@@ -287,7 +305,7 @@ class Game:
         total += sum(POINTS[c] for c in self.down[seat] if c is not None)
         return total
 
-    def result(self) -> GameResult | None:
+    def result(self) -> GameEnd | None:
         return self._result
 
     def observation(self, seat: int) -> dict[str, Any]:
@@ -863,9 +881,9 @@ class Game:
 
     #: How a game can be stopped from outside the rules' own course (RULES §5.4):
     #: every seat still playing but one has forfeited, or the game's wall-clock limit.
-    STOPS = ("forfeits", "time_limit")
+    STOPS = STOPS
 
-    def stop(self, how: str) -> None:
+    def stop(self, how: Stop) -> None:
         """End the game now, as the turn limit does (RULES §5.4): the finished seats
         keep their places, the others are ranked by penalty points.  ``how`` is one
         of STOPS.  The referee decides when (a rules-engine cannot know who forfeited,
@@ -876,7 +894,7 @@ class Game:
             raise ValueError("the game is over already")
         self._end(how)
 
-    def _end(self, how: str) -> None:
+    def _end(self, how: How) -> None:
         n = self.n
         points = tuple(self.points(s) for s in range(n))
         places = list(self.place)
@@ -888,5 +906,5 @@ class Game:
         self.phase = OVER
         self.to_move = -1
         self._legal = None
-        self._result = GameResult(how, final, points, tuple(self.finished), self.turn)
+        self._result = GameEnd(how, final, points, tuple(self.finished), self.turn)
         self.events.append(("end", how, final, points))

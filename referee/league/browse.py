@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..replay import RecordError, read_record, verify
-from ..tournament.executor import GameOutcome
+from ..tournament.outcome import GameOutcome
 from .schedule import name_of
 from .store import Entry, LeagueStore
 

@@ -29,7 +29,6 @@ from ..tournament.config import BotSpec, TournamentConfig
 from ..tournament.executor import (
     Executor,
     FaultNotice,
-    GameOutcome,
     Job,
     Notice,
     ProcessExecutor,
@@ -37,6 +36,7 @@ from ..tournament.executor import (
     StorageFailure,
     WorkerError,
 )
+from ..tournament.outcome import GameOutcome
 from ..tournament.run import Progress, sweep_partial_records
 from ..tournament.schedule import GameSpec, derive_seed
 from ..tournament.standings import Standings, compute

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..tournament.executor import GameOutcome
+from ..tournament.outcome import GameOutcome
 from ..tournament.store import _SCHEMA, Store, StoreError
 from .schedule import LeagueGame, entry_id
 

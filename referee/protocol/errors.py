@@ -10,7 +10,7 @@ Must not import: anything doing I/O.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 
 class ProtocolError(Exception):
@@ -23,7 +23,8 @@ class BotProtocolError(ProtocolError):
     ``"protocol"`` (a message the bot may not send now, or of an unknown type).
     ``field`` names the offending field when there is one."""
 
-    def __init__(self, kind: str, message: str, *, field: str | None = None) -> None:
+    def __init__(self, kind: Literal["malformed", "protocol"], message: str, *,
+                 field: str | None = None) -> None:
         super().__init__(message)
         self.kind = kind
         self.message = message

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, get_args
 
 from ..quoting import show
 from .errors import BotProtocolError
@@ -37,12 +37,20 @@ REJECT_CODES = ("illegal", "malformed", "unknown_id", "oversized", "timeout", "p
 REJECT_ACTIONS = ("substituted", "forfeit", "ignored")
 #: Codes of ``error`` messages.
 ERROR_CODES = ("unsupported_version", "protocol")
-#: Kinds of the faults listed in ``game_over`` (the runner's FAULT_KINDS; a test
-#: keeps them equal): the rejection codes but ``unknown_id`` (no fault), plus ``crash``
-#: (never told in a ``rejected``: nobody is left to tell).
-FAULT_KINDS = ("timeout", "crash", "malformed", "oversized", "protocol", "illegal")
-#: What the referee did about a fault listed in ``game_over``.
-FAULT_ACTIONS = ("substituted", "forfeit")
+#: Kinds of faults, in ``game_over``, the game record and the runner (the one list:
+#: the runner and the reports import it): the rejection codes but ``unknown_id`` (no
+#: fault), plus ``crash`` (never told in a ``rejected``: nobody is left to tell).
+FaultKind = Literal["timeout", "crash", "malformed", "oversized", "protocol", "illegal"]
+FAULT_KINDS: tuple[FaultKind, ...] = get_args(FaultKind)
+#: What the referee did about a fault: ``substituted`` (it played the seat's first
+#: legal decision; a strike), ``forfeit`` (the seat forfeited the game), ``recorded``
+#: (nothing was left to do: a fault while the seat was told the game is over, kept in
+#: the game record only, as it comes after ``game_over``).
+FaultAction = Literal["substituted", "forfeit", "recorded"]
+FAULT_ACTIONS: tuple[FaultAction, ...] = get_args(FaultAction)
+#: The actions a ``game_over`` can list: ``recorded`` comes after it.
+GAME_OVER_FAULT_ACTIONS: tuple[FaultAction, ...] = tuple(
+    a for a in FAULT_ACTIONS if a != "recorded")
 
 # JSON types, as JSON Schema names them.
 INTEGER, NUMBER, STRING, BOOLEAN, OBJECT, ARRAY, NULL = (
@@ -114,7 +122,7 @@ _FAULT = (
     _f("turn", INTEGER, "the turn of the game (0 during set-up)", minimum=0),
     _f("action", STRING, "what the referee did: 'substituted' (played the first legal "
        "decision; a strike) or 'forfeit' (the seat forfeited the game)",
-       enum=FAULT_ACTIONS),
+       enum=GAME_OVER_FAULT_ACTIONS),
 )
 
 MESSAGES: dict[str, MessageSpec] = {m.type: m for m in (

@@ -21,13 +21,11 @@ from typing import Any
 
 from ..league.run import LeagueError, tables
 from ..league.store import DB_NAME as LEAGUE_DB
+from ..protocol.messages import FAULT_KINDS
 from ..stats.ratings import RatedGame, fit_plackett_luce
-from ..tournament.executor import GameOutcome
+from ..tournament.outcome import GameOutcome
 from ..tournament.standings import Standings, compute, render
 from ..tournament.store import Store, StoreError
-
-#: Fault kinds in the order the standings count them (PROTOCOL.md's kinds).
-FAULT_KINDS = ("timeout", "crash", "illegal", "malformed", "oversized", "protocol")
 
 
 @dataclass

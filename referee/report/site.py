@@ -18,14 +18,14 @@ from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
 
+from ..protocol.messages import FAULT_KINDS
 from ..replay import HOW_WORDS, Record, RecordError, read_record
-from ..tournament.executor import GameOutcome
+from ..tournament.outcome import GameOutcome
 from ..tournament.store import StoreError
 from . import svg
 from .frames import build_frames, esc
 from .pages import page, viewer_page
 from .results import (
-    FAULT_KINDS,
     Results,
     endings,
     faults_by_kind,

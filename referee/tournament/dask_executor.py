@@ -80,7 +80,6 @@ from .executor import (
     Executor,
     ExecutorError,
     FaultNotice,
-    GameOutcome,
     Job,
     Notice,
     ProcessExecutor,
@@ -90,6 +89,7 @@ from .executor import (
     WorkerError,
     play_game,
 )
+from .outcome import GameOutcome
 from .schedule import GameSpec
 
 #: The port a Dask scheduler listens on unless told otherwise.

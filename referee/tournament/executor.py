@@ -41,29 +41,10 @@ from typing import Any, Protocol
 from ..runner import Fault, Player, run_game
 from ..sandbox import Sandbox, unsandboxed
 from .config import TournamentConfig, seatings_per_deal
+from .outcome import GameOutcome
 from .players import RemoteBots, close_player, make_player
 from .schedule import GameSpec, derive_seed
 from .stopping import StoppedPlayer
-
-
-@dataclass(frozen=True)
-class GameOutcome:
-    """What the store keeps of a finished game (the full record is in ``record``)."""
-
-    index: int
-    game_id: str
-    deal: int
-    deal_seed: int
-    seats: tuple[str, ...]
-    places: tuple[int, ...]
-    points: tuple[int, ...]
-    how: str
-    turns: int
-    faults: tuple[dict[str, Any], ...] = ()
-    forfeits: tuple[int, ...] = ()
-    wall_time: float = 0.0
-    worker: int | str = 0  # a process-pool worker's number; a Dask worker's HOST:PID
-    record: str = ""  # path of the JSONL record, relative to the output folder
 
 
 @dataclass(frozen=True)
@@ -258,13 +239,7 @@ def play_game(job: Job, spec: GameSpec, seats: Seat, worker: int = 0,
     rel = os.path.join(job.records, f"{spec.game_id}.jsonl")
     path = os.path.join(job.output_dir, rel)
     write_record(path, record.to_lines())
-    r = record.result
-    return GameOutcome(
-        index=spec.index, game_id=spec.game_id, deal=spec.deal, deal_seed=spec.deal_seed,
-        seats=spec.seats, places=tuple(r["places"]), points=tuple(r["points"]), how=r["how"],
-        turns=r["turns"], faults=tuple(f.to_dict() for f in record.faults),
-        forfeits=tuple(record.forfeits), wall_time=record.wall_time, worker=worker, record=rel,
-    )
+    return GameOutcome.of(record, spec, worker=worker, record_path=rel)
 
 
 def write_record(path: str, lines: Sequence[str]) -> None:

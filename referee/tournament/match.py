@@ -54,7 +54,8 @@ from ..stats.sprt import (
     summarize,
 )
 from .config import TournamentConfig, TournamentConfigError, seatings_per_deal
-from .executor import Executor, FaultNotice, GameOutcome, Job, Notice, ProcessExecutor, Report
+from .executor import Executor, FaultNotice, Job, Notice, ProcessExecutor, Report
+from .outcome import GameOutcome
 from .players import check_bots
 from .schedule import GameSpec, derive_seed, schedule_digest, seatings
 from .store import Store

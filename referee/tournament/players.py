@@ -13,7 +13,7 @@ import importlib
 import importlib.util
 import shlex
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -21,7 +21,7 @@ from ..bots import make_bot
 from ..botspec import BotSpecError, check_command
 from ..game import GameConfig
 from ..remote import external_player
-from ..runner import DecisionRequest, Player
+from ..runner import DecisionRequest, GameResult, Player
 from ..sandbox import Sandbox, unsandboxed
 from .config import BotSpec, TournamentConfig
 from .schedule import derive_seed
@@ -47,7 +47,8 @@ class SeededPlayer:
     def decide(self, request: DecisionRequest) -> Any:
         return self.bot.decide(request.observation, request.legal)
 
-    def end_game(self, game_id: str, result: dict[str, Any]) -> None:
+    def end_game(self, game_id: str, result: GameResult,
+                 events: Sequence[dict[str, Any]]) -> None:
         pass
 
 

@@ -26,7 +26,6 @@ from .config import TournamentConfig
 from .executor import (
     Executor,
     FaultNotice,
-    GameOutcome,
     Job,
     Notice,
     ProcessExecutor,
@@ -34,6 +33,7 @@ from .executor import (
     StorageFailure,
     WorkerError,
 )
+from .outcome import GameOutcome
 from .players import check_bots
 from .schedule import schedule, schedule_digest
 from .standings import Standings, compute

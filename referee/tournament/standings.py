@@ -42,7 +42,7 @@ from typing import Any
 from tabulate import tabulate
 
 from ..stats.ratings import RatedGame, rate
-from .executor import GameOutcome
+from .outcome import GameOutcome
 from .stopping import STOPPED_WORDS
 
 FORMATS = ("plain", "markdown", "csv", "json")

@@ -15,13 +15,11 @@ bots are never stopped (an absent one is waited for again, and may come back).
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..game import GameConfig
-from ..runner import BotFault, DecisionRequest
-
-if TYPE_CHECKING:  # the executor uses this module's StoppedPlayer
-    from .executor import GameOutcome
+from ..runner import BotFault, DecisionRequest, GameResult
+from .outcome import GameOutcome
 
 #: Words in the fault of a game forfeited because its bot was stopped.
 STOPPED_WORDS = "was stopped by the referee"
@@ -45,7 +43,8 @@ class StoppedPlayer:
     def decide(self, request: DecisionRequest) -> Any:
         raise BotFault("crash", self.detail, fatal=True)
 
-    def end_game(self, game_id: str, result: dict[str, Any]) -> None:
+    def end_game(self, game_id: str, result: GameResult,
+                 events: Sequence[dict[str, Any]]) -> None:
         pass
 
 

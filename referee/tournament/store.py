@@ -28,7 +28,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from .executor import GameOutcome
+from .outcome import GameOutcome
 
 DB_NAME = "tournament.sqlite"
 

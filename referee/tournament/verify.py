@@ -16,10 +16,11 @@ import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from ..replay import Record, RecordError, read_record, verify
-from .executor import GameOutcome
+from ..runner import FaultJson
+from .outcome import GameOutcome
 from .store import DB_NAME, Store, StoreError, record_problem
 
 RECORDS = "games"
@@ -72,8 +73,10 @@ def outcome_of(rec: Record, index: int, deal: int, rel: str, worker: int | str =
         index=index, game_id=str(rec.head.get("game_id", "")), deal=deal,
         deal_seed=int(rec.head["seed"]), seats=tuple(rec.bots),
         places=tuple(r.get("places", [])), points=tuple(r.get("points", [])),
-        how=str(r.get("how", "")), turns=int(r.get("turns", 0)),
-        faults=tuple({k: v for k, v in f.items() if k != "type"} for f in rec.faults),
+        how=r.get("how", ""), turns=int(r.get("turns", 0)),
+        # As the record says (verify checks it against the engine, not its form).
+        faults=tuple(cast("FaultJson", {k: v for k, v in f.items() if k != "type"})
+                     for f in rec.faults),
         forfeits=tuple(r.get("forfeits", [])), wall_time=float(r.get("wall_time", 0.0)),
         worker=worker, record=rel)
 

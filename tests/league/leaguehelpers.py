@@ -9,7 +9,8 @@ from pathlib import Path
 from referee.league.config import load_league_config
 from referee.league.run import new_league
 from referee.league.schedule import name_of
-from referee.tournament.executor import GameOutcome, Job, Report
+from referee.tournament.executor import Job, Report
+from referee.tournament.outcome import GameOutcome
 from referee.tournament.schedule import GameSpec
 
 EXAMPLE_BOTS = Path(__file__).resolve().parents[2] / "example_bots" / "python"

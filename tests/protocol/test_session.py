@@ -163,8 +163,21 @@ def test_nested_fields_of_referee_messages_are_checked() -> None:
         check_referee_message(welcome)
 
 
-def test_fault_kinds_are_the_runners() -> None:
-    from referee.protocol.messages import FAULT_KINDS
-    from referee.runner import FAULT_KINDS as RUNNER_KINDS
+def test_fault_kinds_and_actions_are_the_rejections_and_game_over_lists_them() -> None:
+    from referee.protocol.messages import (
+        FAULT_ACTIONS,
+        FAULT_KINDS,
+        MESSAGES,
+        REJECT_ACTIONS,
+        REJECT_CODES,
+    )
 
-    assert FAULT_KINDS == RUNNER_KINDS
+    # The kinds: the rejection codes but unknown_id (no fault), plus crash (never sent).
+    assert set(FAULT_KINDS) == (set(REJECT_CODES) - {"unknown_id"}) | {"crash"}
+    # The actions: a rejection's but ignored (no fault), plus recorded (after game_over).
+    assert set(FAULT_ACTIONS) == (set(REJECT_ACTIONS) - {"ignored"}) | {"recorded"}
+    faults = next(f for f in MESSAGES["game_over"].fields if f.name == "faults")
+    assert faults.fields is not None
+    enums = {f.name: f.enum for f in faults.fields}
+    assert enums["kind"] == FAULT_KINDS
+    assert enums["action"] == ("substituted", "forfeit")  # recorded: never in a game_over

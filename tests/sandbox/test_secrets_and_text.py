@@ -9,12 +9,13 @@ import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from referee.game import GameConfig
 from referee.quoting import printable
-from referee.runner import OTHERS_FAULT_DETAIL, DecisionRequest, run_game
+from referee.runner import OTHERS_FAULT_DETAIL, DecisionRequest, GameResult, run_game
 from referee.tournament.config import parse_config
 from referee.tournament.executor import SerialExecutor
 from referee.tournament.run import Progress, run_tournament, standings_of
@@ -31,7 +32,7 @@ class Scripted:
     def __init__(self, name: str, first: str | None = None) -> None:
         self.name = name
         self.first = first
-        self.told: dict[str, Any] = {}
+        self.told: GameResult | None = None
 
     def start_game(self, game_id: str, seat: int, config: GameConfig, seed: int) -> None:
         pass
@@ -42,7 +43,8 @@ class Scripted:
             return text
         return request.legal[0]
 
-    def end_game(self, game_id: str, result: dict[str, Any]) -> None:
+    def end_game(self, game_id: str, result: GameResult,
+                 events: Sequence[dict[str, Any]]) -> None:
         self.told = result
 
 
@@ -52,12 +54,14 @@ def test_a_seat_is_told_only_the_kind_and_turn_of_another_seats_fault() -> None:
     assert [f.kind for f in rec.faults] == ["illegal"]
     full = rec.faults[0].detail
     assert "legal now:" in full  # names the cheat's own cards: not for the other seat
-    mine = cheat.told["faults"][0]
-    theirs = other.told["faults"][0]
+    assert cheat.told is not None and other.told is not None
+    mine = cheat.told.faults[0].to_dict()
+    theirs = other.told.faults[0].to_dict()
     assert mine["detail"] == full
     assert theirs["detail"] == OTHERS_FAULT_DETAIL
     assert {k: v for k, v in theirs.items() if k != "detail"} == \
         {k: v for k, v in mine.items() if k != "detail"}
+    assert rec.faults[0].detail == full  # the record keeps the detail
 
 
 def test_printable_shows_control_characters_instead_of_obeying_them() -> None:

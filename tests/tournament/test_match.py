@@ -17,7 +17,7 @@ import pytest
 from referee.game import GameConfig
 from referee.stats.sprt import Sprt
 from referee.tournament.config import BotSpec, TournamentConfig, TournamentConfigError
-from referee.tournament.executor import GameOutcome, Job, Report, SerialExecutor
+from referee.tournament.executor import Job, Report, SerialExecutor
 from referee.tournament.match import (
     MatchConfig,
     MatchProgress,
@@ -25,6 +25,7 @@ from referee.tournament.match import (
     run_match,
     set_games,
 )
+from referee.tournament.outcome import GameOutcome
 from referee.tournament.schedule import GameSpec
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cli"))

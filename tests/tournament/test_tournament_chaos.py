@@ -27,7 +27,8 @@ from typing import Any
 import pytest
 
 from referee.process import alive, live_bots
-from referee.runner import FAULT_KINDS, replay_check
+from referee.protocol.messages import FAULT_ACTIONS, FAULT_KINDS
+from referee.runner import replay_check
 from referee.tournament.config import parse_config
 from referee.tournament.executor import ProcessExecutor
 from referee.tournament.run import Progress, run_tournament, standings_of
@@ -136,7 +137,7 @@ def check_fault(f: dict[str, Any], seats: list[str], where: str) -> None:
     seat, bot, kind, detail = f["seat"], f["bot"], f["kind"], f["detail"]
     assert bot == seats[seat], f"{where}: fault of seat {seat} names {bot!r}"
     assert kind in FAULT_KINDS, f"{where}: fault kind {kind!r} is not documented: {f}"
-    assert f["action"] in ("substituted", "forfeit", "recorded"), f"{where}: {f}"
+    assert f["action"] in FAULT_ACTIONS, f"{where}: {f}"
     # The detail names the bot (or, for an illegal decision, its seat, as the message
     # the bot itself is sent does: PROTOCOL.md).
     assert bot in detail or (kind == "illegal" and detail.startswith(f"seat {seat}: ")), (

@@ -35,7 +35,8 @@ from referee.tournament.dask_executor import (
     pack,
     unpack,
 )
-from referee.tournament.executor import GameOutcome, Job
+from referee.tournament.executor import Job
+from referee.tournament.outcome import GameOutcome
 from referee.tournament.run import run_tournament
 from referee.tournament.schedule import derive_seed, schedule
 

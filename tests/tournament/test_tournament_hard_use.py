@@ -16,7 +16,8 @@ import pytest
 from fakebots import KillOnce
 
 from referee.tournament.config import load_config
-from referee.tournament.executor import GameOutcome, Job, ProcessExecutor, Report
+from referee.tournament.executor import Job, ProcessExecutor, Report
+from referee.tournament.outcome import GameOutcome
 from referee.tournament.schedule import schedule
 
 HERE = Path(__file__).resolve().parent

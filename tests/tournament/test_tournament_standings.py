@@ -10,7 +10,7 @@ import math
 import pytest
 
 from referee.stats.ratings import RatedGame, fit_plackett_luce
-from referee.tournament.executor import GameOutcome
+from referee.tournament.outcome import GameOutcome
 from referee.tournament.standings import compute, mean_ci, place_points, render, standings_table
 
 

@@ -189,7 +189,7 @@ def test_full_games_against_builtin_and_each_other() -> None:
         for seed in (1, 2):
             rec = run_game(GameConfig(players=2), seed, [a, InProcessPlayer(make_bot("random"))],
                            time_control=TC)
-            assert not rec.faults and rec.result["how"]
+            assert not rec.faults and rec.ended.how
         rec = run_game(GameConfig(players=3), 3, [a, b, InProcessPlayer(make_bot("lowest"))],
                        time_control=TC)
         assert not rec.faults

@@ -1,0 +1,46 @@
+"""What a tournament keeps of one finished game: ``GameOutcome``.
+
+Owns the one row type that executors produce, the store keeps and standings, reports
+and leagues read.  It imports only the runner's result types, so that every one of
+those modules can import it without importing an executor.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..game import How
+from ..runner import FaultJson, GameRecord
+from .schedule import GameSpec
+
+
+@dataclass(frozen=True)
+class GameOutcome:
+    """What the store keeps of a finished game (the full record is in ``record``)."""
+
+    index: int
+    game_id: str
+    deal: int
+    deal_seed: int
+    seats: tuple[str, ...]
+    places: tuple[int, ...]
+    points: tuple[int, ...]
+    how: How
+    turns: int
+    faults: tuple[FaultJson, ...] = ()
+    forfeits: tuple[int, ...] = ()
+    wall_time: float = 0.0
+    worker: int | str = 0  # a process-pool worker's number; a Dask worker's HOST:PID
+    record: str = ""  # path of the JSONL record, relative to the output folder
+
+    @classmethod
+    def of(cls, record: GameRecord, spec: GameSpec, *, worker: int | str = 0,
+           record_path: str = "") -> GameOutcome:
+        """The outcome of ``spec``'s game, played into ``record`` (written to
+        ``record_path``, relative to the output folder)."""
+        r = record.ended
+        return cls(index=spec.index, game_id=spec.game_id, deal=spec.deal,
+                   deal_seed=spec.deal_seed, seats=spec.seats, places=r.places, points=r.points,
+                   how=r.how, turns=r.turns, faults=tuple(f.to_dict() for f in r.faults),
+                   forfeits=r.forfeits, wall_time=record.wall_time, worker=worker,
+                   record=record_path)
