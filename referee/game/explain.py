@@ -79,9 +79,9 @@ def _why(game: Game, seat: int, d: Decision) -> tuple[str, str]:
     if code in (SWAP, KEEP):
         return (f"'{d.text}': a swap is offered only after a play leaves four cards of one "
                 "colour on top of the pile", "RULES §9.6")
-    hand_n = game.hand_n[seat]
+    hand_count = game.hand_count[seat]
     draw = len(game.draw_pile)
-    if hand_n == 0 and draw and code != DRAW:
+    if hand_count == 0 and draw and code != DRAW:
         return ("your hand is empty and the draw pile is not: you must draw before this "
                 "extra action", "RULES §3.6")
     if code == DRAW:
@@ -108,25 +108,25 @@ def _why(game: Game, seat: int, d: Decision) -> tuple[str, str]:
         return (f"'pickup': {what}you may pick up only when you have no legal play",
                 "RULES §3.4")
     if code == DOWN:
-        if hand_n:
+        if hand_count:
             return f"'{d.text}': you still hold cards in your hand", "RULES §3.1"
         if game.up[seat]:
             return f"'{d.text}': your 3UP cards must be played first", "RULES §3.1"
         return f"'{d.text}': slot {d.slot} holds no card", "RULES §3.3"
     if code == PLAY:
-        return _why_play(game, seat, d, hand_n, draw)
+        return _why_play(game, seat, d, hand_count, draw)
     return f"'{d.text}' is not a decision here", "RULES §8"
 
 
-def _why_play(game: Game, seat: int, d: Decision, hand_n: int, draw: int) -> tuple[str, str]:
+def _why_play(game: Game, seat: int, d: Decision, hand_count: int, draw: int) -> tuple[str, str]:
     kind = d.kind
     where = "hand" if d.src == HAND else "3UP cards"
-    if d.src == HAND and not hand_n:
+    if d.src == HAND and not hand_count:
         if game.up[seat]:
             return f"'{d.text}': your hand is empty; play from your 3UP cards", "RULES §3.1"
         return f"'{d.text}': your hand is empty; turn a 3DOWN card", "RULES §3.1"
     if d.src != HAND:
-        if hand_n:
+        if hand_count:
             return (f"'{d.text}': 3UP cards are played only once your hand is empty",
                     "RULES §3.1")
         if draw:

@@ -72,7 +72,7 @@ def observation(game: Game, seat: int) -> dict[str, Any]:
     in_extra = game.in_extra
     to_move = game.to_move
     text = TEXT
-    hand_n = game.hand_n
+    hand_count = game.hand_count
     place = game.place
     down = game.down
     empty = [(d[0] is None) | (d[1] is None) << 1 | (d[2] is None) << 2 for d in down]
@@ -81,7 +81,7 @@ def observation(game: Game, seat: int) -> dict[str, Any]:
         choices = game.choices
         seats = [{
             "seat": s,
-            "hand": hand_n[s],
+            "hand": hand_count[s],
             "up": None,  # 3UP cards are public once every seat has chosen (RULES §2.3, §6)
             "down": _DOWN_SLOTS[empty[s]][:],
             "finished": place[s],
@@ -91,7 +91,7 @@ def observation(game: Game, seat: int) -> dict[str, Any]:
         up = game.up
         seats = [{
             "seat": s,
-            "hand": hand_n[s],
+            "hand": hand_count[s],
             "up": [text[c] for c in up[s]],
             "down": _DOWN_SLOTS[empty[s]][:],
             "finished": place[s],  # set when the seat finishes (RULES §4)

@@ -157,8 +157,8 @@ class Game:
         "config", "n", "seed", "rng", "deck", "first_player",
         "play_out", "may_decline", "ones_reverse", "four_colour", "for_others",
         "once_per_clear", "swap_piles", "turn_limit",
-        "hands", "hand_n", "up", "down", "down_n", "dealt", "choices",
-        "draw_pile", "pile", "top", "run", "crun", "ccol", "out",
+        "hands", "hand_count", "up", "down", "down_count", "dealt", "choices",
+        "draw_pile", "pile", "top", "run", "colour_run", "run_colour", "out",
         "phase", "to_move", "direction", "turn", "pending", "in_extra", "drawn",
         "draw_ok", "granted", "finished", "place", "events", "_legal", "_result",
         "perm", "_setup_cache", "_cleared",
@@ -231,16 +231,16 @@ class Game:
         rest.reverse()  # the draw pile's top is the end of the list
         self.draw_pile: list[Card] = rest
 
-        self.down_n = [3] * n
+        self.down_count = [3] * n  # face-down cards left, by seat
         self.hands: list[dict[int, list[Card]]] = [{} for _ in range(n)]
-        self.hand_n = [0] * n
+        self.hand_count = [0] * n  # cards in hand, by seat (the sum over ``hands``)
         self.up: list[list[Card]] = [[] for _ in range(n)]
         self.choices: list[Decision | None] = [None] * n
         self.pile: list[Card] = []
         self.top = 0  # number on top of the pile; 0 = empty pile
         self.run = 0  # numbered cards of that number in a row at the top (RULES §3.5)
-        self.crun = 0  # numbered cards of one colour in a row at the top (RULES §9.6)
-        self.ccol = -1
+        self.colour_run = 0  # numbered cards of one colour in a row at the top (RULES §9.6)
+        self.run_colour = -1  # the colour of that run (-1: none yet)
         self.out: list[Card] = []
         self.phase = SETUP
         self.to_move = -1
@@ -323,10 +323,10 @@ class Game:
         g.rng = random.Random()
         g.rng.setstate(self.rng.getstate())
         g.hands = [{k: list(v) for k, v in h.items()} for h in self.hands]
-        g.hand_n = list(self.hand_n)
+        g.hand_count = list(self.hand_count)
         g.up = [list(x) for x in self.up]
         g.down = [list(x) for x in self.down]
-        g.down_n = list(self.down_n)
+        g.down_count = list(self.down_count)
         g.choices = list(self.choices)
         g.draw_pile = list(self.draw_pile)
         g.pile = list(self.pile)
@@ -367,7 +367,7 @@ class Game:
             return self._swap_legal()
         s = self.to_move
         top = self.top
-        if self.hand_n[s]:
+        if self.hand_count[s]:
             hand = self.hands[s]
             if self.four_colour:
                 legal: list[Decision] = []
@@ -484,7 +484,7 @@ class Game:
                         cards = tuple(taken)
                     if not lst:
                         del hand[kind]
-                    self.hand_n[seat] -= c
+                    self.hand_count[seat] -= c
                     self.events.append(("play", seat, HAND, cards, -1))
                     self._land(seat, cards, kind)
                 else:
@@ -603,7 +603,7 @@ class Game:
         if unsorted is not None:
             for lst in unsorted:
                 lst.sort(key=_ORDER_OF, reverse=True)
-        self.hand_n[seat] += len(cards)
+        self.hand_count[seat] += len(cards)
 
     def _choose(self, seat: int, decision: Decision | str) -> Decision:
         if not 0 <= seat < self.n:
@@ -642,7 +642,7 @@ class Game:
             self.perm = tuple(perm)
             self.up = [self.up[perm[i]] for i in range(n)]
             self.down = [self.down[perm[i]] for i in range(n)]
-            self.down_n = [self.down_n[perm[i]] for i in range(n)]
+            self.down_count = [self.down_count[perm[i]] for i in range(n)]
             self.events.append(("piles", self.perm))
         self.phase = PLAYING
         self.turn = 1
@@ -667,7 +667,7 @@ class Game:
                 cards.reverse()
             if not lst:
                 del hand[kind]
-            self.hand_n[s] -= len(cards)
+            self.hand_count[s] -= len(cards)
         else:
             up = self.up[s]
             if d.cards:
@@ -686,7 +686,7 @@ class Game:
         card = down[slot]
         assert card is not None
         down[slot] = None
-        self.down_n[s] -= 1
+        self.down_count[s] -= 1
         kind = KIND[card]
         if kind >= CLEAR or kind >= self.top:
             self.events.append(("play", s, DOWNSRC, (card,), slot))
@@ -694,7 +694,7 @@ class Game:
             return
         pile = tuple(self.pile)
         self.pile.clear()
-        self.top = self.run = self.crun = 0
+        self.top = self.run = self.colour_run = 0
         self.events.append(("fail", s, slot, card, pile))
         self._take(s, pile + (card,))
         self._end_turn(s, False)
@@ -723,31 +723,31 @@ class Game:
             self._clear(s, "three")
         elif self.four_colour:
             for c in cards:
-                if self.crun and COLOUR[c] == self.ccol:
-                    self.crun += 1
+                if self.colour_run and COLOUR[c] == self.run_colour:
+                    self.colour_run += 1
                 else:
-                    self.ccol = COLOUR[c]
-                    self.crun = 1
+                    self.run_colour = COLOUR[c]
+                    self.colour_run = 1
             if (
-                self.crun >= 4
+                self.colour_run >= 4
                 and self.up[s]
-                and self.hand_n[s]
+                and self.hand_count[s]
                 and not self._is_finished(s)
             ):
                 self.phase = SWAPPING
                 self.granted = False
                 self.events.append(("colour", s))
                 return
-        hand_n = self.hand_n[s]
-        if self.pending or not (hand_n or self.up[s] or self.down_n[s]):
+        hand_count = self.hand_count[s]
+        if self.pending or not (hand_count or self.up[s] or self.down_count[s]):
             self._after(s, False)
             return
         # End of turn (RULES §3.7, §3.8), inline.
         self.in_extra = False
         events = self.events
         draw = self.draw_pile
-        if hand_n < 3 and draw:
-            if hand_n == 2 or len(draw) == 1:
+        if hand_count < 3 and draw:
+            if hand_count == 2 or len(draw) == 1:
                 c = draw.pop()
                 k = KIND[c]
                 hand = self.hands[s]
@@ -757,10 +757,10 @@ class Game:
                 else:
                     lst.append(c)
                     lst.sort(key=_ORDER_OF, reverse=True)
-                self.hand_n[s] = hand_n + 1
+                self.hand_count[s] = hand_count + 1
                 events.append(("draw", s, 1, (c,), "refill"))
             else:
-                got = [draw.pop() for _ in range(min(3 - hand_n, len(draw)))]
+                got = [draw.pop() for _ in range(min(3 - hand_count, len(draw)))]
                 self._take(s, got)
                 events.append(("draw", s, len(got), tuple(got), "refill"))
         if self.turn >= self.turn_limit:
@@ -781,13 +781,13 @@ class Game:
         self.events.append(("clear", s, how, len(pile)))
         self.out.extend(pile)
         pile.clear()
-        self.top = self.run = self.crun = 0
+        self.top = self.run = self.colour_run = 0
 
     def _is_finished(self, s: int) -> bool:
-        return not self.hand_n[s] and not self.up[s] and not self.down_n[s]
+        return not self.hand_count[s] and not self.up[s] and not self.down_count[s]
 
     def _after(self, s: int, granted: bool) -> None:
-        if not self.hand_n[s] and not self.up[s] and not self.down_n[s]:
+        if not self.hand_count[s] and not self.up[s] and not self.down_count[s]:
             self._finish(s)
             return
         self._continue(s, granted)
@@ -808,7 +808,7 @@ class Game:
         self.pending = 0
         if played:
             # RULES §3.7: draw up to three cards.
-            need = 3 - self.hand_n[s]
+            need = 3 - self.hand_count[s]
             draw = self.draw_pile
             if need > 0 and draw:
                 got = [draw.pop() for _ in range(min(need, len(draw)))]
@@ -834,7 +834,7 @@ class Game:
         # RULES §3.4: the whole pile into the hand; the turn ends, no draw.
         cards = tuple(self.pile)
         self.pile.clear()
-        self.top = self.run = self.crun = 0
+        self.top = self.run = self.colour_run = 0
         self.events.append(("pickup", s, cards))
         self._take(s, cards)
         # End of turn without a draw (RULES §3.4), inline: pick-ups are frequent.
@@ -855,7 +855,7 @@ class Game:
         lst.remove(hand_card)
         if not lst:
             del self.hands[s][KIND[hand_card]]
-        self.hand_n[s] -= 1
+        self.hand_count[s] -= 1
         self._take(s, (up_card,))
         self.events.append(("swap", s, up_card, hand_card))
 

@@ -79,20 +79,20 @@ def texts(cs: Iterable[Card]) -> str:
 
 def _runs(pile: Sequence[Card]) -> tuple[int, int, int, int]:
     """(top number, its run, colour run, its colour) at the top of ``pile``."""
-    top = run = crun = 0
-    ccol = -1
+    top = run = colour_run = 0
+    run_colour = -1
     if pile and KIND[pile[-1]] <= 10:
         top = KIND[pile[-1]]
         for c in reversed(pile):
             if KIND[c] != top:
                 break
             run += 1
-        ccol = COLOUR[pile[-1]]
+        run_colour = COLOUR[pile[-1]]
         for c in reversed(pile):
-            if KIND[c] > 10 or COLOUR[c] != ccol:
+            if KIND[c] > 10 or COLOUR[c] != run_colour:
                 break
-            crun += 1
-    return top, run, crun, ccol
+            colour_run += 1
+    return top, run, colour_run, run_colour
 
 
 def position(text: str) -> Game:
@@ -148,19 +148,19 @@ def position(text: str) -> Game:
     g = Game(config, seed=0, deck=placed + rest, first_player=to_move)
     n = g.n
     g.hands = [{} for _ in range(n)]
-    g.hand_n = [0] * n
+    g.hand_count = [0] * n
     g.up = [[] for _ in range(n)]
     g.down = [[None, None, None] for _ in range(n)]
-    g.down_n = [0] * n
+    g.down_count = [0] * n
     for s, parts in seats.items():
         hand = [c for c in parts.get("hand", []) if c is not None]
         g._take(s, hand)
         g.up[s] = [c for c in parts.get("up", []) if c is not None]
         g.down[s] = list(parts.get("down", [None, None, None]))
-        g.down_n[s] = sum(1 for c in g.down[s] if c is not None)
+        g.down_count[s] = sum(1 for c in g.down[s] if c is not None)
     g.draw_pile = list(reversed(draw))  # the engine keeps the top at the end
     g.pile = list(pile)
-    g.top, g.run, g.crun, g.ccol = _runs(pile)
+    g.top, g.run, g.colour_run, g.run_colour = _runs(pile)
     g.out = out + rest
     g.phase = PLAYING
     g.to_move = to_move
@@ -204,11 +204,11 @@ def render(g: Game) -> str:
         lines.append("finished " + " ".join(map(str, g.finished)))
     for s in range(g.n):
         parts = []
-        if g.hand_n[s]:
+        if g.hand_count[s]:
             parts.append("hand " + texts(g.hand(s)))
         if g.up[s]:
             parts.append("up " + texts(g.up[s]))
-        if g.down_n[s]:
+        if g.down_count[s]:
             parts.append("down " + " ".join("-" if c is None else card_text(c) for c in g.down[s]))
         lines.append(f"{s}: {' | '.join(parts)}".rstrip())
     if g.pile:

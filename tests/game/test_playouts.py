@@ -82,7 +82,7 @@ def _check(g: Game, deck: list[int], deep: bool) -> None:
     else:
         s = g.to_move
         assert deciding == (s,) and g.place[s] is None
-        assert g.hand_n[s] or g.up[s] or g.down_n[s]
+        assert g.hand_count[s] or g.up[s] or g.down_count[s]
         assert g.pending >= 0 and (g.in_extra or g.pending == 0 or g.phase == SWAPPING)
     for s in deciding:
         assert g.legal(s)
@@ -94,10 +94,10 @@ def _check(g: Game, deck: list[int], deep: bool) -> None:
         else:
             texts = [d.text for d in g.legal(s)]
             assert len(set(texts)) == len(texts)
-        assert g.down_n[s] == sum(1 for c in g.down[s] if c is not None)
+        assert g.down_count[s] == sum(1 for c in g.down[s] if c is not None)
         if not setup:
             hand = g.hands[s]
-            assert g.hand_n[s] == sum(len(v) for v in hand.values())
+            assert g.hand_count[s] == sum(len(v) for v in hand.values())
             for k, lst in hand.items():
                 assert lst and all(KIND[c] == k for c in lst)
     if g.phase not in (OVER, SETUP):
@@ -111,8 +111,8 @@ def _check(g: Game, deck: list[int], deep: bool) -> None:
         if DECLINE in codes:  # RULES §9.2
             assert g.may_decline and not g.in_extra and g.draw_pile and PLAY in codes
         if DRAW in codes:  # RULES §3.6
-            assert g.draw_pile and (g.in_extra or g.hand_n[g.to_move] == 0)
-            assert not g.drawn or g.hand_n[g.to_move] == 0
+            assert g.draw_pile and (g.in_extra or g.hand_count[g.to_move] == 0)
+            assert not g.drawn or g.hand_count[g.to_move] == 0
         if DOWN in codes:  # RULES §3.1
             assert codes == {DOWN} and not g.draw_pile and not g.up[g.to_move]
     # The pile never descends and is cleared at three of a number (RULES §3.2, §3.5).
@@ -128,17 +128,17 @@ def _check(g: Game, deck: list[int], deep: bool) -> None:
         assert (g.top, g.run) == (top, run) and run < 3
         if g.four_colour:
             col = COLOUR[g.pile[-1]]
-            crun = 0
+            colour_run = 0
             for c in reversed(g.pile):
                 if COLOUR[c] != col:
                     break
-                crun += 1
-            assert g.crun == crun
+                colour_run += 1
+            assert g.colour_run == colour_run
     else:
         assert g.top == 0 and g.run == 0
     # Finished seats hold nothing, and the draw pile is empty by then (RULES §4).
     for s in g.finished:
-        assert g.hand_n[s] == 0 and not g.up[s] and g.down_n[s] == 0
+        assert g.hand_count[s] == 0 and not g.up[s] and g.down_count[s] == 0
         assert not g.draw_pile
 
 

@@ -158,7 +158,7 @@ def test_after_setup_the_rest_is_the_draw_pile_and_the_pile_is_empty() -> None:
             g.apply(s, g.legal(s)[0])
         assert len(g.draw_pile) == 84 - 9 * n
         assert g.pile == [] and g.out == []
-        assert all(g.hand_n[s] == 3 and len(g.up[s]) == 3 and g.down_n[s] == 3 for s in range(n))
+        assert all(g.hand_count[s] == 3 and len(g.up[s]) == 3 and g.down_count[s] == 3 for s in range(n))
         obs = g.observation(0)
         assert obs["draw_pile"] == 84 - 9 * n and obs["pile"] == [] and obs["turn"] == 1
 

@@ -555,7 +555,7 @@ def test_end_of_turn_draws_up_to_three() -> None:
     """)
     act(g, "play hand 7x2")
     assert event_texts(g)[1] == "draw 0 2 refill 4y 4b"
-    assert g.hand_n[0] == 3 and texts(reversed(g.draw_pile)) == "4k 6y"
+    assert g.hand_count[0] == 3 and texts(reversed(g.draw_pile)) == "4k 6y"
 
 
 def test_end_of_turn_draw_stops_when_the_draw_pile_runs_out() -> None:
@@ -566,7 +566,7 @@ def test_end_of_turn_draw_stops_when_the_draw_pile_runs_out() -> None:
     """)
     act(g, "play hand 7x2")
     assert event_texts(g)[1] == "draw 0 1 refill 4y"
-    assert g.hand_n[0] == 2 and g.draw_pile == []
+    assert g.hand_count[0] == 2 and g.draw_pile == []
 
 
 def test_more_than_three_cards_draws_nothing() -> None:
@@ -637,7 +637,7 @@ pile 5g 6g 6r
 draw 9k 1k"""
     g = position(text)
     assert render(g) == text
-    assert g.run == 2 and g.top == 6 and g.crun == 1
+    assert g.run == 2 and g.top == 6 and g.colour_run == 1
 
 
 def test_a_3down_card_completes_three_of_a_number() -> None:
