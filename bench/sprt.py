@@ -103,11 +103,10 @@ class Table:
     def play(self, index: int, deal: int, deal_seed: int, seats: Sequence[str]) -> GameOutcome:
         rec = run_game(self.config, deal_seed, [self.players[n] for n in seats],
                        game_id=f"g{index}")
-        r = rec.result
+        r = rec.ended
         return GameOutcome(index=index, game_id=f"g{index}", deal=deal, deal_seed=deal_seed,
-                           seats=tuple(seats), places=tuple(r["places"]),
-                           points=tuple(r["points"]), how=r["how"], turns=r["turns"],
-                           faults=tuple(f.to_dict() for f in rec.faults))
+                           seats=tuple(seats), places=r.places, points=r.points, how=r.how,
+                           turns=r.turns, faults=tuple(f.to_dict() for f in rec.faults))
 
 
 def match_config(k: int, seed: int) -> MatchConfig:

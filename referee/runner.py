@@ -240,10 +240,12 @@ class GameResult:
     @classmethod
     def from_json(cls, row: dict[str, Any], faults: Sequence[Fault] = ()) -> GameResult:
         """A result line as ``to_json`` wrote it (extra keys, such as ``type`` and
-        ``wall_time``, are ignored); ``faults`` from the record's fault lines."""
+        ``wall_time``, are ignored); ``faults`` from the record's fault lines.  A record
+        written before ``game_places`` and ``game_points`` had the engine's own places
+        and points."""
         return cls(how=row["how"], places=tuple(row["places"]), points=tuple(row["points"]),
-                   game_places=tuple(row["game_places"]),
-                   game_points=tuple(row["game_points"]),
+                   game_places=tuple(row.get("game_places", row["places"])),
+                   game_points=tuple(row.get("game_points", row["points"])),
                    finish_order=tuple(row["finish_order"]), turns=int(row["turns"]),
                    forfeits=tuple(row.get("forfeits", ())), faults=tuple(faults))
 

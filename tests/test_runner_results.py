@@ -132,3 +132,11 @@ def test_the_literals_list_every_kind_action_and_ending() -> None:
     assert FAULT_ACTIONS == ("substituted", "forfeit", "recorded")
     assert HOWS == ("winner", "played_out", "turn_limit", "forfeits", "time_limit")
     assert set(STOPS) < set(HOWS)
+
+
+def test_a_result_line_from_before_game_points_reads_as_the_engines_own() -> None:
+    row = {"type": "result", "how": "winner", "places": [2, 1], "points": [12, 0],
+           "finish_order": [1], "turns": 40, "forfeits": [], "wall_time": 0.5}
+    old = GameResult.from_json(row)
+    assert (old.game_places, old.game_points, old.forfeits) == ((2, 1), (12, 0), ())
+    assert old.how == "winner" and old.turns == 40 and old.faults == ()

@@ -134,15 +134,6 @@ class GameEnd:
     finish_order: tuple[int, ...]
     turns: int
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "how": self.how,
-            "places": list(self.places),
-            "points": list(self.points),
-            "finish_order": list(self.finish_order),
-            "turns": self.turns,
-        }
-
 
 def competition_ranks(values: Sequence[int], start: int = 1) -> list[int]:
     """Standard competition ranking of ``values`` (smaller is better): 10, 10, 25 ->
@@ -879,17 +870,13 @@ class Game:
             return
         self._next_turn(s)
 
-    #: How a game can be stopped from outside the rules' own course (RULES §5.4):
-    #: every seat still playing but one has forfeited, or the game's wall-clock limit.
-    STOPS = STOPS
-
     def stop(self, how: Stop) -> None:
         """End the game now, as the turn limit does (RULES §5.4): the finished seats
         keep their places, the others are ranked by penalty points.  ``how`` is one
         of STOPS.  The referee decides when (a rules-engine cannot know who forfeited,
         or the time); a record says so in its result, and a re-run stops there too."""
-        if how not in self.STOPS:
-            raise ValueError(f"a game is stopped by {' or '.join(self.STOPS)}, not {how!r}")
+        if how not in STOPS:
+            raise ValueError(f"a game is stopped by {' or '.join(STOPS)}, not {how!r}")
         if self.phase == OVER:
             raise ValueError("the game is over already")
         self._end(how)
