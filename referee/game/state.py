@@ -134,6 +134,15 @@ class GameEnd:
     finish_order: tuple[int, ...]
     turns: int
 
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "how": self.how,
+            "places": list(self.places),
+            "points": list(self.points),
+            "finish_order": list(self.finish_order),
+            "turns": self.turns,
+        }
+
 
 def competition_ranks(values: Sequence[int], start: int = 1) -> list[int]:
     """Standard competition ranking of ``values`` (smaller is better): 10, 10, 25 ->
