@@ -5,6 +5,8 @@ Layers, each in its own module and each ignorant of the ones above it::
 
     config     TOML file -> TournamentConfig (every mistake named by its key)
     schedule   TournamentConfig -> [GameSpec]   (pure, deterministic for a seed)
+    outcome    GameOutcome: what is kept of one finished game (executors make it,
+               the store keeps it, standings and reports read it)
     executor   runs GameSpecs in worker processes -> GameOutcome  (an interface)
     store      SQLite file + game records: every finished game committed at once
     standings  stored outcomes -> tables (pure arithmetic, no I/O)
