@@ -939,7 +939,7 @@ def check_bot(command: tuple[str, ...], transport: str | None, per_decision: flo
         spec = parse_spec(text, cwd=cwd)
     except BotSpecError as e:
         raise click.ClickException(str(e)) from None
-    if spec.kind not in ("stdio", "zmq"):
+    if spec.command is None:
         raise click.ClickException(
             f"check-bot checks a bot program, and {text!r} is a {spec.kind} "
             f"{'bot' if spec.kind != 'human' else 'player'}: give the command that starts "

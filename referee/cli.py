@@ -18,14 +18,17 @@ from typing import Any
 import click
 from tabulate import tabulate
 
-from . import __version__
-from .botspec import DEFAULT_LISTEN, BotSpec, BotSpecError, RemoteSeats, make_player, parse_specs
+from . import __version__, checkbot, keys
+from .botspec import DEFAULT_LISTEN, BotSpec, BotSpecError, parse_specs
 from .clikit import Main, UserError, exit_codes_help
 from .game import VARIANTS, ConfigError, GameConfig
 from .game.cards import DECKS
 from .human import HumanClock, HumanPlayer
+from .league import cli as league_cli
+from .player_factory import make_player
 from .process import DEFAULT_MEMORY_MB, install_exit_handlers
 from .quoting import printable
+from .remote_seats import RemoteSeats
 from .replay import (
     HOW_WORDS,
     Narrator,
@@ -37,10 +40,13 @@ from .replay import (
     verify,
 )
 from .report import ReportError, write_game_html
+from .report import cli as report_cli
 from .runner import FaultPolicy, GameRecord, TimeControl
 from .sandbox import MODES as SANDBOX_MODES
 from .sandbox import Sandbox, SandboxConfig, SandboxError, resolve
 from .session import DeckFileError, Session, game_summary, read_deck_file, standings
+from .tournament import cli as tournament_cli
+from .tournament import match_cli
 from .transcript import TracedPlayer, Transcript
 
 
@@ -285,7 +291,7 @@ def play(bots: tuple[str, ...], bot_opts: tuple[str, ...], human: bool, games: i
         raise CliError("--json cannot be combined with a human seat: drop --json to play yourself")
     if record_file and record_dir:
         raise CliError("give --record FILE or --record-dir DIR, not both")
-    remotes = [s.remote for s in specs if s.kind == "remote"]
+    remotes = [s.remote for s in specs if s.remote]
     if not remotes and (keys_dir or server_key):
         raise CliError("--keys and --server-key are for remote bots: add a remote:NAME bot, "
                        "or drop them")
@@ -389,8 +395,7 @@ def play(bots: tuple[str, ...], bot_opts: tuple[str, ...], human: bool, games: i
         for i, spec in enumerate(specs):
             p = make_player(spec, time_control=session.time_control,
                             on_message=tr.on_message if tr else None, log_dir=bot_log_dir,
-                            seed=seed * 7919 + i, remote_seats=remote, sandbox=sandbox,
-                            memory_mb=sandbox.config.memory_mb if memory_mb != 0 else None)
+                            seed=seed * 7919 + i, remote_seats=remote, sandbox=sandbox)
             if isinstance(p, HumanPlayer):
                 p.names = seat_names
                 p.clock = clock
@@ -401,7 +406,7 @@ def play(bots: tuple[str, ...], bot_opts: tuple[str, ...], human: bool, games: i
         if remote is not None:
             note(remote.waiting_line())
             remote.connect(
-                [(s.remote, players[i]) for i, s in enumerate(specs) if s.kind == "remote"],
+                [(s.remote, players[i]) for i, s in enumerate(specs) if s.remote],
                 on_connected=lambda name, p: note(
                     f"remote bot {name} connected"
                     + (f" (version {p.hello.version})" if p.hello and p.hello.version else "")))
@@ -669,33 +674,11 @@ def replay(record_file: str, seat: int | None, check_only: bool, step: bool,
     sys.exit(2)
 
 
-# Commands owned by other modules register here, each in its own module so that the
-# CLI stays a thin layer: (module, attribute of a click command or group).
-_SUBCOMMANDS = (
-    ("referee.tournament.cli", "tournament"),
-    ("referee.tournament.match_cli", "match"),
-    ("referee.checkbot", "check_bot"),
-    ("referee.keys", "keys"),
-    ("referee.report.cli", "report"),
-    ("referee.league.cli", "league"),
-    ("referee.league.cli", "submit_remote"),
-)
-
-
-def _register() -> None:
-    import importlib
-    import importlib.util
-
-    for module, attr in _SUBCOMMANDS:
-        try:
-            found = importlib.util.find_spec(module) is not None
-        except ModuleNotFoundError:  # the parent package does not exist yet
-            found = False
-        if found:
-            main.add_command(getattr(importlib.import_module(module), attr))
-
-
-_register()
+# Commands owned by other modules, each in its own module so that the CLI stays a thin
+# layer.
+for _command in (tournament_cli.tournament, match_cli.match, checkbot.check_bot,
+                 keys.keys, report_cli.report, league_cli.league, league_cli.submit_remote):
+    main.add_command(_command)
 
 
 if __name__ == "__main__":  # pragma: no cover

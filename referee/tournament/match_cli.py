@@ -20,7 +20,7 @@ from typing import Any
 
 import click
 
-from ..botspec import BotSpecError, parse_specs
+from ..botspec import BotSpec, BotSpecError, parse_specs
 from ..game import VARIANTS, GameConfig
 from ..game.cards import DECKS
 from ..game.errors import ConfigError
@@ -29,7 +29,6 @@ from ..sandbox import MODES as SANDBOX_MODES
 from ..sandbox import SandboxError
 from ..stats.sprt import Sprt
 from .config import (
-    BotSpec,
     RemoteSettings,
     TournamentConfig,
     TournamentConfigError,
