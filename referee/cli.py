@@ -527,7 +527,7 @@ def _sandbox(config: SandboxConfig, specs: Sequence[BotSpec], *hidden: str | Non
         sandbox = resolve(config)
     except SandboxError as e:
         raise CliError(str(e)) from None
-    if any(s.kind in ("stdio", "zmq") for s in specs):
+    if any(s.external for s in specs):
         for w in sandbox.warnings:
             click.echo(f"referee: {w}", err=True)
     return sandbox.hide(*hidden)
