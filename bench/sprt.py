@@ -50,7 +50,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from referee.bots.policies import Bot, HeuristicBot, RandomBot, make_bot  # noqa: E402
 from referee.game import GameConfig  # noqa: E402
-from referee.runner import run_game  # noqa: E402
+from referee.runner import InProcessPlayer, run_game  # noqa: E402
 from referee.stats.sprt import (  # noqa: E402
     PENTANOMIAL,
     Sprt,
@@ -65,7 +65,6 @@ from referee.tournament.match import (  # noqa: E402
     set_games,
 )
 from referee.tournament.outcome import GameOutcome  # noqa: E402
-from referee.tournament.players import SeededPlayer  # noqa: E402
 from referee.tournament.schedule import derive_seed, seatings  # noqa: E402
 
 P_NEW, P_OLD = 0.75, 0.6
@@ -97,8 +96,9 @@ class Table:
     def __init__(self, k: int, bots: dict[str, Bot], crn: bool = False) -> None:
         self.config = GameConfig(players=k, variants=frozenset({"play_out"}))
         # crn: NEW and OLD draw the same random numbers, as ``referee match`` has them
-        self.players = {n: SeededPlayer(b, n, PAIRED_STREAM if crn and n in ("new", "old")
-                                        else None) for n, b in bots.items()}
+        self.players = {n: InProcessPlayer(b, n, stream=PAIRED_STREAM
+                                           if crn and n in ("new", "old") else n)
+                        for n, b in bots.items()}
 
     def play(self, index: int, deal: int, deal_seed: int, seats: Sequence[str]) -> GameOutcome:
         rec = run_game(self.config, deal_seed, [self.players[n] for n in seats],

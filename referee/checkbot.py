@@ -33,7 +33,7 @@ from typing import Any
 import click
 from tabulate import tabulate
 
-from .botspec import BotSpecError, parse_spec
+from .botspec import TRANSPORTS, BotSpecError, parse_spec
 from .game import Decision, GameConfig
 from .game.cards import Card, card_text, parse_deck
 from .league.config import LeagueConfigError, is_league_file, load_league_config
@@ -563,7 +563,7 @@ class Checker:
                  cwd: str | None = None, scenarios: Sequence[Scenario] = SCENARIOS,
                  extra_games: int = EXTRA_GAMES, sandbox: Sandbox | None = None,
                  memory_mb: int | None = None) -> None:
-        if transport not in ("stdio", "zmq"):
+        if transport not in TRANSPORTS:
             raise ValueError(f"transport must be 'stdio' or 'zmq', not {transport!r}")
         self.command = list(command)
         self.transport = transport
@@ -912,7 +912,7 @@ every check passed (or was skipped), 1 when one failed or BOT cannot be used,
 
 @click.command("check-bot", help=CHECK_BOT_HELP, context_settings={"max_content_width": 100})
 @click.argument("command", nargs=-1, required=True, metavar="BOT")
-@click.option("--transport", type=click.Choice(["stdio", "zmq"]), default=None,
+@click.option("--transport", type=click.Choice(TRANSPORTS), default=None,
               help="How the bot talks to the referee  [default: stdio, or zmq for a "
                    "zmq: spec]")
 @click.option("--per-decision", "--move-time", "per_decision", type=click.FloatRange(min=0),
@@ -949,7 +949,7 @@ def check_bot(command: tuple[str, ...], transport: str | None, per_decision: flo
         spec = parse_spec(text, cwd=cwd)
     except BotSpecError as e:
         raise click.ClickException(str(e)) from None
-    if spec.kind not in ("stdio", "zmq"):
+    if spec.command is None:
         raise click.ClickException(
             f"check-bot checks a bot program, and {text!r} is a {spec.kind} "
             f"{'bot' if spec.kind != 'human' else 'player'}: give the command that starts "

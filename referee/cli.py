@@ -18,14 +18,17 @@ from typing import Any, TextIO
 import click
 from tabulate import tabulate
 
-from . import __version__
-from .botspec import DEFAULT_LISTEN, BotSpec, BotSpecError, RemoteSeats, make_player, parse_specs
+from . import __version__, checkbot, keys
+from .botspec import DEFAULT_LISTEN, BotSpec, BotSpecError, parse_specs
 from .clikit import Main, UserError, exit_codes_help
 from .game import VARIANTS, ConfigError, GameConfig
 from .game.cards import DECKS
 from .human import HumanClock, HumanPlayer
+from .league import cli as league_cli
+from .player_factory import make_player
 from .process import DEFAULT_MEMORY_MB, install_exit_handlers
 from .quoting import printable
+from .remote_seats import RemoteSeats
 from .replay import (
     HOW_WORDS,
     Narrator,
@@ -37,10 +40,13 @@ from .replay import (
     verify,
 )
 from .report import ReportError, write_game_html
+from .report import cli as report_cli
 from .runner import Applied, Fault, FaultPolicy, GameRecord, TimeControl
 from .sandbox import MODES as SANDBOX_MODES
 from .sandbox import Sandbox, SandboxConfig, SandboxError, resolve
 from .session import DeckFileError, Session, game_summary, read_deck_file, standings
+from .tournament import cli as tournament_cli
+from .tournament import match_cli
 from .transcript import TracedPlayer, Transcript
 
 
@@ -270,7 +276,7 @@ def play(bots: tuple[str, ...], bot_opts: tuple[str, ...], human: bool, games: i
     specs = _play_specs((["human"] if human else []) + list(bots) + list(bot_opts), as_json)
     if record_file and record_dir:
         raise CliError("give --record FILE or --record-dir DIR, not both")
-    remotes = [s.remote for s in specs if s.kind == "remote"]
+    remotes = [s.remote for s in specs if s.remote]
     if not remotes and (keys_dir or server_key):
         raise CliError("--keys and --server-key are for remote bots: add a remote:NAME bot, "
                        "or drop them")
@@ -333,8 +339,7 @@ def play(bots: tuple[str, ...], bot_opts: tuple[str, ...], human: bool, games: i
         for i, spec in enumerate(specs):  # appended one by one: cleanup closes them
             players.append(_seat_player(
                 spec, session, view, clock, tr, seed=seed * 7919 + i, remote=remote,
-                sandbox=sandbox, log_dir=bot_log_dir,
-                memory_mb=sandbox.config.memory_mb if memory_mb != 0 else None))
+                sandbox=sandbox, log_dir=bot_log_dir))
         if remote is not None:
             _connect_remote_seats(remote, specs, players, view.note)
     except BotSpecError as e:
@@ -442,12 +447,12 @@ def _open_transcript(names: Sequence[str], transcript: bool, transcript_file: st
 
 def _seat_player(spec: BotSpec, session: Session, view: _PlayView, clock: HumanClock,
                  tr: Transcript | None, *, seed: int, remote: RemoteSeats | None,
-                 sandbox: Sandbox, log_dir: str | None, memory_mb: int | None) -> Any:
+                 sandbox: Sandbox, log_dir: str | None) -> Any:
     """The player of one seat: a person at this terminal sees the table by the current
     seating, and a built-in bot's decisions go into the transcript."""
     p = make_player(spec, time_control=session.time_control,
                     on_message=tr.on_message if tr else None, log_dir=log_dir, seed=seed,
-                    remote_seats=remote, sandbox=sandbox, memory_mb=memory_mb)
+                    remote_seats=remote, sandbox=sandbox)
     if isinstance(p, HumanPlayer):
         p.names = view.seat_names
         p.clock = clock
@@ -462,7 +467,7 @@ def _connect_remote_seats(remote: RemoteSeats, specs: Sequence[BotSpec], players
     """Wait for the remote bots to connect into their seats, saying so."""
     note(remote.waiting_line())
     remote.connect(
-        [(s.remote, players[i]) for i, s in enumerate(specs) if s.kind == "remote"],
+        [(s.remote, players[i]) for i, s in enumerate(specs) if s.remote],
         on_connected=lambda name, p: note(
             f"remote bot {name} connected"
             + (f" (version {p.hello.version})" if p.hello and p.hello.version else "")))
@@ -574,7 +579,7 @@ def _sandbox(config: SandboxConfig, specs: Sequence[BotSpec], *hidden: str | Non
         sandbox = resolve(config)
     except SandboxError as e:
         raise CliError(str(e)) from None
-    if any(s.kind in ("stdio", "zmq") for s in specs):
+    if any(s.external for s in specs):
         for w in sandbox.warnings:
             click.echo(f"referee: {w}", err=True)
     return sandbox.hide(*hidden)
@@ -721,33 +726,11 @@ def replay(record_file: str, seat: int | None, check_only: bool, step: bool,
     sys.exit(2)
 
 
-# Commands owned by other modules register here, each in its own module so that the
-# CLI stays a thin layer: (module, attribute of a click command or group).
-_SUBCOMMANDS = (
-    ("referee.tournament.cli", "tournament"),
-    ("referee.tournament.match_cli", "match"),
-    ("referee.checkbot", "check_bot"),
-    ("referee.keys", "keys"),
-    ("referee.report.cli", "report"),
-    ("referee.league.cli", "league"),
-    ("referee.league.cli", "submit_remote"),
-)
-
-
-def _register() -> None:
-    import importlib
-    import importlib.util
-
-    for module, attr in _SUBCOMMANDS:
-        try:
-            found = importlib.util.find_spec(module) is not None
-        except ModuleNotFoundError:  # the parent package does not exist yet
-            found = False
-        if found:
-            main.add_command(getattr(importlib.import_module(module), attr))
-
-
-_register()
+# Commands owned by other modules, each in its own module so that the CLI stays a thin
+# layer.
+for _command in (tournament_cli.tournament, match_cli.match, checkbot.check_bot,
+                 keys.keys, report_cli.report, league_cli.league, league_cli.submit_remote):
+    main.add_command(_command)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -453,12 +453,7 @@ class BotProcess:
             tree = self.tree() | self._known_alive()
             group = None if self._leader_reused() else self.pid
             _signal_all(group, tree, signal.SIGTERM)
-            deadline = time.monotonic() + grace
-            while time.monotonic() < deadline:
-                self.popen.poll()  # reap the bot itself so that it counts as gone
-                if not any(alive(p) for p in tree | self.tree()):
-                    break
-                time.sleep(0.01)
+            self._wait_gone(tree, time.monotonic() + grace)
             for _ in range(3):  # children forked during the grace are found again
                 left = {p for p in tree | self.tree() | self._known_alive()
                         if alive(p)}
@@ -489,6 +484,40 @@ class BotProcess:
             self.stderr.join(0.5)
             with _LIVE_LOCK:
                 _LIVE.pop(self.pid, None)
+
+
+    def _wait_gone(self, pids: set[int], deadline: float) -> None:
+        """Until every process of ``pids`` and of the bot's tree has exited, or until
+        ``deadline``: asleep on their pidfds, woken by each exit, the tree looked at
+        again then (a child forked meanwhile is waited for too).  Without pidfds
+        (not Linux) the processes are looked at every 10 ms."""
+        fds: dict[int, int] = {}  # pid -> a pidfd we opened for it
+        try:
+            while True:
+                self.popen.poll()  # reap the bot itself so that it counts as gone
+                live = {p for p in pids | self.tree() if alive(p)}
+                left = deadline - time.monotonic()
+                if not live or left <= 0:
+                    return
+                watch = []
+                for p in live:
+                    if p == self.pid and self.exit_fd is not None:
+                        watch.append(self.exit_fd)
+                        continue
+                    if p not in fds and hasattr(os, "pidfd_open"):
+                        with contextlib.suppress(OSError):  # gone already
+                            fds[p] = os.pidfd_open(p)
+                    if p in fds:
+                        watch.append(fds[p])
+                if len(watch) < len(live):  # one we cannot wait on: look again soon
+                    left = min(left, 0.01)
+                poller = select.poll()
+                for fd in watch:
+                    poller.register(fd, select.POLLIN)
+                poller.poll(max(1, round(left * 1000)))
+        finally:
+            for fd in fds.values():
+                os.close(fd)
 
 
 def _signal_all(group: int | None, pids: set[int], sig: int) -> None:

@@ -35,11 +35,12 @@ from typing import Any, NamedTuple, Protocol, TypedDict
 import orjson
 
 from .game import Decision, Game, GameConfig, GameEnd, How, IllegalDecision, Stop
-from .game.cards import card_text
+from .game.cards import card_text, parse_deck
 from .game.events import UnknownEventKind, event_dict, event_text, events_for
 from .game.state import competition_ranks, is_stop
 from .protocol.errors import RefereeProtocolError
 from .protocol.messages import FaultAction, FaultKind
+from .seeds import derive_seed
 
 #: Errors that are the referee's own bugs, whichever player's call they come from:
 #: they propagate (h11's local/remote split); only what a bot's own code raises is
@@ -136,14 +137,22 @@ class Player(Protocol):
 
 
 class InProcessPlayer:
-    """A built-in bot (``referee.bots``) behind the Player interface."""
+    """A bot run inside the referee (``new_game(seed)`` / ``decide(observation,
+    legal)``: ``referee.bots``, or a tournament's Python bot) behind the Player
+    interface.  Each game's seed for the bot comes from the game's seed and its seat;
+    with ``stream``, from the game's seed and that name instead: every replay of a
+    duplicate deal then gives the bot the same random stream, wherever it sits (two
+    bots with one stream draw the same numbers)."""
 
-    def __init__(self, bot: Any, name: str | None = None) -> None:
+    def __init__(self, bot: Any, name: str | None = None, *,
+                 stream: str | None = None) -> None:
         self.bot = bot
         self.name = name or bot.name
+        self.stream = stream
 
     def start_game(self, game_id: str, seat: int, config: GameConfig, seed: int) -> None:
-        self.bot.new_game(seed * 7919 + seat)
+        self.bot.new_game(seed * 7919 + seat if self.stream is None
+                          else derive_seed(seed, "bot", self.stream))
 
     def decide(self, request: DecisionRequest) -> Decision | str:
         result: Decision | str = self.bot.decide(request.observation, request.legal)
@@ -559,8 +568,6 @@ def run_game(
 def replay_check(record_lines: Sequence[str]) -> tuple[bool, str]:
     """Re-run a record's decisions through the engine; (True, "") when every event is
     reproduced, else (False, where it first differs)."""
-    from .game.cards import parse_deck
-
     rows = [json.loads(x) for x in record_lines if x.strip()]
     head = rows[0]
     config = GameConfig.from_dict(head["config"])

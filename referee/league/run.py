@@ -23,9 +23,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from ..botspec import BotSpec, as_transport
 from ..checkbot import SCENARIOS, Checker, Scenario
 from ..sandbox import Sandbox, SandboxError, resolve
-from ..tournament.config import BotSpec, TournamentConfig
+from ..tournament.config import TournamentConfig
 from ..tournament.executor import (
     Executor,
     FaultNotice,
@@ -223,7 +224,7 @@ def field_config(config: LeagueConfig, entries: Sequence[Entry], table: int,
                  league_dir: Path) -> TournamentConfig:
     """The tournament a table size's pending games belong to: the active entries as
     its bots, each sandboxed, in its own folder."""
-    bots = tuple(BotSpec(name=e.id, command=e.command, transport=e.transport,
+    bots = tuple(BotSpec(name=e.id, command=e.command, transport=as_transport(e.transport),
                          cwd=str(league_dir / e.folder)) for e in entries)
     return TournamentConfig(bots=bots, name=config.name, seats=table, deals=config.deals,
                             seed=config.seed, seating=config.seating,

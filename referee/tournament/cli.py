@@ -301,7 +301,7 @@ def quick(bots: tuple[str, ...], seats: int, deals: int, seating: str, seed: int
     for s in specs:
         if s.kind == "builtin":
             entries.append({"name": s.name, "builtin": s.builtin})
-        elif s.kind in ("stdio", "zmq"):
+        elif s.command is not None:
             entries.append({"name": s.name, "command": list(s.command), "transport": s.kind})
         else:
             _fail(f"bot {s.text!r}: a {s.kind} bot cannot play a quick tournament; give "

@@ -1,6 +1,7 @@
 """A tournament's configuration: the TOML file, read and checked.
 
-Owns ``TournamentConfig`` and ``BotSpec`` and the reading of ``tournaments/*.toml``.
+Owns ``TournamentConfig`` and the reading of ``tournaments/*.toml``; each entrant
+becomes a ``referee.botspec.BotSpec``, as a bot of ``referee play`` does.
 Every mistake is reported as one ``TournamentConfigError`` line naming the file, the
 key and what would be right.  Imports no I/O beyond reading the file; knows nothing
 of schedules, workers or the store.
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import math
 import os
 import tomllib
 from dataclasses import dataclass, field
@@ -30,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from ..bots import BUILTIN_BOTS
-from ..botspec import BotSpecError, parse_spec
+from ..botspec import DEFAULT_LISTEN, TRANSPORTS, BotSpec, BotSpecError, parse_spec
 from ..game import VARIANTS, GameConfig
 from ..game.cards import DECKS
 from ..game.errors import ConfigError
@@ -43,7 +45,6 @@ FORMATS = ("round-robin", "gauntlet", "balanced")
 #: design (k seatings, 2k for odd k, balancing seat and predecessor), every
 #: permutation (k! seatings), or one random seating per deal (independent deals).
 SEATINGS = ("rotate", "williams", "all", "random")
-TRANSPORTS = ("stdio", "zmq")
 #: Where the games are played: this machine's process pool, or a Dask cluster.
 EXECUTORS = ("process", "dask")
 
@@ -65,59 +66,9 @@ _BOT_KEYS = ("name", "builtin", "python", "command", "remote", "transport", "cwd
 _TABLE_KEYS = {"tournament": _TOURNAMENT_KEYS, "rules": _RULES_KEYS, "time": _TIME_KEYS,
                "faults": _FAULT_KEYS, "remote": _REMOTE_KEYS}
 
-#: Where a tournament listens for remote bots unless ``[remote] listen`` says otherwise.
-DEFAULT_REMOTE_LISTEN = "tcp://127.0.0.1:5555"
-
 
 class TournamentConfigError(ValueError):
     """A mistake in a tournament configuration: one line, naming the key."""
-
-
-@dataclass(frozen=True)
-class BotSpec:
-    """One entrant.  Exactly one of ``builtin`` (a bot of ``referee.bots``),
-    ``python`` (``path/to/file.py:Class`` or ``module:attr``, an in-process bot class
-    taking a seed), ``command`` (an external program the referee starts) or
-    ``remote`` (the name a remote bot's key file and hello carry: a program its
-    author starts, which connects over ZeroMQ) is set."""
-
-    name: str
-    builtin: str | None = None
-    python: str | None = None
-    command: tuple[str, ...] | None = None
-    transport: str = "stdio"
-    cwd: str | None = None  # as written; relative to the configuration's folder
-    env: tuple[tuple[str, str], ...] = ()
-    memory_mb: int | None = None
-    remote: str | None = None
-    #: False: a bot the organiser trusts, run without the sandbox (``sandbox = "off"``).
-    sandboxed: bool = True
-    #: The name an in-process bot's random stream is drawn under (default: its own
-    #: name).  A match gives NEW and OLD the same one: the same cards and the same
-    #: random numbers in the same seat (``referee.tournament.match``).
-    stream: str | None = None
-
-    @property
-    def kind(self) -> str:
-        return ("builtin" if self.builtin else "python" if self.python else
-                "remote" if self.remote else "external")
-
-    def to_dict(self) -> dict[str, Any]:
-        d: dict[str, Any] = {"name": self.name}
-        if self.builtin:
-            d["builtin"] = self.builtin
-        if self.python:
-            d["python"] = self.python
-        if self.remote:
-            d["remote"] = self.remote
-        if self.stream:
-            d["stream"] = self.stream
-        if self.command:
-            d.update(command=list(self.command), transport=self.transport, cwd=self.cwd,
-                     env=dict(self.env), memory_mb=self.memory_mb)
-            if not self.sandboxed:
-                d["sandbox"] = "off"
-        return d
 
 
 @dataclass(frozen=True)
@@ -129,7 +80,7 @@ class RemoteSettings:
     connection to connect again.  A bot that did not come within either is absent:
     its games are forfeited without waiting, until it connects again."""
 
-    listen: str = DEFAULT_REMOTE_LISTEN
+    listen: str = DEFAULT_LISTEN
     keys: str | None = None  # the allowed bots' public keys, NAME.key
     server_key: str | None = None  # the referee's secret key
     wait: float = 300.0
@@ -400,7 +351,7 @@ def parse_config(raw: dict[str, Any], *, base_dir: str = ".", source: str = "con
         strike_limit=fr.whole("strike_limit", 3, 0),
     )
     remote = RemoteSettings(
-        listen=rm.text("listen", DEFAULT_REMOTE_LISTEN),
+        listen=rm.text("listen", DEFAULT_LISTEN),
         keys=rm.text("keys"),
         server_key=rm.text("server_key"),
         wait=rm.seconds("wait", 300.0),
@@ -442,8 +393,6 @@ def parse_config(raw: dict[str, Any], *, base_dir: str = ".", source: str = "con
 
 def seatings_per_deal(seating: str, seats: int) -> int:
     """How many games one deal gives."""
-    import math
-
     return {"rotate": seats, "williams": seats if seats % 2 == 0 else 2 * seats,
             "all": math.factorial(seats), "random": 1}[seating]
 
@@ -508,7 +457,7 @@ def _parse_bots(source: str, raw: Any) -> list[BotSpec]:
                            f"write {key} instead")
                 command = spec.command
                 if c.strip().startswith(("zmq:", "stdio:")):
-                    spec_transport = spec.kind
+                    spec_transport = spec.transport
             elif isinstance(c, list) and all(isinstance(x, str) for x in c):
                 command = tuple(c)
             if not command:

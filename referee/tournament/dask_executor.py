@@ -73,9 +73,10 @@ import dask
 from distributed import Client, KilledWorker, LocalCluster, as_completed
 from distributed.client import FutureCancelledError
 
+from ..botspec import BotSpec
 from ..runner import Fault
 from ..sandbox import SandboxError, absolute_args, bot_folder, resolve
-from .config import EXECUTORS, BotSpec, TournamentConfig
+from .config import EXECUTORS, TournamentConfig
 from .executor import (
     Executor,
     ExecutorError,

@@ -38,11 +38,12 @@ from multiprocessing.connection import Connection, wait
 from pathlib import Path
 from typing import Any, Protocol
 
+from ..player_factory import make_player
 from ..runner import Fault, Player, run_game
 from ..sandbox import Sandbox, unsandboxed
 from .config import TournamentConfig, seatings_per_deal
 from .outcome import GameOutcome
-from .players import RemoteBots, close_player, make_player
+from .players import RemoteBots, close_player
 from .schedule import GameSpec, derive_seed
 from .stopping import StoppedPlayer
 
@@ -171,7 +172,9 @@ class Seat:
             return self.remote.player(spec)  # not kept: RemoteBots owns it
         if spec.command is None:  # in-process: no process to remember anything
             if name not in self.players:
-                self.players[name] = make_player(spec, self.job.config, None, self.job.sandbox)
+                self.players[name] = make_player(spec, time_control=self.job.config.time,
+                                                 base_dir=self.job.config.base_dir,
+                                                 streams=True)
             return self.players[name]
         self.clock += 1
         pool = self.instances.setdefault(name, [])
@@ -201,7 +204,9 @@ class Seat:
         spec = self.job.config.bot(name)
         log_dir = os.path.join(self.job.output_dir, "logs", f"worker-{self.worker}")
         self.started += 1
-        return make_player(spec, self.job.config, log_dir, self.job.sandbox,
+        return make_player(spec, time_control=self.job.config.time,
+                           base_dir=self.job.config.base_dir, sandbox=self.job.sandbox,
+                           log_dir=log_dir, streams=True,
                            log_name=name if number == 1 else f"{name}.{number}")
 
     def close(self) -> None:

@@ -15,8 +15,8 @@ player (RULES §2, §7):
   ``all``: k!): 2 games per seating.
 
 In-process bots draw their random numbers from a stream seeded by the deal and the
-bot's name (``players.SeededPlayer``); in a match NEW and OLD share one stream name
-(common random numbers): in a set, the field's bots play the same random numbers
+bot's name (``runner.InProcessPlayer`` with a ``stream``); in a match NEW and OLD
+share one stream name (common random numbers): in a set, the field's bots play the same random numbers
 in both games, and NEW and OLD in the same seat get the same ones too, so that the
 games differ only by what NEW and OLD decide differently.  (An external bot seeds
 itself; one that seeds from ``game_id`` draws new numbers in every game.)

@@ -20,7 +20,7 @@ from typing import Any
 
 import click
 
-from ..botspec import BotSpecError, parse_specs
+from ..botspec import BotSpec, BotSpecError, parse_specs
 from ..game import VARIANTS, GameConfig
 from ..game.cards import DECKS
 from ..game.errors import ConfigError
@@ -29,7 +29,6 @@ from ..sandbox import MODES as SANDBOX_MODES
 from ..sandbox import SandboxError
 from ..stats.sprt import Sprt
 from .config import (
-    BotSpec,
     RemoteSettings,
     TournamentConfig,
     TournamentConfigError,
@@ -81,13 +80,10 @@ def _variants(values: tuple[str, ...]) -> list[str]:
     return out
 
 
-def _tournament_bot(spec: Any) -> BotSpec:
-    """A command-line bot spec as a tournament's bot."""
-    if spec.kind == "builtin":
-        return BotSpec(name=spec.name, builtin=spec.builtin)
-    if spec.kind in ("stdio", "zmq"):
-        return BotSpec(name=spec.name, command=tuple(spec.command), transport=spec.kind,
-                       cwd=spec.cwd)
+def _tournament_bot(spec: BotSpec) -> BotSpec:
+    """A command-line bot spec as a tournament's bot: a built-in bot or a command."""
+    if spec.builtin or spec.external:
+        return spec
     raise MatchCliError(f"bot {spec.text!r}: a match cannot seat a {spec.kind} bot from the "
                         "command line; put it in a tournament file and use --config FILE")
 

@@ -1,84 +1,28 @@
-"""Turning a ``BotSpec`` into a ``Player`` (``referee.runner``), inside a worker.
+"""A tournament's players, inside a worker: its remote bots' seats, and the checks
+made before the first game that each bot can be started.
 
-Owns the in-process player used by tournaments and the choice of implementation
-for each kind of bot: built-in bots, Python bot classes named in the configuration,
-and external programs (``referee.remote``, imported only when an external bot is
-configured).  Knows nothing of schedules or the store.
+Players themselves come from ``referee.player_factory.make_player``, as in ``referee
+play``.  Knows nothing of schedules or the store.
 """
 
 from __future__ import annotations
 
 import contextlib
-import importlib
-import importlib.util
 import shlex
-import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
-from ..bots import make_bot
-from ..botspec import BotSpecError, check_command
-from ..game import GameConfig
-from ..remote import external_player
-from ..runner import DecisionRequest, GameResult, Player
-from ..sandbox import Sandbox, unsandboxed
-from .config import BotSpec, TournamentConfig
-from .schedule import derive_seed
-
-if TYPE_CHECKING:
-    from ..botspec import RemoteSeats
-    from ..remote import RemotePlayer
-
-
-class SeededPlayer:
-    """An in-process bot (``new_game(seed)`` / ``decide(observation, legal)``) whose
-    randomness is tied to the deal and the bot, not to the seat: every replay of a
-    duplicate deal gives the bot the same random stream, wherever it sits."""
-
-    def __init__(self, bot: Any, name: str, stream: str | None = None) -> None:
-        self.bot = bot
-        self.name = name
-        self.stream = stream or name  # two bots with one stream draw the same numbers
-
-    def start_game(self, game_id: str, seat: int, config: GameConfig, seed: int) -> None:
-        self.bot.new_game(derive_seed(seed, "bot", self.stream))
-
-    def decide(self, request: DecisionRequest) -> Any:
-        return self.bot.decide(request.observation, request.legal)
-
-    def end_game(self, game_id: str, result: GameResult,
-                 events: Sequence[dict[str, Any]]) -> None:
-        pass
-
-
-def load_python_object(ref: str, base_dir: str) -> Any:
-    """``path/to/file.py:Name`` (relative to ``base_dir``) or ``package.module:Name``."""
-    where, _, attr = ref.rpartition(":")
-    if where.endswith(".py"):
-        path = (Path(base_dir) / where).resolve()
-        if not path.is_file():
-            raise FileNotFoundError(f"no file {path} (python = {ref!r})")
-        modname = f"_tournament_bot_{abs(hash(str(path)))}"
-        if modname in sys.modules:
-            module = sys.modules[modname]
-        else:
-            spec = importlib.util.spec_from_file_location(modname, path)
-            assert spec is not None and spec.loader is not None
-            module = importlib.util.module_from_spec(spec)
-            sys.modules[modname] = module
-            spec.loader.exec_module(module)
-    else:
-        module = importlib.import_module(where)
-    try:
-        return getattr(module, attr)
-    except AttributeError:
-        raise AttributeError(f"{where} has no {attr!r} (python = {ref!r})") from None
+from ..botspec import BotSpec, BotSpecError, check_command
+from ..player_factory import load_python_object
+from ..remote import RemotePlayer
+from ..remote_seats import RemoteBotError, RemoteSeats, probe_listen, remote_credentials
+from ..runner import Player
+from .config import TournamentConfig, TournamentConfigError
 
 
 class RemoteBots:
     """A worker's remote bots (``remote = true``): the listening endpoint
-    (``referee.botspec.RemoteSeats``), opened when a game first needs a remote bot,
+    (``referee.remote_seats.RemoteSeats``), opened when a game first needs a remote bot,
     and every remote bot's player.  On opening, it waits up to ``[remote] wait``
     seconds for all of them to connect; a bot that does not come, or that loses its
     connection and does not come again within ``rewait``, is absent: its games go on
@@ -97,14 +41,11 @@ class RemoteBots:
         return self.players[spec.name]
 
     def _open(self) -> None:
-        from ..botspec import RemoteBotError
-        from ..botspec import RemoteSeats as Seats
-
         config, r = self.config, self.config.remote
         bots = config.remote_bots
         # RemoteBotError (the port is taken, a key file is unreadable) propagates: the
         # game is reported as not played, and played again on resume.
-        seats = Seats([b.remote or b.name for b in bots], r.listen,
+        seats = RemoteSeats([b.remote or b.name for b in bots], r.listen,
                             keys_dir=config.resolve(r.keys),
                             server_key=config.resolve(r.server_key), wait=r.wait,
                             rewait=r.rewait, give_up=True, on_warning=self.notify,
@@ -134,34 +75,6 @@ class RemoteBots:
                 self.seats = None
 
 
-def make_player(spec: BotSpec, config: TournamentConfig, log_dir: str | None = None,
-                sandbox: Sandbox | None = None, *, log_name: str | None = None) -> Player:
-    """A Player for ``spec``; an external bot's process is started here (in
-    ``sandbox``, unless the bot has ``sandbox = "off"``) and kept for the games the
-    worker gives it.  ``log_name``: its log files' name (default: the bot's)."""
-    if spec.builtin:
-        return SeededPlayer(make_bot(spec.builtin), spec.name, spec.stream)
-    if spec.remote:
-        raise ValueError(f"{spec.name} is a remote bot: its player comes from RemoteBots")
-    if spec.python:
-        obj = load_python_object(spec.python, config.base_dir)
-        bot = obj(0) if callable(obj) else obj
-        if hasattr(bot, "start_game"):  # already a Player
-            bot.name = spec.name
-            return bot  # type: ignore[no-any-return]
-        return SeededPlayer(bot, spec.name, spec.stream)
-    assert spec.command is not None
-    sb = sandbox if sandbox is not None else unsandboxed()
-    if not spec.sandboxed:
-        sb = sb.off()
-    memory = spec.memory_mb or sb.config.memory_mb
-    player: Player = external_player(
-        spec.name, list(spec.command), config.resolve(spec.cwd or "."), dict(spec.env) or None,
-        config.time, memory, log_dir, transport=spec.transport, sandbox=sb,
-        log_name=log_name)
-    return player
-
-
 def close_player(player: Player) -> None:
     close = getattr(player, "close", None)
     if callable(close):
@@ -172,12 +85,8 @@ def check_bots(config: TournamentConfig) -> None:
     """Fail early, naming the bot, if a bot cannot possibly be started: a Python bot
     that does not load, an external program that is not there, or no
     ``referee.remote`` to run external programs with."""
-    from .config import TournamentConfigError
-
     remote = config.remote_bots
     if remote:
-        from ..botspec import RemoteBotError, probe_listen, remote_credentials
-
         r = config.remote
         try:
             remote_credentials([b.remote or b.name for b in remote], r.listen,

@@ -25,6 +25,7 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ..seeds import derive_seed as derive_seed  # re-exported
 from ..stats.designs import williams
 from .config import TournamentConfig, seatings_per_deal
 
@@ -46,13 +47,6 @@ class GameSpec:
     def to_dict(self) -> dict[str, object]:
         return {"index": self.index, "game_id": self.game_id, "deal": self.deal,
                 "deal_seed": self.deal_seed, "seats": list(self.seats)}
-
-
-def derive_seed(seed: int, *parts: object) -> int:
-    """A 63-bit seed from the tournament seed and a path of labels; stable across
-    processes and Python versions (no ``hash()``)."""
-    text = ":".join([str(seed), *map(str, parts)])
-    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big") >> 1
 
 
 def lineups(config: TournamentConfig) -> list[tuple[str, ...]]:

@@ -164,6 +164,21 @@ class _Held(deque[Any]):
         return x
 
 
+@dataclass(frozen=True)
+class Refusal:
+    """A connection an endpoint refused, as data (``on_refusal``), besides the log
+    line: ``why`` it was refused, ``who`` (a CURVE key, or the name its hello gave,
+    when known), and how many connections were refused so far for that reason."""
+
+    endpoint: str
+    why: str
+    who: str | None = None
+    count: int = 1
+
+
+OnRefusal = Callable[[Refusal], None]
+
+
 class _Router:
     """One bound ROUTER socket, its context, monitor and (with CURVE) authenticator.
     Incoming frames are sorted into one queue per connection; connections no
@@ -185,8 +200,11 @@ class _Router:
         allowed_keys: Mapping[str, bytes] | None = None,
         heartbeat: bool = False,
         private_dir: str | None = None,
+        on_refusal: OnRefusal | None = None,
     ) -> None:
         self.max_message_bytes = max_message_bytes
+        #: Told of every refused connection (from the authenticator's thread too).
+        self.on_refusal = on_refusal
         self.private_dir = private_dir
         self.queues: dict[bytes, _Held] = {}
         self.unclaimed = _Held()
@@ -394,6 +412,11 @@ class _Router:
         if n == 1 or str(n).rstrip("0") == "1":
             log.warning("refused a connection on %s: %s%s", self.endpoint, why,
                         f" ({n} times so far)" if n > 1 else "")
+        self.report(Refusal(self.endpoint, why, count=n))
+
+    def report(self, refusal: Refusal) -> None:
+        if self.on_refusal is not None:
+            self.on_refusal(refusal)
 
     def claim(self, identity: bytes) -> _Held:
         """Route ``identity``'s frames to a queue of its own (taking any already
@@ -563,10 +586,12 @@ class _KeyCheck:
         text = key.decode("ascii", "replace")
         owner = self.router.key_owner.get(text)
         if owner is None:
+            why = f"CURVE key {text} is not allowed (it is no listed bot's public key)"
             if text not in self.router.denied_keys:  # once per key: it reconnects
-                log.warning("refused a connection on %s: CURVE key %s is not allowed (it is "
-                            "no listed bot's public key)", self.router.endpoint, text)
+                log.warning("refused a connection on %s: %s", self.router.endpoint, why)
             self.router.denied_keys.append(text)
+            self.router.report(Refusal(self.router.endpoint, why, text,
+                                       self.router.denied_keys.count(text)))
             return False
         log.info("CURVE key of %r accepted on %s", owner, self.router.endpoint)
         return True
@@ -831,11 +856,13 @@ class RemoteListener:
     ``allowed_keys`` maps each bot's name to its z85 public key; ``server_secret``
     is the referee's z85 secret key.  Without ``server_secret`` (no CURVE) only a
     loopback endpoint is accepted, and the hello's name must be one of
-    ``allowed_keys``' names."""
+    ``allowed_keys``' names.  ``on_refusal`` is told of each refused connection (a
+    ``Refusal``; called from the authenticator's thread too), as well as the log."""
 
     def __init__(self, endpoint: str, allowed_keys: Mapping[str, bytes],
                  server_secret: bytes | None, *,
-                 max_message_bytes: int = MAX_MESSAGE_BYTES) -> None:
+                 max_message_bytes: int = MAX_MESSAGE_BYTES,
+                 on_refusal: OnRefusal | None = None) -> None:
         if server_secret is None and not is_loopback(endpoint):
             raise ValueError(
                 f"listening on {endpoint} (not loopback) needs CURVE: give the referee's "
@@ -844,10 +871,12 @@ class RemoteListener:
         self.curve = server_secret is not None
         self._router = _Router(endpoint, max_message_bytes=max_message_bytes,
                                server_secret=server_secret, allowed_keys=allowed_keys,
-                               heartbeat=not is_loopback(endpoint))
+                               heartbeat=not is_loopback(endpoint),
+                               on_refusal=on_refusal)
         self.admitted: dict[str, ZmqTransport] = {}  # connected, by name
         self._ready: dict[str, ZmqTransport] = {}  # admitted, not yet accepted
         self.transports_own_router = False
+        self._refused_hellos: dict[str, int] = {}  # refusals after the handshake, by why
 
     @property
     def endpoint(self) -> str:
@@ -939,6 +968,9 @@ class RemoteListener:
                 old.close()
             return owner
         log.warning("refused a bot on %s: %s", self.endpoint, why)
+        n = self._refused_hellos[why] = self._refused_hellos.get(why, 0) + 1
+        router.report(Refusal(self.endpoint, why,
+                              claimed if isinstance(claimed, str) else None, n))
         with contextlib.suppress(TransportClosed):
             router.send(identity, {"type": "error", "code": "protocol",
                                    "message": f"refused: {why}", "action": "disconnect"})

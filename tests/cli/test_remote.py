@@ -170,7 +170,7 @@ def test_in_a_match_a_lost_bot_connects_again(tmp_path: Path, start_bot: StartBo
 
 def test_remote_spec() -> None:
     a = parse_spec("remote:alice")
-    assert (a.kind, a.name, a.remote, a.command) == ("remote", "alice", "alice", ())
+    assert (a.kind, a.name, a.remote, a.command) == ("remote", "alice", "alice", None)
     b = parse_spec("seat1=remote:alice")
     assert (b.kind, b.name, b.remote) == ("remote", "seat1", "alice")
     with pytest.raises(BotSpecError, match="two seats are named 'alice'"):

@@ -75,6 +75,30 @@ def test_end_kills_the_whole_tree_even_when_term_is_ignored(pidfile: Pids) -> No
         os.close(proc.stdout_fd)
 
 
+def test_the_grace_ends_when_the_last_process_of_the_tree_exits(tmp_path: Path) -> None:
+    # The leader exits on TERM at once; its child takes a while (forking meanwhile) and
+    # then exits by itself: the grace waits for it (no SIGKILL cuts it short), and ends
+    # with its exit, not at the grace's end.
+    done = tmp_path / "done"
+    script = ("trap 'exit 0' TERM; "
+              f"(trap 'sleep 0.3; echo done > {done}; exit 0' TERM; echo ready; "
+              "while :; do sleep 0.05; done) & wait")
+    proc = start_bot(["sh", "-c", script], memory_mb=None)
+    try:
+        os.set_blocking(proc.stdout_fd, True)
+        assert os.read(proc.stdout_fd, 6) == b"ready\n"
+        tree = bot_tree(proc.pid)
+        start = time.monotonic()
+        proc.end(grace=20.0)
+        assert time.monotonic() - start < 10.0
+        assert done.read_text() == "done\n"
+        assert wait_gone(list(tree)) == [] and proc.returncode == 0
+    finally:
+        proc.end()
+        os.close(proc.stdin_fd)
+        os.close(proc.stdout_fd)
+
+
 def test_the_stderr_cap_holds_for_the_file_across_restarts(tmp_path: Path,
                                                           pidfile: Pids) -> None:
     """20 starts of a crashing bot append to one log: the cap is the file's, not each

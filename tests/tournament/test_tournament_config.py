@@ -74,7 +74,7 @@ memory_mb = 256
     assert ext.command == ("python3", "bot.py", "--level", "2")
     assert ext.env == (("LEVEL", "2"),) and ext.memory_mb == 256
     assert c.resolve(ext.cwd) == str((tmp_path / "bots").resolve())
-    assert c.bot("a").kind == "builtin" and ext.kind == "external"
+    assert c.bot("a").kind == "builtin" and ext.kind == "stdio" and ext.external
 
 
 def test_defaults_play_out_and_two_seats(tmp_path: Path) -> None:

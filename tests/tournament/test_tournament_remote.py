@@ -18,8 +18,8 @@ import msgpack
 import pytest
 import zmq
 
-from referee.botspec import RemoteBotError, RemoteSeats
 from referee.keys import load_public_key, load_secret_key, new_keypair
+from referee.remote_seats import RemoteBotError, RemoteSeats
 from referee.runner import BotFault
 from referee.tournament.config import TournamentConfigError, load_config, parse_config
 from referee.tournament.executor import Notice, SerialExecutor

@@ -31,6 +31,7 @@ from referee.transport.base import (
     TransportTimeout,
 )
 from referee.transport.zmq import (
+    Refusal,
     RemoteListener,
     is_loopback,
     wait_for_remote_bot,
@@ -115,7 +116,9 @@ def test_refused_without_credentials(start_bot: Start, tmp_path: Path,
                                      caplog: pytest.LogCaptureFixture, case: str,
                                      logged: str) -> None:
     caplog.set_level(logging.INFO, logger="referee.zmq")
-    listener = RemoteListener("tcp://127.0.0.1:*", {"alice": ALICE[0]}, SERVER_SECRET)
+    refusals: list[Refusal] = []  # as data, besides the log line
+    listener = RemoteListener("tcp://127.0.0.1:*", {"alice": ALICE[0]}, SERVER_SECRET,
+                              on_refusal=refusals.append)
     try:
         if case == "unknown key":
             start_bot(listener.endpoint, "alice", MALLORY)
@@ -123,9 +126,14 @@ def test_refused_without_credentials(start_bot: Start, tmp_path: Path,
             start_bot(listener.endpoint, "alice", None)
         else:
             start_bot(listener.endpoint, "alice", ALICE, MALLORY[0])
-        pattern = re.compile(f"refused a connection on {re.escape(listener.endpoint)}: "
-                             f"(.* )?({logged})")
-        wait_for(lambda: pattern.search(caplog.text) is not None, listener)
+        why = re.compile(f"(.* )?({logged})")
+        wait_for(lambda: any(why.match(r.why) for r in list(refusals)), listener)
+        refusal = next(r for r in list(refusals) if why.match(r.why))
+        assert refusal.endpoint == listener.endpoint and refusal.count >= 1
+        if case == "unknown key":
+            assert refusal.who == MALLORY[0].decode()
+        # The log line (logged before the refusal is reported) says the same.
+        assert f"refused a connection on {listener.endpoint}: {refusal.why}" in caplog.text
         assert not listener.admitted
     finally:
         listener.close()
@@ -198,7 +206,9 @@ def test_remote_bot_gone_is_transport_closed(start_bot: Start) -> None:
 ])
 def test_a_refusal_says_what_was_wrong_with_the_first_message(
         frames: list[bytes], why: str, caplog: pytest.LogCaptureFixture) -> None:
-    listener = RemoteListener("tcp://127.0.0.1:*", {"alice": b""}, None)
+    refusals: list[Refusal] = []
+    listener = RemoteListener("tcp://127.0.0.1:*", {"alice": b""}, None,
+                              on_refusal=refusals.append)
     ctx = zmq.Context()
     sock = ctx.socket(zmq.DEALER)
     try:
@@ -208,6 +218,10 @@ def test_a_refusal_says_what_was_wrong_with_the_first_message(
                 pytest.raises(TransportTimeout):
             listener.accept(0.5, "alice")
         assert f"refused a bot on {listener.endpoint}: {why}" in caplog.text
+        claimed = "carol" if "carol" in why else None
+        [refusal] = refusals  # the refusal as data: who (the name claimed), why, how often
+        assert refusal.why.startswith(why) and refusal.why in caplog.text
+        assert (refusal.endpoint, refusal.who, refusal.count) == (listener.endpoint, claimed, 1)
         if len(frames) == 1:  # a DEALER hears why (a REQ socket would drop it)
             assert sock.poll(2000)
             reply = msgpack.unpackb(sock.recv())
