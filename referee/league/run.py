@@ -23,9 +23,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from ..botspec import BotSpec, as_transport
-from ..checkbot import SCENARIOS, Checker, Scenario
-from ..sandbox import Sandbox, SandboxError, resolve
+from ..checkbot.checker import SCENARIOS, Checker, Scenario
+from ..players.botspec import BotSpec, as_transport
+from ..players.sandbox import Sandbox, SandboxError, resolve
 from ..tournament.config import TournamentConfig
 from ..tournament.executor import (
     Executor,

@@ -18,8 +18,8 @@ from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
 
+from ..play.replay import HOW_WORDS, Record, RecordError, read_record
 from ..protocol.messages import FAULT_KINDS
-from ..replay import HOW_WORDS, Record, RecordError, read_record
 from ..tournament.outcome import GameOutcome
 from ..tournament.store import StoreError
 from . import svg

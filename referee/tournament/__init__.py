@@ -16,7 +16,7 @@ Layers, each in its own module and each ignorant of the ones above it::
 
 from __future__ import annotations
 
-from ..botspec import BotSpec
+from ..players.botspec import BotSpec
 from .config import TournamentConfig, TournamentConfigError, load_config
 from .schedule import GameSpec, schedule
 

@@ -1,7 +1,7 @@
 """A tournament's configuration: the TOML file, read and checked.
 
 Owns ``TournamentConfig`` and the reading of ``tournaments/*.toml``; each entrant
-becomes a ``referee.botspec.BotSpec``, as a bot of ``referee play`` does.
+becomes a ``referee.players.botspec.BotSpec``, as a bot of ``referee play`` does.
 Every mistake is reported as one ``TournamentConfigError`` line naming the file, the
 key and what would be right.  Imports no I/O beyond reading the file; knows nothing
 of schedules, workers or the store.
@@ -32,13 +32,13 @@ from pathlib import Path
 from typing import Any
 
 from ..bots import BUILTIN_BOTS
-from ..botspec import DEFAULT_LISTEN, TRANSPORTS, BotSpec, BotSpecError, parse_spec
 from ..game import VARIANTS, GameConfig
 from ..game.cards import DECKS
 from ..game.errors import ConfigError
-from ..runner import FaultPolicy, TimeControl
-from ..sandbox import MODES as SANDBOX_MODES
-from ..sandbox import SandboxConfig, SandboxError
+from ..play.runner import FaultPolicy, TimeControl
+from ..players.botspec import DEFAULT_LISTEN, TRANSPORTS, BotSpec, BotSpecError, parse_spec
+from ..players.sandbox import MODES as SANDBOX_MODES
+from ..players.sandbox import SandboxConfig, SandboxError
 
 FORMATS = ("round-robin", "gauntlet", "balanced")
 #: How each deal is seated: every rotation of a lineup (duplicate deals), a Williams

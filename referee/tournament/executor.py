@@ -38,9 +38,9 @@ from multiprocessing.connection import Connection, wait
 from pathlib import Path
 from typing import Any, Protocol
 
-from ..player_factory import make_player
-from ..runner import Fault, Player, run_game
-from ..sandbox import Sandbox, unsandboxed
+from ..play.runner import Fault, Player, run_game
+from ..players.factory import make_player
+from ..players.sandbox import Sandbox, unsandboxed
 from .config import TournamentConfig, seatings_per_deal
 from .outcome import GameOutcome
 from .players import RemoteBots, close_player

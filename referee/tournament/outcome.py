@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..game import How
-from ..runner import FaultJson, GameRecord
+from ..play.runner import FaultJson, GameRecord
 from .schedule import GameSpec
 
 

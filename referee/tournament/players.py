@@ -1,7 +1,7 @@
 """A tournament's players, inside a worker: its remote bots' seats, and the checks
 made before the first game that each bot can be started.
 
-Players themselves come from ``referee.player_factory.make_player``, as in ``referee
+Players themselves come from ``referee.players.factory.make_player``, as in ``referee
 play``.  Knows nothing of schedules or the store.
 """
 
@@ -12,17 +12,17 @@ import shlex
 from collections.abc import Callable
 from pathlib import Path
 
-from ..botspec import BotSpec, BotSpecError, check_command
-from ..player_factory import load_python_object
-from ..remote import RemotePlayer
-from ..remote_seats import RemoteBotError, RemoteSeats, probe_listen, remote_credentials
-from ..runner import Player
+from ..play.runner import Player
+from ..players.botspec import BotSpec, BotSpecError, check_command
+from ..players.external import ExternalPlayer
+from ..players.factory import load_python_object
+from ..players.remote_seats import RemoteBotError, RemoteSeats, probe_listen, remote_credentials
 from .config import TournamentConfig, TournamentConfigError
 
 
 class RemoteBots:
     """A worker's remote bots (``remote = true``): the listening endpoint
-    (``referee.remote_seats.RemoteSeats``), opened when a game first needs a remote bot,
+    (``referee.players.remote_seats.RemoteSeats``), opened when a game first needs a remote bot,
     and every remote bot's player.  On opening, it waits up to ``[remote] wait``
     seconds for all of them to connect; a bot that does not come, or that loses its
     connection and does not come again within ``rewait``, is absent: its games go on
@@ -33,7 +33,7 @@ class RemoteBots:
         self.config = config
         self.notify = notify
         self.seats: RemoteSeats | None = None  # once open
-        self.players: dict[str, RemotePlayer] = {}
+        self.players: dict[str, ExternalPlayer] = {}
 
     def player(self, spec: BotSpec) -> Player:
         if self.seats is None:
@@ -84,7 +84,7 @@ def close_player(player: Player) -> None:
 def check_bots(config: TournamentConfig) -> None:
     """Fail early, naming the bot, if a bot cannot possibly be started: a Python bot
     that does not load, an external program that is not there, or no
-    ``referee.remote`` to run external programs with."""
+    ``referee.players.external`` to run external programs with."""
     remote = config.remote_bots
     if remote:
         r = config.remote

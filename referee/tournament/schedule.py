@@ -25,7 +25,7 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..seeds import derive_seed as derive_seed  # re-exported
+from ..game.seeds import derive_seed as derive_seed  # re-exported
 from ..stats.designs import williams
 from .config import TournamentConfig, seatings_per_deal
 

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ..game import GameConfig
-from ..runner import BotFault, DecisionRequest, GameResult
+from ..play.runner import BotFault, DecisionRequest, GameResult
 from .outcome import GameOutcome
 
 #: Words in the fault of a game forfeited because its bot was stopped.
