@@ -50,7 +50,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from referee.bots.policies import Bot, HeuristicBot, RandomBot, make_bot  # noqa: E402
 from referee.game import GameConfig  # noqa: E402
-from referee.runner import run_game  # noqa: E402
+from referee.play.runner import run_game  # noqa: E402
 from referee.stats.sprt import (  # noqa: E402
     PENTANOMIAL,
     Sprt,

@@ -16,7 +16,7 @@ ZMQ_BOT = [sys.executable, str(Path(__file__).parent / "zmq" / "zmq_bot.py")]
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     """The test run is this program's entry point: no bot outlives it."""
-    from referee.process import end_all
+    from referee.players.process import end_all
 
     end_all()
 

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from referee.game import GameConfig
+from referee.play.runner import DecisionRequest, run_game
 from referee.protocol.errors import RefereeProtocolError
-from referee.runner import DecisionRequest, run_game
 
 
 class Raising:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from referee.bots import make_bot
 from referee.game import GameConfig
-from referee.runner import InProcessPlayer, replay_check, run_game
+from referee.play.runner import InProcessPlayer, replay_check, run_game
 
 
 def test_game_between_builtin_bots_finishes_and_replays() -> None:
@@ -17,7 +17,7 @@ def test_game_between_builtin_bots_finishes_and_replays() -> None:
 
 
 def test_forfeited_seats_are_last_in_places_and_in_points() -> None:
-    from referee.runner import final_places, final_points
+    from referee.play.runner import final_places, final_points
 
     # Seats 1 and 3 forfeited, 3 first: 3 ranks lowest, and scores most.
     assert final_places([1, 2, 3, 4], [3, 1]) == [1, 3, 2, 4]

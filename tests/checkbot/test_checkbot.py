@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from referee.checkbot import FAIL, KINDS, PASS, SCENARIOS, check_bot, run_checks
-from referee.runner import TimeControl
+from referee.checkbot.checker import FAIL, KINDS, PASS, SCENARIOS, check_bot, run_checks
+from referee.play.runner import TimeControl
 
 ROOT = Path(__file__).resolve().parents[2]
 BOTS = ROOT / "example_bots"

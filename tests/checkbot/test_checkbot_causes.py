@@ -10,7 +10,7 @@ from pathlib import Path
 
 from click.testing import CliRunner, Result
 
-from referee.cli import main
+from referee.cli.main import main
 
 PY = sys.executable
 

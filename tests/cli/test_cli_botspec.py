@@ -1,4 +1,4 @@
-"""Bot specs (referee.botspec): the syntax of a seat on the command line."""
+"""Bot specs (referee.players.botspec): the syntax of a seat on the command line."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from referee.botspec import BotSpecError, parse_spec, parse_specs
+from referee.players.botspec import BotSpecError, parse_spec, parse_specs
 
 
 def test_builtin_human_and_names() -> None:

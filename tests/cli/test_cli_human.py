@@ -16,8 +16,8 @@ from cli_helpers import KNOWN_DEAL, env_for_subprocess, invoke, referee_command,
 from referee.bots import make_bot
 from referee.game import GameConfig
 from referee.game.cards import parse_deck
-from referee.human import HumanClock, HumanPlayer, draw_table, match_choice
-from referee.runner import InProcessPlayer, run_game
+from referee.play.runner import InProcessPlayer, run_game
+from referee.players.human import HumanClock, HumanPlayer, draw_table, match_choice
 
 # The known deal (cli_helpers) with the person in seat 0 against the heuristic bot:
 # three 1s, then the three 10s face up, then the three 3DOWN cards: a win in 9 turns.
@@ -68,7 +68,7 @@ def test_thinking_time_does_not_count_as_a_timeout() -> None:
 
     clock = HumanClock()
     human = HumanPlayer(Slow("\n".join(WINNING_ANSWERS) + "\n"), io.StringIO(), clock=clock)
-    from referee.runner import TimeControl
+    from referee.play.runner import TimeControl
 
     rec = run_game(GameConfig(players=2), 1, [human, InProcessPlayer(make_bot("heuristic"))],
                    deck=_deck(), first_player=0, clock=clock,
@@ -213,7 +213,7 @@ def test_shorthand_that_is_not_allowed_says_what_is() -> None:
 
 
 def test_counts_agree_with_their_nouns() -> None:
-    from referee.replay import describe
+    from referee.play.replay import describe
 
     assert describe(("clear", 0, "C", 1), ["me"]) == "the pile is cleared by C (1 card leaves the game)"
     assert describe(("clear", 0, "three", 4), ["me"]).endswith("(4 cards leave the game)")

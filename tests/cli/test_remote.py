@@ -22,8 +22,8 @@ import pytest
 import zmq
 from cli_helpers import env_for_subprocess, invoke, referee_command
 
-from referee.botspec import BotSpecError, parse_spec, parse_specs
-from referee.keys import new_keypair
+from referee.players.botspec import BotSpecError, parse_spec, parse_specs
+from referee.transport.zmq.keys import new_keypair
 
 StartBot = Callable[..., subprocess.Popen[bytes]]
 

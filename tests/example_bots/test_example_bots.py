@@ -13,8 +13,8 @@ import pytest
 
 from referee.bots import make_bot
 from referee.game import GameConfig
-from referee.remote import RemotePlayer, stdio_player
-from referee.runner import InProcessPlayer, Player, TimeControl, replay_check, run_game
+from referee.play.runner import InProcessPlayer, Player, TimeControl, replay_check, run_game
+from referee.players.external import RemotePlayer, stdio_player
 
 ROOT = Path(__file__).resolve().parents[2]
 BOTS = ROOT / "example_bots"
@@ -81,7 +81,7 @@ def test_six_example_bots_in_one_game(opened: list[RemotePlayer]) -> None:
 
 @pytest.mark.parametrize("bot", ["python-random", "python-heuristic"])
 def test_python_bots_over_zeromq(bot: str, opened: list[RemotePlayer]) -> None:
-    from referee.remote import zmq_player
+    from referee.players.external import zmq_player
 
     remote = zmq_player(bot, COMMANDS[bot], time_control=TC)
     opened.append(remote)

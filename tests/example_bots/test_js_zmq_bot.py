@@ -22,9 +22,9 @@ import pytest
 
 from referee.bots import make_bot
 from referee.game import GameConfig
-from referee.keys import new_keypair
-from referee.remote import RemotePlayer, zmq_player
-from referee.runner import InProcessPlayer, TimeControl, replay_check, run_game
+from referee.play.runner import InProcessPlayer, TimeControl, replay_check, run_game
+from referee.players.external import RemotePlayer, zmq_player
+from referee.transport.zmq.keys import new_keypair
 
 ROOT = Path(__file__).resolve().parents[2]
 BOT = ROOT / "example_bots" / "js" / "zmq_bot.js"

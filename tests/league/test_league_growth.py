@@ -15,7 +15,7 @@ from referee.league.config import load_league_config
 from referee.league.run import new_league, pending, run_league, standings, submit
 from referee.league.schedule import league_schedule, name_of
 from referee.league.store import LeagueStore
-from referee.sandbox import unsandboxed
+from referee.players.sandbox import unsandboxed
 
 from .leaguehelpers import FakeExecutor, Interrupted, fake_bot, league_toml
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from referee.process import alive, live_bots
+from referee.players.process import alive, live_bots
 
 BOTS = Path(__file__).resolve().parent.parent / "bots"
 

@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from referee.game import GameConfig
-from referee.remote import RemotePlayer, stdio_player
-from referee.runner import FaultPolicy, GameRecord, TimeControl, run_game
+from referee.play.runner import FaultPolicy, GameRecord, TimeControl, run_game
+from referee.players.external import RemotePlayer, stdio_player
 
 from .conftest import bot_command, wait_gone
 
@@ -51,7 +51,7 @@ def test_two_stdio_bots_play_several_games_in_one_session(pidfile: Pids) -> None
 
 
 def test_stdio_game_equals_the_same_game_in_process(pidfile: Pids) -> None:
-    from referee.runner import InProcessPlayer
+    from referee.play.runner import InProcessPlayer
 
     class First:
         name = "first"

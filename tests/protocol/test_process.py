@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from referee.process import (
+from referee.players.process import (
     BotStartError,
     StderrLog,
     alive,
@@ -158,7 +158,7 @@ def test_a_reused_leader_pid_is_never_taken_for_the_bot(pidfile: Pids) -> None:
 
 
 def test_a_library_that_starts_a_bot_installs_no_signal_handler(pidfile: Pids) -> None:
-    """Signal handlers and exit hooks are the entry point's (referee.cli.main, a
+    """Signal handlers and exit hooks are the entry point's (referee.cli.main.main, a
     tournament worker): starting a bot changes no process-wide state."""
     before = signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGHUP)
     proc = start_bot([sys.executable, "-c", "pass"])
@@ -176,7 +176,7 @@ def test_terminated_referee_ends_its_bots(tmp_path: Path, pidfile: Pids) -> None
 
     script = textwrap.dedent("""
         import sys, time
-        from referee.process import install_exit_handlers, start_bot
+        from referee.players.process import install_exit_handlers, start_bot
         install_exit_handlers()  # as the referee's entry points do
         proc = start_bot(["sh", "-c", "trap '' TERM; echo $$ >> $FAKEBOT_PIDFILE; sleep 600"])
         print("started", flush=True)

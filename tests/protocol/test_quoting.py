@@ -1,5 +1,5 @@
 """What a bot sent is shown in JSON terms in the referee's messages, never as a
-Python repr (referee/quoting.py)."""
+Python repr (referee/text/quoting.py)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from referee.quoting import excerpt, kind, quote, show
+from referee.text.quoting import excerpt, kind, quote, show
 
 
 @pytest.mark.parametrize("data, shown", [

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from referee.game import GameConfig
-from referee.remote import Connection, RemotePlayer
-from referee.runner import FaultPolicy, TimeControl, run_game
+from referee.play.runner import FaultPolicy, TimeControl, run_game
+from referee.players.external import Connection, RemotePlayer
 from referee.transport.memory import MemoryPeer, MemoryTransport
 
 from .schemacheck import errors

@@ -11,7 +11,7 @@ import pytest
 from browser import open_browser
 from click.testing import CliRunner
 
-from referee.cli import main
+from referee.cli.main import main
 
 FAKEBOTS = Path(__file__).resolve().parents[1] / "tournament" / "fakebots.py"
 

@@ -16,8 +16,8 @@ from conftest import invoke
 from referee.game import Game
 from referee.game.cards import card_text, parse_deck
 from referee.game.events import event_text, parse_event
-from referee.replay import describe, read_record
-from referee.runner import stop_if_stopped
+from referee.play.replay import describe, read_record
+from referee.play.runner import stop_if_stopped
 
 
 def steps_of(record: Path) -> tuple[Any, list[int], list[list[list[str]]]]:

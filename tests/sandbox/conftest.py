@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 from referee.game import GameConfig
-from referee.remote import RemotePlayer, external_player
-from referee.runner import GameRecord, TimeControl, run_game
-from referee.sandbox import Sandbox, SandboxConfig, SandboxError, resolve
+from referee.play.runner import GameRecord, TimeControl, run_game
+from referee.players.external import RemotePlayer, external_player
+from referee.players.sandbox import Sandbox, SandboxConfig, SandboxError, resolve
 
 BOTS = Path(__file__).resolve().parents[1] / "bots"
 TC = TimeControl(startup=20.0, per_decision=5.0, bank=20.0)

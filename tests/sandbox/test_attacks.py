@@ -24,13 +24,13 @@ import msgpack
 import pytest
 import zmq
 
-from referee.remote import external_player
-from referee.sandbox import SandboxConfig
+from referee.players.external import external_player
+from referee.players.sandbox import SandboxConfig
 from referee.tournament.config import parse_config
 from referee.tournament.executor import Job, ProcessExecutor
 from referee.tournament.run import run_tournament, standings_of
 from referee.tournament.schedule import schedule
-from referee.transport.zmq import launch_zmq_bot
+from referee.transport.zmq.transport import launch_zmq_bot
 
 from .conftest import BOTS, Attack, need_sandbox
 
@@ -410,7 +410,7 @@ def test_the_deal_fingerprint_would_catch_a_reused_process(tmp_path: Path,
     cfg, out = _remember(tmp_path)
     games = schedule(cfg)
     (out / "games").mkdir(parents=True)
-    from referee.sandbox import resolve
+    from referee.players.sandbox import resolve
 
     job = Job(cfg, str(out), sandbox=resolve(cfg.sandbox), isolate_deals=False)
     reports: list[object] = []
@@ -433,6 +433,6 @@ def test_instances_of_a_bot_share_no_scratch(tmp_path: Path, sandbox: object) ->
 @pytest.fixture(autouse=True)
 def _no_leftovers() -> Iterator[None]:
     yield
-    from referee.process import end_all
+    from referee.players.process import end_all
 
     end_all()

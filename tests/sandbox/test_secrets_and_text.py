@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from referee.game import GameConfig
-from referee.quoting import printable
-from referee.runner import OTHERS_FAULT_DETAIL, DecisionRequest, run_game
+from referee.play.runner import OTHERS_FAULT_DETAIL, DecisionRequest, run_game
+from referee.text.quoting import printable
 from referee.tournament.config import parse_config
 from referee.tournament.executor import SerialExecutor
 from referee.tournament.run import Progress, run_tournament, standings_of

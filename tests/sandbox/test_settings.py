@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-import referee.sandbox as sandbox_module
-from referee.process import start_bot
-from referee.sandbox import SandboxConfig, SandboxError, explain, resolve
+import referee.players.sandbox as sandbox_module
+from referee.players.process import start_bot
+from referee.players.sandbox import SandboxConfig, SandboxError, explain, resolve
 from referee.tournament.config import TournamentConfigError, parse_config
 
 from .conftest import BOTS, need_sandbox

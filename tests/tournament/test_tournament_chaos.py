@@ -26,8 +26,8 @@ from typing import Any
 
 import pytest
 
-from referee.process import alive, live_bots
-from referee.runner import FAULT_KINDS, replay_check
+from referee.play.runner import FAULT_KINDS, replay_check
+from referee.players.process import alive, live_bots
 from referee.tournament.config import parse_config
 from referee.tournament.executor import ProcessExecutor
 from referee.tournament.run import Progress, run_tournament, standings_of

@@ -23,7 +23,7 @@ import pytest
 from click.testing import CliRunner
 from distributed import LocalCluster
 
-from referee.cli import main
+from referee.cli.main import main
 from referee.tournament.config import TournamentConfigError, load_config, parse_config
 from referee.tournament.dask_executor import (
     Committer,
@@ -42,7 +42,7 @@ from referee.tournament.schedule import derive_seed, schedule
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 EXAMPLE = REPO / "example_bots" / "python"
-REFEREE = [sys.executable, "-m", "referee.cli"]
+REFEREE = [sys.executable, "-m", "referee.cli.main"]
 
 
 def invoke(*args: str) -> tuple[int, str, str]:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from referee.cli import main
+from referee.cli.main import main
 from referee.tournament.config import load_config
 from referee.tournament.run import Progress
 

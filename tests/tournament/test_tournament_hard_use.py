@@ -21,7 +21,7 @@ from referee.tournament.schedule import schedule
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
-REFEREE = [sys.executable, "-m", "referee.cli"]
+REFEREE = [sys.executable, "-m", "referee.cli.main"]
 
 LEAGUE = """
 [tournament]

@@ -18,13 +18,13 @@ import msgpack
 import pytest
 import zmq
 
-from referee.botspec import RemoteBotError, RemoteSeats
-from referee.keys import load_public_key, load_secret_key, new_keypair
-from referee.runner import BotFault
+from referee.play.runner import BotFault
+from referee.players.botspec import RemoteBotError, RemoteSeats
 from referee.tournament.config import TournamentConfigError, load_config, parse_config
 from referee.tournament.executor import Notice, SerialExecutor
 from referee.tournament.players import check_bots
 from referee.tournament.run import run_tournament
+from referee.transport.zmq.keys import load_public_key, load_secret_key, new_keypair
 
 StartBot = Callable[..., subprocess.Popen[bytes]]
 

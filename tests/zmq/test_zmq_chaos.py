@@ -34,7 +34,7 @@ from typing import Any
 
 import pytest
 
-from referee.process import live_bots
+from referee.players.process import live_bots
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tournament"))
 import test_tournament_chaos as stdio_chaos  # noqa: E402  (the checks are shared)

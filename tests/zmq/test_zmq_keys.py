@@ -10,7 +10,7 @@ import zmq
 import zmq.auth
 from click.testing import CliRunner
 
-from referee.keys import (
+from referee.transport.zmq.keys import (
     KeyFileError,
     check_key,
     keys,

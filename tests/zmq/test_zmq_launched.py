@@ -18,16 +18,16 @@ import pytest
 
 from referee.bots import make_bot
 from referee.game import GameConfig
-from referee.process import live_bots
-from referee.remote import bench_game_zmq, zmq_player
-from referee.runner import FaultPolicy, InProcessPlayer, TimeControl, run_game
+from referee.play.runner import FaultPolicy, InProcessPlayer, TimeControl, run_game
+from referee.players.external import bench_game_zmq, zmq_player
+from referee.players.process import live_bots
 from referee.transport.base import (
     MalformedMessage,
     MessageTooLarge,
     TransportClosed,
     TransportTimeout,
 )
-from referee.transport.zmq import (
+from referee.transport.zmq.transport import (
     LaunchedZmqBot,
     bot_env,
     decode_frame,

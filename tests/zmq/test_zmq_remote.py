@@ -22,15 +22,15 @@ import zmq
 
 from referee.bots import make_bot
 from referee.game import GameConfig
-from referee.remote import remote_player
-from referee.runner import InProcessPlayer, TimeControl, run_game
+from referee.play.runner import InProcessPlayer, TimeControl, run_game
+from referee.players.external import remote_player
 from referee.transport.base import (
     MalformedMessage,
     MessageTooLarge,
     TransportClosed,
     TransportTimeout,
 )
-from referee.transport.zmq import (
+from referee.transport.zmq.transport import (
     RemoteListener,
     is_loopback,
     wait_for_remote_bot,

@@ -44,12 +44,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from . import __version__
-from .game import Decision, GameConfig
-from .game.events import event_dict
-from .game.explain import legal_now
-from .process import DEFAULT_MEMORY_MB, DEFAULT_STDERR_CAP, BotProcess, BotStartError, start_bot
-from .protocol import (
+from .. import __version__
+from ..game import Decision, GameConfig
+from ..game.events import event_dict
+from ..game.explain import legal_now
+from ..play.runner import BotFault, DecisionRequest, TimeControl, run_game
+from ..protocol import (
     MAX_MESSAGE_BYTES,
     BotProtocolError,
     BotSession,
@@ -58,9 +58,7 @@ from .protocol import (
     IgnoredReply,
     UnsupportedVersion,
 )
-from .runner import BotFault, DecisionRequest, TimeControl, run_game
-from .sandbox import Sandbox
-from .transport.base import (
+from ..transport.base import (
     MalformedMessage,
     MessageTooLarge,
     Transport,
@@ -68,8 +66,10 @@ from .transport.base import (
     TransportError,
     TransportTimeout,
 )
-from .transport.stdio import StdioTransport
-from .transport.zmq import RemoteListener, launch_zmq_bot
+from ..transport.stdio import StdioTransport
+from ..transport.zmq.transport import RemoteListener, launch_zmq_bot
+from .process import DEFAULT_MEMORY_MB, DEFAULT_STDERR_CAP, BotProcess, BotStartError, start_bot
+from .sandbox import Sandbox
 
 TranscriptHook = Callable[[str, str, Any, float], None]
 
@@ -524,7 +524,7 @@ def launch_bot(
     zmq_transport: str = "ipc",
 ) -> Connection:
     """The one way the referee starts a bot (``referee play``, ``check-bot`` and
-    tournaments, stdio and ZeroMQ alike): the process (``referee.process.start_bot``,
+    tournaments, stdio and ZeroMQ alike): the process (``referee.players.process.start_bot``,
     inside ``sandbox`` when it is active) and the transport to it.  ``env``: the
     bot's own variables; the protocol's are added here.  Raises BotStartError."""
     if transport == "zmq":
@@ -629,7 +629,7 @@ def zmq_player(
     **options: Any,
 ) -> RemotePlayer:
     """A bot started as ``command`` speaking msgpack over ZeroMQ, as a runner
-    ``Player``: ``referee.remote.external_player`` with ``transport="zmq"`` (the same
+    ``Player``: ``referee.players.external.external_player`` with ``transport="zmq"`` (the same
     launcher and sandbox as stdio bots); ``transport`` here is ``ipc`` or ``tcp``
     (loopback)."""
     return external_player(name, command, cwd, env, time_control, memory_mb, log_dir,
@@ -673,9 +673,9 @@ class BenchResult:
 def bench_game_zmq(n_games: int, *, players: int = 2, seed: int = 1,
                    transport: str = "ipc") -> BenchResult:
     """Play ``n_games`` games between ``players`` trivial launched ZeroMQ bots
-    (``python -m referee.transport.zmq``; each bot started once and kept across the
+    (``python -m referee.transport.zmq.transport``; each bot started once and kept across the
     games) and time them.  For ``bench/protocol.py``, beside the stdio figure."""
-    command = [sys.executable, "-m", "referee.transport.zmq"]
+    command = [sys.executable, "-m", "referee.transport.zmq.transport"]
     tc = TimeControl(startup=30.0, per_decision=10.0, bank=0.0)
     seats = [zmq_player(f"zmq{i}", command, time_control=tc, transport=transport,
                         memory_mb=None) for i in range(players)]

@@ -15,12 +15,12 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
-from .game import Decision, GameConfig
-from .game.cards import CLEAR, KIND_TEXT, CardError, parse_kind_colour
-from .game.decisions import PLAY, SOURCE_NAMES, DecisionSyntaxError, parse_decision
-from .replay import HOW_WORDS, describe
-from .runner import BotFault, DecisionRequest
-from .table import draw_table
+from ..game import Decision, GameConfig
+from ..game.cards import CLEAR, KIND_TEXT, CardError, parse_kind_colour
+from ..game.decisions import PLAY, SOURCE_NAMES, DecisionSyntaxError, parse_decision
+from ..play.replay import HOW_WORDS, describe
+from ..play.runner import BotFault, DecisionRequest
+from ..play.table import draw_table
 
 
 class HumanClock:

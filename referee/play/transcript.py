@@ -40,8 +40,8 @@ from typing import Any, TextIO
 
 import click
 
-from .game import Decision, GameConfig
-from .quoting import printable
+from ..game import Decision, GameConfig
+from ..text.quoting import printable
 from .runner import BotFault, DecisionRequest, Fault
 
 ARROWS = {"send": "->", "recv": "<-", "stderr": "!!", "note": "..", "fault": "XX",
@@ -227,7 +227,7 @@ class TracedPlayer:
         self.player.start_game(game_id, seat, config, seed)
 
     def decide(self, request: DecisionRequest) -> Decision | str:
-        from .game.events import event_text
+        from ..game.events import event_text
 
         self.transcript.on_message("in_send", self.name, {
             "type": "request", "id": request.request_id, "seat": request.seat,

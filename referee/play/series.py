@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .game import Game, GameConfig
-from .game.cards import CardError, parse_deck
-from .game.state import competition_ranks
+from ..game import Game, GameConfig
+from ..game.cards import CardError, parse_deck
+from ..game.state import competition_ranks
 from .runner import FaultPolicy, GameRecord, Player, TimeControl, run_game
 
 

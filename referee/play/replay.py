@@ -16,10 +16,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
-from .bots import BUILTIN_BOTS
-from .game import ConfigError, Game, GameConfig, IllegalDecision
-from .game.cards import CardError, card_text, parse_deck
-from .game.events import Event, EventSyntaxError, event_text, filter_event, parse_event
+from ..bots import BUILTIN_BOTS
+from ..game import ConfigError, Game, GameConfig, IllegalDecision
+from ..game.cards import CardError, card_text, parse_deck
+from ..game.events import Event, EventSyntaxError, event_text, filter_event, parse_event
 from .runner import final_places, final_points, replay_check, stop_if_stopped
 from .table import draw_table, omniscient_lines
 

@@ -20,25 +20,32 @@ from typing import Any
 
 import click
 
-from ..botspec import BotSpecError, parse_specs
 from ..game import VARIANTS, GameConfig
 from ..game.cards import DECKS
 from ..game.errors import ConfigError
-from ..runner import FaultPolicy, TimeControl
-from ..sandbox import MODES as SANDBOX_MODES
-from ..sandbox import SandboxError
+from ..play.runner import FaultPolicy, TimeControl
+from ..players.botspec import BotSpecError, parse_specs
+from ..players.sandbox import MODES as SANDBOX_MODES
+from ..players.sandbox import SandboxError
 from ..stats.sprt import Sprt
-from .config import (
+from ..tournament.config import (
     BotSpec,
     RemoteSettings,
     TournamentConfig,
     TournamentConfigError,
     load_config,
 )
-from .executor import ExecutorError
-from .match import DEFAULT_MAX_SETS, MATCH_SEATINGS, MatchConfig, MatchError, describe, run_match
-from .run import sandbox_of
-from .store import StoreError
+from ..tournament.executor import ExecutorError
+from ..tournament.match import (
+    DEFAULT_MAX_SETS,
+    MATCH_SEATINGS,
+    MatchConfig,
+    MatchError,
+    describe,
+    run_match,
+)
+from ..tournament.run import sandbox_of
+from ..tournament.store import StoreError
 
 
 class MatchCliError(click.ClickException):
@@ -172,7 +179,7 @@ def match(new: str, old: str, field_bots: tuple[str, ...], seats: int | None,
             executor = None
             if executor_kind == "dask" or scheduler:
                 # distributed takes a second to import: only when a match asks for it.
-                from .dask_executor import DaskExecutor
+                from ..tournament.dask_executor import DaskExecutor
 
                 executor = stack.enter_context(DaskExecutor(scheduler, jobs))
             result = run_match(mc, output_dir=out, jobs=jobs, quiet=quiet or as_json,

@@ -18,15 +18,10 @@ from typing import Any
 import click
 from tabulate import tabulate
 
-from . import __version__
-from .botspec import DEFAULT_LISTEN, BotSpec, BotSpecError, RemoteSeats, make_player, parse_specs
-from .clikit import Main, UserError, exit_codes_help
-from .game import VARIANTS, ConfigError, GameConfig
-from .game.cards import DECKS
-from .human import HumanClock, HumanPlayer
-from .process import DEFAULT_MEMORY_MB, install_exit_handlers
-from .quoting import printable
-from .replay import (
+from .. import __version__
+from ..game import VARIANTS, ConfigError, GameConfig
+from ..game.cards import DECKS
+from ..play.replay import (
     HOW_WORDS,
     Narrator,
     RecordError,
@@ -36,12 +31,24 @@ from .replay import (
     show_record,
     verify,
 )
-from .report import ReportError, write_game_html
-from .runner import FaultPolicy, GameRecord, TimeControl
-from .sandbox import MODES as SANDBOX_MODES
-from .sandbox import Sandbox, SandboxConfig, SandboxError, resolve
-from .session import DeckFileError, Session, game_summary, read_deck_file, standings
-from .transcript import TracedPlayer, Transcript
+from ..play.runner import FaultPolicy, GameRecord, TimeControl
+from ..play.series import DeckFileError, Session, game_summary, read_deck_file, standings
+from ..play.transcript import TracedPlayer, Transcript
+from ..players.botspec import (
+    DEFAULT_LISTEN,
+    BotSpec,
+    BotSpecError,
+    RemoteSeats,
+    make_player,
+    parse_specs,
+)
+from ..players.human import HumanClock, HumanPlayer
+from ..players.process import DEFAULT_MEMORY_MB, install_exit_handlers
+from ..players.sandbox import MODES as SANDBOX_MODES
+from ..players.sandbox import Sandbox, SandboxConfig, SandboxError, resolve
+from ..report import ReportError, write_game_html
+from ..text.quoting import printable
+from .kit import Main, UserError, exit_codes_help
 
 
 class _Group(Main):
@@ -672,13 +679,13 @@ def replay(record_file: str, seat: int | None, check_only: bool, step: bool,
 # Commands owned by other modules register here, each in its own module so that the
 # CLI stays a thin layer: (module, attribute of a click command or group).
 _SUBCOMMANDS = (
-    ("referee.tournament.cli", "tournament"),
-    ("referee.tournament.match_cli", "match"),
-    ("referee.checkbot", "check_bot"),
-    ("referee.keys", "keys"),
-    ("referee.report.cli", "report"),
-    ("referee.league.cli", "league"),
-    ("referee.league.cli", "submit_remote"),
+    ("referee.cli.tournament", "tournament"),
+    ("referee.cli.match", "match"),
+    ("referee.checkbot.checker", "check_bot"),
+    ("referee.transport.zmq.keys", "keys"),
+    ("referee.cli.report", "report"),
+    ("referee.cli.league", "league"),
+    ("referee.cli.league", "submit_remote"),
 )
 
 

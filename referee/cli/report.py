@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from .site import ReportError, write_site
+from ..report.site import ReportError, write_site
 
 
 @click.command("report")

@@ -376,7 +376,7 @@ def _under(path: str, roots: Sequence[str]) -> bool:
 @functools.lru_cache(maxsize=1)
 def _package_dir() -> str:
     """The referee's own package: hidden where it would otherwise be visible."""
-    return os.path.dirname(os.path.abspath(__file__))
+    return os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def unsandboxed(config: SandboxConfig | None = None) -> Sandbox:

@@ -6,8 +6,8 @@ sets chosen so that every kind of decision is requested: ``3up``, ``play``, ``do
 (unknown message types and fields, a ``rejected`` reply) and the report: a pass/fail
 table with the transcript of each failure.
 
-The bot is driven through the real referee path -- ``referee.remote.RemotePlayer``
-over the stdio or ZeroMQ transport, games run by ``referee.runner.run_game`` -- with
+The bot is driven through the real referee path -- ``referee.players.external.RemotePlayer``
+over the stdio or ZeroMQ transport, games run by ``referee.play.runner.run_game`` -- with
 the bot under test in every seat (one process per seat), so that what passes here
 plays in a tournament.  The checker only wraps the pieces: a transport wrapper adds
 the unknown fields, a player wrapper sends the deliberate rejection, and a recorder
@@ -33,18 +33,26 @@ from typing import Any
 import click
 from tabulate import tabulate
 
-from .botspec import BotSpecError, parse_spec
-from .game import Decision, GameConfig
-from .game.cards import Card, card_text, parse_deck
-from .league.config import LeagueConfigError, is_league_file, load_league_config
-from .process import DEFAULT_MEMORY_MB
-from .quoting import printable
-from .remote import Connection, RemotePlayer, launch_bot
-from .runner import BotFault, DecisionRequest, Fault, FaultPolicy, GameRecord, TimeControl, run_game
-from .sandbox import MODES as SANDBOX_MODES
-from .sandbox import Sandbox, SandboxConfig, SandboxError, explain, resolve
-from .tournament.config import TournamentConfigError, load_config
-from .transport.base import Transport
+from ..game import Decision, GameConfig
+from ..game.cards import Card, card_text, parse_deck
+from ..league.config import LeagueConfigError, is_league_file, load_league_config
+from ..play.runner import (
+    BotFault,
+    DecisionRequest,
+    Fault,
+    FaultPolicy,
+    GameRecord,
+    TimeControl,
+    run_game,
+)
+from ..players.botspec import BotSpecError, parse_spec
+from ..players.external import Connection, RemotePlayer, launch_bot
+from ..players.process import DEFAULT_MEMORY_MB
+from ..players.sandbox import MODES as SANDBOX_MODES
+from ..players.sandbox import Sandbox, SandboxConfig, SandboxError, explain, resolve
+from ..text.quoting import printable
+from ..tournament.config import TournamentConfigError, load_config
+from ..transport.base import Transport
 
 #: The decision kinds a bot must handle, by the first word of a decision's text
 #: (``swap`` and ``keep`` are offered together, so they are one kind).
@@ -519,7 +527,7 @@ def make_launcher(command: Sequence[str], transport: str, name: str, recorder: R
                   memory_mb: int | None = DEFAULT_MEMORY_MB,
                   stderr_sink: Callable[[str], None] | None = None) -> Launch:
     """A RemotePlayer launcher starting ``command`` over ``transport`` with the
-    referee's one launcher (``referee.remote.launch_bot``: the same sandbox and
+    referee's one launcher (``referee.players.external.launch_bot``: the same sandbox and
     limits as a tournament), its transport wrapped in a ProvokingTransport (appended
     to ``wrappers``)."""
 

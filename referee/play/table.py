@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .game import Game
-from .game.cards import card_text
+from ..game import Game
+from ..game.cards import card_text
 
 
 def _cards(xs: Sequence[str]) -> str:

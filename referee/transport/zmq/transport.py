@@ -14,11 +14,11 @@ Owns everything that touches a ZeroMQ socket on the referee's side:
   its own CURVE key (``zmq.auth.thread.ThreadAuthenticator`` with the allowed
   public keys); its ``hello`` must carry the name the key belongs to.  CURVE is
   required whenever the endpoint is not loopback.
-* ``trivial_bot`` -- the smallest ZeroMQ bot (``python -m referee.transport.zmq``),
-  for ``referee.remote.bench_game_zmq``.
+* ``trivial_bot`` -- the smallest ZeroMQ bot (``python -m referee.transport.zmq.transport``),
+  for ``referee.players.external.bench_game_zmq``.
 
 The players built on these (``zmq_player``, ``remote_player``) are
-``referee.remote``'s: a transport knows nothing of games or players.
+``referee.players.external``'s: a transport knows nothing of games or players.
 
 The wire (protocol/ZEROMQ.md): the referee binds ROUTER, the bot connects DEALER;
 every message is one single-part frame holding one msgpack map.  The protocol
@@ -40,7 +40,7 @@ Errors (``base``)::
      +-- MessageTooLarge     a frame over max_message_bytes
      +-- MalformedMessage    not msgpack, not a map, or not exactly one frame
 
-Must not import at module level: the game engine, the runner or ``referee.remote``
+Must not import at module level: the game engine, the runner or ``referee.players.external``
 (the player factories and the bench import them when called).
 """
 
@@ -67,15 +67,9 @@ import zmq
 import zmq.auth.thread
 from zmq.utils.monitor import parse_monitor_message
 
-from ..process import (
-    DEFAULT_STDERR_CAP,
-    BotProcess,
-    BotStartError,
-    StderrLog,
-    start_bot,
-)
-from ..quoting import quote, show
-from .base import MalformedMessage, MessageTooLarge, TransportClosed, TransportTimeout
+from ...players.process import DEFAULT_STDERR_CAP, BotProcess, BotStartError, StderrLog, start_bot
+from ...text.quoting import quote, show
+from ..base import MalformedMessage, MessageTooLarge, TransportClosed, TransportTimeout
 
 log = logging.getLogger("referee.zmq")
 
@@ -790,7 +784,7 @@ def launch_zmq_bot(
     stdout_path: str | None = None,
     **process_options: Any,
 ) -> LaunchedZmqBot:
-    """Bind a loopback ROUTER, start ``command`` (``referee.process.start_bot``:
+    """Bind a loopback ROUTER, start ``command`` (``referee.players.process.start_bot``:
     sandbox, own session, memory limit, stderr log -- ``process_options`` go there)
     with ``UPDOWN_ENDPOINT`` pointing at it and a fresh ``UPDOWN_TOKEN``, and return
     the process with its transport.  The bot is expected to connect a DEALER and
@@ -971,7 +965,7 @@ def wait_for_remote_bot(
     return name, transport
 
 
-# --- a trivial bot, for the speed figure (referee.remote.bench_game_zmq) ------------------
+# --- a trivial bot, for the speed figure (referee.players.external.bench_game_zmq) ------------------
 
 
 def trivial_bot(endpoint: str, name: str = "trivial") -> int:

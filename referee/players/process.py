@@ -6,7 +6,7 @@ stderr (drained by a thread into a size-capped log so the bot never blocks on it
 how it is ended (SIGTERM to every process of its tree, a short grace, SIGKILL) and
 the readable description of how it died ("killed by signal 9 (SIGKILL)").
 
-The sandbox (``referee.sandbox``: bubblewrap, and a cgroup for the limits of the
+The sandbox (``referee.players.sandbox``: bubblewrap, and a cgroup for the limits of the
 whole tree) is applied here, for every bot any part of the referee starts.  The
 process joins its cgroup (or, without one, gets an address-space limit) through
 ``/bin/sh -c 'echo $$ > cgroup.procs && exec "$@"'`` rather than a ``preexec_fn``:
@@ -48,7 +48,7 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import IO
 
-from .quoting import printable
+from ..text.quoting import printable
 from .sandbox import DEFAULT_MEMORY_MB, Cgroup, Sandbox, SandboxConfig, explain, join_script
 
 __all__ = ["DEFAULT_MEMORY_MB", "DEFAULT_STDERR_CAP", "BotProcess", "BotStartError",
@@ -526,7 +526,7 @@ def start_bot(
     gets them and nothing else of the referee's.  ``memory_mb`` caps its memory (the
     sandbox's cgroup for the whole tree when there is one; else an address-space
     limit per process; None or 0: no cap).  ``sandbox``: an active one starts the bot
-    inside bubblewrap (``referee.sandbox``), with ``writable`` host folders it may
+    inside bubblewrap (``referee.players.sandbox``), with ``writable`` host folders it may
     write.  Raises BotStartError with a readable reason when the command cannot be
     run."""
     if not command:

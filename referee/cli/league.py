@@ -15,19 +15,19 @@ from typing import NoReturn
 
 import click
 
+from ..league.browse import games as list_games
+from ..league.browse import show as show_entry
+from ..league.browse import verify_league
+from ..league.config import LeagueConfigError, load_league_config
+from ..league.remote import DEFAULT_SUBMIT_LISTEN, RemoteError, Server, pack, request
+from ..league.run import LeagueError, new_league, run_league, standings, submit
+from ..league.store import LeagueStore
+from ..league.submission import SubmissionError
 from ..report.site import ReportError, write_site
-from ..tournament.cli import REPORT_EVERY, _Refresh, _terminate, _Terminated
 from ..tournament.executor import ExecutorError
 from ..tournament.standings import FORMATS, render
 from ..tournament.store import StoreError
-from .browse import games as list_games
-from .browse import show as show_entry
-from .browse import verify_league
-from .config import LeagueConfigError, load_league_config
-from .remote import DEFAULT_SUBMIT_LISTEN, RemoteError, Server, pack, request
-from .run import LeagueError, new_league, run_league, standings, submit
-from .store import LeagueStore
-from .submission import SubmissionError
+from .tournament import REPORT_EVERY, _Refresh, _terminate, _Terminated
 
 
 def _fail(message: str, code: int = 2) -> NoReturn:

@@ -1,7 +1,7 @@
 """The ``referee tournament`` commands: a thin click layer over the library.
 
 Parses, calls ``referee.tournament`` and prints.  A configuration or store mistake
-is one ``Error: ...`` line on stderr and exit status 1 (``referee.clikit``), never a
+is one ``Error: ...`` line on stderr and exit status 1 (``referee.cli.kit``), never a
 traceback.
 """
 
@@ -21,14 +21,13 @@ from typing import Any, NoReturn
 import click
 from tabulate import tabulate
 
-from ..botspec import BotSpecError, parse_specs
-from ..clikit import Group, fail
 from ..game import VARIANTS
+from ..players.botspec import BotSpecError, parse_specs
+from ..players.sandbox import MODES as SANDBOX_MODES
+from ..players.sandbox import SandboxError
 from ..report.site import ReportError, write_site
-from ..sandbox import MODES as SANDBOX_MODES
-from ..sandbox import SandboxError
-from . import verify as verify_mod
-from .config import (
+from ..tournament import verify as verify_mod
+from ..tournament.config import (
     DEFAULT_STOP_AFTER,
     EXECUTORS,
     SEATINGS,
@@ -38,11 +37,12 @@ from .config import (
     parse_config,
     seatings_per_deal,
 )
-from .executor import Executor, ExecutorError
-from .run import RunSummary, run_tournament, sandbox_of, standings_of, with_seed
-from .schedule import schedule, schedule_digest
-from .standings import FORMATS, Standings, by_worker, render, render_by_worker
-from .store import Store, StoreError
+from ..tournament.executor import Executor, ExecutorError
+from ..tournament.run import RunSummary, run_tournament, sandbox_of, standings_of, with_seed
+from ..tournament.schedule import schedule, schedule_digest
+from ..tournament.standings import FORMATS, Standings, by_worker, render, render_by_worker
+from ..tournament.store import Store, StoreError
+from .kit import Group, fail
 
 KEY_REFERENCE = ("tournaments/README.md lists every key (and the matching options of "
                  "'referee play'), tournaments/gauntlet.toml shows each with a comment, and "
@@ -174,7 +174,7 @@ def _executor(cfg: TournamentConfig, kind: str | None, scheduler: str | None,
                                         "--executor dask")
         return None
     # distributed takes a second to import: only when a run asks for it.
-    from .dask_executor import DaskExecutor
+    from ..tournament.dask_executor import DaskExecutor
 
     return DaskExecutor(scheduler or cfg.scheduler, jobs or cfg.jobs, ship=cfg.ship_bots)
 

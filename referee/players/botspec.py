@@ -3,8 +3,8 @@
 Owns the bot-spec syntax of ``referee play`` (and of anything else that takes bots on
 the command line) and its parsing into a ``BotSpec``, plus ``make_player`` that
 turns a spec into a runner ``Player``.  Parsing does no I/O beyond looking a
-command up on PATH; starting external bots is ``referee.remote``'s job (stdio) and
-``referee.transport.zmq``'s (ZeroMQ), imported only when such a bot is asked for.
+command up on PATH; starting external bots is ``referee.players.external``'s job (stdio) and
+``referee.transport.zmq.transport``'s (ZeroMQ), imported only when such a bot is asked for.
 
 Syntax (one spec = one seat)::
 
@@ -26,8 +26,8 @@ names the seat (default: the built-in's name, the program's file name, or the re
 bot's name); NAME is letters, digits, ``_ . -``, starting with a letter.
 
 Remote bots.  ``RemoteSeats`` is the listening endpoint of one session's
-``remote:NAME`` seats: it reads the keys (``referee.keys``), binds a
-``referee.transport.zmq.RemoteListener``, makes each seat's ``RemotePlayer`` and
+``remote:NAME`` seats: it reads the keys (``referee.transport.zmq.keys``), binds a
+``referee.transport.zmq.transport.RemoteListener``, makes each seat's ``RemotePlayer`` and
 waits, under one deadline, for every remote bot to connect and say hello.  The bot
 remote:NAME is admitted by the CURVE key in ``NAME.key`` of the keys directory; on a
 loopback endpoint without keys (no CURVE), by the name in its hello alone.
@@ -50,20 +50,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .bots import BUILTIN_BOTS
+from ..bots import BUILTIN_BOTS
 from .process import DEFAULT_MEMORY_MB
 from .sandbox import Sandbox
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .remote import RemotePlayer
-    from .transport.zmq import RemoteListener
+    from ..transport.zmq.transport import RemoteListener
+    from .external import RemotePlayer
 
 KINDS = ("builtin", "human", "stdio", "zmq", "remote")
 TRANSPORTS = ("stdio", "zmq")
 
 #: The repository's ``example_bots`` directory (the package is installed editable, or
 #: run from a checkout).
-EXAMPLE_DIR = Path(__file__).resolve().parent.parent / "example_bots"
+EXAMPLE_DIR = Path(__file__).resolve().parents[2] / "example_bots"
 
 #: Example bots by short name: (path under example_bots/, interpreter).
 EXAMPLES: dict[str, tuple[str, str]] = {
@@ -338,11 +338,11 @@ def make_player(
     sandbox: Sandbox | None = None,
 ) -> Any:
     """The runner ``Player`` for ``spec``.  External bots are started by their
-    transport's factory (``referee.remote.stdio_player``,
-    ``referee.remote.zmq_player``) with the one launcher, in ``sandbox`` when
+    transport's factory (``referee.players.external.stdio_player``,
+    ``referee.players.external.zmq_player``) with the one launcher, in ``sandbox`` when
     it is active; a remote bot is a seat of ``remote_seats``."""
-    from .bots import make_bot
-    from .runner import InProcessPlayer
+    from ..bots import make_bot
+    from ..play.runner import InProcessPlayer
 
     if spec.kind == "remote":
         if remote_seats is None:
@@ -356,7 +356,7 @@ def make_player(
 
         inp, out = human_io if human_io is not None else (sys.stdin, sys.stdout)
         return HumanPlayer(inp, out, name=spec.name)
-    from .remote import external_player
+    from .external import external_player
 
     return external_player(spec.name, list(spec.command), spec.cwd, None, time_control,
                            memory_mb if memory_mb is not None else DEFAULT_MEMORY_MB, log_dir,
@@ -380,8 +380,8 @@ def remote_credentials(names: Sequence[str], endpoint: str, keys_dir: str | None
     listening: the bots' allowed public keys by name (empty keys: no CURVE) and the
     referee's secret key (None: no CURVE).  RemoteBotError says what is wrong, naming
     the options (``keys_opt``, ``server_key_opt``) that would put it right."""
-    from . import keys
-    from .transport import zmq as zmq_transport
+    from ..transport.zmq import keys
+    from ..transport.zmq import transport as zmq_transport
 
     if (keys_dir is None) != (server_key is None):
         given, missing = ((keys_opt, f"{server_key_opt} FILE (the referee's secret key, from "
@@ -479,7 +479,7 @@ class RemoteSeats:
         try:
             import zmq
 
-            from .transport import zmq as zmq_transport
+            from ..transport.zmq import transport as zmq_transport
         except ImportError as e:
             raise RemoteBotError(f"remote bots need the ZeroMQ transport, which is not "
                                  f"available here ({e}): pip install pyzmq msgpack") from None
@@ -532,9 +532,9 @@ class RemoteSeats:
                      on_message: OnMessage | None = None) -> RemotePlayer:
         """``player`` by names: the remote bot ``name`` (its key file's and hello's),
         playing as ``seat_name``."""
+        from ..transport.base import TransportTimeout
+        from .external import Connection, RemotePlayer
         from .process import BotStartError
-        from .remote import Connection, RemotePlayer
-        from .transport.base import TransportTimeout
 
         if name not in self.names:
             raise RemoteBotError(f"remote bot {name!r} is not one this endpoint listens for "
@@ -584,7 +584,7 @@ class RemoteSeats:
         Raises RemoteBotError naming every bot that did not come, or that connected
         but did not start properly -- at once, or (``give_up``: a tournament, where
         the others must still be waited for) after the wait, naming them all."""
-        from .runner import BotFault
+        from ..play.runner import BotFault
 
         self._deadline = time.monotonic() + self.wait
         missing: list[str] = []

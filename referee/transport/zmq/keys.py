@@ -29,7 +29,7 @@ import zmq
 import zmq.auth
 from zmq.utils import z85
 
-from .clikit import Group
+from ...cli.kit import Group
 
 SERVER_NAME = "referee"
 NAME_RE = re.compile(r"[A-Za-z][A-Za-z0-9_.-]*\Z")

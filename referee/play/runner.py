@@ -31,11 +31,11 @@ from typing import Any, Protocol
 
 import orjson
 
-from .game import Decision, Game, GameConfig, IllegalDecision
-from .game.cards import card_text
-from .game.events import UnknownEventKind, event_dict, event_text, events_for, filter_event
-from .game.state import competition_ranks
-from .protocol.errors import RefereeProtocolError
+from ..game import Decision, Game, GameConfig, IllegalDecision
+from ..game.cards import card_text
+from ..game.events import UnknownEventKind, event_dict, event_text, events_for, filter_event
+from ..game.state import competition_ranks
+from ..protocol.errors import RefereeProtocolError
 
 #: Errors that are the referee's own bugs, whichever player's call they come from:
 #: they propagate (h11's local/remote split); only what a bot's own code raises is
@@ -480,7 +480,7 @@ def run_game(
 def replay_check(record_lines: Sequence[str]) -> tuple[bool, str]:
     """Re-run a record's decisions through the engine; (True, "") when every event is
     reproduced, else (False, where it first differs)."""
-    from .game.cards import parse_deck
+    from ..game.cards import parse_deck
 
     rows = [json.loads(x) for x in record_lines if x.strip()]
     head = rows[0]
