@@ -17,8 +17,8 @@ not the referee):
    bound for *any* referee sending these messages to these bots, so
    ``4 x floor - ideal`` is what the target leaves for all of the referee's own work
    (rules engine, observation, events, encoding, checking, timing).
-5. ``zmq``: the same games over ZeroMQ, if ``referee.transport.zmq.transport`` provides
-   ``bench_game_zmq``.
+5. ``zmq``: the same games over ZeroMQ (``referee.players.external``:
+   ``bench_game_zmq``).
 
 Prints us per decision and the ratio stdio / floor.  Target (issue 3): per-decision
 cost at most 4x the raw pipe floor.  The machine is shared and noisy: the best of

@@ -4,7 +4,7 @@ Owns the bot-spec syntax of ``referee play`` (and of anything else that takes bo
 the command line) and its parsing into a ``BotSpec``, plus ``make_player`` that
 turns a spec into a runner ``Player``.  Parsing does no I/O beyond looking a
 command up on PATH; starting external bots is ``referee.players.external``'s job (stdio) and
-``referee.transport.zmq.transport``'s (ZeroMQ), imported only when such a bot is asked for.
+``referee.players.launcher``'s (ZeroMQ), imported only when such a bot is asked for.
 
 Syntax (one spec = one seat)::
 
@@ -27,7 +27,7 @@ bot's name); NAME is letters, digits, ``_ . -``, starting with a letter.
 
 Remote bots.  ``RemoteSeats`` is the listening endpoint of one session's
 ``remote:NAME`` seats: it reads the keys (``referee.transport.zmq.keys``), binds a
-``referee.transport.zmq.transport.RemoteListener``, makes each seat's ``RemotePlayer`` and
+``referee.transport.zmq.listener.RemoteListener``, makes each seat's ``RemotePlayer`` and
 waits, under one deadline, for every remote bot to connect and say hello.  The bot
 remote:NAME is admitted by the CURVE key in ``NAME.key`` of the keys directory; on a
 loopback endpoint without keys (no CURVE), by the name in its hello alone.
@@ -55,7 +55,7 @@ from .process import DEFAULT_MEMORY_MB
 from .sandbox import Sandbox
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..transport.zmq.transport import RemoteListener
+    from ..transport.zmq.listener import RemoteListener
     from .external import RemotePlayer
 
 KINDS = ("builtin", "human", "stdio", "zmq", "remote")
@@ -381,7 +381,7 @@ def remote_credentials(names: Sequence[str], endpoint: str, keys_dir: str | None
     referee's secret key (None: no CURVE).  RemoteBotError says what is wrong, naming
     the options (``keys_opt``, ``server_key_opt``) that would put it right."""
     from ..transport.zmq import keys
-    from ..transport.zmq import transport as zmq_transport
+    from ..transport.zmq import router as zmq_transport
 
     if (keys_dir is None) != (server_key is None):
         given, missing = ((keys_opt, f"{server_key_opt} FILE (the referee's secret key, from "
@@ -479,7 +479,7 @@ class RemoteSeats:
         try:
             import zmq
 
-            from ..transport.zmq import transport as zmq_transport
+            from ..transport.zmq import listener as zmq_transport
         except ImportError as e:
             raise RemoteBotError(f"remote bots need the ZeroMQ transport, which is not "
                                  f"available here ({e}): pip install pyzmq msgpack") from None

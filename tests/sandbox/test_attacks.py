@@ -25,12 +25,12 @@ import pytest
 import zmq
 
 from referee.players.external import external_player
+from referee.players.launcher import launch_zmq_bot
 from referee.players.sandbox import SandboxConfig
 from referee.tournament.config import parse_config
 from referee.tournament.executor import Job, ProcessExecutor
 from referee.tournament.run import run_tournament, standings_of
 from referee.tournament.schedule import schedule
-from referee.transport.zmq.transport import launch_zmq_bot
 
 from .conftest import BOTS, Attack, need_sandbox
 

@@ -20,6 +20,7 @@ from referee.bots import make_bot
 from referee.game import GameConfig
 from referee.play.runner import FaultPolicy, InProcessPlayer, TimeControl, run_game
 from referee.players.external import bench_game_zmq, zmq_player
+from referee.players.launcher import LaunchedZmqBot, bot_env, launch_zmq_bot
 from referee.players.process import live_bots
 from referee.transport.base import (
     MalformedMessage,
@@ -27,12 +28,7 @@ from referee.transport.base import (
     TransportClosed,
     TransportTimeout,
 )
-from referee.transport.zmq.transport import (
-    LaunchedZmqBot,
-    bot_env,
-    decode_frame,
-    launch_zmq_bot,
-)
+from referee.transport.zmq.codec import decode_frame
 
 BOT = [sys.executable, str(Path(__file__).with_name("zmq_bot.py"))]
 TC = TimeControl(startup=20.0, per_decision=20.0, bank=0.0)  # generous: 2 shared cores

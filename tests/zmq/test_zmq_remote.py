@@ -30,11 +30,8 @@ from referee.transport.base import (
     TransportClosed,
     TransportTimeout,
 )
-from referee.transport.zmq.transport import (
-    RemoteListener,
-    is_loopback,
-    wait_for_remote_bot,
-)
+from referee.transport.zmq.listener import RemoteListener, wait_for_remote_bot
+from referee.transport.zmq.router import is_loopback
 
 TC = TimeControl(startup=20.0, per_decision=20.0, bank=0.0)
 
