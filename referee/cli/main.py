@@ -48,7 +48,13 @@ from ..players.sandbox import MODES as SANDBOX_MODES
 from ..players.sandbox import Sandbox, SandboxConfig, SandboxError, resolve
 from ..report import ReportError, write_game_html
 from ..text.quoting import printable
+from .check_bot import check_bot
+from .keys import keys
 from .kit import Main, UserError, exit_codes_help
+from .league import league, submit_remote
+from .match import match
+from .report import report
+from .tournament import tournament
 
 
 class _Group(Main):
@@ -676,33 +682,14 @@ def replay(record_file: str, seat: int | None, check_only: bool, step: bool,
     sys.exit(2)
 
 
-# Commands owned by other modules register here, each in its own module so that the
-# CLI stays a thin layer: (module, attribute of a click command or group).
-_SUBCOMMANDS = (
-    ("referee.cli.tournament", "tournament"),
-    ("referee.cli.match", "match"),
-    ("referee.checkbot.checker", "check_bot"),
-    ("referee.transport.zmq.keys", "keys"),
-    ("referee.cli.report", "report"),
-    ("referee.cli.league", "league"),
-    ("referee.cli.league", "submit_remote"),
-)
-
-
-def _register() -> None:
-    import importlib
-    import importlib.util
-
-    for module, attr in _SUBCOMMANDS:
-        try:
-            found = importlib.util.find_spec(module) is not None
-        except ModuleNotFoundError:  # the parent package does not exist yet
-            found = False
-        if found:
-            main.add_command(getattr(importlib.import_module(module), attr))
-
-
-_register()
+# The other commands, each in its own module of this package.
+main.add_command(tournament)
+main.add_command(match)
+main.add_command(check_bot)
+main.add_command(keys)
+main.add_command(report)
+main.add_command(league)
+main.add_command(submit_remote)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from referee.checkbot.checker import FAIL, KINDS, PASS, SCENARIOS, check_bot, run_checks
+from referee.checkbot.checker import FAIL, KINDS, PASS, SCENARIOS, run_checks
+from referee.cli.check_bot import check_bot
 from referee.play.runner import TimeControl
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -10,10 +10,10 @@ import zmq
 import zmq.auth
 from click.testing import CliRunner
 
+from referee.cli.keys import keys
 from referee.transport.zmq.keys import (
     KeyFileError,
     check_key,
-    keys,
     load_allowed_keys,
     load_public_key,
     load_secret_key,
