@@ -39,6 +39,7 @@ from dataclasses import dataclass
 from typing import Any, TextIO
 
 from ..game import Decision, GameConfig
+from ..game.events import event_text
 from ..text.quoting import printable
 from .runner import BotFault, DecisionRequest, Fault
 
@@ -228,8 +229,6 @@ class TracedPlayer:
         self.player.start_game(game_id, seat, config, seed)
 
     def decide(self, request: DecisionRequest) -> Decision | str:
-        from ..game.events import event_text
-
         self.transcript.on_message("in_send", self.name, {
             "type": "request", "id": request.request_id, "seat": request.seat,
             "events": [event_text(e) for e in request.events],
