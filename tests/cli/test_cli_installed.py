@@ -6,7 +6,7 @@ import json
 import subprocess
 from pathlib import Path
 
-from cli_helpers import env_for_subprocess, referee_command, write_deal
+from tests.cli.cli_helpers import env_for_subprocess, referee_command, write_deal
 
 
 def _run(*args: str) -> subprocess.CompletedProcess[str]:

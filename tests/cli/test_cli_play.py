@@ -6,7 +6,7 @@ import json
 import sys
 from pathlib import Path
 
-from cli_helpers import invoke, write_deal
+from tests.cli.cli_helpers import invoke, write_deal
 
 
 def test_known_deal_gives_the_predicted_game(tmp_path: Path) -> None:

@@ -11,7 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from cli_helpers import env_for_subprocess, invoke, referee_command
+from tests.cli.cli_helpers import env_for_subprocess, invoke, referee_command
 
 BOTS = Path(__file__).resolve().parents[1] / "bots"
 RANDOM_BOT = Path(__file__).resolve().parents[2] / "example_bots" / "python" / "random_bot.py"

@@ -20,10 +20,10 @@ import random
 from typing import Any
 
 import pytest
-from position import deal_deck
 
 from referee.game import Game, GameConfig, IllegalDecision
 from referee.game.cards import KIND
+from tests.game.position import deal_deck
 
 Event = tuple[Any, ...]
 

@@ -8,9 +8,8 @@ import json
 from pathlib import Path
 
 from referee.league.store import LeagueStore
-
-from .conftest import Referee
-from .leaguehelpers import EXAMPLE_BOTS, league_toml
+from tests.league.conftest import Referee
+from tests.league.leaguehelpers import EXAMPLE_BOTS, league_toml
 
 BOTS = Path(__file__).resolve().parents[1] / "bots"
 

@@ -9,8 +9,8 @@ import shutil
 import sqlite3
 from pathlib import Path
 
-from .conftest import Referee
-from .leaguehelpers import EXAMPLE_BOTS, league_toml
+from tests.league.conftest import Referee
+from tests.league.leaguehelpers import EXAMPLE_BOTS, league_toml
 
 
 def _league(tmp_path: Path, referee: Referee, name: str) -> Path:

@@ -16,8 +16,7 @@ from referee.league.run import new_league, pending, run_league, standings, submi
 from referee.league.schedule import league_schedule, name_of
 from referee.league.store import LeagueStore
 from referee.players.sandbox import unsandboxed
-
-from .leaguehelpers import FakeExecutor, Interrupted, fake_bot, league_toml
+from tests.league.leaguehelpers import FakeExecutor, Interrupted, fake_bot, league_toml
 
 
 def ok_check(*args: object) -> tuple[bool, str]:

@@ -10,8 +10,8 @@ import json
 import re
 from pathlib import Path
 
-from .conftest import Referee
-from .leaguehelpers import EXAMPLE_BOTS, league_toml
+from tests.league.conftest import Referee
+from tests.league.leaguehelpers import EXAMPLE_BOTS, league_toml
 
 
 def submit(referee: Referee, league: Path, name: str, command: str) -> None:

@@ -26,9 +26,7 @@ from referee.tournament.match import (
     set_games,
 )
 from referee.tournament.schedule import GameSpec
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cli"))
-from cli_helpers import env_for_subprocess, referee_command  # noqa: E402
+from tests.cli.cli_helpers import env_for_subprocess, referee_command
 
 
 def _config(tmp: Path, new: str, old: str, field: Sequence[str] = (), seats: int = 2,

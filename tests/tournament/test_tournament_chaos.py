@@ -67,7 +67,7 @@ def chaos_bot(name: str, mix: str, seed: int, piddir: Path, startup: str = "hell
                         "--startup", startup, "--name", name],
             "env": {"CHAOS_PIDDIR": str(piddir)},
             # Unsandboxed: its notes of its processes go to the host's piddir (the
-            # sandbox itself is attacked in tests/sandbox/).
+            # sandbox itself is attacked in tests/players/sandbox/).
             "sandbox": "off"}
 
 

@@ -13,11 +13,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from fakebots import KillOnce
 
 from referee.tournament.config import load_config
 from referee.tournament.executor import GameOutcome, Job, ProcessExecutor, Report
 from referee.tournament.schedule import schedule
+from tests.tournament.fakebots import KillOnce
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]

@@ -1,6 +1,6 @@
 """Remote bots in tournaments (``remote = true``): a bot its author starts, which
 connects to the tournament over ZeroMQ -- real sockets, real bot processes
-(tests/zmq/zmq_bot.py, started as its author would), real worker processes.
+(tests/transport/zmq/zmq_bot.py, started as its author would), real worker processes.
 
 Worker 0 listens and plays every game with a remote bot; a bot that does not come,
 or does not come back, is absent and its games are forfeited without waiting."""

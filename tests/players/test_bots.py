@@ -12,8 +12,7 @@ from typing import Any
 from referee.game import GameConfig
 from referee.play.runner import FaultPolicy, GameRecord, TimeControl, run_game
 from referee.players.external import RemotePlayer, stdio_player
-
-from .conftest import bot_command, wait_gone
+from tests.players.conftest import bot_command, wait_gone
 
 # Generous enough that a well-behaved Python bot on a loaded 2-core machine answers in
 # time; tests of silent bots use SHORT and count only the silent bot's faults.

@@ -35,13 +35,11 @@ from typing import Any
 import pytest
 
 from referee.players.process import live_bots
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tournament"))
-import test_tournament_chaos as stdio_chaos  # noqa: E402  (the checks are shared)
+from tests.tournament import test_tournament_chaos as stdio_chaos  # the checks are shared
 
 SEED = stdio_chaos.SEED
 config = stdio_chaos.config
-CHAOS = Path(__file__).resolve().parents[1] / "bots" / "chaos_zmq.py"
+CHAOS = Path(__file__).resolve().parents[2] / "bots" / "chaos_zmq.py"
 
 #: Misbehaviour mixes (see chaos_zmq.py): everything; mostly the bot's end (its
 #: process or its connection); mostly frames that are no message; mostly noise the
@@ -68,7 +66,7 @@ def chaos_bot(name: str, mix: str, seed: int, piddir: Path, startup: str = "hell
                         "--startup", startup, "--name", name],
             "env": {"CHAOS_PIDDIR": str(piddir)},
             # Unsandboxed: its notes of its processes go to the host's piddir (the
-            # sandbox itself is attacked in tests/sandbox/).
+            # sandbox itself is attacked in tests/players/sandbox/).
             "sandbox": "off"}
 
 

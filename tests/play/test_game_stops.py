@@ -16,7 +16,7 @@ from referee.game import Decision, GameConfig
 from referee.play.replay import parse_record, verify
 from referee.play.runner import InProcessPlayer, TimeControl, replay_check, run_game
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 class Breaks:

@@ -21,7 +21,7 @@ from referee.tournament.run import Progress, run_tournament, standings_of
 from referee.tournament.schedule import derive_seed
 from referee.tournament.standings import render
 
-BOTS = Path(__file__).resolve().parents[1] / "bots"
+BOTS = Path(__file__).resolve().parents[2] / "bots"
 
 
 class Scripted:

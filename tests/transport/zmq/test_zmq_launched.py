@@ -1,4 +1,4 @@
-"""Launched ZeroMQ bots: real sockets, real subprocesses (tests/zmq/zmq_bot.py).
+"""Launched ZeroMQ bots: real sockets, real subprocesses (tests/transport/zmq/zmq_bot.py).
 
 The transport alone (handshake, decisions, faults as transport errors), then whole
 games through ``zmq_player`` and ``run_game`` (faults as the runner records them),

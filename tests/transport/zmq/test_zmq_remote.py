@@ -1,5 +1,5 @@
 """Remote ZeroMQ bots: admitted by their CURVE key, refused (and the refusal logged)
-without it.  The "remote" bot is tests/zmq/zmq_bot.py started by the test itself,
+without it.  The "remote" bot is tests/transport/zmq/zmq_bot.py started by the test itself,
 as its author would start it, given the endpoint and keys in its environment."""
 
 from __future__ import annotations

@@ -21,8 +21,7 @@ from referee.players.process import (
     describe_exit,
     start_bot,
 )
-
-from .conftest import wait_gone
+from tests.players.conftest import wait_gone
 
 Pids = Callable[[], list[int]]
 

@@ -18,10 +18,9 @@ import referee.players.sandbox as sandbox_module
 from referee.players.process import start_bot
 from referee.players.sandbox import SandboxConfig, SandboxError, explain, resolve
 from referee.tournament.config import TournamentConfigError, parse_config
+from tests.players.sandbox.conftest import BOTS, need_sandbox
 
-from .conftest import BOTS, need_sandbox
-
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 
 def _referee() -> str:

@@ -31,10 +31,9 @@ from referee.tournament.config import parse_config
 from referee.tournament.executor import Job, ProcessExecutor
 from referee.tournament.run import run_tournament, standings_of
 from referee.tournament.schedule import schedule
+from tests.players.sandbox.conftest import BOTS, Attack, need_sandbox
 
-from .conftest import BOTS, Attack, need_sandbox
-
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 
 def blocked(lines: list[str], expect: int | None = None) -> None:
@@ -134,7 +133,7 @@ def test_a_bot_cannot_stop_or_kill_its_opponent_or_the_referee(attack: Attack) -
 def test_a_launched_zeromq_bots_seat_cannot_be_taken(tmp_path: Path, sandbox: object) -> None:
     """Another program connects to a launched bot's endpoint before the bot does:
     it is refused, told why, and the launched bot takes its seat."""
-    bot = launch_zmq_bot([sys.executable, str(REPO / "tests" / "zmq" / "zmq_bot.py"),
+    bot = launch_zmq_bot([sys.executable, str(REPO / "tests" / "transport" / "zmq" / "zmq_bot.py"),
                           "--name", "real", "--delay", "1"], name="real", sandbox=sandbox)
     ctx = zmq.Context()
     hijacker = ctx.socket(zmq.DEALER)

@@ -11,13 +11,19 @@ import time
 from pathlib import Path
 
 import pytest
-from cli_helpers import KNOWN_DEAL, env_for_subprocess, invoke, referee_command, write_deal
 
 from referee.bots import make_bot
 from referee.game import GameConfig
 from referee.game.cards import parse_deck
 from referee.play.runner import InProcessPlayer, run_game
 from referee.players.human import HumanClock, HumanPlayer, draw_table, match_choice
+from tests.cli.cli_helpers import (
+    KNOWN_DEAL,
+    env_for_subprocess,
+    invoke,
+    referee_command,
+    write_deal,
+)
 
 # The known deal (cli_helpers) with the person in seat 0 against the heuristic bot:
 # three 1s, then the three 10s face up, then the three 3DOWN cards: a win in 9 turns.

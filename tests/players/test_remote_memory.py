@@ -15,8 +15,7 @@ from referee.game import GameConfig
 from referee.play.runner import FaultPolicy, TimeControl, run_game
 from referee.players.external import Connection, RemotePlayer
 from referee.transport.memory import MemoryPeer, MemoryTransport
-
-from .schemacheck import errors
+from tests.protocol.schemacheck import errors
 
 SCHEMAS = {p.stem: json.loads(p.read_text()) for p in
            (Path(__file__).resolve().parents[2] / "protocol" / "schema").glob("*.json")}
