@@ -52,7 +52,7 @@ from referee.game import Game, GameConfig  # noqa: E402
 from referee.game.events import events_for  # noqa: E402
 from referee.play.runner import InProcessPlayer, TimeControl, run_game  # noqa: E402
 from referee.players.external import (  # noqa: E402
-    RemotePlayer,
+    ExternalPlayer,
     _event_dicts,
     bench_game_zmq,
     stdio_player,
@@ -134,7 +134,7 @@ def bench_stdio(games: int, seed: int, requests: list[tuple[int, bytes]] | None 
                 requests.append((int(bot[1:]), line))
 
     cmd = [sys.executable, "-c", TRIVIAL_BOT]
-    seats: list[RemotePlayer] = [stdio_player(f"t{i}", cmd, time_control=TC, memory_mb=None,
+    seats: list[ExternalPlayer] = [stdio_player(f"t{i}", cmd, time_control=TC, memory_mb=None,
                                               sandbox=sandbox) for i in range(2)]
     try:
         for p in seats:
@@ -298,7 +298,7 @@ def breakdown(games: int, seed: int, repeat: int) -> dict[str, float]:
                     t7 = clock()
                     reply = b'{"type":"decision","id":%d,"decision":0}' % msg["id"]
                     t8 = clock()
-                    session.take_decision(orjson.loads(reply))  # as RemotePlayer does
+                    session.take_decision(orjson.loads(reply))  # as ExternalPlayer does
                     t9 = clock()
                     game.apply(seat, legal[0])
                     t10 = clock()

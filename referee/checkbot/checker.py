@@ -6,7 +6,7 @@ sets chosen so that every kind of decision is requested: ``3up``, ``play``, ``do
 (unknown message types and fields, a ``rejected`` reply) and the report: a pass/fail
 table with the transcript of each failure.
 
-The bot is driven through the real referee path -- ``referee.players.external.RemotePlayer``
+The bot is driven through the real referee path -- ``referee.players.external.ExternalPlayer``
 over the stdio or ZeroMQ transport, games run by ``referee.play.runner.run_game`` -- with
 the bot under test in every seat (one process per seat), so that what passes here
 plays in a tournament.  The checker only wraps the pieces: a transport wrapper adds
@@ -40,7 +40,7 @@ from ..play.runner import (
     TimeControl,
     run_game,
 )
-from ..players.external import Connection, RemotePlayer, launch_bot
+from ..players.external import Connection, ExternalPlayer, launch_bot
 from ..players.process import DEFAULT_MEMORY_MB
 from ..players.sandbox import Sandbox, explain
 from ..text.quoting import printable
@@ -324,7 +324,7 @@ class _Pending:
 
 
 class Recorder:
-    """The ``on_message`` hook of every seat's RemotePlayer: keeps each bot's recent
+    """The ``on_message`` hook of every seat's ExternalPlayer: keeps each bot's recent
     transcript, the decision kinds it was asked and answered, and its latencies."""
 
     def __init__(self) -> None:
@@ -466,11 +466,11 @@ class ProvokingTransport:
 
 
 class CheckedSeat:
-    """A seat's Player: the RemotePlayer under test, plus the deliberate rejection
+    """A seat's Player: the ExternalPlayer under test, plus the deliberate rejection
     (``reject_next``): the bot's next answer is met with ``rejected`` (code
     ``timeout``, action ``substituted``) and the first legal decision is played."""
 
-    def __init__(self, inner: RemotePlayer) -> None:
+    def __init__(self, inner: ExternalPlayer) -> None:
         self.inner = inner
         self.name = inner.name
         self.reject_next = False
@@ -518,7 +518,7 @@ def make_launcher(command: Sequence[str], transport: str, name: str, recorder: R
                   wrappers: list[ProvokingTransport], *, sandbox: Sandbox | None = None,
                   memory_mb: int | None = DEFAULT_MEMORY_MB,
                   stderr_sink: Callable[[str], None] | None = None) -> Launch:
-    """A RemotePlayer launcher starting ``command`` over ``transport`` with the
+    """A ExternalPlayer launcher starting ``command`` over ``transport`` with the
     referee's one launcher (``referee.players.external.launch_bot``: the same sandbox and
     limits as a tournament), its transport wrapped in a ProvokingTransport (appended
     to ``wrappers``)."""
@@ -587,7 +587,7 @@ class Checker:
             launch = make_launcher(self.command, self.transport, name, self.recorder, self.tc,
                                    self.cwd, wrappers, sandbox=self.sandbox,
                                    memory_mb=self.memory_mb, stderr_sink=self.stderr.append)
-            player = RemotePlayer(name, launch, time_control=self.tc,
+            player = ExternalPlayer(name, launch, time_control=self.tc,
                                   on_message=self.recorder.on_message,
                                   bye_grace=self.bye_grace, kill_grace=0.2)
             self.seats.append(CheckedSeat(player))

@@ -33,7 +33,7 @@ import orjson
 
 from ..game import Decision, Game, GameConfig, IllegalDecision
 from ..game.cards import card_text
-from ..game.events import UnknownEventKind, event_dict, event_text, events_for, filter_event
+from ..game.events import UnknownEventKind, event_dict, event_text, events_for
 from ..game.state import competition_ranks
 from ..protocol.errors import RefereeProtocolError
 
@@ -511,5 +511,3 @@ def stop_if_stopped(game: Game, result: dict[str, Any]) -> None:
     if not game.over and how in Game.STOPS:
         game.stop(str(how))
 
-
-_ = filter_event

@@ -27,7 +27,7 @@ bot's name); NAME is letters, digits, ``_ . -``, starting with a letter.
 
 Remote bots.  ``RemoteSeats`` is the listening endpoint of one session's
 ``remote:NAME`` seats: it reads the keys (``referee.transport.zmq.keys``), binds a
-``referee.transport.zmq.listener.RemoteListener``, makes each seat's ``RemotePlayer`` and
+``referee.transport.zmq.listener.RemoteListener``, makes each seat's ``ExternalPlayer`` and
 waits, under one deadline, for every remote bot to connect and say hello.  The bot
 remote:NAME is admitted by the CURVE key in ``NAME.key`` of the keys directory; on a
 loopback endpoint without keys (no CURVE), by the name in its hello alone.
@@ -56,7 +56,7 @@ from .sandbox import Sandbox
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..transport.zmq.listener import RemoteListener
-    from .external import RemotePlayer
+    from .external import ExternalPlayer
 
 KINDS = ("builtin", "human", "stdio", "zmq", "remote")
 TRANSPORTS = ("stdio", "zmq")
@@ -520,8 +520,8 @@ class RemoteSeats:
         return self.server_public is not None
 
     def player(self, spec: BotSpec, *, time_control: Any = None,
-               on_message: OnMessage | None = None) -> RemotePlayer:
-        """The ``RemotePlayer`` of a ``remote:NAME`` seat.  Its connection is the next
+               on_message: OnMessage | None = None) -> ExternalPlayer:
+        """The ``ExternalPlayer`` of a ``remote:NAME`` seat.  Its connection is the next
         one admitted as NAME: within what is left of ``connect``'s deadline, and
         within ``rewait`` seconds when it has to come again (after a lost connection,
         for the next game of a match)."""
@@ -529,11 +529,11 @@ class RemoteSeats:
                                  on_message=on_message)
 
     def player_named(self, name: str, seat_name: str, *, time_control: Any = None,
-                     on_message: OnMessage | None = None) -> RemotePlayer:
+                     on_message: OnMessage | None = None) -> ExternalPlayer:
         """``player`` by names: the remote bot ``name`` (its key file's and hello's),
         playing as ``seat_name``."""
         from ..transport.base import TransportTimeout
-        from .external import Connection, RemotePlayer
+        from .external import Connection, ExternalPlayer
         from .process import BotStartError
 
         if name not in self.names:
@@ -560,7 +560,7 @@ class RemoteSeats:
                         self._status(f"remote bot {name} did not connect again within "
                                      f"{timeout:g}s: it is absent, its games are forfeited "
                                      f"until it connects to {self.connect_to}")
-                # Reported by RemotePlayer as "NAME did not connect: ...".
+                # Reported by ExternalPlayer as "NAME did not connect: ...".
                 raise BotStartError(
                     f"{e}{self._refusals_text()}" if not absent else
                     f"remote bot {name} is absent: it has not connected to {self.connect_to}"
@@ -573,12 +573,12 @@ class RemoteSeats:
                 self._status(f"remote bot {name} connected again")
             return Connection(transport, None)
 
-        return RemotePlayer(seat_name, launch, time_control=time_control,
+        return ExternalPlayer(seat_name, launch, time_control=time_control,
                             max_message_bytes=self.listener.max_message_bytes,
                             on_message=on_message)
 
-    def connect(self, players: Sequence[tuple[str, RemotePlayer]],
-                on_connected: Callable[[str, RemotePlayer], None] | None = None) -> None:
+    def connect(self, players: Sequence[tuple[str, ExternalPlayer]],
+                on_connected: Callable[[str, ExternalPlayer], None] | None = None) -> None:
         """Wait for every remote bot (``(name, player)`` pairs) to connect and say
         hello, all within ``wait`` seconds from now, in whatever order they come.
         Raises RemoteBotError naming every bot that did not come, or that connected

@@ -1,6 +1,6 @@
 """External bots as players: the protocol session driven over a transport, with timeouts.
 
-Owns ``RemotePlayer`` -- the runner's ``Player`` for a bot in another process or on
+Owns ``ExternalPlayer`` -- the runner's ``Player`` for a bot in another process or on
 another machine -- and the ``stdio_player`` factory.  The three layers meet here and
 nowhere else: a transport moves messages (``referee.transport``), the session says
 what they mean (``referee.protocol``), and this module applies the time limits and
@@ -137,7 +137,7 @@ class Connection:
 Launcher = Callable[[], Connection]
 
 
-class RemotePlayer:
+class ExternalPlayer:
     """A bot behind a transport, for ``run_game``.  ``launch`` starts the bot (or
     accepts its connection) and returns the Connection; it is called for the first
     game and again after a crash.  Call ``close`` (or use ``with``) when the session
@@ -500,7 +500,7 @@ class RemotePlayer:
                            f"after bye: {proc.exit_description(ran=True)}")
         self._end_connection()
 
-    def __enter__(self) -> RemotePlayer:
+    def __enter__(self) -> ExternalPlayer:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -573,7 +573,7 @@ def external_player(
     sandbox: Sandbox | None = None,
     zmq_transport: str = "ipc",
     log_name: str | None = None,
-) -> RemotePlayer:
+) -> ExternalPlayer:
     """A bot started as ``command`` (``launch_bot``: in ``sandbox`` when it is
     active) speaking JSON lines on its stdin/stdout (``transport="stdio"``) or
     msgpack over ZeroMQ (``"zmq"``, on ``zmq_transport`` ipc or tcp loopback).
@@ -585,7 +585,7 @@ def external_player(
     ended as stuck."""
     tc = time_control or TimeControl()
     stderr_path, stdout_path = _log_paths(log_dir, log_name or name, transport)
-    player: RemotePlayer
+    player: ExternalPlayer
 
     def on_stderr(line: str) -> None:
         if player.on_message is not None:
@@ -599,7 +599,7 @@ def external_player(
                           write_timeout=write_timeout if write_timeout is not None
                           else max(2.0, tc.per_decision))
 
-    player = RemotePlayer(name, launch, time_control=tc, max_message_bytes=max_message_bytes,
+    player = ExternalPlayer(name, launch, time_control=tc, max_message_bytes=max_message_bytes,
                           on_message=on_message, bye_grace=bye_grace, kill_grace=kill_grace)
     return player
 
@@ -608,7 +608,7 @@ def stdio_player(name: str, command: Sequence[str], cwd: str | None = None,
                  env: Mapping[str, str] | None = None,
                  time_control: TimeControl | None = None,
                  memory_mb: int | None = DEFAULT_MEMORY_MB, log_dir: str | None = None,
-                 **options: Any) -> RemotePlayer:
+                 **options: Any) -> ExternalPlayer:
     """``external_player`` over stdio (JSON lines)."""
     return external_player(name, command, cwd, env, time_control, memory_mb, log_dir,
                            transport="stdio", **options)
@@ -628,7 +628,7 @@ def zmq_player(
     *,
     transport: str = "ipc",
     **options: Any,
-) -> RemotePlayer:
+) -> ExternalPlayer:
     """A bot started as ``command`` speaking msgpack over ZeroMQ, as a runner
     ``Player``: ``referee.players.external.external_player`` with ``transport="zmq"`` (the same
     launcher and sandbox as stdio bots); ``transport`` here is ``ipc`` or ``tcp``
@@ -645,7 +645,7 @@ def remote_player(
     time_control: TimeControl | None = None,
     on_message: TranscriptHook | None = None,
     bye_grace: float = 1.0,
-) -> RemotePlayer:
+) -> ExternalPlayer:
     """A bot started by its author elsewhere, admitted by ``listener`` with its own
     CURVE key, as a runner ``Player``.  Each (re)connection waits up to ``wait``
     seconds for the bot to connect and say hello; the startup limit then applies to
@@ -655,7 +655,7 @@ def remote_player(
         _, transport = listener.accept(wait, name)
         return Connection(transport, None)
 
-    return RemotePlayer(name, launch, time_control=time_control,
+    return ExternalPlayer(name, launch, time_control=time_control,
                         max_message_bytes=listener.max_message_bytes, on_message=on_message,
                         bye_grace=bye_grace)
 

@@ -28,7 +28,7 @@ from .schedule import derive_seed
 
 if TYPE_CHECKING:
     from ..players.botspec import RemoteSeats
-    from ..players.external import RemotePlayer
+    from ..players.external import ExternalPlayer
 
 
 class SeededPlayer:
@@ -88,7 +88,7 @@ class RemoteBots:
         self.config = config
         self.notify = notify
         self.seats: RemoteSeats | None = None  # once open
-        self.players: dict[str, RemotePlayer] = {}
+        self.players: dict[str, ExternalPlayer] = {}
 
     def player(self, spec: BotSpec) -> Player:
         if self.seats is None:

@@ -11,7 +11,7 @@ from typing import Any
 
 from referee.game import GameConfig
 from referee.play.runner import FaultPolicy, GameRecord, TimeControl, run_game
-from referee.players.external import RemotePlayer, stdio_player
+from referee.players.external import ExternalPlayer, stdio_player
 from tests.players.conftest import bot_command, wait_gone
 
 # Generous enough that a well-behaved Python bot on a loaded 2-core machine answers in
@@ -21,11 +21,11 @@ SHORT = TimeControl(startup=5.0, per_decision=0.3, bank=0.0)
 Pids = Callable[[], list[int]]
 
 
-def bot(name: str, script: str, *args: str, tc: TimeControl = FAST, **kw: Any) -> RemotePlayer:
+def bot(name: str, script: str, *args: str, tc: TimeControl = FAST, **kw: Any) -> ExternalPlayer:
     return stdio_player(name, bot_command(script, *args), time_control=tc, **kw)
 
 
-def play(players: list[RemotePlayer], seed: int = 1, tc: TimeControl = FAST,
+def play(players: list[ExternalPlayer], seed: int = 1, tc: TimeControl = FAST,
          **kw: Any) -> GameRecord:
     """One game (under the time control ``tc``), then every player closed."""
     try:

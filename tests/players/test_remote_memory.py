@@ -1,4 +1,4 @@
-"""RemotePlayer over the in-memory transport: the protocol as a bot sees it, with
+"""ExternalPlayer over the in-memory transport: the protocol as a bot sees it, with
 scripted bots (no processes, no clock) -- every message the referee sends is
 checked against the published schema."""
 
@@ -13,7 +13,7 @@ import pytest
 
 from referee.game import GameConfig
 from referee.play.runner import FaultPolicy, TimeControl, run_game
-from referee.players.external import Connection, RemotePlayer
+from referee.players.external import Connection, ExternalPlayer
 from referee.transport.memory import MemoryPeer, MemoryTransport
 from tests.protocol.schemacheck import errors
 
@@ -64,8 +64,8 @@ class ScriptedBot:
         return [m for m in self.received if m["type"] == t]
 
 
-def player(bot: ScriptedBot, name: str, **kw: Any) -> RemotePlayer:
-    return RemotePlayer(name, bot.launch, time_control=TimeControl(1.0, 0.5, 1.0), **kw)
+def player(bot: ScriptedBot, name: str, **kw: Any) -> ExternalPlayer:
+    return ExternalPlayer(name, bot.launch, time_control=TimeControl(1.0, 0.5, 1.0), **kw)
 
 
 def first(req: dict[str, Any]) -> int:
@@ -314,7 +314,7 @@ def test_a_flood_of_stale_replies_neither_extends_the_wait_nor_is_answered_in_fu
         return 0
 
     bot = ScriptedBot(answer)
-    p = RemotePlayer("flood", bot.launch, time_control=TimeControl(1.0, 0.5, 0.0), clock=clock)
+    p = ExternalPlayer("flood", bot.launch, time_control=TimeControl(1.0, 0.5, 0.0), clock=clock)
     rec = run_game(GameConfig(), 1, [p, player(ScriptedBot(first), "ok")],
                    time_control=TimeControl(1.0, 0.5, 0.0))
     p.close()

@@ -13,7 +13,7 @@ import pytest
 
 from referee.game import GameConfig
 from referee.play.runner import GameRecord, TimeControl, run_game
-from referee.players.external import RemotePlayer, external_player
+from referee.players.external import ExternalPlayer, external_player
 from referee.players.sandbox import Sandbox, SandboxConfig, SandboxError, resolve
 
 BOTS = Path(__file__).resolve().parents[2] / "bots"
@@ -51,10 +51,10 @@ class Attack:
         self.tmp = tmp_path
         self.sandbox = sandbox
         self.logs = tmp_path / "logs"
-        self.players: list[RemotePlayer] = []
+        self.players: list[ExternalPlayer] = []
 
     def bot(self, script: str, env: dict[str, str] | None = None, *, name: str | None = None,
-            memory_mb: int | None = None, sandbox: Sandbox | None = None) -> RemotePlayer:
+            memory_mb: int | None = None, sandbox: Sandbox | None = None) -> ExternalPlayer:
         sb = sandbox or self.sandbox
         p = external_player(name or script.removesuffix(".py"),
                             [sys.executable, str(BOTS / script)], None, env, TC,
