@@ -18,6 +18,8 @@ from referee.checkbot.checker import FAIL, KINDS, PASS, SCENARIOS, run_checks
 from referee.cli.check_bot import check_bot
 from referee.play.runner import TimeControl
 
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[2]
 BOTS = ROOT / "example_bots"
 PY = sys.executable

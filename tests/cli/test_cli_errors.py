@@ -8,6 +8,8 @@ import pytest
 
 from tests.cli.cli_helpers import invoke, write_deal
 
+pytestmark = pytest.mark.slow
+
 
 def _cases(tmp: Path) -> list[tuple[list[str], str]]:
     deal = write_deal(tmp)

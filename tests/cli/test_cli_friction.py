@@ -14,6 +14,8 @@ import pytest
 
 from tests.cli.cli_helpers import env_for_subprocess, invoke, referee_command
 
+pytestmark = pytest.mark.slow
+
 PY = sys.executable
 
 

@@ -25,6 +25,8 @@ from referee.players.botspec import BotSpecError, parse_spec, parse_specs
 from referee.transport.zmq.keys import new_keypair
 from tests.cli.cli_helpers import env_for_subprocess, invoke, referee_command
 
+pytestmark = pytest.mark.slow
+
 StartBot = Callable[..., subprocess.Popen[bytes]]
 
 

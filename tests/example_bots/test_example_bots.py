@@ -16,6 +16,8 @@ from referee.game import GameConfig
 from referee.play.runner import InProcessPlayer, Player, TimeControl, replay_check, run_game
 from referee.players.external import ExternalPlayer, stdio_player
 
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[2]
 BOTS = ROOT / "example_bots"
 TC = TimeControl(startup=5.0, per_decision=1.0, bank=5.0)

@@ -26,6 +26,8 @@ from referee.play.runner import InProcessPlayer, TimeControl, replay_check, run_
 from referee.players.external import ExternalPlayer, zmq_player
 from referee.transport.zmq.keys import new_keypair
 
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[2]
 BOT = ROOT / "example_bots" / "js" / "zmq_bot.js"
 TC = TimeControl(startup=10.0, per_decision=2.0, bank=10.0)

@@ -108,6 +108,7 @@ CONFIGS = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("config", CONFIGS, ids=lambda c: f"{c.players}p")
 def test_hidden_cards_do_not_change_a_seats_view(config: GameConfig) -> None:
     valid = [0, 0]  # pairs compared: colours only, any hidden cards

@@ -86,6 +86,7 @@ def _seen(g: Game, x: int) -> list[str]:
     return [event_text(e) for e in events_for(g.events, x)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("players", [2, 3, 4])
 def test_deals_differing_only_in_hidden_cards_give_identical_hands(players: int) -> None:
     """Property: two deals that differ only in cards seat x may not know give x the

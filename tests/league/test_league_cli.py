@@ -7,9 +7,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from referee.league.store import LeagueStore
 from tests.league.conftest import Referee
 from tests.league.leaguehelpers import EXAMPLE_BOTS, league_toml
+
+pytestmark = pytest.mark.slow
 
 BOTS = Path(__file__).resolve().parents[1] / "bots"
 

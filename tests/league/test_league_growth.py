@@ -58,6 +58,7 @@ def run_all(league: Path, budget: int | None = None) -> None:
                    progress=False)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("scenario", range(12))
 def test_a_grown_league_equals_a_fresh_league_of_its_final_field(tmp_path: Path,
                                                                  scenario: int) -> None:

@@ -17,6 +17,8 @@ import pytest
 from tests.league.conftest import Referee, env_for_subprocess, referee_command
 from tests.league.leaguehelpers import games_stored, league_toml, talker_bot, wait_for
 
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture
 def keys(tmp_path: Path, referee: Referee) -> Path:

@@ -11,10 +11,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from referee.bots import make_bot
 from referee.game import Decision, GameConfig
 from referee.play.replay import parse_record, verify
 from referee.play.runner import InProcessPlayer, TimeControl, replay_check, run_game
+
+pytestmark = pytest.mark.slow
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -9,10 +9,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from referee.game import GameConfig
 from referee.play.runner import FaultPolicy, GameRecord, TimeControl, run_game
 from referee.players.external import ExternalPlayer, stdio_player
 from tests.players.conftest import bot_command, wait_gone
+
+pytestmark = pytest.mark.slow
 
 # Generous enough that a well-behaved Python bot on a loaded 2-core machine answers in
 # time; tests of silent bots use SHORT and count only the silent bot's faults.

@@ -25,6 +25,8 @@ from tests.cli.cli_helpers import (
     write_deal,
 )
 
+pytestmark = pytest.mark.slow
+
 # The known deal (cli_helpers) with the person in seat 0 against the heuristic bot:
 # three 1s, then the three 10s face up, then the three 3DOWN cards: a win in 9 turns.
 WINNING_ANSWERS = [

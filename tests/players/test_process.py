@@ -23,6 +23,8 @@ from referee.players.process import (
 )
 from tests.players.conftest import wait_gone
 
+pytestmark = pytest.mark.slow
+
 Pids = Callable[[], list[int]]
 
 

@@ -72,6 +72,7 @@ def first(req: dict[str, Any]) -> int:
     return 0
 
 
+@pytest.mark.slow
 def test_full_game_every_message_follows_the_schema() -> None:
     a, b = ScriptedBot(first), ScriptedBot(lambda r: r["legal"][-1])
     pa, pb = player(a, "a"), player(b, "b")
@@ -238,6 +239,7 @@ def test_send_to_a_closed_peer_is_a_crash_at_start() -> None:
     assert "was gone at the start of the game" in rec.faults[0].detail
 
 
+@pytest.mark.slow
 def test_variant_games_for_six_seats_follow_the_schema() -> None:
     from referee.game import VARIANTS
 

@@ -10,6 +10,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from referee.game import Game
 from referee.game.cards import card_text, parse_deck
 from referee.game.events import event_text, parse_event
@@ -17,6 +19,8 @@ from referee.play.replay import describe, read_record
 from referee.play.runner import stop_if_stopped
 from tests.report.browser import CARD, watched_page
 from tests.report.conftest import invoke
+
+pytestmark = pytest.mark.slow
 
 
 def steps_of(record: Path) -> tuple[Any, list[int], list[list[list[str]]]]:

@@ -9,6 +9,8 @@ import pytest
 
 from tests.report.browser import open_browser
 
+pytestmark = pytest.mark.slow
+
 
 def test_a_missing_chromium_fails_under_ci(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CI", "true")

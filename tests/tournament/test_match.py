@@ -28,6 +28,8 @@ from referee.tournament.match import (
 from referee.tournament.schedule import GameSpec
 from tests.cli.cli_helpers import env_for_subprocess, referee_command
 
+pytestmark = pytest.mark.slow
+
 
 def _config(tmp: Path, new: str, old: str, field: Sequence[str] = (), seats: int = 2,
             sprt: Sprt | None = None, games: int | None = None, seating: str = "rotate",

@@ -9,7 +9,11 @@ import sqlite3
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from tests.cli.cli_helpers import env_for_subprocess, referee_command
+
+pytestmark = pytest.mark.slow
 
 
 def _match(tmp_path: Path, name: str, *extra: str) -> dict[str, object]:

@@ -33,6 +33,8 @@ from referee.tournament.executor import ProcessExecutor
 from referee.tournament.run import Progress, run_tournament, standings_of
 from referee.tournament.schedule import schedule
 
+pytestmark = pytest.mark.slow
+
 CHAOS = Path(__file__).resolve().parents[1] / "bots" / "chaos.py"
 #: The installed command, next to this Python (as tests/cli/cli_helpers.py finds it).
 REFEREE = str(Path(sys.executable).parent / "referee")

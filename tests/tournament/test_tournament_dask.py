@@ -39,6 +39,8 @@ from referee.tournament.executor import GameOutcome, Job
 from referee.tournament.run import run_tournament
 from referee.tournament.schedule import derive_seed, schedule
 
+pytestmark = pytest.mark.slow
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 EXAMPLE = REPO / "example_bots" / "python"

@@ -19,6 +19,8 @@ from referee.tournament.executor import GameOutcome, Job, ProcessExecutor, Repor
 from referee.tournament.schedule import schedule
 from tests.tournament.fakebots import KillOnce
 
+pytestmark = pytest.mark.slow
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 REFEREE = [sys.executable, "-m", "referee.cli.main"]

@@ -26,6 +26,8 @@ from referee.tournament.players import check_bots
 from referee.tournament.run import run_tournament
 from referee.transport.zmq.keys import load_public_key, load_secret_key, new_keypair
 
+pytestmark = pytest.mark.slow
+
 StartBot = Callable[..., subprocess.Popen[bytes]]
 
 

@@ -20,6 +20,8 @@ from click.testing import CliRunner
 from referee.cli.main import main
 from referee.play.runner import replay_check
 
+pytestmark = pytest.mark.slow
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 REFEREE = [sys.executable, "-m", "referee.cli.main"]

@@ -33,6 +33,8 @@ from referee.tournament.run import run_tournament, standings_of
 from referee.tournament.schedule import schedule
 from tests.players.sandbox.conftest import BOTS, Attack, need_sandbox
 
+pytestmark = pytest.mark.slow
+
 REPO = Path(__file__).resolve().parents[3]
 
 

@@ -12,6 +12,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from referee.game import GameConfig
 from referee.play.runner import OTHERS_FAULT_DETAIL, DecisionRequest, run_game
 from referee.text.quoting import printable
@@ -20,6 +22,8 @@ from referee.tournament.executor import SerialExecutor
 from referee.tournament.run import Progress, run_tournament, standings_of
 from referee.tournament.schedule import derive_seed
 from referee.tournament.standings import render
+
+pytestmark = pytest.mark.slow
 
 BOTS = Path(__file__).resolve().parents[2] / "bots"
 

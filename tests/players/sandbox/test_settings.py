@@ -20,6 +20,8 @@ from referee.players.sandbox import SandboxConfig, SandboxError, explain, resolv
 from referee.tournament.config import TournamentConfigError, parse_config
 from tests.players.sandbox.conftest import BOTS, need_sandbox
 
+pytestmark = pytest.mark.slow
+
 REPO = Path(__file__).resolve().parents[3]
 
 

@@ -37,6 +37,8 @@ import pytest
 from referee.players.process import live_bots
 from tests.tournament import test_tournament_chaos as stdio_chaos  # the checks are shared
 
+pytestmark = pytest.mark.slow
+
 SEED = stdio_chaos.SEED
 config = stdio_chaos.config
 CHAOS = Path(__file__).resolve().parents[2] / "bots" / "chaos_zmq.py"

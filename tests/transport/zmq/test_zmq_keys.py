@@ -20,6 +20,8 @@ from referee.transport.zmq.keys import (
     new_keypair,
 )
 
+pytestmark = pytest.mark.slow
+
 
 def test_new_keypair_files(tmp_path: Path) -> None:
     public_path, secret_path = new_keypair(tmp_path / "k", "alice")

@@ -30,6 +30,8 @@ from referee.transport.base import (
 )
 from referee.transport.zmq.codec import decode_frame
 
+pytestmark = pytest.mark.slow
+
 BOT = [sys.executable, str(Path(__file__).with_name("zmq_bot.py"))]
 TC = TimeControl(startup=20.0, per_decision=20.0, bank=0.0)  # generous: 2 shared cores
 

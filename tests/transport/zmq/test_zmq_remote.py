@@ -33,6 +33,8 @@ from referee.transport.base import (
 from referee.transport.zmq.listener import RemoteListener, wait_for_remote_bot
 from referee.transport.zmq.router import is_loopback
 
+pytestmark = pytest.mark.slow
+
 TC = TimeControl(startup=20.0, per_decision=20.0, bank=0.0)
 
 SERVER_PUBLIC, SERVER_SECRET = zmq.curve_keypair()
