@@ -1,0 +1,278 @@
+"""Issue 11's layout, replayed on a checkout of the old one: move the modules into
+their layers' folders (``git mv``) and rewrite the imports, dotted names and paths
+that name them.  For merging a branch that was written against the old layout:
+
+    git checkout OTHER-BRANCH
+    python3 tools/relayout.py --init-from s9-m1     # moves, __init__ files, rewrites
+    ruff check --fix --select I . && git commit -am "relayout (tools/relayout.py)"
+    git merge s9-m1                                  # what is left: real conflicts
+
+Relative imports are recomputed from each file's old place; ``from ..transport.zmq
+import X`` is sent to the module that holds X now (``SYMBOLS``).  What it cannot
+see: a module bound to a name and used as ``name.attr`` (``from .transport import
+zmq as zmq_transport``), and the renames ``RemotePlayer`` -> ``ExternalPlayer``,
+``executor.Seat`` -> ``PlayerCache`` (``--renames`` does the first; the second by
+hand, the word is too common).  Run it once: a second run would move nothing and
+rewrite imports already rewritten.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import re
+import subprocess
+from pathlib import Path
+
+#: old module -> new module (and so old file -> new file).
+MODULES = {
+    "referee.botspec": "referee.players.botspec",
+    "referee.checkbot": "referee.checkbot.checker",
+    "referee.cli": "referee.cli.main",
+    "referee.clikit": "referee.cli.kit",
+    "referee.human": "referee.players.human",
+    "referee.keys": "referee.transport.zmq.keys",
+    "referee.process": "referee.players.process",
+    "referee.quoting": "referee.text.quoting",
+    "referee.remote": "referee.players.external",
+    "referee.replay": "referee.play.replay",
+    "referee.runner": "referee.play.runner",
+    "referee.sandbox": "referee.players.sandbox",
+    "referee.session": "referee.play.series",
+    "referee.table": "referee.play.table",
+    "referee.transcript": "referee.play.transcript",
+    "referee.transport.zmq": "referee.transport.zmq.transport",
+    "referee.tournament.cli": "referee.cli.tournament",
+    "referee.tournament.match_cli": "referee.cli.match",
+    "referee.league.cli": "referee.cli.league",
+    "referee.report.cli": "referee.cli.report",
+}
+
+#: Names that left the module they were in when it was split: (old module, name) ->
+#: new module.  Names not listed stay in MODULES[old module].
+SYMBOLS = {
+    "referee.transport.zmq": {
+        **dict.fromkeys(["MAX_MESSAGE_BYTES", "decode_frame", "_says_hello", "_unpack_error",
+                         "_too_large"], "referee.transport.zmq.codec"),
+        **dict.fromkeys(["is_loopback", "ZAP_DOMAIN", "_QUEUE_CAP", "_QUEUE_BYTES", "_Frame",
+                         "_Held", "_Router", "_ipc_socket_file", "_decode", "_PROTOCOL_ERRORS",
+                         "_errno_text", "_KeyCheck", "bind_loopback", "log"],
+                        "referee.transport.zmq.router"),
+        **dict.fromkeys(["RemoteListener", "wait_for_remote_bot"],
+                        "referee.transport.zmq.listener"),
+        "trivial_bot": "referee.transport.zmq.trivial_bot",
+        **dict.fromkeys(["bot_env", "LaunchedZmqBot", "launch_zmq_bot"],
+                        "referee.players.launcher"),
+    },
+    "referee.keys": dict.fromkeys(["keys", "new_command", "server_command", "show_command",
+                                   "env_command"], "referee.cli.keys"),
+    "referee.checkbot": {"check_bot": "referee.cli.check_bot",
+                         "CHECK_BOT_HELP": "referee.cli.check_bot"},
+}
+
+#: test files: old path -> new path (directories end in /).
+TESTS = {
+    "tests/protocol/conftest.py": "tests/players/conftest.py",
+    "tests/protocol/test_bots.py": "tests/players/test_bots.py",
+    "tests/protocol/test_process.py": "tests/players/test_process.py",
+    "tests/protocol/test_remote_memory.py": "tests/players/test_remote_memory.py",
+    "tests/protocol/test_quoting.py": "tests/text/test_quoting.py",
+    "tests/protocol/test_stdio.py": "tests/transport/test_stdio.py",
+    "tests/zmq/": "tests/transport/zmq/",
+    "tests/sandbox/": "tests/players/sandbox/",
+    "tests/test_game_stops.py": "tests/play/test_game_stops.py",
+    "tests/test_runner_errors.py": "tests/play/test_runner_errors.py",
+    "tests/test_smoke.py": "tests/play/test_smoke.py",
+    "tests/cli/test_cli_botspec.py": "tests/players/test_botspec.py",
+    "tests/cli/test_cli_human.py": "tests/players/test_human.py",
+}
+
+NEW_PACKAGE_FILES = [
+    "referee/players/__init__.py", "referee/play/__init__.py", "referee/text/__init__.py",
+    "referee/checkbot/__init__.py", "referee/cli/__init__.py", "referee/cli/__main__.py",
+    "referee/transport/zmq/__init__.py",
+]
+
+
+def path_of(module: str) -> Path:
+    return Path(*module.split(".")).with_suffix(".py")
+
+
+def git(*args: str) -> str:
+    return subprocess.run(["git", *args], check=True, capture_output=True, text=True).stdout
+
+
+def move(old: str, new: str) -> None:
+    """git mv, also where the new place is a folder of the old file's name."""
+    if not Path(old).exists():
+        return
+    target = Path(new)
+    if Path(old).is_file() and target.parent.with_suffix(".py") == Path(old):
+        tmp = Path(old).with_name(Path(old).stem + "_relayout_tmp.py")
+        git("mv", old, str(tmp))
+        old = str(tmp)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    git("mv", old, new.rstrip("/"))
+
+
+def to_new(mod: str) -> str:
+    parts = mod.split(".")
+    for i in range(len(parts), 0, -1):
+        head = ".".join(parts[:i])
+        if head in MODULES:
+            return ".".join([MODULES[head], *parts[i:]])
+    return mod
+
+
+def to_old(mod: str) -> str:
+    inverse = {v: k for k, v in MODULES.items()}
+    if mod in inverse:
+        return inverse[mod]
+    return mod
+
+
+def module_of(path: Path) -> tuple[str, bool]:
+    parts = list(path.with_suffix("").parts)
+    if parts[-1] == "__init__":
+        return ".".join(parts[:-1]), True
+    return ".".join(parts), False
+
+
+def is_old_module(mod: str) -> bool:
+    if mod in MODULES:
+        return True
+    p = Path(*to_new(mod).split("."))
+    return p.with_suffix(".py").exists() or (p / "__init__.py").exists()
+
+
+def relative(pkg: str, target: str) -> tuple[int, str]:
+    a, b = pkg.split("."), target.split(".")
+    n = 0
+    while n < min(len(a), len(b)) and a[n] == b[n]:
+        n += 1
+    return len(a) - n + 1, ".".join(b[n:])
+
+
+def render(level: int, mod: str, names: list[str], indent: str) -> str:
+    head = f"{indent}from {'.' * level}{mod} import " if level else f"{indent}from {mod} import "
+    one = head + ", ".join(names)
+    if len(one) <= 100:
+        return one
+    return head + "(\n" + "".join(f"{indent}    {n},\n" for n in names) + f"{indent})"
+
+
+def rewrite_imports(path: Path) -> None:
+    """Every ``from X import ...`` naming a moved module or a moved name: relative
+    ones (in referee/) recomputed from the file's old place, absolute ones mapped."""
+    src = path.read_text()
+    new_mod, is_pkg = module_of(path)
+    old_mod = to_old(new_mod)
+    old_pkg = old_mod if (is_pkg and old_mod == new_mod) else old_mod.rsplit(".", 1)[0]
+    new_pkg = new_mod if is_pkg else new_mod.rsplit(".", 1)[0]
+    lines = src.splitlines(keepends=True)
+    edits = []
+    for node in ast.walk(ast.parse(src)):
+        if not isinstance(node, ast.ImportFrom) or node.module == "__future__":
+            continue
+        if node.level and path.parts[0] != "referee":
+            continue
+        if node.level:
+            base = old_pkg.split(".")
+            if node.level > 1:
+                base = base[: -(node.level - 1)]
+            base_mod = ".".join(base + ([node.module] if node.module else []))
+        elif node.module and node.module.split(".")[0] == "referee":
+            base_mod = node.module
+        else:
+            continue
+        groups: dict[str, list[str]] = {}
+        for alias in node.names:
+            name = alias.name + (f" as {alias.asname}" if alias.asname else "")
+            sub = f"{base_mod}.{alias.name}"
+            if alias.name in SYMBOLS.get(base_mod, {}):
+                groups.setdefault(SYMBOLS[base_mod][alias.name], []).append(name)
+            elif alias.name != "*" and is_old_module(sub) and to_new(sub) != sub:
+                parent, leaf = to_new(sub).rsplit(".", 1)
+                if leaf != alias.name:
+                    name = f"{leaf} as {alias.asname or alias.name}"
+                groups.setdefault(parent, []).append(name)
+            else:
+                groups.setdefault(to_new(base_mod), []).append(name)
+        indent = re.match(r"\s*", lines[node.lineno - 1]).group(0)  # type: ignore[union-attr]
+        out = []
+        for target, names in groups.items():
+            if node.level:
+                level, rest = relative(new_pkg, target)
+                out.append(render(level, rest, names, indent))
+            else:
+                out.append(render(0, target, names, indent))
+        text = "\n".join(out)
+        old_text = "".join(lines[node.lineno - 1: node.end_lineno]).rstrip("\n")
+        first = lines[node.lineno - 1].rstrip("\n")
+        if node.lineno == node.end_lineno:
+            seg = ast.get_source_segment(src, node) or ""
+            text += first[len(indent) + len(seg):]
+        elif "#" in first:  # a comment after the opening parenthesis
+            comment = "  " + first[first.index("#"):]
+            head, sep, rest = text.partition("\n")
+            text = head + comment + sep + rest
+        if text != old_text:
+            edits.append((node.lineno, node.end_lineno, text + "\n"))
+    for start, end, text in sorted(edits, reverse=True):
+        lines[start - 1: end] = [text]
+    if edits:
+        path.write_text("".join(lines))
+
+
+def rewrite_names(path: Path, renames: bool) -> None:
+    """Dotted module names and file paths in any text, in one pass."""
+    src = path.read_text()
+    names = {**MODULES, **{f"{old}.{name}": f"{new}.{name}"
+                           for old, moved in SYMBOLS.items() for name, new in moved.items()}}
+    keys = sorted(names, key=len, reverse=True)
+    dotted = re.compile(r"(?<![\w.])(" + "|".join(map(re.escape, keys)) + r")(?![\w])")
+    # ``from referee... import`` lines were rewritten by rewrite_imports already.
+    skip = path.suffix == ".py"
+    out = "".join(line if skip and re.match(r"\s*from referee[\w.]* import", line)
+                  else dotted.sub(lambda m: names[m.group(1)], line)
+                  for line in src.splitlines(keepends=True))
+    paths = {str(path_of(k)): str(path_of(v)) for k, v in MODULES.items()}
+    paths.update(TESTS)
+    pk = sorted(paths, key=len, reverse=True)
+    out = re.sub(r"(?<![\w/.])(" + "|".join(map(re.escape, pk)) + r")",
+                 lambda m: paths[m.group(1)], out)
+    if renames:
+        out = re.sub(r"\bRemotePlayer\b", "ExternalPlayer", out)
+    if out != src:
+        path.write_text(out)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--init-from", metavar="REF",
+                    help="take the new packages' __init__ files from this commit")
+    ap.add_argument("--renames", action="store_true", help="also RemotePlayer -> ExternalPlayer")
+    ap.add_argument("--no-move", action="store_true",
+                    help="rewrite only (the files are at their new places already)")
+    args = ap.parse_args()
+    if not args.no_move:
+        for old, new in MODULES.items():
+            move(str(path_of(old)), str(path_of(new)))
+        for old, new in TESTS.items():
+            move(old, new)
+        for f in NEW_PACKAGE_FILES:
+            if not Path(f).exists():
+                text = git("show", f"{args.init_from}:{f}") if args.init_from else ""
+                Path(f).write_text(text)
+                git("add", f)
+    files = [Path(f) for f in git("ls-files").split()]
+    for f in files:
+        if f.suffix == ".py" and f.exists():
+            rewrite_imports(f)
+    for f in files:
+        if f.exists() and (f.suffix in (".py", ".md", ".toml", ".txt") or f.name == "Makefile"):
+            rewrite_names(f, args.renames)
+
+
+if __name__ == "__main__":
+    main()
