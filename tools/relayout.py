@@ -46,6 +46,10 @@ MODULES = {
     "referee.tournament.match_cli": "referee.cli.match",
     "referee.league.cli": "referee.cli.league",
     "referee.report.cli": "referee.cli.report",
+    # new on the other branches of issue 11 (m3), at the top level there
+    "referee.player_factory": "referee.players.factory",
+    "referee.remote_seats": "referee.players.remote_seats",
+    "referee.seeds": "referee.game.seeds",
 }
 
 #: Names that left the module they were in when it was split: (old module, name) ->
@@ -56,7 +60,8 @@ SYMBOLS = {
                          "_too_large"], "referee.transport.zmq.codec"),
         **dict.fromkeys(["is_loopback", "ZAP_DOMAIN", "_QUEUE_CAP", "_QUEUE_BYTES", "_Frame",
                          "_Held", "_Router", "_ipc_socket_file", "_decode", "_PROTOCOL_ERRORS",
-                         "_errno_text", "_KeyCheck", "bind_loopback", "log"],
+                         "_errno_text", "_KeyCheck", "bind_loopback", "log", "Refusal",
+                         "OnRefusal"],
                         "referee.transport.zmq.router"),
         **dict.fromkeys(["RemoteListener", "wait_for_remote_bot"],
                         "referee.transport.zmq.listener"),
@@ -85,6 +90,9 @@ TESTS = {
     "tests/test_smoke.py": "tests/play/test_smoke.py",
     "tests/cli/test_cli_botspec.py": "tests/players/test_botspec.py",
     "tests/cli/test_cli_human.py": "tests/players/test_human.py",
+    # new on the other branches of issue 11 (m2, m3)
+    "tests/test_player_factory.py": "tests/players/test_player_factory.py",
+    "tests/test_runner_results.py": "tests/play/test_runner_results.py",
 }
 
 NEW_PACKAGE_FILES = [
