@@ -102,6 +102,11 @@ NEW_PACKAGE_FILES = [
 ]
 
 
+TEST_PACKAGES = ["tests", "tests/cli", "tests/checkbot", "tests/example_bots", "tests/game",
+                 "tests/play", "tests/players", "tests/report", "tests/stats", "tests/text",
+                 "tests/tournament", "tests/transport", "tests/transport/zmq"]
+
+
 def path_of(module: str) -> Path:
     return Path(*module.split(".")).with_suffix(".py")
 
@@ -255,6 +260,33 @@ def rewrite_names(path: Path, renames: bool) -> None:
         path.write_text(out)
 
 
+#: tests: one import style, helpers by their full name (tests/ is a package tree).
+TEST_IMPORTS = [
+    (r"^from position import", "from tests.game.position import"),
+    (r"^from browser import", "from tests.report.browser import"),
+    (r"^from conftest import invoke", "from tests.report.conftest import invoke"),
+    (r"^from fakebots import", "from tests.tournament.fakebots import"),
+    (r"^from cli_helpers import (.*?)(  # noqa: E402)?$", r"from tests.cli.cli_helpers import \1"),
+    (r"^from \.schemacheck import", "from tests.protocol.schemacheck import"),
+    (r"^from \.leaguehelpers import", "from tests.league.leaguehelpers import"),
+    (r"^import test_tournament_chaos as stdio_chaos.*$",
+     "from tests.tournament import test_tournament_chaos as stdio_chaos  # the checks are shared"),
+    (r'^sys\.path\.insert\(0, str\(Path\(__file__\)\.resolve\(\)\.parents\[1\] / "(cli|tournament)"\)\)\n',
+     ""),
+]
+
+
+def rewrite_tests(path: Path) -> None:
+    src = path.read_text()
+    out = src
+    for pattern, repl in TEST_IMPORTS:
+        out = re.sub(pattern, repl, out, flags=re.M)
+    pkg = ".".join(path.parent.parts)
+    out = re.sub(r"^from \.conftest import", f"from {pkg}.conftest import", out, flags=re.M)
+    if out != src:
+        path.write_text(out)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--init-from", metavar="REF",
@@ -273,10 +305,17 @@ def main() -> None:
                 text = git("show", f"{args.init_from}:{f}") if args.init_from else ""
                 Path(f).write_text(text)
                 git("add", f)
+        for d in TEST_PACKAGES:
+            if Path(d).is_dir() and not (Path(d) / "__init__.py").exists():
+                (Path(d) / "__init__.py").write_text("")
+                git("add", f"{d}/__init__.py")
     files = [Path(f) for f in git("ls-files").split()]
     for f in files:
         if f.suffix == ".py" and f.exists():
             rewrite_imports(f)
+    for f in [Path(f) for f in git("ls-files").split()]:
+        if f.suffix == ".py" and f.parts[0] == "tests" and f.parts[1] != "bots" and f.exists():
+            rewrite_tests(f)
     for f in files:
         if f.exists() and (f.suffix in (".py", ".md", ".toml", ".txt") or f.name == "Makefile"):
             rewrite_names(f, args.renames)
