@@ -309,11 +309,12 @@ def main() -> None:
             if Path(d).is_dir() and not (Path(d) / "__init__.py").exists():
                 (Path(d) / "__init__.py").write_text("")
                 git("add", f"{d}/__init__.py")
-    files = [Path(f) for f in git("ls-files").split()]
+    # the new packages' files are written in the new layout already
+    files = [Path(f) for f in git("ls-files").split() if f not in NEW_PACKAGE_FILES]
     for f in files:
         if f.suffix == ".py" and f.exists():
             rewrite_imports(f)
-    for f in [Path(f) for f in git("ls-files").split()]:
+    for f in files:
         if f.suffix == ".py" and f.parts[0] == "tests" and f.parts[1] != "bots" and f.exists():
             rewrite_tests(f)
     for f in files:
