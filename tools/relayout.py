@@ -361,10 +361,10 @@ def main() -> None:
     for f in files:
         if f.suffix == ".py" and f.exists():
             rewrite_imports(f)
-    mark_slow()
     for f in files:
         if f.suffix == ".py" and f.parts[0] == "tests" and f.parts[1] != "bots" and f.exists():
             rewrite_tests(f)
+    mark_slow()
     for f in files:
         if f.exists() and (f.suffix in (".py", ".md", ".toml", ".txt") or f.name == "Makefile"):
             rewrite_names(f, args.renames)
