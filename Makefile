@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint bench clean system
+.PHONY: demo test test-fast lint bench clean system
 
 # System packages the tests need, installed with apt-get when missing and we are
 # root (CI); otherwise say what to install.  bubblewrap: the bots' sandbox;
@@ -42,6 +42,14 @@ demo: $(STAMP)
 
 test: $(STAMP) system
 	$(BIN)/python -m pytest -q
+	$(BIN)/ruff check .
+	$(BIN)/mypy
+	$(BIN)/lint-imports
+
+# The fast tier (under a minute): the tests not marked slow, ruff, mypy and the
+# layers.  make test runs everything.
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -q -m "not slow"
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 	$(BIN)/lint-imports

@@ -17,8 +17,8 @@ not the referee):
    bound for *any* referee sending these messages to these bots, so
    ``4 x floor - ideal`` is what the target leaves for all of the referee's own work
    (rules engine, observation, events, encoding, checking, timing).
-5. ``zmq``: the same games over ZeroMQ, if ``referee.transport.zmq.transport`` provides
-   ``bench_game_zmq``.
+5. ``zmq``: the same games over ZeroMQ (``referee.players.external``:
+   ``bench_game_zmq``).
 
 Prints us per decision and the ratio stdio / floor.  Target (issue 3): per-decision
 cost at most 4x the raw pipe floor.  The machine is shared and noisy: the best of
@@ -51,7 +51,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from referee.game import Game, GameConfig  # noqa: E402
 from referee.game.events import events_for  # noqa: E402
 from referee.play.runner import InProcessPlayer, TimeControl, run_game  # noqa: E402
-from referee.players.external import ExternalPlayer, _event_dicts, bench_game_zmq, stdio_player  # noqa: E402
+from referee.players.external import (  # noqa: E402
+    ExternalPlayer,
+    _event_dicts,
+    bench_game_zmq,
+    stdio_player,
+)
 from referee.players.sandbox import Sandbox, SandboxConfig, SandboxError, resolve  # noqa: E402
 from referee.protocol import BotSession  # noqa: E402
 from referee.transport.stdio import encode  # noqa: E402

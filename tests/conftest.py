@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-ZMQ_BOT = [sys.executable, str(Path(__file__).parent / "zmq" / "zmq_bot.py")]
+ZMQ_BOT = [sys.executable, str(Path(__file__).parent / "transport" / "zmq" / "zmq_bot.py")]
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:

@@ -1,4 +1,4 @@
-"""``python -m referee.cli.main``: the ``referee`` command."""
+"""``python -m referee.cli``: the ``referee`` command."""
 
 import sys
 

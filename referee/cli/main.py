@@ -19,7 +19,6 @@ import click
 from tabulate import tabulate
 
 from .. import __version__
-from ..checkbot import checker as checkbot
 from ..game import VARIANTS, ConfigError, GameConfig
 from ..game.cards import DECKS
 from ..play.replay import (
@@ -44,12 +43,13 @@ from ..players.sandbox import MODES as SANDBOX_MODES
 from ..players.sandbox import Sandbox, SandboxConfig, SandboxError, resolve
 from ..report import ReportError, write_game_html
 from ..text.quoting import printable
-from ..transport.zmq import keys
-from . import league as league_cli
-from . import match as match_cli
-from . import report as report_cli
-from . import tournament as tournament_cli
+from .check_bot import check_bot
+from .keys import keys
 from .kit import Main, UserError, exit_codes_help
+from .league import league, submit_remote
+from .match import match
+from .report import report
+from .tournament import tournament
 
 
 class _Group(Main):
@@ -728,11 +728,14 @@ def replay(record_file: str, seat: int | None, check_only: bool, step: bool,
     sys.exit(2)
 
 
-# Commands owned by other modules, each in its own module so that the CLI stays a thin
-# layer.
-for _command in (tournament_cli.tournament, match_cli.match, checkbot.check_bot,
-                 keys.keys, report_cli.report, league_cli.league, league_cli.submit_remote):
-    main.add_command(_command)
+# The other commands, each in its own module of this package.
+main.add_command(tournament)
+main.add_command(match)
+main.add_command(check_bot)
+main.add_command(keys)
+main.add_command(report)
+main.add_command(league)
+main.add_command(submit_remote)
 
 
 if __name__ == "__main__":  # pragma: no cover

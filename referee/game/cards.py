@@ -94,10 +94,6 @@ def parse_card(text: str) -> Card:
     return make_card(kind, colour)
 
 
-def is_special(card: Card) -> bool:
-    return KIND[card] >= CLEAR
-
-
 # --- decks -------------------------------------------------------------------------
 
 DECKS = ("standard", "alternative")
@@ -183,6 +179,3 @@ def sort_key(card: Card) -> tuple[int, int, int]:
     """Display order: by kind, then colour order, then copy."""
     return (KIND[card], COLOUR[card], card)
 
-
-def sorted_cards(cards: Iterable[Card]) -> list[Card]:
-    return sorted(cards, key=sort_key)

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from .cards import CLEAR, KIND, KIND_TEXT, card_text
 from .decisions import CHOOSE_UP, DECLINE, DOWN, DRAW, HAND, KEEP, PICKUP, PLAY, SWAP, Decision
+from .phases import SETUP, SWAPPING
 
 if TYPE_CHECKING:
     from .state import Game
@@ -27,8 +28,6 @@ def legal_now(legal: Sequence[Decision], shown: int = 8) -> str:
 
 def explain(game: Game, seat: int, d: Decision) -> tuple[str, str]:
     """(message, rule) for an illegal decision ``d`` of ``seat``."""
-    from .state import SETUP, SWAPPING
-
     msg, rule = _why(game, seat, d)
     if game.phase != SETUP or d.code != CHOOSE_UP:
         msg = f"seat {seat}: {msg}; {legal_now(game.legal(seat))}"
@@ -40,8 +39,6 @@ def explain(game: Game, seat: int, d: Decision) -> tuple[str, str]:
 
 
 def _why(game: Game, seat: int, d: Decision) -> tuple[str, str]:
-    from .state import SETUP, SWAPPING
-
     code = d.code
     if game.phase == SETUP:
         if code != CHOOSE_UP:

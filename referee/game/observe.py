@@ -23,13 +23,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from .cards import ORDER, TEXT
+from .phases import PHASE_NAMES, SETUP
 
 if TYPE_CHECKING:
     from .state import Game
 
-# state.py's phase numbers (state.py imports this module, so not the reverse).
-SETUP = 0
-PHASE_NAMES = ("setup", "play", "swap", "over")
 
 _text = TEXT.__getitem__
 _order = ORDER.__getitem__

@@ -86,18 +86,12 @@ from .decisions import (
 )
 from .errors import ConfigError, IllegalDecision, NotYourTurn
 from .events import filter_event as _filter_event
-from .explain import legal_now
-from .observe import PHASE_NAMES as _OBS_PHASES
+from .explain import explain, legal_now
 from .observe import observation as _observation
+from .phases import OVER, PLAYING, SETUP, SWAPPING
 
 _ORDER_OF = ORDER.__getitem__  # display order (kind, colour, copy): a C-level sort key
 
-SETUP = 0
-PLAYING = 1
-SWAPPING = 2
-OVER = 3
-PHASE_NAMES = ("setup", "play", "swap", "over")
-assert PHASE_NAMES == _OBS_PHASES
 
 _HAND_PLAYS = PLAYS[HAND]
 _UP_PLAYS = PLAYS[UP]
@@ -549,8 +543,6 @@ class Game:
             same = self._same_cards(parsed, legal)
             if same is not None:
                 return same
-        from .explain import explain
-
         message, rule = explain(self, seat, parsed)
         raise IllegalDecision(message, rule)
 

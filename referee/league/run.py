@@ -19,6 +19,7 @@ import os
 import shutil
 import sys
 import time
+import tomllib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -104,8 +105,6 @@ def new_league(league_dir: Path, config: LeagueConfig, config_text: str) -> list
 
 
 def _seed_drawn(text: str) -> bool:
-    import tomllib
-
     return "seed" not in tomllib.loads(text).get("league", {})
 
 

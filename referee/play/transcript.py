@@ -38,24 +38,26 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TextIO
 
-import click
-
 from ..game import Decision, GameConfig
+from ..game.events import event_text
 from ..text.quoting import printable
 from .runner import BotFault, DecisionRequest, Fault, GameResult
 
 ARROWS = {"send": "->", "recv": "<-", "stderr": "!!", "note": "..", "fault": "XX",
           "applied": "==", "in_send": "~>", "in_recv": "<~"}
-COLOURS: dict[str, dict[str, Any]] = {
-    "send": {"fg": "cyan"},
-    "recv": {"fg": "green"},
-    "in_send": {"fg": "cyan", "dim": True},
-    "in_recv": {"fg": "green", "dim": True},
-    "stderr": {"fg": "yellow"},
-    "note": {"fg": "bright_black"},
-    "fault": {"fg": "red", "bold": True},
-    "applied": {"fg": "blue"},
+#: ANSI SGR codes of each line kind's colour on a terminal (the styles click.style
+#: would write: its colour names in the comments).
+COLOURS: dict[str, str] = {
+    "send": "\x1b[36m",  # cyan
+    "recv": "\x1b[32m",  # green
+    "in_send": "\x1b[36m\x1b[2m",  # cyan, dim
+    "in_recv": "\x1b[32m\x1b[2m",  # green, dim
+    "stderr": "\x1b[33m",  # yellow
+    "note": "\x1b[90m",  # bright black
+    "fault": "\x1b[31m\x1b[1m",  # red, bold
+    "applied": "\x1b[34m",  # blue
 }
+_DIM, _RESET = "\x1b[2m", "\x1b[0m"
 
 
 IN_PROCESS_LEGEND = (
@@ -200,7 +202,7 @@ class Transcript:
         for sink in self.sinks:
             body = short if sink.short else text
             if sink.colour:
-                line = (click.style(head, dim=True) + click.style(body, **COLOURS.get(kind, {})))
+                line = f"{_DIM}{head}{_RESET}{COLOURS.get(kind, '')}{body}{_RESET}"
             else:
                 line = head + body
             sink.stream.write(line + "\n")
@@ -227,8 +229,6 @@ class TracedPlayer:
         self.player.start_game(game_id, seat, config, seed)
 
     def decide(self, request: DecisionRequest) -> Decision | str:
-        from ..game.events import event_text
-
         self.transcript.on_message("in_send", self.name, {
             "type": "request", "id": request.request_id, "seat": request.seat,
             "events": [event_text(e) for e in request.events],

@@ -52,7 +52,7 @@ TRANSPORTS: tuple[Transport, ...] = get_args(Transport)
 
 #: The repository's ``example_bots`` directory (the package is installed editable, or
 #: run from a checkout).
-EXAMPLE_DIR = Path(__file__).resolve().parent.parent / "example_bots"
+EXAMPLE_DIR = Path(__file__).resolve().parents[2] / "example_bots"
 
 #: Example bots by short name: (path under example_bots/, interpreter).
 EXAMPLES: dict[str, tuple[str, str]] = {

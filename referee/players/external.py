@@ -676,9 +676,9 @@ class BenchResult:
 def bench_game_zmq(n_games: int, *, players: int = 2, seed: int = 1,
                    transport: str = "ipc") -> BenchResult:
     """Play ``n_games`` games between ``players`` trivial launched ZeroMQ bots
-    (``python -m referee.transport.zmq.transport``; each bot started once and kept across the
+    (``python -m referee.transport.zmq.trivial_bot``; each bot started once and kept across the
     games) and time them.  For ``bench/protocol.py``, beside the stdio figure."""
-    command = [sys.executable, "-m", "referee.transport.zmq.transport"]
+    command = [sys.executable, "-m", "referee.transport.zmq.trivial_bot"]
     tc = TimeControl(startup=30.0, per_decision=10.0, bank=0.0)
     seats = [zmq_player(f"zmq{i}", command, time_control=tc, transport=transport,
                         memory_mb=None) for i in range(players)]

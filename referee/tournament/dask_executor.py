@@ -83,9 +83,9 @@ from .executor import (
     FaultNotice,
     Job,
     Notice,
+    PlayerCache,
     ProcessExecutor,
     Report,
-    Seat,
     StorageFailure,
     WorkerError,
     play_game,
@@ -250,7 +250,7 @@ class SetResult:
 class _WorkerState:
     key: str
     job: Job  # localized: its bots' folders here, its output folder the worker's own
-    seats: Seat
+    seats: PlayerCache
     warned: bool = False
 
 
@@ -316,7 +316,7 @@ def _state(job: Job, bundles: dict[str, tuple[str, str, bytes]], key: str,
     cfg = replace(sandbox.config, mode="on" if sandbox.active else "off")
     sandbox = resolve(cfg).hide(str(out))
     local = replace(job, config=config, output_dir=str(out), sandbox=sandbox)
-    _STATE = _WorkerState(key, local, Seat(local, os.getpid()))
+    _STATE = _WorkerState(key, local, PlayerCache(local, os.getpid()))
     return _STATE
 
 

@@ -35,7 +35,6 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
-from pathlib import Path
 from typing import Any, Protocol
 
 from ..play.runner import Fault, Player, run_game
@@ -140,7 +139,7 @@ class Executor(Protocol):
 
 
 @dataclass
-class Seat:
+class PlayerCache:
     """A worker's bots, made on first use and kept across games: in-process bots
     once each, external bots as up to ``MAX_INSTANCES`` instances each, none of which
     plays two seatings of one deal (the module docstring).  External bots' logs go to
@@ -225,7 +224,7 @@ class Seat:
                 self.remote.close()
 
 
-def play_game(job: Job, spec: GameSpec, seats: Seat, worker: int = 0,
+def play_game(job: Job, spec: GameSpec, seats: PlayerCache, worker: int = 0,
               on_fault: Callable[[Fault], None] | None = None) -> GameOutcome:
     """Play one scheduled game and write its record (durably, before returning)."""
     config = job.config
@@ -306,7 +305,7 @@ def _worker(number: int, cpu: int | None, job: Job, tasks: Connection, results: 
     if cpu is not None:
         with contextlib.suppress(OSError):
             os.sched_setaffinity(0, {cpu})  # bots started from here inherit it
-    seats = Seat(job, number, notify=lambda text: results.send(Notice(text)))
+    seats = PlayerCache(job, number, notify=lambda text: results.send(Notice(text)))
     playing[number] = IDLE
     try:
         while True:
@@ -354,7 +353,7 @@ class SerialExecutor:
 
     def run(self, job: Job, games: Sequence[GameSpec], report: Callable[[Report], None]) -> None:
         os.makedirs(os.path.join(job.output_dir, job.records), exist_ok=True)
-        seats = Seat(job, notify=lambda text: report(Notice(text)), stopped=self.stopped)
+        seats = PlayerCache(job, notify=lambda text: report(Notice(text)), stopped=self.stopped)
         try:
             for spec in games:
                 def on_fault(f: Fault, game_id: str = spec.game_id) -> None:
@@ -538,6 +537,3 @@ class ProcessExecutor:
             for c in [*pipes.values(), *tasks.values()]:
                 c.close()
 
-
-def records_dir(job: Job) -> Path:
-    return Path(job.output_dir) / job.records

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from referee.cli.check_bot import check_bot
 
 from referee.checkbot.checker import FAIL, KINDS, PASS, SCENARIOS, run_checks
+from referee.cli.check_bot import check_bot
 from referee.play.runner import TimeControl
 
 pytestmark = pytest.mark.slow

@@ -46,7 +46,7 @@ from collections.abc import Iterable, Sequence
 
 from referee.game import Game, GameConfig
 from referee.game.cards import COLOUR, KIND, MAX_COPIES, card_text, make_card, parse_kind_colour
-from referee.game.state import PLAYING
+from referee.game.phases import PLAYING, SETUP
 
 Card = int
 
@@ -263,8 +263,6 @@ def legal_texts(g: Game, seat: int | None = None) -> list[str]:
 def all_cards(g: Game) -> list[Card]:
     """Every card the game holds, wherever it is: hands (or the six dealt cards in
     set-up), 3UP, 3DOWN, the draw pile, the pile and the cleared cards."""
-    from referee.game.state import SETUP
-
     out: list[Card] = []
     for s in range(g.n):
         if g.phase == SETUP:

@@ -22,7 +22,8 @@ import pytest
 from referee.game import VARIANTS, Game, GameConfig
 from referee.game.cards import COLOUR, KIND
 from referee.game.decisions import DECLINE, DOWN, DRAW, PICKUP, PLAY
-from referee.game.state import OVER, SETUP, SWAPPING, competition_ranks
+from referee.game.phases import OVER, SETUP, SWAPPING
+from referee.game.state import competition_ranks
 
 _SINGLE = [frozenset(), *(frozenset({v}) for v in VARIANTS), frozenset(VARIANTS)]
 

@@ -20,7 +20,7 @@ from referee.play.runner import InProcessPlayer, TimeControl, replay_check, run_
 
 pytestmark = pytest.mark.slow
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 class Breaks:

@@ -16,7 +16,7 @@ from referee.play.runner import GameRecord, TimeControl, run_game
 from referee.players.external import ExternalPlayer, external_player
 from referee.players.sandbox import Sandbox, SandboxConfig, SandboxError, resolve
 
-BOTS = Path(__file__).resolve().parents[1] / "bots"
+BOTS = Path(__file__).resolve().parents[2] / "bots"
 TC = TimeControl(startup=20.0, per_decision=5.0, bank=20.0)
 
 

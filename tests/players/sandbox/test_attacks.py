@@ -23,9 +23,9 @@ from pathlib import Path
 import msgpack
 import pytest
 import zmq
-from referee.players.launcher import launch_zmq_bot
 
 from referee.players.external import external_player
+from referee.players.launcher import launch_zmq_bot
 from referee.players.sandbox import SandboxConfig
 from referee.tournament.config import parse_config
 from referee.tournament.executor import Job, ProcessExecutor
@@ -35,7 +35,7 @@ from tests.players.sandbox.conftest import BOTS, Attack, need_sandbox
 
 pytestmark = pytest.mark.slow
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 
 def blocked(lines: list[str], expect: int | None = None) -> None:
@@ -135,7 +135,7 @@ def test_a_bot_cannot_stop_or_kill_its_opponent_or_the_referee(attack: Attack) -
 def test_a_launched_zeromq_bots_seat_cannot_be_taken(tmp_path: Path, sandbox: object) -> None:
     """Another program connects to a launched bot's endpoint before the bot does:
     it is refused, told why, and the launched bot takes its seat."""
-    bot = launch_zmq_bot([sys.executable, str(REPO / "tests" / "zmq" / "zmq_bot.py"),
+    bot = launch_zmq_bot([sys.executable, str(REPO / "tests" / "transport" / "zmq" / "zmq_bot.py"),
                           "--name", "real", "--delay", "1"], name="real", sandbox=sandbox)
     ctx = zmq.Context()
     hijacker = ctx.socket(zmq.DEALER)

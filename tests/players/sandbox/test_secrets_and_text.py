@@ -26,7 +26,7 @@ from referee.tournament.standings import render
 
 pytestmark = pytest.mark.slow
 
-BOTS = Path(__file__).resolve().parents[1] / "bots"
+BOTS = Path(__file__).resolve().parents[2] / "bots"
 
 
 class Scripted:

@@ -22,7 +22,7 @@ from tests.players.sandbox.conftest import BOTS, need_sandbox
 
 pytestmark = pytest.mark.slow
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 
 def _referee() -> str:

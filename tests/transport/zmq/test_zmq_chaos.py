@@ -41,7 +41,7 @@ pytestmark = pytest.mark.slow
 
 SEED = stdio_chaos.SEED
 config = stdio_chaos.config
-CHAOS = Path(__file__).resolve().parents[1] / "bots" / "chaos_zmq.py"
+CHAOS = Path(__file__).resolve().parents[2] / "bots" / "chaos_zmq.py"
 
 #: Misbehaviour mixes (see chaos_zmq.py): everything; mostly the bot's end (its
 #: process or its connection); mostly frames that are no message; mostly noise the

@@ -9,8 +9,8 @@ import pytest
 import zmq
 import zmq.auth
 from click.testing import CliRunner
-from referee.cli.keys import keys
 
+from referee.cli.keys import keys
 from referee.transport.zmq.keys import (
     KeyFileError,
     check_key,

@@ -15,13 +15,12 @@ from pathlib import Path
 
 import msgpack
 import pytest
-from referee.players.launcher import LaunchedZmqBot, bot_env, launch_zmq_bot
-from referee.transport.zmq.codec import decode_frame
 
 from referee.bots import make_bot
 from referee.game import GameConfig
 from referee.play.runner import FaultPolicy, InProcessPlayer, TimeControl, run_game
 from referee.players.external import bench_game_zmq, zmq_player
+from referee.players.launcher import LaunchedZmqBot, bot_env, launch_zmq_bot
 from referee.players.process import live_bots
 from referee.transport.base import (
     MalformedMessage,
@@ -29,6 +28,7 @@ from referee.transport.base import (
     TransportClosed,
     TransportTimeout,
 )
+from referee.transport.zmq.codec import decode_frame
 
 pytestmark = pytest.mark.slow
 

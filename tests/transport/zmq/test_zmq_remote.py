@@ -19,8 +19,6 @@ from typing import Any
 import msgpack
 import pytest
 import zmq
-from referee.transport.zmq.listener import RemoteListener, wait_for_remote_bot
-from referee.transport.zmq.router import Refusal, is_loopback
 
 from referee.bots import make_bot
 from referee.game import GameConfig
@@ -32,6 +30,8 @@ from referee.transport.base import (
     TransportClosed,
     TransportTimeout,
 )
+from referee.transport.zmq.listener import RemoteListener, wait_for_remote_bot
+from referee.transport.zmq.router import Refusal, is_loopback
 
 pytestmark = pytest.mark.slow
 

@@ -1,0 +1,110 @@
+"""ZeroMQ bots the referee starts itself: a ROUTER bound on loopback, the bot started
+with its endpoint.
+
+Owns ``launch_zmq_bot``: a ROUTER bound on loopback (an ``ipc://`` path in a private
+directory, or ``tcp://127.0.0.1:<random port>``), the bot process started
+(``referee.players.process.start_bot``) with the endpoint in ``UPDOWN_ENDPOINT`` (and
+``UPDOWN_TRANSPORT=zmq``, and a fresh ``UPDOWN_TOKEN`` its hello must carry), and
+``bot_env``, the protocol's variables (protocol/ZEROMQ.md).
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ..transport.zmq.codec import MAX_MESSAGE_BYTES
+from ..transport.zmq.router import bind_loopback
+from ..transport.zmq.transport import (
+    ENV_ENDPOINT,
+    ENV_PUBLIC_KEY,
+    ENV_SECRET_KEY,
+    ENV_SERVER_KEY,
+    ENV_TOKEN,
+    ENV_TRANSPORT,
+    ZmqTransport,
+)
+from .process import DEFAULT_STDERR_CAP, BotProcess, BotStartError, StderrLog, start_bot
+
+
+def bot_env(endpoint: str, *, server_key: bytes | None = None,
+            keypair: tuple[bytes, bytes] | None = None,
+            base: Mapping[str, str] | None = None,
+            token: str | None = None) -> dict[str, str]:
+    """The protocol's variables a ZeroMQ bot is started with (protocol/ZEROMQ.md),
+    added to ``base`` (its configuration's).  Key variables in ``base`` are dropped:
+    a launched bot gets keys only when given here."""
+    env = {k: v for k, v in (base or {}).items()
+           if k not in (ENV_SERVER_KEY, ENV_PUBLIC_KEY, ENV_SECRET_KEY, ENV_TOKEN)}
+    env[ENV_ENDPOINT] = endpoint
+    env[ENV_TRANSPORT] = "zmq"
+    if token is not None:
+        env[ENV_TOKEN] = token
+    if server_key is not None:
+        env[ENV_SERVER_KEY] = server_key.decode("ascii")
+    if keypair is not None:
+        env[ENV_PUBLIC_KEY] = keypair[0].decode("ascii")
+        env[ENV_SECRET_KEY] = keypair[1].decode("ascii")
+    return env
+
+
+class LaunchedZmqBot:
+    """A bot process the referee started, and its transport.  ``close`` ends both
+    (idempotent): the process tree, the socket, its context and ipc directory."""
+
+    def __init__(self, process: BotProcess, transport: ZmqTransport,
+                 stdout: StderrLog) -> None:
+        self.process = process
+        self.transport = transport
+        self.stdout = stdout  # drained so that a bot printing to stdout never blocks
+
+    def close(self, grace: float = 0.5) -> None:
+        try:
+            self.process.end(grace)
+        finally:
+            self.transport.close()
+
+
+def launch_zmq_bot(
+    command: Sequence[str],
+    *,
+    name: str = "bot",
+    cwd: str | None = None,
+    transport: str = "ipc",
+    max_message_bytes: int = MAX_MESSAGE_BYTES,
+    env: Mapping[str, str] | None = None,
+    stdout_path: str | None = None,
+    **process_options: Any,
+) -> LaunchedZmqBot:
+    """Bind a loopback ROUTER, start ``command`` (``referee.players.process.start_bot``:
+    sandbox, own session, memory limit, stderr log -- ``process_options`` go there)
+    with ``UPDOWN_ENDPOINT`` pointing at it and a fresh ``UPDOWN_TOKEN``, and return
+    the process with its transport.  The bot is expected to connect a DEALER and
+    send ``hello`` with that token; reading it is the protocol's job.  In an active
+    sandbox the bot has no network: ``transport`` must be ``ipc`` (the socket's
+    private folder is made writable inside).  Raises BotStartError when the command
+    cannot be run."""
+    sandbox = process_options.get("sandbox")
+    if sandbox is not None and sandbox.active and transport != "ipc":
+        raise BotStartError(f"a sandboxed ZeroMQ bot has no network: it must use the "
+                            f"ipc transport, not {transport!r}")
+    router = bind_loopback(transport, max_message_bytes=max_message_bytes)
+    token = secrets.token_hex(16)
+    try:
+        writable = [router.private_dir] if router.private_dir else []
+        process = start_bot(command, cwd=cwd,
+                            env=bot_env(router.endpoint, base=env, token=token),
+                            writable=writable, **process_options)
+    except BaseException:
+        router.close()
+        raise
+    # Its stdin and stdout are not the protocol's channel here: stdin reads EOF,
+    # stdout is drained like stderr (to ``stdout_path``) so that printing never blocks.
+    os.close(process.stdin_fd)
+    stdout = StderrLog(process.stdout_fd, stdout_path,
+                       process_options.get("stderr_cap", DEFAULT_STDERR_CAP),
+                       process_options.get("on_stderr"))
+    return LaunchedZmqBot(process, ZmqTransport(router, process=process, name=name,
+                                                token=token), stdout)
