@@ -67,6 +67,22 @@ class GameOutcome:
 
 
 @dataclass(frozen=True)
+class Batch:
+    """Finished games to commit in one transaction, all or none: one or more whole
+    duplicate sets, as the Dask executor plays them (the set is its unit of work),
+    the sets that came back together sharing the commit."""
+
+    outcomes: tuple[GameOutcome, ...]
+
+
+def finished(r: Report) -> tuple[GameOutcome, ...]:
+    """The finished games in a report: a game's outcome, a batch's, else none."""
+    if isinstance(r, GameOutcome):
+        return (r,)
+    return r.outcomes if isinstance(r, Batch) else ()
+
+
+@dataclass(frozen=True)
 class FaultNotice:
     """A bot fault, reported while its game is still running."""
 
@@ -110,7 +126,7 @@ class StorageError(Exception):
         return StorageFailure(spec.index, spec.game_id, str(self))
 
 
-Report = GameOutcome | FaultNotice | WorkerError | Notice | StorageFailure
+Report = GameOutcome | Batch | FaultNotice | WorkerError | Notice | StorageFailure
 
 
 IDLE, NOT_READY = -1, -2  # a worker's entry in the shared ``playing`` array
@@ -240,8 +256,10 @@ class Seat:
 
 
 def play_game(job: Job, spec: GameSpec, seats: Seat, worker: int = 0,
-              on_fault: Callable[[Fault], None] | None = None) -> GameOutcome:
-    """Play one scheduled game and write its record (durably, before returning)."""
+              on_fault: Callable[[Fault], None] | None = None,
+              save: Callable[[str, Sequence[str]], None] | None = None) -> GameOutcome:
+    """Play one scheduled game and write its record (durably, before returning), or
+    hand it to ``save`` (its path, its lines: a Dask worker sends it back instead)."""
     config = job.config
     players = [seats.get(name, spec.deal) for name in spec.seats]
 
@@ -257,7 +275,7 @@ def play_game(job: Job, spec: GameSpec, seats: Seat, worker: int = 0,
     record.tournament_seed = config.seed
     rel = os.path.join(job.records, f"{spec.game_id}.jsonl")
     path = os.path.join(job.output_dir, rel)
-    write_record(path, record.to_lines())
+    (save or write_record)(path, record.to_lines())
     r = record.result
     return GameOutcome(
         index=spec.index, game_id=spec.game_id, deal=spec.deal, deal_seed=spec.deal_seed,
