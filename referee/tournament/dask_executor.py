@@ -14,7 +14,8 @@ may run twice and is stored once.
 
 * **The unit of work is one duplicate set**: every seating of one deal by one
   lineup, played by one worker, returned whole (outcomes and records) and committed by the
-  coordinator only: a worker writes nothing the coordinator keeps.  A set that
+  coordinator only, whole, in one transaction (``Batch``; the sets that came back
+  together share it): a worker writes nothing the coordinator keeps.  A set that
   comes back twice is committed once (by game index, which the store also keys
   on).  A set lost with its worker is submitted again by the coordinator, whatever
   Dask's own retry limit says (``KilledWorker``), up to ``resubmit`` times; then
