@@ -7,6 +7,7 @@ bot's paths) and the configuration."""
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import shutil
@@ -16,7 +17,7 @@ import subprocess
 import sys
 import time
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import dask
@@ -516,3 +517,29 @@ def test_the_fault_view_finds_a_sick_worker() -> None:
     text = render_by_worker([sick, good])
     assert text.index("sick:2") < text.index("good:1") and "3 (75%)" in text
     assert json.loads(render_by_worker([sick], "json"))[0]["faulty_rate"] == 0.75
+
+
+def test_a_batch_is_committed_in_one_transaction_all_or_none(tmp_path: Path) -> None:
+    """The run loop commits a Batch (whole sets) in one transaction: when one of its
+    games cannot be stored, none is, and the run stops with what was before."""
+    from referee.tournament.executor import Report
+
+    cfg = load_config(tournament(tmp_path, HEURISTIC + RANDOM, deals=2))
+    first, second = deal_sets(schedule(cfg))
+    (tmp_path / "out" / "games").mkdir(parents=True)
+
+    class Batches:
+        def run(self, job: Job, games: list[GameSpec], report: Callable[[Report], None]) -> None:
+            good = fake_set(first)
+            for o in good.outcomes:
+                (Path(job.output_dir) / o.record).write_text('{"type": "result"}\n')
+            report(Batch(good.outcomes))
+            a, b = fake_set(second).outcomes
+            (Path(job.output_dir) / a.record).write_text('{"type": "result"}\n')
+            broken = dataclasses.replace(b, faults=({"seat": 7, "kind": "crash"},))  # no seat 7
+            report(Batch((a, broken)))
+
+    with pytest.raises(IndexError):
+        run_tournament(cfg, executor=Batches(), quiet=True)  # type: ignore[arg-type]
+    assert rows(cfg.output_dir, "SELECT idx FROM games ORDER BY idx") == [
+        (g.index,) for g in first]
