@@ -416,7 +416,15 @@ class ProcessExecutor:
 
     A worker that dies (a bot library calling ``exit``, the kernel's OOM killer) is
     replaced; the game it was playing is reported as a ``WorkerError`` (and so played
-    again by the next run), the others go on."""
+    again by the next run), the others go on.
+
+    Each game is reported, and so committed, the moment it ends, not with its
+    duplicate set (which the Dask executor returns whole, as a ``Batch``): here the
+    unit of work is a game, a set's seatings are played at once by different workers,
+    and holding finished games back until their set is complete would lose them with
+    a killed referee, or force a choice for a set that lost a game with a dying
+    worker.  The commits do not limit the pool: one machine's workers finish far
+    fewer games per second than one commit each allows (bench/tournament.py)."""
 
     def __init__(self, jobs: int | None = None, pin: bool = True) -> None:
         self.jobs = jobs or default_jobs()
