@@ -80,7 +80,7 @@ GAMES_PER_DEAL = 3 * 2  # 3 pairs, both seatings
 
 
 def referee(*args: str) -> list[str]:
-    return [sys.executable, "-m", "referee.cli", "tournament", *args]
+    return [sys.executable, "-m", "referee.cli.main", "tournament", *args]
 
 
 def status(pid: int) -> dict[str, int]:
@@ -356,11 +356,7 @@ def dask_bench(args: argparse.Namespace, root: Path) -> None:
     sys.path.insert(0, str(REPO))
     from distributed import Client
 
-    from referee.tournament.dask_executor import (
-        Committer,
-        DaskExecutor,
-        SetResult,
-    )
+    from referee.tournament.dask_executor import Committer, DaskExecutor, SetResult
     from referee.tournament.executor import GameOutcome, ProcessExecutor, finished
     from referee.tournament.store import Store
 

@@ -25,7 +25,7 @@ import pytest
 from click.testing import CliRunner
 from distributed import LocalCluster
 
-from referee.cli import main
+from referee.cli.main import main
 from referee.tournament.config import TournamentConfigError, load_config, parse_config
 from referee.tournament.dask_executor import (
     Committer,
@@ -41,10 +41,12 @@ from referee.tournament.executor import Batch, GameOutcome, Job
 from referee.tournament.run import run_tournament
 from referee.tournament.schedule import GameSpec, derive_seed, schedule
 
+pytestmark = pytest.mark.slow
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 EXAMPLE = REPO / "example_bots" / "python"
-REFEREE = [sys.executable, "-m", "referee.cli"]
+REFEREE = [sys.executable, "-m", "referee.cli.main"]
 
 
 def invoke(*args: str) -> tuple[int, str, str]:
