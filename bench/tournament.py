@@ -16,16 +16,22 @@
 With ``--executor dask``, instead: the Dask executor beside the process pool.
 
 4. The same round-robin through ``run_tournament`` (store commits included) on the
-   process pool and on a ``LocalCluster`` (started beforehand, as a cluster is), at
-   1 and 2 workers, alternated and best of ``--repeat``: games/s, wall time per game
+   process pool and on a Dask cluster (started beforehand, as a cluster is: by
+   default ``dask scheduler`` and ``dask worker`` processes, ``--cluster local`` a
+   ``LocalCluster`` in this process), at 1 and 2 workers, alternated, each run
+   listed and the best taken, over ``--repeat`` rounds: games/s, wall time per game
    (target: Dask within 10 % of the pool at 2 workers), Dask's 2-worker speed-up
-   (target >= 1.8x, or 95 % of the machine's ceiling, printed);
+   (target >= 1.8x, or 95 % of the machine's ceiling, printed), and the CPU time
+   per game of each process: coordinator, scheduler, workers (where the overhead
+   goes on a machine whose CPUs the scheduler and the coordinator share with the
+   workers);
 5. the bytes that reach the coordinator per game (a ``SetResult``, pickled, as Dask
    sends it) and per set submitted;
 6. the coordinator's commit rate under a flood of finished sets (``SetResult``s made
-   from real records, unpickled and committed -- records written and synced, one
-   SQLite commit per game -- as fast as it can), and the scheduler's rate for
-   no-op tasks on this machine;
+   from real records, unpickled and committed -- records written and synced -- as
+   fast as it can), with one SQLite commit per game (as before group commit) and
+   with the sets ready together in one commit (as the executor does), and the
+   scheduler's rate for no-op tasks on this machine;
 7. from these, on paper: what 100 machines would ask of the coordinator, and which
    limit comes first.
 
@@ -254,6 +260,90 @@ def executor_run(root: Path, tag: str, deals: int, executor: object,
     return summary.played, wall
 
 
+def _secs(u: resource.struct_rusage) -> float:
+    return u.ru_utime + u.ru_stime
+
+
+class Cluster:
+    """A Dask cluster of ``n`` one-thread workers for the bench: ``local``, a
+    ``LocalCluster`` in this process (what ``--executor dask`` without a scheduler
+    starts: its scheduler shares this process, and its CPU, with the coordinator),
+    or ``processes``, ``dask scheduler`` and ``dask worker`` as their own processes
+    (as on a cluster, README), whose CPU is measured apart."""
+
+    def __init__(self, kind: str, n: int, root: Path) -> None:
+        import logging
+
+        import dask
+        import psutil
+        from distributed import Client, LocalCluster
+
+        from referee.tournament.dask_executor import SCHEDULER_CONFIG
+
+        self.kind, self.procs = kind, []
+        self.psutil = psutil
+        t0 = time.perf_counter()
+        if kind == "local":
+            with dask.config.set(SCHEDULER_CONFIG):  # as the executor's own LocalCluster
+                self.local = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
+                                          dashboard_address=":0",
+                                          worker_dashboard_address=None,
+                                          silence_logs=logging.CRITICAL)
+            self.address = self.local.scheduler_address
+            self.what = "LocalCluster in the coordinator's process"
+        else:
+            env = dict(os.environ, DASK_DISTRIBUTED__SCHEDULER__WORKER_SATURATION="inf")
+            dask_cmd = [sys.executable, "-m", "distributed.cli.dask_scheduler"]
+            info = root / f"scheduler-{n}.json"
+            quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL, "env": env,
+                     "cwd": REPO}  # the workers import this referee
+            self.procs.append(subprocess.Popen(
+                [*dask_cmd, "--port", "0", "--no-dashboard", "--scheduler-file", str(info)],
+                **quiet))  # type: ignore[call-overload]
+            while not info.exists() or not info.read_text().strip():
+                time.sleep(0.05)
+            import json
+            time.sleep(0.2)
+            self.address = json.loads(info.read_text())["address"]
+            self.procs.append(subprocess.Popen(
+                [sys.executable, "-m", "distributed.cli.dask_worker", self.address,
+                 "--nworkers", str(n), "--nthreads", "1", "--no-dashboard"],
+                **quiet))  # type: ignore[call-overload]
+            c = Client(self.address, set_as_default=False)
+            c.wait_for_workers(n)
+            c.close()
+            self.what = "dask scheduler and dask worker processes, as on a cluster"
+        print(f"Dask cluster of {n} worker(s) up in {time.perf_counter() - t0:.1f} s "
+              "(once per cluster, not per run)")
+
+    def cpu(self) -> tuple[float, float]:
+        """CPU seconds so far of the scheduler and of the workers (for ``local``, the
+        workers: this process's children alive now)."""
+        def tree_cpu(p: object) -> float:
+            total = 0.0
+            for q in [p, *p.children(recursive=True)]:  # type: ignore[attr-defined]
+                try:
+                    t = q.cpu_times()
+                    total += t.user + t.system
+                except self.psutil.NoSuchProcess:
+                    pass
+            return total
+
+        if self.kind == "local":
+            kids = self.psutil.Process().children(recursive=True)
+            return 0.0, sum(tree_cpu(k) for k in kids
+                            if "spawn_main" in " ".join(k.cmdline()))
+        return (tree_cpu(self.psutil.Process(self.procs[0].pid)),
+                tree_cpu(self.psutil.Process(self.procs[1].pid)))
+
+    def close(self) -> None:
+        if self.kind == "local":
+            self.local.close()
+        for p in reversed(self.procs):
+            p.terminate()
+            p.wait(timeout=30)
+
+
 def noop(x: int) -> int:
     return x
 
@@ -264,16 +354,10 @@ def dask_bench(args: argparse.Namespace, root: Path) -> None:
     import zlib
 
     sys.path.insert(0, str(REPO))
-    import dask
-    from distributed import Client, LocalCluster
+    from distributed import Client
 
-    from referee.tournament.dask_executor import (
-        SCHEDULER_CONFIG,
-        Committer,
-        DaskExecutor,
-        SetResult,
-    )
-    from referee.tournament.executor import ProcessExecutor
+    from referee.tournament.dask_executor import Committer, DaskExecutor, SetResult
+    from referee.tournament.executor import ProcessExecutor, finished
     from referee.tournament.outcome import GameOutcome
     from referee.tournament.store import Store
 
@@ -289,26 +373,34 @@ def dask_bench(args: argparse.Namespace, root: Path) -> None:
     print(f"Dask executor beside the process pool: round-robin of {what}, "
           f"{deals * per_deal} games (sets of {size}), {cpus} CPUs; best of {args.repeat}")
     print(f"load average before: {os.getloadavg()[0]:.2f}")
-    clusters = {}
-    for n in (1, 2):
-        t0 = time.perf_counter()
-        with dask.config.set(SCHEDULER_CONFIG):  # as the executor's own LocalCluster
-            clusters[n] = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
-                                       dashboard_address=":0", worker_dashboard_address=None,
-                                       silence_logs=logging.CRITICAL)
-        print(f"LocalCluster of {n} worker(s) up in {time.perf_counter() - t0:.1f} s "
-              "(once per cluster, not per run)")
+    clusters = {n: Cluster(args.cluster, n, root) for n in (1, 2)}
+    print(f"clusters: {clusters[1].what}")
     best: dict[tuple[str, int], float] = {}
+    walls: dict[tuple[str, int], list[float]] = {}
+    cpu: dict[tuple[str, int], list[tuple[float, float, float]]] = {}
     n_games = 0
     for r in range(args.repeat):
         for workers in (1, 2):
             for kind in ("process", "dask"):  # alternated: the same noise for both
                 ex = (ProcessExecutor(workers) if kind == "process"
-                      else DaskExecutor(clusters[workers].scheduler_address))
+                      else DaskExecutor(clusters[workers].address))
+                before = clusters[workers].cpu()
+                me0 = resource.getrusage(resource.RUSAGE_SELF)
+                ch0 = resource.getrusage(resource.RUSAGE_CHILDREN)
                 n_games, wall = executor_run(root, f"{kind}{workers}-{r}", deals, ex,
                                              config, per_deal)
+                me1 = resource.getrusage(resource.RUSAGE_SELF)
+                ch1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+                after = clusters[workers].cpu()
                 key = (kind, workers)
                 best[key] = min(best.get(key, float("inf")), wall)
+                walls.setdefault(key, []).append(1000 * wall / n_games)
+                me = _secs(me1) - _secs(me0)  # this process: the coordinator
+                if kind == "process":  # the pool's workers are its children, joined
+                    role = (me, 0.0, _secs(ch1) - _secs(ch0))
+                else:
+                    role = (me, after[0] - before[0], after[1] - before[1])
+                cpu.setdefault(key, []).append(tuple(1000 * x / n_games for x in role))
     for workers in (1, 2):
         p, d = best[("process", workers)], best[("dask", workers)]
         print(f"{workers} worker(s): process pool {n_games / p:.0f} games/s "
@@ -317,6 +409,19 @@ def dask_bench(args: argparse.Namespace, root: Path) -> None:
               f"{100 * (d / p - 1):+.1f} % of the pool's"
               + (f" (target <= +10 %: {'met' if d / p <= 1.10 else 'NOT met'})"
                  if workers == 2 else ""))
+        ratios = [dw / pw for pw, dw in zip(walls[("process", workers)],
+                                             walls[("dask", workers)], strict=True)]
+        print(f"    runs, ms/game: pool {', '.join(f'{x:.2f}' for x in walls[('process', workers)])}"
+              f"; Dask {', '.join(f'{x:.2f}' for x in walls[('dask', workers)])}; Dask/pool "
+              f"per run {', '.join(f'{x:.2f}' for x in ratios)}")
+        for kind in ("process", "dask"):
+            roles = cpu[(kind, workers)]
+            med = [sorted(x[i] for x in roles)[len(roles) // 2] for i in range(3)]
+            print(f"    CPU ms per game ({'pool' if kind == 'process' else 'Dask'}, median "
+                  f"of runs): coordinator {med[0]:.2f}"
+                  + (f", scheduler {med[1]:.2f}" if kind == "dask" and args.cluster == "processes"
+                     else " (with the scheduler: same process)" if kind == "dask" else "")
+                  + f", workers {med[2]:.2f}; total {sum(med):.2f}")
     sp_d = best[("dask", 1)] / best[("dask", 2)]
     sp_p = best[("process", 1)] / best[("process", 2)]
     ceiling = machine_ceiling() if cpus >= 2 else 1.0
@@ -348,39 +453,68 @@ def dask_bench(args: argparse.Namespace, root: Path) -> None:
           f"sent zlib-compressed; plus the outcome); per set submitted: ~{submit} bytes of "
           "game specs (the job and the bots are sent once per worker)")
 
-    # The coordinator's commit rate under a flood of finished sets.
-    flood = root / "flood"
-    (flood / "games").mkdir(parents=True)
-    fstore = Store.create_or_resume(flood, {"flood": True}, "flood", args.flood_sets * size)
-    blobs = []
+    # The coordinator's commit rate under a flood of finished sets: one SQLite
+    # commit per game (as before group commit) and one per batch of whole sets.
     template = results[:50]
+    blobs = []
     for i in range(args.flood_sets):
         base = template[i % len(template)]
         games = tuple(replace_index(o, size * i + j) for j, o in enumerate(base.outcomes))
         blobs.append(pickle.dumps(SetResult(i, base.worker, games, base.records)))
-    pending = set(range(size * args.flood_sets))
 
-    def report(r: object) -> None:
-        if isinstance(r, GameOutcome):
-            fstore.add(r)
+    def flood(tag: str, one_by_one: bool) -> tuple[float, float]:
+        """Games/s, and games per commit."""
+        folder = root / tag
+        (folder / "games").mkdir(parents=True)
+        fstore = Store.create_or_resume(folder, {"flood": True}, "flood",
+                                        args.flood_sets * size)
+        pending = set(range(size * args.flood_sets))
+        commits = 0
 
-    committer = Committer(str(flood), pending, report)
-    t0 = time.perf_counter()
-    for blob in blobs:
-        committer.arrive(pickle.loads(blob))
-        committer.drain(block=False)
-    committer.close()
-    secs = time.perf_counter() - t0
-    assert not pending
-    fstore.close()
-    commit_rate = size * args.flood_sets / secs
-    print(f"coordinator, a flood of {args.flood_sets} finished sets (unpickle, write and sync "
-          f"the records, one SQLite commit per game): {commit_rate:.0f} games/s "
-          f"({args.flood_sets / secs:.0f} sets/s, {1e6 / commit_rate:.0f} us per game)")
+        def report(r: object) -> None:
+            nonlocal commits
+            games = finished(r)  # type: ignore[arg-type]
+            if one_by_one:
+                for o in games:
+                    fstore.add(o)
+                    commits += 1
+            elif games:
+                fstore.add_all(list(games))
+                commits += 1
+
+        committer = Committer(str(folder), pending, report)
+        t0 = time.perf_counter()
+        for blob in blobs:
+            committer.arrive(pickle.loads(blob))
+            committer.drain(block=False)
+        committer.close()
+        secs = time.perf_counter() - t0
+        assert not pending and count(folder / "tournament.sqlite") == size * args.flood_sets
+        fstore.close()
+        return size * args.flood_sets / secs, size * args.flood_sets / commits
+
+    rates: dict[bool, list[float]] = {True: [], False: []}
+    per_commit = 0.0
+    for r in range(args.repeat):
+        for one_by_one in (True, False):  # alternated: the same noise for both
+            rate, games_per_commit = flood(f"flood-{one_by_one}-{r}", one_by_one)
+            rates[one_by_one].append(rate)
+            if not one_by_one:
+                per_commit = games_per_commit
+    for one_by_one in (True, False):
+        got = sorted(rates[one_by_one])
+        print(f"coordinator, a flood of {args.flood_sets} finished sets (unpickle, write and "
+              f"sync the records, commit), "
+              + ("one SQLite commit per game:   " if one_by_one else
+                 "one commit per batch of sets: ")
+              + f"{got[-1]:.0f} games/s = {got[-1] / size:.0f} sets/s (best; "
+              f"runs {', '.join(f'{x:.0f}' for x in got)} games/s)"
+              + ("" if one_by_one else f"; {per_commit:.1f} games per commit"))
+    commit_rate = max(rates[False])
 
     # The scheduler's own rate on this machine: no-op tasks through as_completed.
     from distributed import as_completed
-    client = Client(clusters[2].scheduler_address, set_as_default=False)
+    client = Client(clusters[2].address, set_as_default=False)
     futs = client.map(noop, range(2000), pure=False)
     t0 = time.perf_counter()
     for _ in as_completed(futs, loop=client.loop):
@@ -395,19 +529,29 @@ def dask_bench(args: argparse.Namespace, root: Path) -> None:
 
     # On paper: 100 machines.
     per_core = n_games / best[("dask", 1)]  # games/s of one worker on the bench's games
-    print("\n100 machines x 32 cores = 3200 Dask workers, on paper:")
+    coord_ms = sorted(x[0] for x in cpu[("dask", 2)])[len(cpu[("dask", 2)]) // 2]
+    coord_rate = 1000 / coord_ms  # games/s one coordinator CPU can take in
+    flood_sets = commit_rate / size
+    print(f"\n100 machines x 32 cores = 3200 Dask workers, on paper (sets of {size}; the "
+          f"coordinator takes in {coord_rate:,.0f} games/s per CPU, {coord_ms:.2f} ms each, "
+          f"measured above; commits {commit_rate:,.0f} games/s = {flood_sets:,.0f} sets/s "
+          f"batched, {max(rates[True]):,.0f} games/s one by one; the scheduler "
+          f"{tasks_rate:,.0f} tasks/s):")
+    limits: dict[str, float] = {}
     for label, rate in (("the bench's games", per_core), ("games of 1 s (real bots)", 1.0),
                         ("games of 0.1 s", 10.0)):
         need = 3200 * rate
-        print(f"  {label}: {need:,.0f} games/s = {need / size:,.0f} sets/s to commit, "
-              f"{need * per_game / 1e6:,.1f} MB/s into the coordinator; "
-              f"commit capacity {commit_rate:,.0f} games/s "
-              f"({100 * need / commit_rate:.0f} % of it), scheduler "
-              f"{100 * need / size / tasks_rate:.0f} % of {tasks_rate:,.0f} tasks/s")
-    print("  first bottleneck: " + ("the coordinator's commits (one synced SQLite commit "
-                                    "per game, records synced)"
-                                    if commit_rate / size < tasks_rate else
-                                    "the Dask scheduler (tasks/s)"))
+        limits = {"the coordinator's commits (records synced, batched SQLite commits)":
+                  need / commit_rate,
+                  "the coordinator's CPU (receiving the sets: Dask client, unpickling, "
+                  "decompressing)": need / coord_rate,
+                  "the Dask scheduler (one task per set)": need / size / tasks_rate}
+        print(f"  {label}: {need:,.0f} games/s = {need / size:,.0f} sets/s, "
+              f"{need * per_game / 1e6:,.1f} MB/s into the coordinator; commits "
+              f"{100 * need / commit_rate:.0f} %, coordinator CPU "
+              f"{100 * need / coord_rate:.0f} %, scheduler "
+              f"{100 * need / size / tasks_rate:.0f} % of what this machine does")
+    print("  first bottleneck: " + max(limits, key=lambda k: limits[k]))
 
 
 def replace_index(o: object, index: int) -> object:
@@ -425,6 +569,10 @@ def main() -> int:
     ap.add_argument("--bots", choices=("builtin", "external"), default="builtin",
                     help="--executor dask: the games of built-in bots (short: the referee's "
                          "costs show) or of external sandboxed bots (longer, as real ones)")
+    ap.add_argument("--cluster", choices=("processes", "local"), default="processes",
+                    help="--executor dask: a scheduler and workers in processes of their own, "
+                         "as on a cluster (their CPU measured apart), or a LocalCluster in "
+                         "the coordinator's process (what --executor dask alone starts)")
     ap.add_argument("--flood-sets", type=int, default=2000,
                     help="finished sets in the coordinator's commit flood (--executor dask)")
     ap.add_argument("--memory-games", type=int, default=10000)

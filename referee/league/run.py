@@ -29,6 +29,7 @@ from ..players.botspec import BotSpec, as_transport
 from ..players.sandbox import Sandbox, SandboxError, resolve
 from ..tournament.config import TournamentConfig
 from ..tournament.executor import (
+    Batch,
     Executor,
     FaultNotice,
     Job,
@@ -37,6 +38,7 @@ from ..tournament.executor import (
     Report,
     StorageFailure,
     WorkerError,
+    finished,
 )
 from ..tournament.outcome import GameOutcome
 from ..tournament.run import Progress, sweep_partial_records
@@ -283,11 +285,13 @@ def play_pending(league_dir: Path, *, executor: Executor | None = None, jobs: in
         bar = Progress(len(todo), 0) if progress else None
 
         def report(r: Report) -> None:
-            if isinstance(r, GameOutcome):
-                store.add(r)
-                summary.played += 1
+            if isinstance(r, (GameOutcome, Batch)):
+                games = finished(r)
+                store.add_all(list(games))  # a batch (whole sets) in one transaction
+                summary.played += len(games)
                 if bar:
-                    bar.advance()
+                    for _ in games:
+                        bar.advance()
             elif isinstance(r, FaultNotice):
                 if bar:
                     bar.fault(r.game_id, r.text)

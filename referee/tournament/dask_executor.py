@@ -14,7 +14,8 @@ may run twice and is stored once.
 
 * **The unit of work is one duplicate set**: every seating of one deal by one
   lineup, played by one worker, returned whole (outcomes and records) and committed by the
-  coordinator only: a worker writes nothing the coordinator keeps.  A set that
+  coordinator only, whole, in one transaction (``Batch``; the sets that came back
+  together share it): a worker writes nothing the coordinator keeps.  A set that
   comes back twice is committed once (by game index, which the store also keys
   on).  A set lost with its worker is submitted again by the coordinator, whatever
   Dask's own retry limit says (``KilledWorker``), up to ``resubmit`` times; then
@@ -78,6 +79,7 @@ from ..players.botspec import BotSpec
 from ..players.sandbox import SandboxError, absolute_args, bot_folder, resolve
 from .config import EXECUTORS, TournamentConfig
 from .executor import (
+    Batch,
     Executor,
     ExecutorError,
     FaultNotice,
@@ -345,11 +347,16 @@ def play_set(job: Job, specs: Sequence[GameSpec], key: str,
             def on_fault(f: Fault, game_id: str = spec.game_id) -> None:
                 faults.append(FaultNotice(game_id, str(f)))
 
+            kept: list[bytes] = []
+
+            def save(path: str, lines: Sequence[str], kept: list[bytes] = kept) -> None:
+                # Sent back, not written: only the coordinator keeps records (and
+                # syncing a file here that nobody keeps costs a game's time).
+                kept.append(zlib.compress(("\n".join(lines) + "\n").encode(), 1))
+
             try:
-                o = play_game(state.job, spec, state.seats, 0, on_fault)
-                path = Path(state.job.output_dir) / o.record
-                records.append(zlib.compress(path.read_bytes(), 1))
-                path.unlink()
+                o = play_game(state.job, spec, state.seats, 0, on_fault, save)
+                records.append(kept[0])
                 outcomes.append(replace(o, worker=who))
             except Exception as e:
                 errors.append(WorkerError(spec.index, spec.game_id,
@@ -575,46 +582,55 @@ class DaskExecutor:
                 while todo and not committer.stopped and len(flying) < capacity():
                     submit(todo.pop())
 
-            try:
-                fill()
-                while flying:
-                    f = next(done)
-                    s = flying.pop(f)
-                    try:
-                        result: SetResult = f.result()
-                    except FutureCancelledError as e:  # the scheduler went away
+            def take(f: Any, s: _Set, result: SetResult | None) -> None:
+                """A set's future is done: commit what came back (``result``, if it
+                was gathered with others), or submit the set again."""
+                try:
+                    if result is None:
+                        result = f.result()
+                except FutureCancelledError as e:  # the scheduler went away
+                    raise ExecutorError(self._lost(e)) from None
+                except (KilledWorker, OSError, TimeoutError, asyncio.CancelledError) as e:
+                    if not isinstance(e, KilledWorker) and client.status != "running":
                         raise ExecutorError(self._lost(e)) from None
-                    except (KilledWorker, OSError, TimeoutError, asyncio.CancelledError) as e:
-                        if not isinstance(e, KilledWorker) and client.status != "running":
-                            raise ExecutorError(self._lost(e)) from None
-                        # Lost with its worker (or with the worker sending it back):
-                        # played again, the coordinator decides, not Dask's retry limit.
-                        s.losses += 1
-                        if s.losses <= self.resubmit:
-                            submit(s)
-                        else:
-                            for g in s.specs:
-                                if g.index in pending:
-                                    pending.discard(g.index)
-                                    report(WorkerError(
-                                        g.index, g.game_id,
-                                        f"lost with {s.losses} Dask workers that died "
-                                        f"playing its deal (a bot may take its machine "
-                                        f"down)"))
-                        f.release()
-                        fill()
-                        continue
-                    except Exception as e:
+                    # Lost with its worker (or with the worker sending it back):
+                    # played again, the coordinator decides, not Dask's retry limit.
+                    s.losses += 1
+                    if s.losses <= self.resubmit:
+                        submit(s)
+                    else:
                         for g in s.specs:
                             if g.index in pending:
                                 pending.discard(g.index)
-                                report(WorkerError(g.index, g.game_id,
-                                                   f"{type(e).__name__}: {e}"))
-                        f.release()
-                        fill()
-                        continue
+                                report(WorkerError(
+                                    g.index, g.game_id,
+                                    f"lost with {s.losses} Dask workers that died "
+                                    f"playing its deal (a bot may take its machine "
+                                    f"down)"))
+                    return
+                except Exception as e:
+                    for g in s.specs:
+                        if g.index in pending:
+                            pending.discard(g.index)
+                            report(WorkerError(g.index, g.game_id, f"{type(e).__name__}: {e}"))
+                    return
+                finally:
                     f.release()
-                    committer.arrive(result)
+                committer.arrive(result)
+
+            try:
+                fill()
+                while flying:
+                    batch = done.next_batch(block=True)
+                    # The sets that came back together are fetched in one round trip
+                    # (any that fails, alone, in ``take``).
+                    ready = [f for f in batch if f.status == "finished"]
+                    got: dict[Any, SetResult] = {}
+                    if len(ready) > 1:
+                        with contextlib.suppress(Exception):
+                            got = dict(zip(ready, client.gather(ready), strict=True))
+                    for f in batch:
+                        take(f, flying.pop(f), got.get(f))
                     committer.drain(block=False)
                     fill()
                 committer.drain(block=True)
@@ -640,12 +656,14 @@ class Committer:
     """The coordinator's commits of the sets that come back, in the order they
     arrive: each set's new records are written and synced by a small thread pool
     (so that one set's syncs overlap the next set's), then its outcomes go through
-    ``report`` (the store: one commit per game) in this thread.  A game already
-    taken from an earlier arrival (a set that came back twice) is skipped: stored
-    once, by game index.  ``pending``: the games not reported yet (shared with the
-    executor, which reports lost ones itself).  A record that cannot be written (a
-    full disk) is a ``StorageFailure`` for its games, and ``stopped``: nothing more
-    is taken."""
+    ``report`` in this thread as one ``Batch``: a set is committed whole, in one
+    transaction, and the sets whose records are on disk together share it (group
+    commit: when the commits fall behind, more sets wait, and each commit takes
+    more of them).  A game already taken from an earlier arrival (a set that came
+    back twice) is skipped: stored once, by game index.  ``pending``: the games not
+    reported yet (shared with the executor, which reports lost ones itself).  A
+    record that cannot be written (a full disk) is a ``StorageFailure`` for its
+    games, and ``stopped``: nothing more is taken."""
 
     THREADS = 4
 
@@ -658,6 +676,7 @@ class Committer:
         self.stopped = False  # a record could not be written
         self.queue: deque[_Arrived] = deque()
         self.pool = concurrent.futures.ThreadPoolExecutor(threads, "updown-records")
+        self.commits = 0  # transactions asked of ``report`` (bench/tournament.py)
 
     def arrive(self, result: SetResult) -> None:
         if self.stopped:  # nothing more can be stored: played again on resume
@@ -672,14 +691,16 @@ class Committer:
         self.taken.update([o.index for o, _ in new] + [e.index for e in errors])
         a = _Arrived(result, new, errors)
         if new:
-            # o.record: relative to the output folder, as the worker wrote it there
+            # o.record: relative to the output folder, as the worker would write it
             a.written = self.pool.submit(write_records, self.output_dir,
                                          [(o.record, data) for o, data in new])
         self.queue.append(a)
 
     def drain(self, block: bool) -> None:
-        """Commit the sets whose records are on disk, in arrival order (all of them,
-        waiting for their records, if ``block``)."""
+        """Commit the sets whose records are on disk, in arrival order, those ready
+        now in one transaction (all of them, waiting for their records, if
+        ``block``)."""
+        ready: list[_Arrived] = []
         while self.queue and (block or self.queue[0].written is None
                               or self.queue[0].written.done()):
             a = self.queue.popleft()
@@ -690,6 +711,8 @@ class Committer:
                     # The disk is full (or the folder unwritable): these games are not
                     # recorded, and no more sets are handed out (the run then stops
                     # with one line; what was committed stays).
+                    self._commit(ready)
+                    ready = []
                     self.stopped = True
                     msg = (f"cannot write the game records in {self.output_dir}: "
                            f"{e.strerror or e}")
@@ -697,22 +720,30 @@ class Committer:
                         self.pending.discard(o.index)
                         self.report(StorageFailure(o.index, o.game_id, msg))
                     continue
-            self._report(a)
+            ready.append(a)
+        self._commit(ready)
 
-    def _report(self, a: _Arrived) -> None:
-        for text in a.result.notices:
-            self.report(Notice(text))
-        ids = {o.game_id for o, _ in a.new} | {e.game_id for e in a.errors}
-        for fn in a.result.faults:
-            if fn.game_id in ids:
-                self.report(fn)
-        for o, _ in a.new:
-            self.pending.discard(o.index)
-            self.report(o)
-        for e in a.errors:
-            if e.index in self.pending:
-                self.pending.discard(e.index)
-                self.report(e)
+    def _commit(self, arrived: list[_Arrived]) -> None:
+        """The notices and faults of ``arrived``, then their games as one batch,
+        then the games they could not play."""
+        for a in arrived:
+            for text in a.result.notices:
+                self.report(Notice(text))
+            ids = {o.game_id for o, _ in a.new} | {e.game_id for e in a.errors}
+            for fn in a.result.faults:
+                if fn.game_id in ids:
+                    self.report(fn)
+        games = tuple(o for a in arrived for o, _ in a.new)
+        if games:
+            for o in games:
+                self.pending.discard(o.index)
+            self.commits += 1
+            self.report(Batch(games))
+        for a in arrived:
+            for e in a.errors:
+                if e.index in self.pending:
+                    self.pending.discard(e.index)
+                    self.report(e)
 
     def close(self) -> None:
         """Commit what arrived (if its records can be written), and stop the pool."""

@@ -54,7 +54,16 @@ from ..stats.sprt import (
     summarize,
 )
 from .config import TournamentConfig, TournamentConfigError, seatings_per_deal
-from .executor import Executor, FaultNotice, Job, Notice, ProcessExecutor, Report
+from .executor import (
+    Batch,
+    Executor,
+    FaultNotice,
+    Job,
+    Notice,
+    ProcessExecutor,
+    Report,
+    finished,
+)
 from .outcome import GameOutcome
 from .players import check_bots
 from .schedule import GameSpec, derive_seed, schedule_digest, seatings
@@ -390,15 +399,16 @@ def run_match(mc: MatchConfig, *, output_dir: Path | None = None,
         pending: dict[int, list[GameOutcome]] = defaultdict(list)
 
         def report(r: Report) -> None:
-            if isinstance(r, GameOutcome):
-                pending[r.deal].append(r)
-                if len(pending[r.deal]) == mc.per_set:
-                    games = sorted(pending.pop(r.deal), key=lambda g: g.index)
-                    store.add_all(games)
-                    sets.add(reduce_set(mc, r.deal, games))
-                    result.played += 1
-                    if progress:
-                        progress.update(sets.live())
+            if isinstance(r, (GameOutcome, Batch)):
+                for o in finished(r):
+                    pending[o.deal].append(o)
+                    if len(pending[o.deal]) == mc.per_set:
+                        games = sorted(pending.pop(o.deal), key=lambda g: g.index)
+                        store.add_all(games)
+                        sets.add(reduce_set(mc, o.deal, games))
+                        result.played += 1
+                        if progress:
+                            progress.update(sets.live())
             elif isinstance(r, FaultNotice):
                 if progress:
                     progress.fault(r.game_id, r.text)

@@ -1,5 +1,6 @@
 """Running a tournament end to end: schedule, skip what the store already holds,
-hand the rest to an executor, commit each outcome as it arrives, show progress.
+hand the rest to an executor, commit each outcome as it arrives (a batch of whole
+duplicate sets in one transaction), show progress.
 
 Owns resuming and the progress display.  The schedule, the executor, the store and
 the standings are used only through their interfaces.
@@ -24,6 +25,7 @@ from ..players.sandbox import Sandbox, resolve
 from ..text.quoting import printable
 from .config import TournamentConfig
 from .executor import (
+    Batch,
     Executor,
     FaultNotice,
     Job,
@@ -32,6 +34,7 @@ from .executor import (
     Report,
     StorageFailure,
     WorkerError,
+    finished,
 )
 from .outcome import GameOutcome
 from .players import check_bots
@@ -259,20 +262,22 @@ def run_tournament(
                 "are forfeited without starting it)")
 
         def report(r: Report) -> None:
-            if isinstance(r, GameOutcome):
-                store.add(r)
-                summary.played += 1
-                for b in r.seats:
-                    left_of[b] -= 1
-                for bot, why in stopper.see(r):
-                    assert callable(stop)
-                    stop(bot)
-                    summary.stopped[bot] = why
-                    say(f"stopped {bot}: {why}; its {left_of[bot]} remaining games are "
-                        f"forfeited without starting it ([faults] stop_after = "
-                        f"{config.stop_after})")
-                if progress:
-                    progress.advance()
+            if isinstance(r, (GameOutcome, Batch)):
+                games = finished(r)
+                store.add_all(list(games))  # a batch (whole sets) in one transaction
+                for o in games:
+                    summary.played += 1
+                    for b in o.seats:
+                        left_of[b] -= 1
+                    for bot, why in stopper.see(o):
+                        assert callable(stop)
+                        stop(bot)
+                        summary.stopped[bot] = why
+                        say(f"stopped {bot}: {why}; its {left_of[bot]} remaining games are "
+                            f"forfeited without starting it ([faults] stop_after = "
+                            f"{config.stop_after})")
+                    if progress:
+                        progress.advance()
                 if on_game:
                     on_game(summary)
             elif isinstance(r, FaultNotice):

@@ -7,6 +7,7 @@ bot's paths) and the configuration."""
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import shutil
@@ -15,7 +16,8 @@ import sqlite3
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+import zlib
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import dask
@@ -35,10 +37,10 @@ from referee.tournament.dask_executor import (
     pack,
     unpack,
 )
-from referee.tournament.executor import Job
+from referee.tournament.executor import Batch, Job
 from referee.tournament.outcome import GameOutcome
 from referee.tournament.run import run_tournament
-from referee.tournament.schedule import derive_seed, schedule
+from referee.tournament.schedule import GameSpec, derive_seed, schedule
 
 pytestmark = pytest.mark.slow
 
@@ -391,9 +393,66 @@ def test_deal_sets_and_a_set_committed_twice_is_stored_once(tmp_path: Path) -> N
     committer.drain(block=True)
     committer.arrive(result)  # and after
     committer.close()
-    assert got == list(outcomes)
+    assert got == [Batch(outcomes)]  # the set whole, once
     assert pending == {g.index for g in games} - {g.index for g in first}
     assert sorted(p.name for p in records.iterdir()) == [f"{g.game_id}.jsonl" for g in first]
+
+
+def fake_set(specs: list[GameSpec], worker: str = "w:1") -> SetResult:
+    return SetResult(specs[0].deal, worker, tuple(
+        GameOutcome(index=g.index, game_id=g.game_id, deal=g.deal, deal_seed=g.deal_seed,
+                    seats=g.seats, places=(1, 2), points=(0, 3), how="out", turns=9,
+                    worker=worker, record=f"games/{g.game_id}.jsonl") for g in specs),
+        tuple(zlib.compress(b'{"type": "result"}\n') for _ in specs))
+
+
+def test_sets_ready_together_share_one_commit_each_set_whole(tmp_path: Path) -> None:
+    cfg = load_config(tournament(tmp_path, HEURISTIC + RANDOM + EXTERNAL, deals=2))
+    games = schedule(cfg)
+    sets = deal_sets(games)
+    (tmp_path / "games").mkdir()
+    got: list[object] = []
+    committer = Committer(str(tmp_path), {g.index for g in games}, got.append)
+    committer.arrive(fake_set(sets[0]))
+    committer.drain(block=True)  # alone: its own commit
+    for s in sets[1:4]:  # three came back before the next drain: one commit
+        committer.arrive(fake_set(s))
+    committer.arrive(fake_set(sets[2]))  # one of them again: stored once
+    committer.close()
+    assert [type(r) for r in got] == [Batch, Batch] and committer.commits == 2
+    first, rest = (r.outcomes for r in got)  # type: ignore[attr-defined]
+    assert [o.index for o in first] == [g.index for g in sets[0]]
+    assert [o.index for o in rest] == [g.index for s in sets[1:4] for g in s]  # arrival order
+
+
+def test_a_run_stopped_between_commits_holds_whole_sets_and_resumes(
+        tmp_path: Path, cluster: str) -> None:
+    """The coordinator stops (Ctrl-C) right after its first commit: the store holds
+    only whole duplicate sets, never one seating of a deal without the other; the
+    run resumes, and the standings are the process pool's."""
+    body = HEURISTIC + RANDOM + EXTERNAL
+    remote = tmp_path / "dask"
+    remote.mkdir()
+    cfg = load_config(tournament(remote, body, deals=4))
+
+    def stop(summary: object) -> None:
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        run_tournament(cfg, executor=DaskExecutor(cluster), quiet=True, on_game=stop)
+    out = cfg.output_dir
+    per_set: dict[tuple[int, str], int] = {}
+    for deal, seats in rows(out, "SELECT deal, seats FROM games"):
+        key = (int(deal), str(sorted(json.loads(str(seats)))))  # type: ignore[call-overload]
+        per_set[key] = per_set.get(key, 0) + 1
+    assert per_set and all(n == 2 for n in per_set.values()), per_set
+    kept = sum(per_set.values())
+    assert kept < 24
+    got = standings_json(remote / "t.toml", "--executor", "dask", "--scheduler", cluster)
+    assert rows(out, "SELECT COUNT(*), COUNT(DISTINCT game_id) FROM games") == [(24, 24)]
+    local = tmp_path / "local"
+    local.mkdir()
+    assert standings_json(tournament(local, body, deals=4), "--jobs", "2") == got
 
 
 def test_records_that_cannot_be_written_stop_the_commits(tmp_path: Path) -> None:
@@ -461,3 +520,29 @@ def test_the_fault_view_finds_a_sick_worker() -> None:
     text = render_by_worker([sick, good])
     assert text.index("sick:2") < text.index("good:1") and "3 (75%)" in text
     assert json.loads(render_by_worker([sick], "json"))[0]["faulty_rate"] == 0.75
+
+
+def test_a_batch_is_committed_in_one_transaction_all_or_none(tmp_path: Path) -> None:
+    """The run loop commits a Batch (whole sets) in one transaction: when one of its
+    games cannot be stored, none is, and the run stops with what was before."""
+    from referee.tournament.executor import Report
+
+    cfg = load_config(tournament(tmp_path, HEURISTIC + RANDOM, deals=2))
+    first, second = deal_sets(schedule(cfg))
+    (tmp_path / "out" / "games").mkdir(parents=True)
+
+    class Batches:
+        def run(self, job: Job, games: list[GameSpec], report: Callable[[Report], None]) -> None:
+            good = fake_set(first)
+            for o in good.outcomes:
+                (Path(job.output_dir) / o.record).write_text('{"type": "result"}\n')
+            report(Batch(good.outcomes))
+            a, b = fake_set(second).outcomes
+            (Path(job.output_dir) / a.record).write_text('{"type": "result"}\n')
+            broken = dataclasses.replace(b, faults=({"seat": 7, "kind": "crash"},))  # no seat 7
+            report(Batch((a, broken)))
+
+    with pytest.raises(IndexError):
+        run_tournament(cfg, executor=Batches(), quiet=True)  # type: ignore[arg-type]
+    assert rows(cfg.output_dir, "SELECT idx FROM games ORDER BY idx") == [
+        (g.index,) for g in first]
