@@ -48,7 +48,6 @@ from .stopping import StoppedPlayer
 
 
 @dataclass(frozen=True)
-@dataclass(frozen=True)
 class Batch:
     """Finished games to commit in one transaction, all or none: one or more whole
     duplicate sets, as the Dask executor plays them (the set is its unit of work),
