@@ -150,6 +150,9 @@ class InProcessPlayer:
         self.bot.new_game(seed * 7919 + seat)
 
     def decide(self, request: DecisionRequest) -> Decision | str:
+        observe = getattr(self.bot, "observe", None)
+        if observe is not None:
+            observe(request.events)  # the seat's events since its last request
         result: Decision | str = self.bot.decide(request.observation, request.legal)
         return result
 

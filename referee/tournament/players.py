@@ -45,6 +45,9 @@ class SeededPlayer:
         self.bot.new_game(derive_seed(seed, "bot", self.stream))
 
     def decide(self, request: DecisionRequest) -> Any:
+        observe = getattr(self.bot, "observe", None)
+        if observe is not None:
+            observe(request.events)  # the seat's events since its last request
         return self.bot.decide(request.observation, request.legal)
 
     def end_game(self, game_id: str, result: dict[str, Any]) -> None:
