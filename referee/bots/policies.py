@@ -1,7 +1,9 @@
 """Reference policies: uniformly random, lowest-card, and a sensible heuristic.
 
-Owns the in-process bots.  They read only the observation and the legal list, so the
-same logic can be (and is, in ``example_bots/``) written as an external bot.
+Owns the in-process bots.  They read only what an external bot is sent: the
+observation, the legal list and (``observe``) the seat's events, so the same logic can
+be (and, for the heuristic's rule part, is, in ``example_bots/``) written as an
+external bot.  The heuristic's endgame search is in ``search.py``.
 """
 
 from __future__ import annotations
@@ -95,9 +97,12 @@ class HeuristicBot(Bot):
       ``SEARCH_CARDS`` cards or fewer -- it searches: ``SAMPLES`` deals of the cards
       it cannot see, consistent with what it has seen (``search.py``), each played
       to the end after each legal decision by the rule above for every seat; it
-      takes the decision that wins most often (its rule's choice on a tie).  The
-      cards it saw go into a hand (pick-ups) are remembered from its events
-      (``observe``), and stay in that hand until it sees them played.
+      takes the decision that finishes first most often (of the seats still
+      playing; its rule's choice on a tie).  The cards it saw go into a hand
+      (pick-ups) are remembered from its events (``observe``), and stay in that
+      hand until it sees them played.  Its only randomness is its seeded
+      generator, and the search's size is counted in simulated decisions, not
+      timed (``search.STEP_BUDGET``), so that a seed gives one game.
 
     ``decide`` without the search is ``decide_by_rule``: the rule part, which
     ``example_bots/python/heuristic_bot.py`` ports to the protocol."""
@@ -106,7 +111,7 @@ class HeuristicBot(Bot):
     PAIR_BONUS = 8  # a pair of one number among the 3UP cards
     KEEP_ONE_SPECIAL = 40  # the cost of laying every dealt special face up
     SEARCH_CARDS = 6  # search once a seat still playing holds this many cards or fewer
-    SAMPLES = 8  # deals of the hidden cards per searched decision
+    SAMPLES = 16  # deals of the hidden cards per searched decision
 
     def __init__(self, seed: int = 0) -> None:
         super().__init__(seed)

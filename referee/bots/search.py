@@ -11,7 +11,7 @@ and the cleared cards.  Those, and only those, are shuffled into the places the 
 cannot see into -- the other seats' hands, every 3DOWN slot (its own too) and the
 draw pile -- in the numbers the observation gives.  Nothing of the real game's state
 is read, so two games that differ only in cards the seat cannot see give the same
-decision at the same seed (``tests/bots/test_heuristic_search.py``).
+decision at the same seed (``tests/test_heuristic_search.py``).
 
 The deck itself is not in the observation; its size is (every card is somewhere the
 observation counts), and the size tells the deck: ``12 * colours`` cards for the
@@ -29,8 +29,9 @@ from ..game.config import GameConfig
 from ..game.decisions import DOWN, DRAW, KEEP, PLAY, Decision
 from ..game.state import PLAYING, Game
 
-#: Rollouts are cut off after this many turns (a cycling game), and scored 0.
-ROLLOUT_CAP = 200
+#: Rollouts are cut off after this many decisions (a game cycling through pick-ups),
+#: and scored 0.
+ROLLOUT_CAP = 150
 #: A search stops drawing deals once its rollouts have made this many decisions
 #: (counted, not timed, so that the decision depends on the seed alone): it bounds
 #: the worst case, a pick-up cycle with full hands, to some tens of milliseconds.
@@ -146,7 +147,7 @@ def determinize(obs: dict[str, Any], legal: Sequence[Decision], rng: random.Rand
     g.for_others = "choose_for_others" in v
     g.once_per_clear = "draw_once_per_clear" in v
     g.swap_piles = "swap_piles" in v
-    g.turn_limit = obs["turn"] + ROLLOUT_CAP
+    g.turn_limit = obs["turn"] + ROLLOUT_CAP  # a turn is one decision or more
     g.hands = [{} for _ in range(n)]
     g.hand_n = [0] * n
     g.down = []
@@ -199,6 +200,8 @@ def rollout(game: Game, seat: int, place: int = 1) -> tuple[float, int]:
     the number of decisions made."""
     steps = 0
     while not game.over:
+        if steps == ROLLOUT_CAP:
+            return 0.0, steps
         s = game.to_move
         game.apply(s, rollout_policy(game.legal(s)))
         steps += 1
