@@ -66,7 +66,7 @@ def hidden_places(game: Game, seat: int) -> Counter[str]:
 @pytest.mark.parametrize("config", CONFIGS, ids=IDS)
 def test_a_determinized_game_is_one_the_seat_could_be_in(config: GameConfig) -> None:
     checked = 0
-    for seed in range(8):
+    for seed in range(4):
         game = Game(config, seed)
         bots = [HeuristicBot(seed * 10 + s) for s in range(config.players)]
         rng = random.Random(seed)
@@ -93,7 +93,7 @@ def test_a_determinized_game_is_one_the_seat_could_be_in(config: GameConfig) -> 
                     checked += 1
                 game.apply(seat, bot.decide(obs, legal) if rng.random() < 0.7
                            else legal[rng.randrange(len(legal))])
-    assert checked > 50
+    assert checked > 25
 
 
 def seen_by(events: list[Event], x: int) -> set[int]:
@@ -185,7 +185,7 @@ def replay_b(config: GameConfig, seed: int, deck: list[int], first: int,
 @pytest.mark.parametrize("config", CONFIGS[:4] + CONFIGS[6:], ids=IDS[:4] + IDS[6:])
 def test_cards_the_seat_cannot_see_do_not_change_its_decisions(config: GameConfig) -> None:
     pairs = searches = 0
-    for seed in range(12):
+    for seed in range(8):
         x = seed % config.players
         a, taken, views = play_a(config, seed, x)
         rng = random.Random(1000 + seed)
@@ -208,7 +208,7 @@ def test_cards_the_seat_cannot_see_do_not_change_its_decisions(config: GameConfi
             if deck_b != list(a.deck):
                 pairs += len(mine) == len(want)
                 searches += did
-    assert pairs >= 6
+    assert pairs >= 4
     assert searches > 0  # the property was checked on searched decisions too
 
 
@@ -237,7 +237,7 @@ def heuristic_vs_lowest(seed: int, bot_seed: int) -> list[str]:
 
 def test_the_same_seed_gives_the_same_game_and_another_seed_other_searches() -> None:
     config = GameConfig(players=3, variants={"play_out"})
-    for seed in range(10):
+    for seed in range(5):
         recs = [run_game(config, seed, [InProcessPlayer(make_bot(n)) for n in
                                         ("heuristic", "lowest", "heuristic")])
                 for _ in range(2)]
@@ -247,7 +247,7 @@ def test_the_same_seed_gives_the_same_game_and_another_seed_other_searches() -> 
     # Only the seed given at new_game counts (not the one the bot was made with),
     # and another one samples other deals: some decision differs.
     differ = 0
-    for seed in range(20):
+    for seed in range(10):
         assert heuristic_vs_lowest(seed, 1) == heuristic_vs_lowest(seed, 1)
         differ += heuristic_vs_lowest(seed, 1) != heuristic_vs_lowest(seed, 2)
     assert differ > 0
@@ -256,7 +256,7 @@ def test_the_same_seed_gives_the_same_game_and_another_seed_other_searches() -> 
 @pytest.mark.parametrize("config", CONFIGS, ids=IDS)
 def test_the_heuristic_only_makes_legal_decisions(config: GameConfig) -> None:
     names = ["heuristic", "lowest", "random"]
-    for seed in range(15):
+    for seed in range(8):
         lineup = [names[(seed + s) % 3] if s else "heuristic" for s in range(config.players)]
         rec = run_game(config, seed, [InProcessPlayer(make_bot(n, seed)) for n in lineup])
         assert rec.faults == [], [str(f) for f in rec.faults]
