@@ -77,14 +77,135 @@ def _deck_of(size: int) -> tuple[str, int] | None:
     return None
 
 
-def determinize(obs: dict[str, Any], legal: Sequence[Decision], rng: random.Random,
-                known: Sequence[Sequence[str]] = ()) -> Game | None:
-    """A game consistent with ``obs`` (the seat to move being ``obs["seat"]``), the
-    hidden cards dealt at random from ``rng``; None when the observation does not
-    fit a known deck (then the caller does not search)."""
+class Deal:
+    """What a seat's observation fixes of the game it is in, worked out once per
+    search: the cards it sees, where they are, and the pool of the cards it cannot
+    see (``hidden``, in a fixed order).  ``game(order)`` deals an order of the pool
+    into the places the seat cannot see into: each other seat's hand (after the
+    cards known to be there), the 3DOWN slots, then the draw pile."""
+
+    __slots__ = ("obs", "config", "n", "me", "hand", "ups", "pile", "out", "held",
+                 "hidden", "draw_ok", "finished", "top", "crun", "ccol")
+
+    def __init__(self, obs: dict[str, Any], legal: Sequence[Decision],
+                 config: GameConfig, free: dict[str, list[Card]],
+                 known: Sequence[Sequence[str]]) -> None:
+        n = self.n = obs["players"]
+        seats = obs["seats"]
+        me = self.me = obs["seat"]
+        self.obs = obs
+        self.config = config
+
+        def take(texts: Sequence[str]) -> list[Card]:
+            out = []
+            for t in texts:
+                ids = free.get(t)
+                if not ids:  # more copies seen than the deck holds: not this deck
+                    raise LookupError(t)
+                out.append(ids.pop())
+            return out
+
+        self.hand = take(obs["hand"])
+        self.ups = [take(s["up"]) for s in seats]  # in the observation's order
+        self.pile = take(obs["pile"])
+        self.out = take(obs["cleared"])
+        # Cards the seat saw go into another seat's hand (a pick-up) and not leave it.
+        self.held: list[list[Card]] = [[] for _ in range(n)]
+        for s, texts in enumerate(known):
+            if s != me and texts and s < n:
+                self.held[s] = take(list(texts)[: seats[s]["hand"]])
+        hidden = [c for ids in free.values() for c in ids]
+        hidden.sort()  # the dict's order depends on what was seen; the deal must not
+        self.hidden = hidden
+        self.draw_ok = any(d.code == DRAW for d in legal) or "draw_once_per_clear" not in (
+            config.variants)
+        places = [(s["finished"], s["seat"]) for s in seats if s["finished"] is not None]
+        self.finished = [s for _, s in sorted(places)]
+        pile = self.pile
+        self.top = KIND[pile[-1]] if pile else 0
+        self.crun, self.ccol = 0, -1
+        for c in reversed(pile):
+            if self.crun and COLOUR[c] != self.ccol:
+                break
+            self.ccol = COLOUR[c]
+            self.crun += 1
+
+    def game(self, order: Sequence[Card]) -> Game:
+        """The game with the hidden cards dealt in ``order`` (a permutation of
+        ``hidden``), the seat to move."""
+        obs = self.obs
+        seats = obs["seats"]
+        n = self.n
+        me = self.me
+        it = iter(order)
+        g = Game.__new__(Game)
+        config = g.config = self.config
+        g.n = n
+        g.seed = 0
+        g.rng = _UNUSED  # a Game draws from it only when it is made (the shuffle)
+        g.deck = ()
+        g.first_player = 0
+        v = config.variants
+        # The search's aim is to finish next of the seats still playing: the simulated
+        # game ends there (whatever the variants say), which also keeps it short.
+        g.play_out = False
+        g.may_decline = "may_decline" in v
+        g.ones_reverse = "ones_reverse" in v
+        g.four_colour = "four_of_a_colour" in v
+        g.for_others = "choose_for_others" in v
+        g.once_per_clear = "draw_once_per_clear" in v
+        g.swap_piles = "swap_piles" in v
+        g.turn_limit = obs["turn"] + ROLLOUT_CAP  # a turn is one decision or more
+        g.hands = [{} for _ in range(n)]
+        g.hand_n = [0] * n
+        g.down = []
+        g.down_n = []
+        held = self.held
+        for s in range(n):
+            info = seats[s]
+            g._take(s, self.hand if s == me else
+                    held[s] + [next(it) for _ in range(info["hand"] - len(held[s]))])
+            slots = info["down"]
+            g.down.append([next(it) if i in slots else None for i in range(3)])
+            g.down_n.append(len(slots))
+        g.up = [list(u) for u in self.ups]
+        g.draw_pile = list(it)
+        g.dealt = [()] * n
+        g.choices = [None] * n
+        g.pile = list(self.pile)
+        g.top = self.top
+        g.run = obs["pile_run"]
+        g.crun, g.ccol = self.crun, self.ccol
+        g.out = list(self.out)
+        g.phase = PLAYING
+        g.to_move = me
+        g.direction = obs["direction"]
+        g.turn = obs["turn"]
+        g.pending = obs["pending_extra"]
+        g.in_extra = obs["extra_action"]
+        g.drawn = obs["drawn"]
+        g.draw_ok = self.draw_ok
+        g.granted = False
+        g.finished = list(self.finished)
+        g.place = [s["finished"] for s in seats]
+        g.perm = tuple(obs["piles"]) if "piles" in obs else None
+        g.events = []
+        g._legal = None
+        g._result = None
+        g._setup_cache = [None] * n
+        g._cleared = None
+        return g
+
+
+_UNUSED = random.Random(0)
+
+
+def deal_of(obs: dict[str, Any], legal: Sequence[Decision],
+            known: Sequence[Sequence[str]] = ()) -> Deal | None:
+    """The ``Deal`` of ``obs`` (the seat to move being ``obs["seat"]``); None when the
+    observation fits no known deck (then the caller does not search)."""
     n: int = obs["players"]
     seats = obs["seats"]
-    me: int = obs["seat"]
     size = (sum(s["hand"] + len(s["up"]) + len(s["down"]) for s in seats)
             + len(obs["pile"]) + obs["draw_pile"] + len(obs["cleared"]))
     deck = _deck_of(size)
@@ -98,100 +219,32 @@ def determinize(obs: dict[str, Any], legal: Sequence[Decision], rng: random.Rand
                                             deck=deck[0], colours=deck[1])
     # Card ids by text: a deck may hold two identical cards, whose ids differ only
     # in a copy number nobody can tell apart; any free id of the text will do.
-    free: dict[str, list[Card]] = {}
-    for c in build_deck(deck[0], deck[1]):
-        free.setdefault(TEXT[c], []).append(c)
-
-    def take(texts: Sequence[str]) -> list[Card] | None:
-        out = []
-        for t in texts:
-            ids = free.get(t)
-            if not ids:
-                return None  # more copies seen than the deck holds: not this deck
-            out.append(ids.pop())
-        return out
-
-    hand = take(obs["hand"])
-    ups = [take(s["up"]) for s in seats]
-    pile = take(obs["pile"])
-    out = take(obs["cleared"])
-    if hand is None or pile is None or out is None or any(u is None for u in ups):
+    template = _FREE.get(deck)
+    if template is None:
+        template = _FREE[deck] = {}
+        for c in build_deck(deck[0], deck[1]):
+            template.setdefault(TEXT[c], []).append(c)
+    free = {t: list(ids) for t, ids in template.items()}
+    try:
+        return Deal(obs, legal, config, free, known)
+    except LookupError:
         return None
-    # Cards the seat saw go into another seat's hand (a pick-up) and not leave it.
-    held: list[list[Card]] = [[] for _ in range(n)]
-    for s, texts in enumerate(known):
-        if s != me and texts:
-            got = take(list(texts)[: seats[s]["hand"]])
-            if got is None:
-                return None
-            held[s] = got
-    hidden = [c for ids in free.values() for c in ids]
-    hidden.sort()  # the dict's order depends on what was seen; the deal must not
-    rng.shuffle(hidden)
-    it = iter(hidden)
 
-    g = Game.__new__(Game)
-    g.config = config
-    g.n = n
-    g.seed = 0
-    g.rng = random.Random(0)
-    g.deck = ()
-    g.first_player = 0
-    v = config.variants
-    # The search's aim is to finish next of the seats still playing: the simulated
-    # game ends there (whatever the variants say), which also keeps it short.
-    g.play_out = False
-    g.may_decline = "may_decline" in v
-    g.ones_reverse = "ones_reverse" in v
-    g.four_colour = "four_of_a_colour" in v
-    g.for_others = "choose_for_others" in v
-    g.once_per_clear = "draw_once_per_clear" in v
-    g.swap_piles = "swap_piles" in v
-    g.turn_limit = obs["turn"] + ROLLOUT_CAP  # a turn is one decision or more
-    g.hands = [{} for _ in range(n)]
-    g.hand_n = [0] * n
-    g.down = []
-    g.down_n = []
-    for s in range(n):
-        info = seats[s]
-        g._take(s, hand if s == me else
-                held[s] + [next(it) for _ in range(info["hand"] - len(held[s]))])
-        slots = info["down"]
-        g.down.append([next(it) if i in slots else None for i in range(3)])
-        g.down_n.append(len(slots))
-    g.up = [list(u or ()) for u in ups]  # in the observation's order (swaps keep places)
-    g.draw_pile = list(it)
-    g.dealt = [()] * n
-    g.choices = [None] * n
-    g.pile = pile
-    g.top = KIND[pile[-1]] if pile else 0
-    g.run = obs["pile_run"]
-    g.crun, g.ccol = 0, -1
-    for c in reversed(pile):
-        if g.crun and COLOUR[c] != g.ccol:
-            break
-        g.ccol = COLOUR[c]
-        g.crun += 1
-    g.out = out
-    g.phase = PLAYING
-    g.to_move = me
-    g.direction = obs["direction"]
-    g.turn = obs["turn"]
-    g.pending = obs["pending_extra"]
-    g.in_extra = obs["extra_action"]
-    g.drawn = obs["drawn"]
-    g.draw_ok = any(d.code == DRAW for d in legal) or not g.once_per_clear
-    g.granted = False
-    places = [(s["finished"], s["seat"]) for s in seats if s["finished"] is not None]
-    g.finished = [s for _, s in sorted(places)]
-    g.place = [s["finished"] for s in seats]
-    g.perm = tuple(obs["piles"]) if "piles" in obs else None
-    g.events = []
-    g._legal = None
-    g._result = None
-    g._setup_cache = [None] * n
-    g._cleared = None
-    return g
+
+_FREE: dict[tuple[str, int], dict[str, list[Card]]] = {}
+
+
+def determinize(obs: dict[str, Any], legal: Sequence[Decision], rng: random.Random,
+                known: Sequence[Sequence[str]] = ()) -> Game | None:
+    """A game consistent with ``obs`` (the seat to move being ``obs["seat"]``), the
+    hidden cards dealt at random from ``rng``; None when the observation does not
+    fit a known deck."""
+    deal = deal_of(obs, legal, known)
+    if deal is None:
+        return None
+    order = list(deal.hidden)
+    rng.shuffle(order)
+    return deal.game(order)
 
 
 def rollout(game: Game, seat: int, place: int = 1) -> tuple[float, int]:
@@ -235,16 +288,18 @@ def best_decision(obs: dict[str, Any], legal: Sequence[Decision], rng: random.Ra
     if len(legal) == 1:
         return default
     place = sum(1 for s in obs["seats"] if s["finished"] is not None) + 1
+    deal = deal_of(obs, legal, known)
+    if deal is None:
+        return None
     wins = [0.0] * len(legal)
     spent = 0
     for _ in range(samples):
         if spent > STEP_BUDGET:
             break
-        base = determinize(obs, legal, rng, known)
-        if base is None:
-            return None
+        order = list(deal.hidden)
+        rng.shuffle(order)
         for i, d in enumerate(legal):
-            g = base.copy() if i < len(legal) - 1 else base
+            g = deal.game(order)
             sim = next((x for x in g.legal(me) if x.text == d.text), None)
             if sim is None:
                 return None  # not the game the seat is in (cannot happen): no search
