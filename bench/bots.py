@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from referee.bots import make_bot  # noqa: E402
 from referee.game import Decision, GameConfig  # noqa: E402
-from referee.runner import DecisionRequest, InProcessPlayer, run_game  # noqa: E402
+from referee.play.runner import DecisionRequest, InProcessPlayer, run_game  # noqa: E402
 
 #: (bot, opponent, the bot's lowest acceptable share of the games, or None).
 PAIRINGS = (("heuristic", "random", 0.70), ("heuristic", "lowest", 0.55),

@@ -17,7 +17,7 @@ not the referee):
    bound for *any* referee sending these messages to these bots, so
    ``4 x floor - ideal`` is what the target leaves for all of the referee's own work
    (rules engine, observation, events, encoding, checking, timing).
-5. ``zmq``: the same games over ZeroMQ, if ``referee.transport.zmq`` provides
+5. ``zmq``: the same games over ZeroMQ, if ``referee.transport.zmq.transport`` provides
    ``bench_game_zmq``.
 
 Prints us per decision and the ratio stdio / floor.  Target (issue 3): per-decision
@@ -50,15 +50,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from referee.game import Game, GameConfig  # noqa: E402
 from referee.game.events import events_for  # noqa: E402
+from referee.play.runner import InProcessPlayer, TimeControl, run_game  # noqa: E402
+from referee.players.external import ExternalPlayer, _event_dicts, bench_game_zmq, stdio_player  # noqa: E402
+from referee.players.sandbox import Sandbox, SandboxConfig, SandboxError, resolve  # noqa: E402
 from referee.protocol import BotSession  # noqa: E402
-from referee.remote import (  # noqa: E402
-    RemotePlayer,
-    _event_dicts,
-    bench_game_zmq,
-    stdio_player,
-)
-from referee.runner import InProcessPlayer, TimeControl, run_game  # noqa: E402
-from referee.sandbox import Sandbox, SandboxConfig, SandboxError, resolve  # noqa: E402
 from referee.transport.stdio import encode  # noqa: E402
 
 TRIVIAL_BOT = r"""
@@ -134,7 +129,7 @@ def bench_stdio(games: int, seed: int, requests: list[tuple[int, bytes]] | None 
                 requests.append((int(bot[1:]), line))
 
     cmd = [sys.executable, "-c", TRIVIAL_BOT]
-    seats: list[RemotePlayer] = [stdio_player(f"t{i}", cmd, time_control=TC, memory_mb=None,
+    seats: list[ExternalPlayer] = [stdio_player(f"t{i}", cmd, time_control=TC, memory_mb=None,
                                               sandbox=sandbox) for i in range(2)]
     try:
         for p in seats:
@@ -298,7 +293,7 @@ def breakdown(games: int, seed: int, repeat: int) -> dict[str, float]:
                     t7 = clock()
                     reply = b'{"type":"decision","id":%d,"decision":0}' % msg["id"]
                     t8 = clock()
-                    session.take_decision(orjson.loads(reply))  # as RemotePlayer does
+                    session.take_decision(orjson.loads(reply))  # as ExternalPlayer does
                     t9 = clock()
                     game.apply(seat, legal[0])
                     t10 = clock()

@@ -57,7 +57,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         cfg = Path(tmp) / "t.toml"
         cfg.write_text(CONFIG.format(deals=args.deals))
-        subprocess.run([sys.executable, "-m", "referee.cli", "tournament", "run", str(cfg),
+        subprocess.run([sys.executable, "-m", "referee.cli.main", "tournament", "run", str(cfg),
                         "--quiet"], check=True, stdout=subprocess.DEVNULL)
         out = Path(tmp) / "out"
         for games in (True, False):

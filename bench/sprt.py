@@ -50,21 +50,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from referee.bots.policies import Bot, HeuristicBot, RandomBot, make_bot  # noqa: E402
 from referee.game import GameConfig  # noqa: E402
-from referee.runner import run_game  # noqa: E402
-from referee.stats.sprt import (  # noqa: E402
-    PENTANOMIAL,
-    Sprt,
-    SprtState,
-    elo_of_score,
-)
+from referee.play.runner import run_game  # noqa: E402
+from referee.stats.sprt import PENTANOMIAL, Sprt, SprtState, elo_of_score  # noqa: E402
 from referee.tournament.config import BotSpec, TournamentConfig  # noqa: E402
 from referee.tournament.executor import GameOutcome  # noqa: E402
-from referee.tournament.match import (  # noqa: E402
-    PAIRED_STREAM,
-    MatchConfig,
-    reduce_set,
-    set_games,
-)
+from referee.tournament.match import PAIRED_STREAM, MatchConfig, reduce_set, set_games  # noqa: E402
 from referee.tournament.players import SeededPlayer  # noqa: E402
 from referee.tournament.schedule import derive_seed, seatings  # noqa: E402
 

@@ -74,7 +74,7 @@ GAMES_PER_DEAL = 3 * 2  # 3 pairs, both seatings
 
 
 def referee(*args: str) -> list[str]:
-    return [sys.executable, "-m", "referee.cli", "tournament", *args]
+    return [sys.executable, "-m", "referee.cli.main", "tournament", *args]
 
 
 def status(pid: int) -> dict[str, int]:

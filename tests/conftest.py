@@ -16,7 +16,7 @@ ZMQ_BOT = [sys.executable, str(Path(__file__).parent / "zmq" / "zmq_bot.py")]
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     """The test run is this program's entry point: no bot outlives it."""
-    from referee.process import end_all
+    from referee.players.process import end_all
 
     end_all()
 
@@ -37,7 +37,7 @@ def regen_golden(request: pytest.FixtureRequest) -> bool:
 
 @pytest.fixture
 def remote_bot(tmp_path: Path) -> Iterator[Callable[..., subprocess.Popen[bytes]]]:
-    """``start(endpoint, name, env=None, *extra)``: tests/zmq/zmq_bot.py connecting to
+    """``start(endpoint, name, env=None, *extra)``: tests/transport/zmq/zmq_bot.py connecting to
     ``endpoint`` with the hello name ``name``, as its author would start it -- no
     UPDOWN_ variable but those in ``env`` (its keys), its messages logged to
     ``tmp_path``, ``extra`` arguments for its misbehaviours.  It connects (and keeps

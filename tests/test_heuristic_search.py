@@ -27,7 +27,7 @@ from referee.bots import HeuristicBot, LowestBot, make_bot
 from referee.bots.search import determinize
 from referee.game import Game, GameConfig, IllegalDecision
 from referee.game.cards import TEXT
-from referee.runner import InProcessPlayer, run_game
+from referee.play.runner import InProcessPlayer, run_game
 
 Event = tuple[Any, ...]
 

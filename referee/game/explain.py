@@ -11,18 +11,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from .cards import CLEAR, KIND, KIND_TEXT, card_text
-from .decisions import (
-    CHOOSE_UP,
-    DECLINE,
-    DOWN,
-    DRAW,
-    HAND,
-    KEEP,
-    PICKUP,
-    PLAY,
-    SWAP,
-    Decision,
-)
+from .decisions import CHOOSE_UP, DECLINE, DOWN, DRAW, HAND, KEEP, PICKUP, PLAY, SWAP, Decision
 
 if TYPE_CHECKING:
     from .state import Game

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..replay import RecordError, read_record, verify
+from ..play.replay import RecordError, read_record, verify
 from ..tournament.executor import GameOutcome
 from .schedule import name_of
 from .store import Entry, LeagueStore
@@ -87,7 +87,7 @@ def record_per_opponent(store: LeagueStore, entry: str) -> dict[str, Record]:
 
 
 def safe(name: str) -> str:
-    """A log file's name for a bot (as ``referee.remote`` makes it)."""
+    """A log file's name for a bot (as ``referee.players.external`` makes it)."""
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
 
 
@@ -160,7 +160,7 @@ def show(store: LeagueStore, league_dir: Path, name: str) -> str:
 
 def verify_league(store: LeagueStore, league_dir: Path) -> tuple[int, list[str]]:
     """Every stored game checked against its record: the record exists, re-runs
-    identically under the rules (``referee.replay.verify``), and holds the places,
+    identically under the rules (``referee.play.replay.verify``), and holds the places,
     points, seed and bots the database holds.  Returns (games checked, problems:
     one line each)."""
     problems: list[str] = []

@@ -26,8 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from ..game import GameConfig
-from ..runner import FaultPolicy, TimeControl
-from ..sandbox import SandboxConfig
+from ..play.runner import FaultPolicy, TimeControl
+from ..players.sandbox import SandboxConfig
 from ..tournament.config import SEATINGS, TournamentConfigError, _Reader, parse_config
 
 _SECTIONS = ("league", "rules", "time", "faults", "sandbox", "limits")

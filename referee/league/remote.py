@@ -40,8 +40,8 @@ import zmq.auth
 import zmq.auth.thread
 from zmq.utils.monitor import recv_monitor_message
 
-from ..keys import KeyFileError, load_allowed_keys, load_public_key, load_secret_key
-from ..transport.zmq import is_loopback
+from ..transport.zmq.keys import KeyFileError, load_allowed_keys, load_public_key, load_secret_key
+from ..transport.zmq.router import is_loopback
 from .browse import games as list_games
 from .browse import stderr_of
 from .run import LeagueError, config_of, standings, submit

@@ -23,8 +23,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from ..checkbot import SCENARIOS, Checker, Scenario
-from ..sandbox import Sandbox, SandboxError, resolve
+from ..checkbot.checker import SCENARIOS, Checker, Scenario
+from ..players.sandbox import Sandbox, SandboxError, resolve
 from ..tournament.config import BotSpec, TournamentConfig
 from ..tournament.executor import (
     Executor,

@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..quoting import show
+from ..text.quoting import show
 from .errors import BotProtocolError
 from .game_schema import CONFIG, EVENT, MAX_PLAYERS, OBSERVATION
 

@@ -24,8 +24,8 @@ from typing import Any
 from ..game import ConfigError, Game, IllegalDecision
 from ..game.cards import TEXT, CardError, parse_deck
 from ..game.events import Event, filter_event
-from ..replay import HOW_WORDS, Record, RecordError, describe, match_faults
-from ..runner import stop_if_stopped
+from ..play.replay import HOW_WORDS, Record, RecordError, describe, match_faults
+from ..play.runner import stop_if_stopped
 
 #: The view names: "omni", then "0", "1", ... (a seat).
 OMNI = "omni"

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
 
-from ..replay import HOW_WORDS, Record, RecordError, read_record
+from ..play.replay import HOW_WORDS, Record, RecordError, read_record
 from ..tournament.executor import GameOutcome
 from ..tournament.store import StoreError
 from . import svg

@@ -30,13 +30,13 @@ from pathlib import Path
 from typing import Any
 
 from ..bots import BUILTIN_BOTS
-from ..botspec import BotSpecError, parse_spec
 from ..game import VARIANTS, GameConfig
 from ..game.cards import DECKS
 from ..game.errors import ConfigError
-from ..runner import FaultPolicy, TimeControl
-from ..sandbox import MODES as SANDBOX_MODES
-from ..sandbox import SandboxConfig, SandboxError
+from ..play.runner import FaultPolicy, TimeControl
+from ..players.botspec import BotSpecError, parse_spec
+from ..players.sandbox import MODES as SANDBOX_MODES
+from ..players.sandbox import SandboxConfig, SandboxError
 
 FORMATS = ("round-robin", "gauntlet", "balanced")
 #: How each deal is seated: every rotation of a lineup (duplicate deals), a Williams

@@ -21,7 +21,7 @@ may run twice and is stored once.
   its games are reported as not played (``WorkerError``), and played again on
   resume.
 * **Bots are shipped by content hash.**  Each external bot's folder (what the
-  sandbox shows it: ``referee.sandbox.bot_folder``) and each ``python = "file.py:..."``
+  sandbox shows it: ``referee.players.sandbox.bot_folder``) and each ``python = "file.py:..."``
   bot's folder is packed once (a deterministic tar, its SHA-256 its name), held on
   the cluster as a task's result keyed by that hash, fetched by the workers that
   play the bot and unpacked into a worker-local cache
@@ -73,8 +73,8 @@ import dask
 from distributed import Client, KilledWorker, LocalCluster, as_completed
 from distributed.client import FutureCancelledError
 
-from ..runner import Fault
-from ..sandbox import SandboxError, absolute_args, bot_folder, resolve
+from ..play.runner import Fault
+from ..players.sandbox import SandboxError, absolute_args, bot_folder, resolve
 from .config import EXECUTORS, BotSpec, TournamentConfig
 from .executor import (
     Executor,

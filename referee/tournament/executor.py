@@ -38,8 +38,8 @@ from multiprocessing.connection import Connection, wait
 from pathlib import Path
 from typing import Any, Protocol
 
-from ..runner import Fault, Player, run_game
-from ..sandbox import Sandbox, unsandboxed
+from ..play.runner import Fault, Player, run_game
+from ..players.sandbox import Sandbox, unsandboxed
 from .config import TournamentConfig, seatings_per_deal
 from .players import RemoteBots, close_player, make_player
 from .schedule import GameSpec, derive_seed

@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from ..sandbox import Sandbox, resolve
+from ..players.sandbox import Sandbox, resolve
 from ..stats.sprt import (
     PENTANOMIAL,
     Z95,

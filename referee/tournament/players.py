@@ -1,8 +1,8 @@
-"""Turning a ``BotSpec`` into a ``Player`` (``referee.runner``), inside a worker.
+"""Turning a ``BotSpec`` into a ``Player`` (``referee.play.runner``), inside a worker.
 
 Owns the in-process player used by tournaments and the choice of implementation
 for each kind of bot: built-in bots, Python bot classes named in the configuration,
-and external programs (``referee.remote``, imported only when an external bot is
+and external programs (``referee.players.external``, imported only when an external bot is
 configured).  Knows nothing of schedules or the store.
 """
 
@@ -18,17 +18,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..bots import make_bot
-from ..botspec import BotSpecError, check_command
 from ..game import GameConfig
-from ..remote import external_player
-from ..runner import DecisionRequest, Player
-from ..sandbox import Sandbox, unsandboxed
+from ..play.runner import DecisionRequest, Player
+from ..players.botspec import BotSpecError, check_command
+from ..players.external import external_player
+from ..players.sandbox import Sandbox, unsandboxed
 from .config import BotSpec, TournamentConfig
 from .schedule import derive_seed
 
 if TYPE_CHECKING:
-    from ..botspec import RemoteSeats
-    from ..remote import RemotePlayer
+    from ..players.botspec import RemoteSeats
+    from ..players.external import ExternalPlayer
 
 
 class SeededPlayer:
@@ -80,7 +80,7 @@ def load_python_object(ref: str, base_dir: str) -> Any:
 
 class RemoteBots:
     """A worker's remote bots (``remote = true``): the listening endpoint
-    (``referee.botspec.RemoteSeats``), opened when a game first needs a remote bot,
+    (``referee.players.botspec.RemoteSeats``), opened when a game first needs a remote bot,
     and every remote bot's player.  On opening, it waits up to ``[remote] wait``
     seconds for all of them to connect; a bot that does not come, or that loses its
     connection and does not come again within ``rewait``, is absent: its games go on
@@ -91,7 +91,7 @@ class RemoteBots:
         self.config = config
         self.notify = notify
         self.seats: RemoteSeats | None = None  # once open
-        self.players: dict[str, RemotePlayer] = {}
+        self.players: dict[str, ExternalPlayer] = {}
 
     def player(self, spec: BotSpec) -> Player:
         if self.seats is None:
@@ -99,8 +99,8 @@ class RemoteBots:
         return self.players[spec.name]
 
     def _open(self) -> None:
-        from ..botspec import RemoteBotError
-        from ..botspec import RemoteSeats as Seats
+        from ..players.botspec import RemoteBotError
+        from ..players.botspec import RemoteSeats as Seats
 
         config, r = self.config, self.config.remote
         bots = config.remote_bots
@@ -173,12 +173,12 @@ def close_player(player: Player) -> None:
 def check_bots(config: TournamentConfig) -> None:
     """Fail early, naming the bot, if a bot cannot possibly be started: a Python bot
     that does not load, an external program that is not there, or no
-    ``referee.remote`` to run external programs with."""
+    ``referee.players.external`` to run external programs with."""
     from .config import TournamentConfigError
 
     remote = config.remote_bots
     if remote:
-        from ..botspec import RemoteBotError, probe_listen, remote_credentials
+        from ..players.botspec import RemoteBotError, probe_listen, remote_credentials
 
         r = config.remote
         try:

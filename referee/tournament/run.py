@@ -20,8 +20,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TextIO
 
-from ..quoting import printable
-from ..sandbox import Sandbox, resolve
+from ..players.sandbox import Sandbox, resolve
+from ..text.quoting import printable
 from .config import TournamentConfig
 from .executor import (
     Executor,

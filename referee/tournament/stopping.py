@@ -18,7 +18,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..game import GameConfig
-from ..runner import BotFault, DecisionRequest
+from ..play.runner import BotFault, DecisionRequest
 
 if TYPE_CHECKING:  # the executor uses this module's StoppedPlayer
     from .executor import GameOutcome

@@ -4,7 +4,7 @@ verify DIR``); with ``repair``, the database rebuilt from the records, which are
 the source of truth.
 
 Owns comparing a database row with its record and rebuilding the rows.  Reading
-and re-running a record is ``referee.replay``'s; the rows are ``Store``'s.
+and re-running a record is ``referee.play.replay``'s; the rows are ``Store``'s.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..replay import Record, RecordError, read_record, verify
+from ..play.replay import Record, RecordError, read_record, verify
 from .executor import GameOutcome
 from .store import DB_NAME, Store, StoreError, record_problem
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from ..quoting import kind, show
+from ..text.quoting import kind, show
 
 
 class TransportError(Exception):

@@ -18,7 +18,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
-from ..quoting import excerpt, quote
+from ..text.quoting import excerpt, quote
 from .base import MalformedMessage, MessageTooLarge, TransportClosed, TransportTimeout
 
 

@@ -32,7 +32,7 @@ from typing import Any
 
 import orjson
 
-from ..quoting import excerpt, quote
+from ..text.quoting import excerpt, quote
 from .base import MalformedMessage, MessageTooLarge, TransportClosed, TransportTimeout
 
 READ_CHUNK = 1 << 16

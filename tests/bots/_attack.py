@@ -1,4 +1,4 @@
-"""What the attacking bots share (tests/sandbox/): a stdio bot that always plays its
+"""What the attacking bots share (tests/players/sandbox/): a stdio bot that always plays its
 first legal decision, and ``report``, which says on stderr whether an attack worked.
 
 Each attack bot is a few lines: what it tries, at its start or at each request.

@@ -1,6 +1,6 @@
 """The ZeroMQ chaos bot: chaos.py's idea over the ZeroMQ transport -- at each request,
 a misbehaviour drawn at random from a mix, for the end-to-end robustness tests
-(tests/zmq/test_zmq_chaos.py).
+(tests/transport/zmq/test_zmq_chaos.py).
 
     chaos_zmq.py [--connect ENDPOINT] [--seed N] [--mix SPEC] [--startup SPEC] [--name NAME]
                  [--routing-id ID]

@@ -13,9 +13,12 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from referee.cli.check_bot import check_bot
 
-from referee.checkbot import FAIL, KINDS, PASS, SCENARIOS, check_bot, run_checks
-from referee.runner import TimeControl
+from referee.checkbot.checker import FAIL, KINDS, PASS, SCENARIOS, run_checks
+from referee.play.runner import TimeControl
+
+pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[2]
 BOTS = ROOT / "example_bots"

@@ -8,9 +8,12 @@ import re
 import sys
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner, Result
 
-from referee.cli import main
+from referee.cli.main import main
+
+pytestmark = pytest.mark.slow
 
 PY = sys.executable
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from referee.cli import main
+from referee.cli.main import main
 
 # A deal whose game between two heuristic bots is known in advance (seat 0 first):
 # both lay their high cards face up and keep three of a kind in hand; every play of

@@ -5,7 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from cli_helpers import invoke, write_deal
+
+from tests.cli.cli_helpers import invoke, write_deal
+
+pytestmark = pytest.mark.slow
 
 
 def _cases(tmp: Path) -> list[tuple[list[str], str]]:

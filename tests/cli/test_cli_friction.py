@@ -11,7 +11,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from cli_helpers import env_for_subprocess, invoke, referee_command
+
+from tests.cli.cli_helpers import env_for_subprocess, invoke, referee_command
+
+pytestmark = pytest.mark.slow
 
 PY = sys.executable
 

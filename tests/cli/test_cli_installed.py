@@ -6,7 +6,11 @@ import json
 import subprocess
 from pathlib import Path
 
-from cli_helpers import env_for_subprocess, referee_command, write_deal
+import pytest
+
+from tests.cli.cli_helpers import env_for_subprocess, referee_command, write_deal
+
+pytestmark = pytest.mark.slow
 
 
 def _run(*args: str) -> subprocess.CompletedProcess[str]:

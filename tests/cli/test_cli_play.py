@@ -6,7 +6,11 @@ import json
 import sys
 from pathlib import Path
 
-from cli_helpers import invoke, write_deal
+import pytest
+
+from tests.cli.cli_helpers import invoke, write_deal
+
+pytestmark = pytest.mark.slow
 
 
 def test_known_deal_gives_the_predicted_game(tmp_path: Path) -> None:

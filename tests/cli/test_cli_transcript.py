@@ -11,7 +11,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-from cli_helpers import env_for_subprocess, invoke, referee_command
+import pytest
+
+from tests.cli.cli_helpers import env_for_subprocess, invoke, referee_command
+
+pytestmark = pytest.mark.slow
 
 BOTS = Path(__file__).resolve().parents[1] / "bots"
 RANDOM_BOT = Path(__file__).resolve().parents[2] / "example_bots" / "python" / "random_bot.py"

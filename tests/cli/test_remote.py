@@ -1,7 +1,7 @@
 """``referee play ... remote:NAME``: a bot started by its author that connects to the
 referee, admitted by its CURVE key (or, on loopback without keys, by its name).
 
-The remote bot is tests/zmq/zmq_bot.py, started by the test as its author would
+The remote bot is tests/transport/zmq/zmq_bot.py, started by the test as its author would
 start it: the endpoint on its command line, its keys in its environment (what
 ``referee keys env`` prints).  The referee is the installed command (it prints the
 endpoint, the test starts the bot) or CliRunner (the bot started first, on an
@@ -20,10 +20,12 @@ from pathlib import Path
 
 import pytest
 import zmq
-from cli_helpers import env_for_subprocess, invoke, referee_command
 
-from referee.botspec import BotSpecError, parse_spec, parse_specs
-from referee.keys import new_keypair
+from referee.players.botspec import BotSpecError, parse_spec, parse_specs
+from referee.transport.zmq.keys import new_keypair
+from tests.cli.cli_helpers import env_for_subprocess, invoke, referee_command
+
+pytestmark = pytest.mark.slow
 
 StartBot = Callable[..., subprocess.Popen[bytes]]
 

@@ -13,8 +13,10 @@ import pytest
 
 from referee.bots import make_bot
 from referee.game import GameConfig
-from referee.remote import RemotePlayer, stdio_player
-from referee.runner import InProcessPlayer, Player, TimeControl, replay_check, run_game
+from referee.play.runner import InProcessPlayer, Player, TimeControl, replay_check, run_game
+from referee.players.external import ExternalPlayer, stdio_player
+
+pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[2]
 BOTS = ROOT / "example_bots"
@@ -33,9 +35,9 @@ def _params() -> list[object]:
 
 
 @pytest.fixture
-def opened() -> Iterator[list[RemotePlayer]]:
+def opened() -> Iterator[list[ExternalPlayer]]:
     """Remote players to close (bye, then end the process) after the test."""
-    players: list[RemotePlayer] = []
+    players: list[ExternalPlayer] = []
     yield players
     for p in players:
         p.close()
@@ -50,7 +52,7 @@ def _check(rec: object, n: int) -> None:
 
 
 @pytest.mark.parametrize("bot", _params())
-def test_two_games_over_stdio(bot: str, opened: list[RemotePlayer]) -> None:
+def test_two_games_over_stdio(bot: str, opened: list[ExternalPlayer]) -> None:
     remote = stdio_player(bot, COMMANDS[bot], time_control=TC)
     opened.append(remote)
     other = InProcessPlayer(make_bot("random", 3))
@@ -63,7 +65,7 @@ def test_two_games_over_stdio(bot: str, opened: list[RemotePlayer]) -> None:
     assert remote.starts == 1  # one process, kept across games
 
 
-def test_six_example_bots_in_one_game(opened: list[RemotePlayer]) -> None:
+def test_six_example_bots_in_one_game(opened: list[ExternalPlayer]) -> None:
     names = ["python-random", "python-heuristic", "python-random", "python-heuristic"]
     if shutil.which("node"):
         names += ["js", "js"]
@@ -80,8 +82,8 @@ def test_six_example_bots_in_one_game(opened: list[RemotePlayer]) -> None:
 
 
 @pytest.mark.parametrize("bot", ["python-random", "python-heuristic"])
-def test_python_bots_over_zeromq(bot: str, opened: list[RemotePlayer]) -> None:
-    from referee.remote import zmq_player
+def test_python_bots_over_zeromq(bot: str, opened: list[ExternalPlayer]) -> None:
+    from referee.players.external import zmq_player
 
     remote = zmq_player(bot, COMMANDS[bot], time_control=TC)
     opened.append(remote)
@@ -90,7 +92,7 @@ def test_python_bots_over_zeromq(bot: str, opened: list[RemotePlayer]) -> None:
     _check(run_game(config, 21, [others[0], remote, others[1]], time_control=TC), 3)
 
 
-def test_heuristic_bot_beats_random_bot(opened: list[RemotePlayer]) -> None:
+def test_heuristic_bot_beats_random_bot(opened: list[ExternalPlayer]) -> None:
     """A small sample of the measurement in example_bots/README.md: over stdio, the
     heuristic bot wins clearly more than half of its two-player games."""
     h = stdio_player("heuristic", COMMANDS["python-heuristic"], time_control=TC)

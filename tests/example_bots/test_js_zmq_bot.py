@@ -22,9 +22,11 @@ import pytest
 
 from referee.bots import make_bot
 from referee.game import GameConfig
-from referee.keys import new_keypair
-from referee.remote import RemotePlayer, zmq_player
-from referee.runner import InProcessPlayer, TimeControl, replay_check, run_game
+from referee.play.runner import InProcessPlayer, TimeControl, replay_check, run_game
+from referee.players.external import ExternalPlayer, zmq_player
+from referee.transport.zmq.keys import new_keypair
+
+pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[2]
 BOT = ROOT / "example_bots" / "js" / "zmq_bot.js"
@@ -58,15 +60,15 @@ def node_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
 
 
 @pytest.fixture
-def opened() -> Iterator[list[RemotePlayer]]:
-    players: list[RemotePlayer] = []
+def opened() -> Iterator[list[ExternalPlayer]]:
+    players: list[ExternalPlayer] = []
     yield players
     for p in players:
         p.close()
 
 
 def test_launched_bot_plays_two_games(node_env: dict[str, str],
-                                      opened: list[RemotePlayer]) -> None:
+                                      opened: list[ExternalPlayer]) -> None:
     bot = zmq_player("js-zmq", ["node", str(BOT)], env=node_env, time_control=TC)
     opened.append(bot)
     other = InProcessPlayer(make_bot("heuristic", 3))

@@ -6,9 +6,8 @@ from __future__ import annotations
 
 import json
 
-from position import act, position, render
-
 from referee.game import Game, GameConfig
+from tests.game.position import act, position, render
 
 
 def test_copy_is_independent() -> None:

@@ -20,10 +20,10 @@ import random
 from typing import Any
 
 import pytest
-from position import deal_deck
 
 from referee.game import Game, GameConfig, IllegalDecision
 from referee.game.cards import KIND
+from tests.game.position import deal_deck
 
 Event = tuple[Any, ...]
 
@@ -108,6 +108,7 @@ CONFIGS = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("config", CONFIGS, ids=lambda c: f"{c.players}p")
 def test_hidden_cards_do_not_change_a_seats_view(config: GameConfig) -> None:
     valid = [0, 0]  # pairs compared: colours only, any hidden cards

@@ -188,6 +188,7 @@ def _play(config: GameConfig, seed: int, *, full: bool) -> list[str]:
     return taken
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("config", "games"), CONFIGS,
                          ids=[f"{c.players}p-{c.colours or 'all'}c-{c.deck}-"
                               f"{'+'.join(sorted(c.variants)) or 'default'}" for c, _ in CONFIGS])

@@ -18,9 +18,9 @@ from referee.bots import make_bot
 from referee.game import Game, GameConfig
 from referee.game.cards import alternative_deck, card_text, parse_deck
 from referee.game.events import event_text, events_for
-from referee.replay import deck_file_text, parse_record, verify
-from referee.runner import InProcessPlayer, replay_check, run_game
-from referee.session import read_deck_file
+from referee.play.replay import deck_file_text, parse_record, verify
+from referee.play.runner import InProcessPlayer, replay_check, run_game
+from referee.play.series import read_deck_file
 
 ALT = GameConfig(players=4, deck="alternative")
 
@@ -86,6 +86,7 @@ def _seen(g: Game, x: int) -> list[str]:
     return [event_text(e) for e in events_for(g.events, x)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("players", [2, 3, 4])
 def test_deals_differing_only_in_hidden_cards_give_identical_hands(players: int) -> None:
     """Property: two deals that differ only in cards seat x may not know give x the

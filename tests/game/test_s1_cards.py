@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
-from position import act, legal_texts, position
 
 from referee.game import ConfigError, Game, GameConfig, card_text, parse_card, parse_deck
 from referee.game.cards import (
@@ -20,6 +19,7 @@ from referee.game.cards import (
     alternative_deck,
     standard_deck,
 )
+from tests.game.position import act, legal_texts, position
 
 
 def test_default_deck_is_84_cards_per_the_ruling() -> None:

@@ -6,10 +6,10 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
-from position import all_cards, cards, deal_deck, event_texts, texts
 
 from referee.game import ConfigError, Game, GameConfig, IllegalDecision, NotYourTurn
 from referee.game.events import event_text
+from tests.game.position import all_cards, cards, deal_deck, event_texts, texts
 
 # Two players, an explicit deck, top card first (RULES §2.1).
 DECK_2P = (

@@ -6,9 +6,9 @@ notation."""
 from __future__ import annotations
 
 import pytest
-from position import act, event_texts, legal_texts, position, render, texts
 
 from referee.game import IllegalDecision
+from tests.game.position import act, event_texts, legal_texts, position, render, texts
 
 # --- §3.1 where a player plays from -------------------------------------------------
 

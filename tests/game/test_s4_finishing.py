@@ -3,10 +3,9 @@ the turn limit."""
 
 from __future__ import annotations
 
-from position import act, event_texts, position
-
 from referee.game import Game, GameConfig
 from referee.game.state import competition_ranks
+from tests.game.position import act, event_texts, position
 
 
 def test_first_to_finish_wins_and_the_game_stops() -> None:

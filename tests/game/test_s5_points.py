@@ -3,9 +3,8 @@
 
 from __future__ import annotations
 
-from position import act, position
-
 from referee.game import GameConfig
+from tests.game.position import act, position
 
 
 def test_card_values() -> None:

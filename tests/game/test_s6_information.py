@@ -6,10 +6,9 @@ from __future__ import annotations
 
 import json
 
-from position import act, event_texts, position
-
 from referee.game import Game, GameConfig
 from referee.game.events import event_dict
+from tests.game.position import act, event_texts, position
 
 PLAY_KEYS = {"seat", "players", "variants", "phase", "turn", "to_move", "direction",
              "extra_action", "pending_extra", "drawn", "hand", "pile", "pile_run",

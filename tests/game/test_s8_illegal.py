@@ -4,10 +4,10 @@ message that says what was wrong and names the rule, and leaves the game untouch
 from __future__ import annotations
 
 import pytest
-from position import act, event_texts, position, render
 
 from referee.game import Game, GameConfig, IllegalDecision, NotYourTurn
 from referee.game.decisions import parse_decision
+from tests.game.position import act, event_texts, position, render
 
 BASE = """
     players 3

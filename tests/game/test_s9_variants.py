@@ -5,9 +5,18 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
-from position import act, all_cards, cards, deal_deck, event_texts, legal_texts, position, texts
 
 from referee.game import VARIANTS, ConfigError, Game, GameConfig
+from tests.game.position import (
+    act,
+    all_cards,
+    cards,
+    deal_deck,
+    event_texts,
+    legal_texts,
+    position,
+    texts,
+)
 
 # --- configuration -------------------------------------------------------------------
 

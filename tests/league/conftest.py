@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from referee.sandbox import SandboxConfig, SandboxError, resolve
+from referee.players.sandbox import SandboxConfig, SandboxError, resolve
 
 
 def referee_command() -> str:

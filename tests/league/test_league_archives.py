@@ -20,9 +20,10 @@ import pytest
 from referee.league.config import Limits
 from referee.league.store import LeagueStore
 from referee.league.submission import SubmissionError, stage
+from tests.league.conftest import Referee, env_for_subprocess, referee_command
+from tests.league.leaguehelpers import EXAMPLE_BOTS, league_toml
 
-from .conftest import Referee, env_for_subprocess, referee_command
-from .leaguehelpers import EXAMPLE_BOTS, league_toml
+pytestmark = pytest.mark.slow
 
 LIMITS = "[limits]\nmax_bytes = 100000\nmax_files = 20\nmax_file_bytes = 60000\n"
 

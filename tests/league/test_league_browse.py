@@ -8,9 +8,8 @@ from referee.league.browse import games, show, stderr_of
 from referee.league.config import load_league_config
 from referee.league.run import new_league, run_league, submit
 from referee.league.store import LeagueStore
-from referee.sandbox import unsandboxed
-
-from .leaguehelpers import FakeExecutor, fake_bot, league_toml
+from referee.players.sandbox import unsandboxed
+from tests.league.leaguehelpers import FakeExecutor, fake_bot, league_toml
 
 
 def league_of(tmp_path: Path) -> Path:

@@ -7,10 +7,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from referee.league.store import LeagueStore
+import pytest
 
-from .conftest import Referee
-from .leaguehelpers import EXAMPLE_BOTS, league_toml
+from referee.league.store import LeagueStore
+from tests.league.conftest import Referee
+from tests.league.leaguehelpers import EXAMPLE_BOTS, league_toml
+
+pytestmark = pytest.mark.slow
 
 BOTS = Path(__file__).resolve().parents[1] / "bots"
 

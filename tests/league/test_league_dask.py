@@ -9,8 +9,12 @@ import shutil
 import sqlite3
 from pathlib import Path
 
-from .conftest import Referee
-from .leaguehelpers import EXAMPLE_BOTS, league_toml
+import pytest
+
+from tests.league.conftest import Referee
+from tests.league.leaguehelpers import EXAMPLE_BOTS, league_toml
+
+pytestmark = pytest.mark.slow
 
 
 def _league(tmp_path: Path, referee: Referee, name: str) -> Path:

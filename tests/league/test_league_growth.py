@@ -15,9 +15,8 @@ from referee.league.config import load_league_config
 from referee.league.run import new_league, pending, run_league, standings, submit
 from referee.league.schedule import league_schedule, name_of
 from referee.league.store import LeagueStore
-from referee.sandbox import unsandboxed
-
-from .leaguehelpers import FakeExecutor, Interrupted, fake_bot, league_toml
+from referee.players.sandbox import unsandboxed
+from tests.league.leaguehelpers import FakeExecutor, Interrupted, fake_bot, league_toml
 
 
 def ok_check(*args: object) -> tuple[bool, str]:
@@ -59,6 +58,7 @@ def run_all(league: Path, budget: int | None = None) -> None:
                    progress=False)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("scenario", range(12))
 def test_a_grown_league_equals_a_fresh_league_of_its_final_field(tmp_path: Path,
                                                                  scenario: int) -> None:

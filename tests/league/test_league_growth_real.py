@@ -10,8 +10,12 @@ import json
 import re
 from pathlib import Path
 
-from .conftest import Referee
-from .leaguehelpers import EXAMPLE_BOTS, league_toml
+import pytest
+
+from tests.league.conftest import Referee
+from tests.league.leaguehelpers import EXAMPLE_BOTS, league_toml
+
+pytestmark = pytest.mark.slow
 
 
 def submit(referee: Referee, league: Path, name: str, command: str) -> None:

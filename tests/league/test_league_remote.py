@@ -14,8 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import Referee, env_for_subprocess, referee_command
-from .leaguehelpers import games_stored, league_toml, talker_bot, wait_for
+from tests.league.conftest import Referee, env_for_subprocess, referee_command
+from tests.league.leaguehelpers import games_stored, league_toml, talker_bot, wait_for
+
+pytestmark = pytest.mark.slow
 
 
 @pytest.fixture

@@ -8,8 +8,12 @@ import json
 import re
 from pathlib import Path
 
-from .conftest import Referee
-from .leaguehelpers import EXAMPLE_BOTS, league_toml
+import pytest
+
+from tests.league.conftest import Referee
+from tests.league.leaguehelpers import EXAMPLE_BOTS, league_toml
+
+pytestmark = pytest.mark.slow
 
 
 def test_league_run_writes_its_report_per_table_size(tmp_path: Path, referee: Referee,

@@ -10,8 +10,12 @@ import signal
 import subprocess
 from pathlib import Path
 
-from .conftest import Referee, env_for_subprocess, referee_command
-from .leaguehelpers import EXAMPLE_BOTS, games_stored, league_toml, wait_for
+import pytest
+
+from tests.league.conftest import Referee, env_for_subprocess, referee_command
+from tests.league.leaguehelpers import EXAMPLE_BOTS, games_stored, league_toml, wait_for
+
+pytestmark = pytest.mark.slow
 
 
 def test_a_submission_arriving_while_watch_plays(tmp_path: Path, referee: Referee,

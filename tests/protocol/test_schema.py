@@ -11,8 +11,7 @@ import pytest
 from referee.protocol import MESSAGES, BotProtocolError, parse_bot_message
 from referee.protocol.game_schema import CARD_PATTERN
 from referee.protocol.schema import all_schemas, render
-
-from .schemacheck import errors
+from tests.protocol.schemacheck import errors
 
 SCHEMA_DIR = Path(__file__).resolve().parents[2] / "protocol" / "schema"
 

@@ -21,6 +21,8 @@ from jsonschema import Draft202012Validator
 
 from referee.protocol.game_schema import EVENT_TYPES
 
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA_DIR = ROOT / "protocol" / "schema"
 RECORDER = ROOT / "tests" / "bots" / "recorder.py"

@@ -164,7 +164,7 @@ def test_nested_fields_of_referee_messages_are_checked() -> None:
 
 
 def test_fault_kinds_are_the_runners() -> None:
+    from referee.play.runner import FAULT_KINDS as RUNNER_KINDS
     from referee.protocol.messages import FAULT_KINDS
-    from referee.runner import FAULT_KINDS as RUNNER_KINDS
 
     assert FAULT_KINDS == RUNNER_KINDS

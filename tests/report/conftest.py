@@ -8,10 +8,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from browser import open_browser
 from click.testing import CliRunner
 
-from referee.cli import main
+from referee.cli.main import main
+from tests.report.browser import open_browser
 
 FAKEBOTS = Path(__file__).resolve().parents[1] / "tournament" / "fakebots.py"
 

@@ -10,14 +10,17 @@ import json
 from pathlib import Path
 from typing import Any
 
-from browser import CARD, watched_page
-from conftest import invoke
+import pytest
 
 from referee.game import Game
 from referee.game.cards import card_text, parse_deck
 from referee.game.events import event_text, parse_event
-from referee.replay import describe, read_record
-from referee.runner import stop_if_stopped
+from referee.play.replay import describe, read_record
+from referee.play.runner import stop_if_stopped
+from tests.report.browser import CARD, watched_page
+from tests.report.conftest import invoke
+
+pytestmark = pytest.mark.slow
 
 
 def steps_of(record: Path) -> tuple[Any, list[int], list[list[list[str]]]]:

@@ -6,7 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from browser import open_browser
+
+from tests.report.browser import open_browser
+
+pytestmark = pytest.mark.slow
 
 
 def test_a_missing_chromium_fails_under_ci(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -10,10 +10,10 @@ from pathlib import Path
 
 from referee.game import Game
 from referee.game.cards import card_text, parse_deck
-from referee.replay import describe, match_faults, parse_event, parse_record, read_record
+from referee.play.replay import describe, match_faults, parse_event, parse_record, read_record
+from referee.play.runner import stop_if_stopped
 from referee.report.frames import OMNI, build_frames
 from referee.report.pages import viewer_page
-from referee.runner import stop_if_stopped
 
 
 def faulty_record(results_dir: Path) -> Path:

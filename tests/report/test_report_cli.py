@@ -9,11 +9,14 @@ import shutil
 import sqlite3
 from pathlib import Path
 
-from conftest import invoke
+import pytest
 
 from referee.report.results import load, per_deal, rating_history
 from referee.tournament.run import standings_of
 from referee.tournament.standings import compact_table, render
+from tests.report.conftest import invoke
+
+pytestmark = pytest.mark.slow
 
 
 def faulty_record(results_dir: Path) -> Path:

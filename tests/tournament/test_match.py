@@ -18,17 +18,11 @@ from referee.game import GameConfig
 from referee.stats.sprt import Sprt
 from referee.tournament.config import BotSpec, TournamentConfig, TournamentConfigError
 from referee.tournament.executor import GameOutcome, Job, Report, SerialExecutor
-from referee.tournament.match import (
-    MatchConfig,
-    MatchProgress,
-    describe,
-    run_match,
-    set_games,
-)
+from referee.tournament.match import MatchConfig, MatchProgress, describe, run_match, set_games
 from referee.tournament.schedule import GameSpec
+from tests.cli.cli_helpers import env_for_subprocess, referee_command
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cli"))
-from cli_helpers import env_for_subprocess, referee_command  # noqa: E402
+pytestmark = pytest.mark.slow
 
 
 def _config(tmp: Path, new: str, old: str, field: Sequence[str] = (), seats: int = 2,

@@ -7,11 +7,13 @@ from __future__ import annotations
 import json
 import sqlite3
 import subprocess
-import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cli"))
-from cli_helpers import env_for_subprocess, referee_command  # noqa: E402
+import pytest
+
+from tests.cli.cli_helpers import env_for_subprocess, referee_command
+
+pytestmark = pytest.mark.slow
 
 
 def _match(tmp_path: Path, name: str, *extra: str) -> dict[str, object]:

@@ -26,12 +26,14 @@ from typing import Any
 
 import pytest
 
-from referee.process import alive, live_bots
-from referee.runner import FAULT_KINDS, replay_check
+from referee.play.runner import FAULT_KINDS, replay_check
+from referee.players.process import alive, live_bots
 from referee.tournament.config import parse_config
 from referee.tournament.executor import ProcessExecutor
 from referee.tournament.run import Progress, run_tournament, standings_of
 from referee.tournament.schedule import schedule
+
+pytestmark = pytest.mark.slow
 
 CHAOS = Path(__file__).resolve().parents[1] / "bots" / "chaos.py"
 #: The installed command, next to this Python (as tests/cli/cli_helpers.py finds it).
@@ -67,7 +69,7 @@ def chaos_bot(name: str, mix: str, seed: int, piddir: Path, startup: str = "hell
                         "--startup", startup, "--name", name],
             "env": {"CHAOS_PIDDIR": str(piddir)},
             # Unsandboxed: its notes of its processes go to the host's piddir (the
-            # sandbox itself is attacked in tests/sandbox/).
+            # sandbox itself is attacked in tests/players/sandbox/).
             "sandbox": "off"}
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from referee.cli import main
+from referee.cli.main import main
 from referee.tournament import TournamentConfigError, load_config
 
 BOTS = """

@@ -23,7 +23,7 @@ import pytest
 from click.testing import CliRunner
 from distributed import LocalCluster
 
-from referee.cli import main
+from referee.cli.main import main
 from referee.tournament.config import TournamentConfigError, load_config, parse_config
 from referee.tournament.dask_executor import (
     Committer,
@@ -39,10 +39,12 @@ from referee.tournament.executor import GameOutcome, Job
 from referee.tournament.run import run_tournament
 from referee.tournament.schedule import derive_seed, schedule
 
+pytestmark = pytest.mark.slow
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 EXAMPLE = REPO / "example_bots" / "python"
-REFEREE = [sys.executable, "-m", "referee.cli"]
+REFEREE = [sys.executable, "-m", "referee.cli.main"]
 
 
 def invoke(*args: str) -> tuple[int, str, str]:

@@ -13,11 +13,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
-from referee.cli import main
+from referee.cli.main import main
 from referee.tournament.config import load_config
 from referee.tournament.run import Progress
+
+pytestmark = pytest.mark.slow
 
 PY = sys.executable
 TWO = """

@@ -13,15 +13,17 @@ import sys
 from pathlib import Path
 
 import pytest
-from fakebots import KillOnce
 
 from referee.tournament.config import load_config
 from referee.tournament.executor import GameOutcome, Job, ProcessExecutor, Report
 from referee.tournament.schedule import schedule
+from tests.tournament.fakebots import KillOnce
+
+pytestmark = pytest.mark.slow
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
-REFEREE = [sys.executable, "-m", "referee.cli"]
+REFEREE = [sys.executable, "-m", "referee.cli.main"]
 
 LEAGUE = """
 [tournament]

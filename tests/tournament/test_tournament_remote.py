@@ -1,6 +1,6 @@
 """Remote bots in tournaments (``remote = true``): a bot its author starts, which
 connects to the tournament over ZeroMQ -- real sockets, real bot processes
-(tests/zmq/zmq_bot.py, started as its author would), real worker processes.
+(tests/transport/zmq/zmq_bot.py, started as its author would), real worker processes.
 
 Worker 0 listens and plays every game with a remote bot; a bot that does not come,
 or does not come back, is absent and its games are forfeited without waiting."""
@@ -18,13 +18,15 @@ import msgpack
 import pytest
 import zmq
 
-from referee.botspec import RemoteBotError, RemoteSeats
-from referee.keys import load_public_key, load_secret_key, new_keypair
-from referee.runner import BotFault
+from referee.play.runner import BotFault
+from referee.players.botspec import RemoteBotError, RemoteSeats
 from referee.tournament.config import TournamentConfigError, load_config, parse_config
 from referee.tournament.executor import Notice, SerialExecutor
 from referee.tournament.players import check_bots
 from referee.tournament.run import run_tournament
+from referee.transport.zmq.keys import load_public_key, load_secret_key, new_keypair
+
+pytestmark = pytest.mark.slow
 
 StartBot = Callable[..., subprocess.Popen[bytes]]
 

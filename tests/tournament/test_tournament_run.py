@@ -17,12 +17,14 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from referee.cli import main
-from referee.runner import replay_check
+from referee.cli.main import main
+from referee.play.runner import replay_check
+
+pytestmark = pytest.mark.slow
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
-REFEREE = [sys.executable, "-m", "referee.cli"]
+REFEREE = [sys.executable, "-m", "referee.cli.main"]
 
 
 def write(tmp_path: Path, body: str, name: str = "t.toml") -> Path:

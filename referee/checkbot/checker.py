@@ -1,0 +1,987 @@
+"""The conformance checker for bot authors: ``referee check-bot COMMAND``.
+
+Owns the check list, the games it plays to exercise a bot (stacked decks and variant
+sets chosen so that every kind of decision is requested: ``3up``, ``play``, ``down``,
+``pickup``, ``draw``, ``decline``, ``swap``/``keep``), the deliberate provocations
+(unknown message types and fields, a ``rejected`` reply) and the report: a pass/fail
+table with the transcript of each failure.
+
+The bot is driven through the real referee path -- ``referee.players.external.ExternalPlayer``
+over the stdio or ZeroMQ transport, games run by ``referee.play.runner.run_game`` -- with
+the bot under test in every seat (one process per seat), so that what passes here
+plays in a tournament.  The checker only wraps the pieces: a transport wrapper adds
+the unknown fields, a player wrapper sends the deliberate rejection, and a recorder
+listens to the transcript hook.
+
+Must not import: the tournament layer.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import random
+import shlex
+import sys
+import time
+from collections import Counter, deque
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import click
+from tabulate import tabulate
+
+from ..game import Decision, GameConfig
+from ..game.cards import Card, card_text, parse_deck
+from ..league.config import LeagueConfigError, is_league_file, load_league_config
+from ..play.runner import (
+    BotFault,
+    DecisionRequest,
+    Fault,
+    FaultPolicy,
+    GameRecord,
+    TimeControl,
+    run_game,
+)
+from ..players.botspec import BotSpecError, parse_spec
+from ..players.external import Connection, ExternalPlayer, launch_bot
+from ..players.process import DEFAULT_MEMORY_MB
+from ..players.sandbox import MODES as SANDBOX_MODES
+from ..players.sandbox import Sandbox, SandboxConfig, SandboxError, explain, resolve
+from ..text.quoting import printable
+from ..tournament.config import TournamentConfigError, load_config
+from ..transport.base import Transport
+
+#: The decision kinds a bot must handle, by the first word of a decision's text
+#: (``swap`` and ``keep`` are offered together, so they are one kind).
+KINDS = ("3up", "play", "down", "pickup", "draw", "decline", "swap/keep")
+_KIND_OF_WORD = {"3up": "3up", "play": "play", "down": "down", "pickup": "pickup",
+                 "draw": "draw", "decline": "decline", "swap": "swap/keep", "keep": "swap/keep"}
+
+PASS, FAIL, SKIP = "PASS", "FAIL", "skip"
+TRANSCRIPT_LINES = 24  # lines of transcript shown with a failure
+LINE_CHARS = 240  # a transcript line is cut to this width
+EXTRA_GAMES = 3  # more games per kind that has not come up yet
+
+
+CAUSE_CHARS = 200  # a root cause's line is cut to this width (in full with its transcript)
+
+
+def _cut(text: str, n: int) -> str:
+    return text if len(text) <= n else text[: n - 3] + "..."
+
+
+def kind_of(text: str) -> str | None:
+    """The decision kind of a decision text (None for what is not one)."""
+    head = text.split(" ", 1)[0] if isinstance(text, str) else ""
+    return _KIND_OF_WORD.get(head)
+
+
+# --- the games -------------------------------------------------------------------------
+
+
+def deal_order(downs: Sequence[Sequence[str]], sixes: Sequence[Sequence[str]]) -> list[str]:
+    """Card texts in deal order (RULES §2): three rounds of 3DOWN cards (round r fills
+    each seat's slot r), then six rounds of the six cards, seat 0 first."""
+    out: list[str] = []
+    for r in range(3):
+        out += [d[r] for d in downs]
+    for r in range(6):
+        out += [s[r] for s in sixes]
+    return out
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """One game the checker plays.  ``top``: card texts dealt first (see
+    ``deal_order``); the rest of the configuration's deck follows, shuffled by the
+    seed, unless ``only_top``.  ``purpose`` says what it is there to bring up."""
+
+    title: str
+    config: GameConfig
+    seed: int
+    purpose: str
+    top: tuple[str, ...] = ()
+    only_top: bool = False
+    first_player: int | None = None
+    provoke: bool = False  # unknown message types and fields, a deliberate rejection
+
+    def deck(self) -> list[Card] | None:
+        if not self.top:
+            return None
+        cards = parse_deck(self.top)
+        if not self.only_top:
+            given = Counter(card_text(c) for c in cards)
+            rest: list[Card] = []
+            for c in self.config.deck_cards():
+                t = card_text(c)
+                if given[t]:
+                    given[t] -= 1
+                else:
+                    rest.append(c)
+            random.Random(self.seed).shuffle(rest)
+            cards += rest
+        return cards
+
+
+def _cfg(players: int, *variants: str, **kw: Any) -> GameConfig:
+    return GameConfig(players=players, variants=frozenset(variants), **kw)
+
+
+# Seat 0 holds only 10s and Clears, seat 1 only 1s and 2s, and there is no draw pile:
+# seat 0 can always play, so it soon plays from its 3UP cards and then turns 3DOWN
+# cards; seat 1 must pick up whenever a 10 is on top.
+_ENDGAME = deal_order([["10k", "Cg", "C+1r"], ["1y", "1o", "1p"]],
+                      [["10g", "10r", "10b", "10y", "10o", "10p"],
+                       ["1g", "1r", "1b", "2g", "2r", "2b"]])
+# Seat 0 is dealt the six extra-action Clears: whatever it lays face up, its first
+# play grants an extra action, before which it is offered the draw.
+_CLEARS = deal_order([["3g", "4r", "5b"], ["6y", "7o", "8p"]],
+                     [["C+1r", "C+1b", "C+1y", "C+1o", "C+1p", "C+2g"],
+                      ["1g", "2r", "3b", "4y", "5o", "6p"]])
+# With one colour, every numbered run on the pile is of one colour: four_of_a_colour
+# (RULES §9.6) offers swap/keep as soon as four numbered cards lie on the pile.
+_ONE_COLOUR = {"deck": "alternative", "colours": 1}
+
+SCENARIOS: tuple[Scenario, ...] = (
+    Scenario("2 players, standard rules", _cfg(2), 1,
+             "unknown message types and fields; a deliberate 'rejected'", provoke=True),
+    Scenario("2 players, stacked deck, no draw pile", _cfg(2), 2,
+             "3UP and 3DOWN plays, pick-ups", top=tuple(_ENDGAME), only_top=True,
+             first_player=0),
+    Scenario("2 players, ones_reverse, stacked deck", _cfg(2, "ones_reverse"), 3,
+             "Clears with extra actions, the optional and the forced draw, pick-ups",
+             top=tuple(_CLEARS), first_player=0),
+    Scenario("2 players, may_decline, draw_once_per_clear",
+             _cfg(2, "may_decline", "draw_once_per_clear"), 4, "decline"),
+    Scenario("2 players, four_of_a_colour, one-colour deck",
+             _cfg(2, "four_of_a_colour", **_ONE_COLOUR), 5,
+             "swap/keep, plays naming their cards"),
+    Scenario("6 players, play_out, swap_piles, choose_for_others, ones_reverse",
+             _cfg(6, "play_out", "swap_piles", "choose_for_others", "ones_reverse"), 6,
+             "six seats, the whole game played out"),
+    Scenario("6 players, may_decline, four_of_a_colour, match_scoring",
+             _cfg(6, "may_decline", "four_of_a_colour", "match_scoring"), 7,
+             "six seats with most variants"),
+)
+
+
+def extra_scenario(kind: str, attempt: int) -> Scenario | None:
+    """Another game likely to bring up ``kind``, if the planned ones did not."""
+    seed = 1000 + 17 * attempt
+    if kind == "swap/keep":
+        return Scenario(f"2 players, four_of_a_colour, one-colour deck (extra {attempt})",
+                        _cfg(2, "four_of_a_colour", **_ONE_COLOUR), (6, 9, 12)[attempt % 3],
+                        "swap/keep")
+    if kind == "decline":
+        return Scenario(f"2 players, may_decline (extra {attempt})", _cfg(2, "may_decline"),
+                        seed, "decline")
+    if kind in ("draw", "pickup"):
+        return Scenario(f"2 players, stacked deck (extra {attempt})", _cfg(2), seed,
+                        "draws and pick-ups", top=tuple(_CLEARS), first_player=attempt % 2)
+    if kind == "down":
+        return Scenario(f"2 players, stacked deck, no draw pile (extra {attempt})", _cfg(2),
+                        seed, "3DOWN plays", top=tuple(_ENDGAME), only_top=True,
+                        first_player=0)
+    return None
+
+
+# --- the report ------------------------------------------------------------------------
+
+
+@dataclass
+class Check:
+    name: str
+    status: str = SKIP
+    detail: str = ""
+    transcript: list[str] = field(default_factory=list)
+    causes: list[str] = field(default_factory=list)  # keys of Report.causes
+
+    def passed(self, detail: str) -> None:
+        if self.status != FAIL:
+            self.status, self.detail = PASS, detail
+
+    def failed(self, detail: str, transcript: Sequence[str] = (), cause: str = "") -> None:
+        """Fail the row; ``cause`` is the key of the root cause it comes from (see
+        ``Report.cause``; default: a cause of its own, this row's detail)."""
+        if self.status != FAIL:  # the first failure is the one worth reading
+            self.status, self.detail, self.transcript = FAIL, detail, list(transcript)
+        key = cause or f"row:{self.name}"
+        if key not in self.causes:
+            self.causes.append(key)
+
+
+@dataclass
+class Cause:
+    """One root cause: what the bot did wrong, once, however many rows it fails."""
+
+    text: str
+    transcript: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Report:
+    command: list[str]
+    transport: str
+    checks: list[Check] = field(default_factory=list)
+    sandbox: str = ""  # Sandbox.summary() of what the bot ran in
+    hints: list[str] = field(default_factory=list)  # what the sandbox stopped, in words
+    causes: dict[str, Cause] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return all(c.status != FAIL for c in self.checks)
+
+    def check(self, name: str) -> Check:
+        for c in self.checks:
+            if c.name == name:
+                return c
+        c = Check(name)
+        self.checks.append(c)
+        return c
+
+    def cause(self, key: str, text: str, transcript: Sequence[str] = ()) -> str:
+        """Register a root cause (the first text and transcript given for ``key``
+        stay); returns ``key`` for ``Check.failed``."""
+        self.causes.setdefault(key, Cause(text, list(transcript)))
+        return key
+
+    def _numbered(self) -> list[tuple[int, Cause]]:
+        """The root causes of the failed rows, in the order of the rows, numbered."""
+        keys: list[str] = []
+        for c in self.checks:
+            if c.status == FAIL:
+                keys += [k for k in c.causes if k not in keys]
+        out: list[tuple[int, Cause]] = []
+        for k in keys:
+            cause = self.causes.get(k)
+            if cause is None:  # a row's own cause
+                row = next(c for c in self.checks if f"row:{c.name}" == k)
+                cause = Cause(f"{row.name}: {row.detail}", row.transcript)
+            out.append((len(out) + 1, cause))
+        return out
+
+    def _index(self) -> dict[str, int]:
+        keys = [k for c in self.checks if c.status == FAIL for k in c.causes]
+        order: dict[str, int] = {}
+        for k in keys:
+            order.setdefault(k, len(order) + 1)
+        return order
+
+    def table(self) -> str:
+        index = self._index()
+        rows = []
+        for c in self.checks:
+            status = c.status
+            if c.status == FAIL and c.causes:
+                status += " (" + ", ".join(str(index[k]) for k in c.causes) + ")"
+            rows.append((c.name, status, c.detail))
+        return str(tabulate(rows, headers=["check", "result", "detail"], tablefmt="simple",
+                            maxcolwidths=[None, None, 70]))
+
+    def render(self) -> str:
+        out = [f"check-bot: {shlex.join(self.command)} over {self.transport}"]
+        if self.sandbox:
+            out.append(self.sandbox)
+        for h in self.hints:
+            out.append(f"sandbox: the bot {h}")
+        out.append("")
+        causes = self._numbered()
+        if causes:
+            out.append(f"{len(causes)} root cause{'s' if len(causes) > 1 else ''} "
+                       "(the rows below that fail from each give its number):")
+            out += [f"  {i}. {_cut(c.text, CAUSE_CHARS)}" for i, c in causes]
+            out.append("")
+        out.append(self.table())
+        for i, c in causes:
+            out += ["", f"--- cause {i}: {c.text}"]
+            out += [f"    {line}" for line in c.transcript] or ["    (no transcript)"]
+        failed = sum(c.status == FAIL for c in self.checks)
+        passed = sum(c.status == PASS for c in self.checks)
+        skipped = len(self.checks) - failed - passed
+        tail = f"{passed} of {len(self.checks)} checks passed"
+        tail += f", {failed} failed" if failed else ""
+        tail += f", {skipped} skipped" if skipped else ""
+        out += ["", (f"FAILED ({len(causes)} root cause{'s' if len(causes) != 1 else ''}): "
+                     if failed else "PASSED: ") + tail]
+        # What the bot wrote is shown, never obeyed by the terminal.
+        return "\n".join(printable(line) for text in out for line in text.split("\n"))
+
+
+# --- listening to the transcript hook ---------------------------------------------------
+
+
+def _short(payload: Any) -> str:
+    """A message for the transcript: a request's observation and events are left out
+    (the legal list says what was asked), and long lines are cut."""
+    if isinstance(payload, Mapping) and payload.get("type") in ("request", "game_over"):
+        payload = {k: ("{...}" if k == "observation" else f"[{len(v)} events]"
+                       if k == "events" and isinstance(v, list) else v)
+                   for k, v in payload.items()}
+    text = payload if isinstance(payload, str) else json.dumps(payload, default=str)
+    return text if len(text) <= LINE_CHARS else text[: LINE_CHARS - 3] + "..."
+
+
+@dataclass
+class _Pending:
+    request_id: int
+    legal: list[str]
+    sent: float
+
+
+class Recorder:
+    """The ``on_message`` hook of every seat's ExternalPlayer: keeps each bot's recent
+    transcript, the decision kinds it was asked and answered, and its latencies."""
+
+    def __init__(self) -> None:
+        self.lines: dict[str, deque[str]] = {}
+        self.pending: dict[str, _Pending] = {}
+        self.last_request: dict[str, _Pending] = {}
+        self.offered: Counter[str] = Counter()
+        self.chosen: Counter[str] = Counter()
+        self.latencies: list[float] = []
+        self.last_answer: dict[str, str | None] = {}
+        self.last_sent: dict[str, str] = {}  # type of the last message sent to each bot
+        self.hellos: dict[str, dict[str, Any]] = {}
+        self.answered: set[tuple[str, int]] = set()
+        self.max_id: Counter[str] = Counter()  # the highest request id sent to each bot
+        self.stray: Counter[str] = Counter()  # second answers, answers to ids never sent
+        self.first_stray: dict[str, list[str]] = {}
+        self.sent_at: dict[tuple[str, int], float] = {}  # when each request was sent
+        self.late: list[float] = []  # latencies of replies that came after the limit
+        self.late_bound: list[float] = []  # ... known only to be at most this
+        self.answered_kind: Counter[str] = Counter()  # kinds offered in requests answered
+        self.last_decision: dict[str, float] = {}  # when each bot last sent a decision
+        self.t0 = time.time()
+
+    def _line(self, bot: str, arrow: str, text: str, now: float) -> None:
+        buf = self.lines.setdefault(bot, deque(maxlen=200))
+        buf.append(f"{now - self.t0:8.3f}s {arrow} {bot}: {text}")
+
+    def transcript(self, bot: str, n: int = TRANSCRIPT_LINES) -> list[str]:
+        return list(self.lines.get(bot, ()))[-n:]
+
+    def on_message(self, direction: str, bot: str, payload: Any, now: float) -> None:
+        arrow = {"send": "->", "recv": "<-", "stderr": "!!", "note": ".."}.get(direction, "??")
+        if not (direction == "note" and str(payload).startswith("latency")):
+            self._line(bot, arrow, _short(payload), now)
+        if not isinstance(payload, Mapping):
+            return
+        kind = payload.get("type")
+        if direction == "send":
+            self.last_sent[bot] = str(kind)
+            if kind == "request":
+                legal = [str(t) for t in payload.get("legal", [])]
+                p = _Pending(int(payload.get("id", 0)), legal, now)
+                self.pending[bot] = self.last_request[bot] = p
+                self.sent_at[(bot, p.request_id)] = now
+                self.max_id[bot] = max(self.max_id[bot], p.request_id)
+                self.last_answer[bot] = None
+                self.offered.update({k for k in map(kind_of, legal) if k})
+        elif direction == "recv" and kind == "decision":
+            rid = payload.get("id")
+            q = self.pending.get(bot)
+            previous = self.last_decision.get(bot, 0.0)
+            self.last_decision[bot] = now
+            if q is not None and rid == q.request_id:
+                del self.pending[bot]
+                self.answered.add((bot, q.request_id))
+                self.latencies.append(now - q.sent)
+                self.answered_kind.update({k for k in map(kind_of, q.legal) if k})
+                text = self._answer_text(payload.get("decision"), q.legal)
+                self.last_answer[bot] = text
+                k = kind_of(text) if text in q.legal else None
+                if k:
+                    self.chosen[k] += 1
+            elif (bot, rid) in self.answered or not (
+                    type(rid) is int and 0 < rid <= self.max_id[bot]):
+                # A second answer, or an id never sent.
+                self.stray[bot] += 1
+                self.first_stray.setdefault(bot, self.transcript(bot))
+            else:
+                # A late answer to a request given up after a timeout: harmless
+                # (PROTOCOL.md, Request ids); the timeout is what counts.
+                sent = self.sent_at.get((bot, rid)) if type(rid) is int else None
+                if sent is not None:
+                    self.answered.add((bot, rid))
+                    # From when the bot could start on it: it may have been busy with
+                    # an earlier request (a queue of late replies is one slow answer).
+                    took = now - max(sent, previous)
+                    if q is not None and now - q.sent > 0.002:
+                        self.late.append(took)  # it came while we were reading
+                    else:
+                        # Read only once the bot was asked again (or later): it came
+                        # at some time before, so this is an upper bound.
+                        self.late_bound.append(took)
+        elif direction == "recv" and kind == "hello":
+            # A new connection: its request ids start again.
+            self.hellos[bot] = dict(payload)
+            self.answered = {(b, i) for b, i in self.answered if b != bot}
+            self.sent_at = {(b, i): t for (b, i), t in self.sent_at.items() if b != bot}
+            self.max_id[bot] = 0
+            self.pending.pop(bot, None)
+
+    @staticmethod
+    def _answer_text(decision: Any, legal: Sequence[str]) -> str | None:
+        if type(decision) is int and 0 <= decision < len(legal):
+            return legal[decision]
+        return decision if isinstance(decision, str) else None
+
+    def fault_kinds(self, bot: str) -> set[str]:
+        """The kinds a fault of ``bot`` concerns: those of the request it was answering
+        (narrowed to the kind of its answer, when the answer names one of them)."""
+        p = self.last_request.get(bot)
+        if p is None or self.last_sent.get(bot) != "request":
+            return set()  # not a fault in answering a request
+        offered = {k for k in map(kind_of, p.legal) if k}
+        answer = self.last_answer.get(bot)
+        k = kind_of(answer) if answer else None
+        return {k} if k in offered else offered
+
+
+# --- provocations ------------------------------------------------------------------------
+
+
+class ProvokingTransport:
+    """Wraps a transport: while ``on``, adds unknown fields to every message the referee
+    sends, and sends a message of an unknown type before the first request (a bot
+    must ignore both: forward compatibility).  Reports what it injects to ``note``."""
+
+    def __init__(self, inner: Transport, note: Callable[[str, dict[str, Any]], None]) -> None:
+        self.inner = inner
+        self.note = note
+        self.on = False
+        self.sent_unknown = False
+
+    def send(self, message: dict[str, Any]) -> None:
+        if self.on and message.get("type") != "bye":
+            if message.get("type") == "request" and not self.sent_unknown:
+                self.sent_unknown = True
+                odd = {"type": "x_check_bot_notice", "text": "an unknown message type: ignore it",
+                       "x_items": [1, 2.5, None, {"nested": True}]}
+                self.note("send", odd)
+                self.inner.send(odd)
+            message = {**message, "x_check_bot": {"unknown": "field", "ignore": [1, 2]}}
+        self.inner.send(message)
+
+    def recv(self, timeout: float) -> dict[str, Any]:
+        return self.inner.recv(timeout)
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+class CheckedSeat:
+    """A seat's Player: the ExternalPlayer under test, plus the deliberate rejection
+    (``reject_next``): the bot's next answer is met with ``rejected`` (code
+    ``timeout``, action ``substituted``) and the first legal decision is played."""
+
+    def __init__(self, inner: ExternalPlayer) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.reject_next = False
+        self.rejected_at: int | None = None  # runner request id of the rejection
+        self.after_rejection: bool | None = None  # the next request was answered
+
+    def start_game(self, game_id: str, seat: int, config: GameConfig, seed: int) -> None:
+        self.inner.start_game(game_id, seat, config, seed)
+
+    def decide(self, request: DecisionRequest) -> Decision | str:
+        answer = self.inner.decide(request)  # a BotFault propagates to the runner
+        if self.rejected_at is not None and self.after_rejection is None:
+            self.after_rejection = True
+        if self.reject_next and request.observation.get("phase") == "play":
+            self.reject_next = False
+            self.rejected_at = request.request_id
+            sub = request.legal[0]
+            self.inner.rejected(
+                request.request_id, "timeout",
+                f"check-bot: a deliberate rejection (your answer {answer!s} arrived fine): "
+                f"a bot must log a rejection and carry on; the referee played {sub.text!r}",
+                "substituted", sub.text)
+            return sub
+        return answer
+
+    def rejected(self, request_id: int, code: str, message: str, action: str,
+                 substitute: str | None) -> None:
+        self.inner.rejected(request_id, code, message, action, substitute)
+
+    def on_seating(self, bots: Sequence[str]) -> None:
+        self.inner.on_seating(bots)
+
+    def end_game(self, game_id: str, result: dict[str, Any]) -> None:
+        self.inner.end_game(game_id, result)
+
+
+# --- launching the bot -------------------------------------------------------------------
+
+
+Launch = Callable[[], Connection]
+
+
+def make_launcher(command: Sequence[str], transport: str, name: str, recorder: Recorder,
+                  time_control: TimeControl, cwd: str | None,
+                  wrappers: list[ProvokingTransport], *, sandbox: Sandbox | None = None,
+                  memory_mb: int | None = DEFAULT_MEMORY_MB,
+                  stderr_sink: Callable[[str], None] | None = None) -> Launch:
+    """A ExternalPlayer launcher starting ``command`` over ``transport`` with the
+    referee's one launcher (``referee.players.external.launch_bot``: the same sandbox and
+    limits as a tournament), its transport wrapped in a ProvokingTransport (appended
+    to ``wrappers``)."""
+
+    def on_stderr(line: str) -> None:
+        recorder.on_message("stderr", name, line, time.time())
+        if stderr_sink is not None:
+            stderr_sink(line)
+
+    def note(direction: str, msg: dict[str, Any]) -> None:
+        recorder.on_message(direction, name, msg, time.time())
+
+    def launch() -> Connection:
+        conn = launch_bot(command, transport=transport, name=name, cwd=cwd, sandbox=sandbox,
+                          memory_mb=memory_mb, on_stderr=on_stderr,
+                          write_timeout=max(2.0, time_control.per_decision))
+        wrapped = ProvokingTransport(conn.transport, note)
+        wrappers.append(wrapped)
+        return Connection(wrapped, conn.process)
+
+    return launch
+
+
+# --- the checker -------------------------------------------------------------------------
+
+
+class Checker:
+    """Runs the checks on one bot command; ``run()`` returns the Report."""
+
+    def __init__(self, command: Sequence[str], *, transport: str = "stdio",
+                 time_control: TimeControl | None = None, bye_grace: float = 2.0,
+                 cwd: str | None = None, scenarios: Sequence[Scenario] = SCENARIOS,
+                 extra_games: int = EXTRA_GAMES, sandbox: Sandbox | None = None,
+                 memory_mb: int | None = None) -> None:
+        if transport not in ("stdio", "zmq"):
+            raise ValueError(f"transport must be 'stdio' or 'zmq', not {transport!r}")
+        self.command = list(command)
+        self.transport = transport
+        self.tc = time_control or TimeControl()
+        self.bye_grace = bye_grace
+        self.cwd = cwd
+        self.scenarios = list(scenarios)
+        self.extra_games = extra_games
+        self.sandbox = sandbox
+        self.stderr: deque[str] = deque(maxlen=5000)  # every seat's, for the hints
+        self.memory_mb = memory_mb or (sandbox.config.memory_mb if sandbox else DEFAULT_MEMORY_MB)
+        self.recorder = Recorder()
+        self.report = Report(self.command, transport,
+                             sandbox=sandbox.summary() if sandbox is not None else "")
+        self.seats: list[CheckedSeat] = []
+        self.wrappers: list[list[ProvokingTransport]] = []
+        self.kind_faults: dict[str, tuple[str, str, list[str]]] = {}
+        self.quit_early: list[tuple[str, list[str]]] = []  # exited before bye, status 0
+        # seat 0's in the provoking game, with the time of each
+        self.provoked_faults: list[tuple[Fault, list[str], float]] = []
+        self.timeouts: list[tuple[Fault, list[str]]] = []
+        self.faults: list[tuple[Fault, list[str]]] = []  # every fault, in order
+        self.provoked_at: float | None = None  # when the unknown message went out
+        self.games = 0
+
+    def seat(self, i: int) -> CheckedSeat:
+        while len(self.seats) <= i:
+            k = len(self.seats)
+            name = f"bot.{k}"
+            wrappers: list[ProvokingTransport] = []
+            launch = make_launcher(self.command, self.transport, name, self.recorder, self.tc,
+                                   self.cwd, wrappers, sandbox=self.sandbox,
+                                   memory_mb=self.memory_mb, stderr_sink=self.stderr.append)
+            player = ExternalPlayer(name, launch, time_control=self.tc,
+                                  on_message=self.recorder.on_message,
+                                  bye_grace=self.bye_grace, kill_grace=0.2)
+            self.seats.append(CheckedSeat(player))
+            self.wrappers.append(wrappers)
+        return self.seats[i]
+
+    # -- the checks --------------------------------------------------------------------
+
+    def run(self) -> Report:
+        try:
+            if self.check_handshake():
+                self.check_games()
+                self.check_kinds()
+                self.check_provocations()
+                self.check_replies()
+                self.check_timing()
+        finally:
+            self.check_bye()
+            self.describe_causes()
+        if self.sandbox is not None and self.sandbox.active:
+            crashes = [c.detail for c in self.report.checks if c.status == FAIL]
+            self.report.hints = explain([*self.stderr, *crashes], self.sandbox.config)
+        return self.report
+
+    def describe_causes(self) -> None:
+        """One line per kind of fault the bot made, however many rows it failed."""
+        by_kind: dict[str, list[tuple[Fault, list[str]]]] = {}
+        for f, lines in self.faults:
+            by_kind.setdefault(f.kind, []).append((f, lines))
+        for kind, items in by_kind.items():
+            n = len(items)
+            f, lines = items[0]
+            plural = "s" if n > 1 else ""
+            if kind == "timeout":
+                late = self.recorder.late
+                limit = (f"a {self.tc.per_decision:g} s limit per decision"
+                         + (f" (plus a {self.tc.bank:g} s bank per game)" if self.tc.bank
+                            else ""))
+                bound = self.recorder.late_bound
+                if late:
+                    took = f"the bot took up to {max(late):.2f} s against {limit}"
+                elif bound:
+                    took = (f"the bot took longer than {limit} (its late replies were read "
+                            f"up to {max(bound):.2f} s after the request)")
+                else:
+                    took = f"the bot never answered, against {limit}"
+                answered = len(late) + len(bound)
+                if late and answered < n:
+                    took += f"; {n - answered} of them were never answered"
+                text = f"{n} timeout{plural}: {took}; the first: {f.detail}"
+            else:
+                word = {"crash": "crash", "illegal": "illegal decision",
+                        "malformed": "malformed message", "oversized": "oversized message",
+                        "protocol": "protocol error"}.get(kind, f"{kind} fault")
+                text = f"{n} {word}{'es' if n > 1 and word == 'crash' else plural}: the first: " \
+                       f"{f.bot} turn {f.turn}: {f.detail}"
+            self.report.cause(f"fault:{kind}", text, lines)
+
+    def check_handshake(self) -> bool:
+        c = self.report.check("starts and says hello")
+        player = self.seat(0).inner
+        t0 = time.monotonic()
+        try:
+            player.connect()
+        except BotFault as e:
+            c.failed(f"{e.kind}: {e.detail}", self.recorder.transcript(player.name))
+            return False
+        hello = self.recorder.hellos.get(player.name, {})
+        version = hello.get("version")
+        c.passed(f"hello from {hello.get('name')!r}"
+                 + (f" version {version!r}" if version is not None else " (no version)") + ", "
+                 f"protocol {hello.get('protocol')}, in {time.monotonic() - t0:.3f}s")
+        return True
+
+    def play(self, sc: Scenario) -> GameRecord:
+        n = sc.config.players
+        seats = [self.seat(i) for i in range(n)]
+        for s in seats:
+            conn = s.inner.conn
+            if conn is not None and conn.process is not None and conn.process.returncode == 0:
+                self.quit_early.append((s.name, self.recorder.transcript(s.name)))
+        for i, s in enumerate(seats):
+            for w in self.wrappers[i]:
+                w.on = sc.provoke
+            if sc.provoke and i == 0 and s.rejected_at is None:
+                s.reject_next = True
+        faults: list[tuple[Fault, list[str]]] = []
+        provoked: list[tuple[Fault, list[str], float]] = []
+
+        def on_event(kind: str, payload: Any) -> None:
+            if kind == "fault":
+                assert isinstance(payload, Fault)
+                faults.append((payload, self.recorder.transcript(payload.bot)))
+                provoked.append((*faults[-1], time.time()))
+                # A bot that ended itself with status 0 (the loss is described once its
+                # connection is gone, so it is read from the fault, not the process).
+                if payload.kind == "crash" and "exited with code 0" in payload.detail:
+                    self.quit_early.append((payload.bot, self.recorder.transcript(payload.bot)))
+                # A timeout says nothing about a kind of decision (the bot was slow,
+                # whatever it was asked); a wrong answer or a crash does.
+                answer_kinds = (self.recorder.fault_kinds(payload.bot)
+                                if payload.kind != "timeout" else set())
+                for k in answer_kinds:
+                    self.kind_faults.setdefault(
+                        k, (payload.kind, f"{payload.kind}: {payload.detail}",
+                            self.recorder.transcript(payload.bot)))
+
+        self.games += 1
+        rec = run_game(sc.config, sc.seed, seats, game_id=f"check{self.games}", deck=sc.deck(),
+                       first_player=sc.first_player, time_control=self.tc,
+                       policy=FaultPolicy("substitute", strike_limit=3), on_event=on_event)
+        for w in (w for ws in self.wrappers for w in ws):
+            w.on = False
+        self.timeouts += [(f, t) for f, t in faults if f.kind == "timeout"]
+        self.faults += faults
+        if sc.provoke:
+            # An illegal answer is the game check's business, a timeout the timing
+            # check's (unless the bot fell silent for good); choking on what it did not
+            # expect (a crash, garbage) is this one's.
+            self.provoked_faults += [(f, t, at) for f, t, at in provoked
+                                     if f.seat == 0 and f.kind != "illegal"]
+        c = self.report.check(f"game: {sc.title}")
+        if faults:
+            f, lines = faults[0]
+            kinds = Counter(f.kind for f, _ in faults)
+            what = ", ".join(f"{n} {k}" for k, n in kinds.items())
+            forfeits = sum(fa.action == "forfeit" for fa, _ in faults)
+            # The detail is the cause's (listed once, above the table).
+            c.failed(f"{len(faults)} fault{'s' if len(faults) > 1 else ''} ({what})"
+                     + (f", {forfeits} forfeit{'s' if forfeits > 1 else ''}" if forfeits else "")
+                     + f"; the first by {f.bot} at turn {f.turn}: {f.detail}", lines,
+                     cause=f"fault:{f.kind}")
+            for k in kinds:
+                if k != f.kind:
+                    c.causes.append(f"fault:{k}")
+        else:
+            c.passed(f"{rec.result['how']} after {rec.result['turns']} turns, "
+                     f"{len(rec.decisions)} decisions ({sc.purpose})")
+        return rec
+
+    def check_games(self) -> None:
+        for sc in self.scenarios:
+            self.play(sc)
+        for kind in KINDS:
+            for attempt in range(self.extra_games):
+                if self.recorder.offered[kind]:
+                    break
+                extra = extra_scenario(kind, attempt)
+                if extra is None:
+                    break
+                self.play(extra)
+
+    def check_kinds(self) -> None:
+        for kind in KINDS:
+            c = self.report.check(f"decision: {kind}")
+            asked, chose = self.recorder.offered[kind], self.recorder.chosen[kind]
+            answered = self.recorder.answered_kind[kind]
+            if kind in self.kind_faults:
+                fault_kind, detail, lines = self.kind_faults[kind]
+                c.failed(f"a request offering {kind!r} was answered wrongly: {detail}", lines,
+                         cause=f"fault:{fault_kind}")
+            elif asked and not answered and self.timeouts:
+                c.failed(f"offered in {asked} requests, none answered in time", (),
+                         cause="fault:timeout")
+            elif asked:
+                late = asked - answered
+                c.passed(f"offered in {asked} request{'s' * (asked != 1)}, chosen {chose} "
+                         f"time{'s' * (chose != 1)}"
+                         + (f" ({late} not answered in time: see 'decides in time')"
+                            if late else ""))
+            else:
+                forfeits = Counter(f.kind for f, _ in self.faults if f.action == "forfeit")
+                if forfeits:
+                    # Most likely because the bot forfeited its games: that is the cause.
+                    kind = forfeits.most_common(1)[0][0]
+                    c.failed(f"never came up in {self.games} game(s), in which the bot "
+                             f"forfeited {sum(forfeits.values())} times", (),
+                             cause=f"fault:{kind}")
+                else:
+                    c.failed(f"never came up in {self.games} game(s) (the bot's own choices "
+                             f"avoided it?)")
+
+    def check_provocations(self) -> None:
+        c = self.report.check("ignores unknown messages and fields")
+        seat0 = self.seats[0]
+        bot = seat0.name
+        injected = any(w.sent_unknown for w in self.wrappers[0])
+        if not injected:
+            c.status, c.detail = SKIP, "no game with provocations was played"
+        elif (choked := [(f, t) for f, t, at in self.provoked_faults
+                         if f.kind != "timeout"
+                         or self.recorder.last_decision.get(f.bot, 0.0) <= at]):
+            # (A timeout counts here only when the bot never answered again.)
+            f, lines = choked[0]
+            c.failed(f"after an unknown message type and unknown fields: {f.kind}: {f.detail}",
+                     lines, cause="row:ignores unknown messages and fields"
+                     if f.kind == "timeout" else f"fault:{f.kind}")
+        else:
+            c.passed("an unknown message type and unknown fields in every message were "
+                     "ignored")
+        r = self.report.check("carries on after 'rejected'")
+        if seat0.rejected_at is None:
+            r.status, r.detail = SKIP, "no rejection was sent"
+        elif seat0.after_rejection:
+            r.passed("answered the next request after a deliberate 'rejected' "
+                     "(code timeout, action substituted)")
+        else:
+            r.failed("no valid answer to the request after a deliberate 'rejected'",
+                     self.recorder.transcript(bot))
+
+    def check_replies(self) -> None:
+        once = self.report.check("answers each request once")
+        extra = {b: n for b, n in self.recorder.stray.items() if n}
+        if extra:
+            bot = min(extra)
+            once.failed(f"{sum(extra.values())} replies answered no pending request (a second "
+                        f"answer, or an id never sent); the first from {bot}",
+                        self.recorder.first_stray.get(bot, []))
+        else:
+            once.passed("every reply carried the id of the pending request")
+        up = self.report.check("stays up across games")
+        # The referee restarts a bot itself after a crash, or after a forfeit for
+        # running out of time: those restarts are the crash's and the timeouts' doing
+        # (their own rows), not the bot's.  Only a bot that exits by itself fails here.
+        restarts = sum(s.inner.starts - 1 for s in self.seats)
+        if self.quit_early:
+            name, lines = self.quit_early[0]
+            up.failed(f"{name} exited (status 0) between games: a bot must keep running from "
+                      f"game to game until 'bye'", lines)
+        else:
+            up.passed(f"{len(self.seats)} processes played {self.games} game(s)"
+                      + (f"; the referee restarted them {restarts} time(s) itself, after "
+                         f"faults" if restarts else " without a restart"))
+
+    def check_timing(self) -> None:
+        c = self.report.check("decides in time")
+        lat = sorted(self.recorder.latencies)
+        if not lat and not self.timeouts:
+            c.status, c.detail = SKIP, "no decisions"
+            return
+        mid, top = (lat[len(lat) // 2], lat[-1]) if lat else (0.0, 0.0)
+        slow = sum(x > self.tc.per_decision for x in lat)
+        text = (f"{len(lat)} decisions in time: median {mid * 1000:.1f} ms, max "
+                f"{top * 1000:.1f} ms (limit {self.tc.per_decision:.3f}s each plus a "
+                f"{self.tc.bank:.1f}s bank" + (f"; {slow} took bank time" if slow else "") + ")")
+        if self.timeouts:
+            f, lines = self.timeouts[0]
+            late = self.recorder.late
+            c.failed(f"{len(self.timeouts)} timeout(s)"
+                     + (f", the late replies in up to {max(late) * 1000:.0f} ms" if late
+                        else "")
+                     + f"; {text}", lines, cause="fault:timeout")
+        else:
+            c.passed(text)
+
+    def check_bye(self) -> None:
+        c = self.report.check("exits on bye")
+        ok: list[float] = []
+        for s in self.seats:
+            player = s.inner
+            conn = player.conn
+            if conn is None or conn.process is None or player.dead:
+                continue
+            proc = conn.process
+            t0 = time.monotonic()
+            player.close()
+            took = time.monotonic() - t0
+            rc = proc.returncode
+            if rc == 0 and took < self.bye_grace:
+                ok.append(took)
+            else:
+                how = ("did not exit" if rc is None or took >= self.bye_grace
+                       else f"exited with status {rc}")
+                c.failed(f"{player.name} {how} within {self.bye_grace:.1f}s of 'bye' "
+                         f"(expected exit status 0)", self.recorder.transcript(player.name))
+        if ok:
+            c.passed(f"{len(ok)} bot processes exited with status 0 after bye "
+                     f"(slowest after {max(ok) * 1000:.0f} ms)")
+        elif c.status != FAIL:
+            c.status, c.detail = SKIP, "no bot process was still running"
+
+
+def run_checks(command: Sequence[str], **kw: Any) -> Report:
+    """Check the bot started by ``command`` (see ``Checker`` for the options)."""
+    return Checker(command, **kw).run()
+
+
+CHECK_BOT_HELP = """Check that the bot BOT speaks the protocol correctly.
+
+\b
+BOT is a bot spec, as for 'referee play': the bot's command line as one
+quoted argument (or its words after '--'), stdio:COMMAND, zmq:COMMAND, or an
+example bot (example:python-random, example:python-heuristic, example:js).
+
+\b
+Examples:
+  referee check-bot "python3 mybot.py"
+  referee check-bot zmq:"node bot.js"
+  referee check-bot --transport zmq -- node bot.js
+  referee check-bot example:js
+  referee check-bot "python3 mybot.py" --per-decision 0.1 --memory-mb 256
+
+The bot plays several games against itself (one process per seat; 2 and 6
+players; every kind of decision), is sent unknown message types and fields and a
+deliberate 'rejected', and is told 'bye'.  The report gives one line per root
+cause first (a slow bot's timeouts are one cause, however many rows they fail),
+then a pass/fail table, then a transcript for each cause.  Exit status: 0 when
+every check passed (or was skipped), 1 when one failed or BOT cannot be used,
+2 for a usage error.
+"""
+
+
+@click.command("check-bot", help=CHECK_BOT_HELP, context_settings={"max_content_width": 100})
+@click.argument("command", nargs=-1, required=True, metavar="BOT")
+@click.option("--transport", type=click.Choice(["stdio", "zmq"]), default=None,
+              help="How the bot talks to the referee  [default: stdio, or zmq for a "
+                   "zmq: spec]")
+@click.option("--per-decision", "--move-time", "per_decision", type=click.FloatRange(min=0),
+              default=1.0, show_default=True, help="Seconds per decision.")
+@click.option("--bank", type=click.FloatRange(min=0), default=10.0, show_default=True,
+              help="Extra seconds per game, used when a decision takes longer.")
+@click.option("--startup", type=click.FloatRange(min=0), default=10.0, show_default=True,
+              help="Seconds for the bot to start and say hello.")
+@click.option("--bye-grace", type=click.FloatRange(min=0), default=2.0, show_default=True,
+              help="Seconds for the bot to exit after bye.")
+@click.option("--memory-mb", type=click.IntRange(min=0), default=None, metavar="MB",
+              help="The bot's memory limit, for its whole process tree in the sandbox "
+                   "(default: --config's [sandbox] memory_mb, else 1024): test under the "
+                   "organiser's limit.")
+@click.option("--cwd", type=click.Path(exists=True, file_okay=False), default=None,
+              help="The bot's working directory.")
+@click.option("--sandbox", "sandbox_mode", type=click.Choice(SANDBOX_MODES), default=None,
+              help="Run the bot in the bubblewrap sandbox: auto (where it works, else with a "
+                   "warning), on, off.  Default: --config's [sandbox] mode, else auto.")
+@click.option("--config", "config_file", type=click.Path(dir_okay=False, exists=True),
+              default=None, metavar="FILE",
+              help="A tournament or league file: check under its sandbox, limits and time "
+                   "limits, as it will run your bot.")
+@click.option("--allow-read", "allow_read", multiple=True, metavar="PATH",
+              type=click.Path(exists=True),
+              help="A path the sandboxed bot may read besides its own folder; repeatable.")
+def check_bot(command: tuple[str, ...], transport: str | None, per_decision: float,
+              bank: float, startup: float, bye_grace: float, memory_mb: int | None,
+              cwd: str | None, sandbox_mode: str | None, config_file: str | None,
+              allow_read: tuple[str, ...]) -> None:
+    words = list(command)
+    text = words[0] if len(words) == 1 else shlex.join(words)
+    try:
+        spec = parse_spec(text, cwd=cwd)
+    except BotSpecError as e:
+        raise click.ClickException(str(e)) from None
+    if spec.kind not in ("stdio", "zmq"):
+        raise click.ClickException(
+            f"check-bot checks a bot program, and {text!r} is a {spec.kind} "
+            f"{'bot' if spec.kind != 'human' else 'player'}: give the command that starts "
+            f"your bot, e.g. referee check-bot \"python3 mybot.py\"")
+    if transport is not None and spec.text.startswith("zmq:") and transport != "zmq":
+        raise click.ClickException(f"{text!r} is a ZeroMQ bot (zmq:), but --transport says "
+                                   f"{transport}: drop one of them")
+    tc = TimeControl(startup=startup, per_decision=per_decision, bank=bank)
+    sandbox_config = SandboxConfig()
+    if config_file is not None:
+        try:
+            if is_league_file(config_file):  # a league runs its bots sandboxed, always
+                league = load_league_config(config_file, draw_seed=False)
+                tc, sandbox_config = league.time, dataclasses.replace(league.sandbox, mode="on")
+            else:
+                tournament = load_config(config_file)
+                tc, sandbox_config = tournament.time, tournament.sandbox
+        except (TournamentConfigError, LeagueConfigError) as e:
+            raise click.ClickException(str(e)) from None
+    if sandbox_mode is not None:
+        sandbox_config = dataclasses.replace(sandbox_config, mode=sandbox_mode)
+    if allow_read:
+        sandbox_config = dataclasses.replace(sandbox_config, read_only=(
+            *sandbox_config.read_only, *(os.path.abspath(p) for p in allow_read)))
+    if memory_mb:
+        sandbox_config = dataclasses.replace(sandbox_config, memory_mb=memory_mb)
+    try:
+        sandbox = resolve(sandbox_config)
+    except SandboxError as e:
+        raise click.ClickException(str(e)) from None
+    for w in sandbox.warnings:
+        click.echo(f"referee: {w}", err=True)
+    report = run_checks(list(spec.command), transport=transport or spec.kind,
+                        time_control=tc, bye_grace=bye_grace, cwd=cwd, sandbox=sandbox,
+                        memory_mb=sandbox_config.memory_mb if memory_mb != 0 else None)
+    click.echo(report.render())
+    sys.exit(0 if report.ok else 1)

@@ -1,0 +1,335 @@
+"""The ``referee league`` commands: a thin click layer over ``referee.league``.
+
+A mistake is one ``Error: ...`` line on stderr (a refused configuration change: one
+line per change) and exit status 2, never a traceback.
+"""
+
+from __future__ import annotations
+
+import shlex
+import signal
+import sys
+import threading
+from pathlib import Path
+from typing import NoReturn
+
+import click
+
+from ..league.browse import games as list_games
+from ..league.browse import show as show_entry
+from ..league.browse import verify_league
+from ..league.config import LeagueConfigError, load_league_config
+from ..league.remote import DEFAULT_SUBMIT_LISTEN, RemoteError, Server, pack, request
+from ..league.run import LeagueError, new_league, run_league, standings, submit
+from ..league.store import LeagueStore
+from ..league.submission import SubmissionError
+from ..report.site import ReportError, write_site
+from ..tournament.executor import ExecutorError
+from ..tournament.standings import FORMATS, render
+from ..tournament.store import StoreError
+from .tournament import REPORT_EVERY, _Refresh, _terminate, _Terminated
+
+
+def _fail(message: str, code: int = 2) -> NoReturn:
+    click.echo(f"Error: {message}", err=True)
+    sys.exit(code)
+
+
+_ERRORS = (LeagueConfigError, LeagueError, StoreError, SubmissionError, ExecutorError)
+
+
+@click.group()
+def league() -> None:
+    """Leagues: bots submitted over time, each new entry playing only its new games."""
+
+
+@league.command("new")
+@click.argument("league_dir", metavar="DIR", type=click.Path(file_okay=False))
+@click.option("--config", "config_file", required=True, type=click.Path(dir_okay=False),
+              help="The league file (league.toml).")
+def new(league_dir: str, config_file: str) -> None:
+    """Make a league in DIR from --config; on an existing league, take the edited
+    file (more deals, another table size) or say what it would change."""
+    try:
+        cfg = load_league_config(config_file)
+        text = Path(config_file).read_text(encoding="utf-8")
+        for line in new_league(Path(league_dir).resolve(), cfg, text):
+            click.echo(line)
+    except _ERRORS as e:
+        _fail(str(e))
+
+
+def split_command(command: str) -> list[str]:
+    try:
+        words = shlex.split(command)
+    except ValueError as e:
+        _fail(f"--command cannot be split into words: {e}")
+    if not words:
+        _fail('--command is empty: give the bot\'s command line, e.g. --command "python3 bot.py"')
+    return words
+
+
+@league.command("submit")
+@click.argument("league_dir", metavar="DIR", type=click.Path(file_okay=False, exists=True))
+@click.argument("name")
+@click.argument("path", type=click.Path())
+@click.option("--command", "command", required=True,
+              help='The bot\'s command line, run in its folder, e.g. "python3 bot.py".')
+@click.option("--transport", type=click.Choice(["stdio", "zmq"]), default="stdio",
+              show_default=True)
+def submit_cmd(league_dir: str, name: str, path: str, command: str, transport: str) -> None:
+    """Submit the bot in PATH (a folder, or a .tar, .tar.gz, .tgz or .zip archive) as
+    NAME: it is copied into the league, checked with check-bot under the league's
+    sandbox and time limits, and on success becomes NAME's next version."""
+    words = split_command(command)
+    try:
+        result = submit(Path(league_dir).resolve(), name, Path(path), words,
+                        transport=transport)
+    except _ERRORS as e:
+        _fail(str(e))
+    except KeyboardInterrupt:
+        _fail("interrupted: nothing was submitted", 130)
+    if result.report:
+        click.echo(result.report)
+    click.echo(result.summary())
+    if not result.accepted:
+        sys.exit(1)
+
+
+@league.command("run")
+@click.argument("league_dir", metavar="DIR", type=click.Path(file_okay=False, exists=True))
+@click.option("--jobs", "-j", type=click.IntRange(min=1), default=None,
+              help="Worker processes (default: the league's jobs, else one per CPU).")
+@click.option("--watch", is_flag=True, help="Keep running: play each new submission's "
+              "games as it arrives, until Ctrl-C.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress display.")
+@click.option("--max-games", type=click.IntRange(min=1), default=None,
+              help="Stop after this many games (the rest stay pending).")
+@click.option("--executor", "executor_kind", type=click.Choice(["process", "dask"]),
+              default="process", show_default=True,
+              help="Where the games are played: this machine's worker processes, or a Dask "
+                   "cluster (--scheduler; without it, a LocalCluster here).")
+@click.option("--scheduler", default=None, metavar="tcp://HOST:8786",
+              help="The Dask scheduler's address (implies --executor dask).")
+@click.option("--report", "report_dir", type=click.Path(file_okay=False), default=None,
+              metavar="SITE", help="Keep the league's HTML report in SITE up to date: "
+              f"rewritten after a batch of games at most every {REPORT_EVERY:g} s, and at "
+              "the end (referee report).")
+def run_cmd(league_dir: str, jobs: int | None, watch: bool, quiet: bool,
+            max_games: int | None, executor_kind: str, scheduler: str | None,
+            report_dir: str | None) -> None:
+    """Play the league's pending games (interleaved across lineups)."""
+    where = Path(league_dir).resolve()
+    executor = None
+    if executor_kind == "dask" or scheduler:
+        # distributed takes a second to import: only when a run asks for it.
+        from ..tournament.dask_executor import DaskExecutor
+
+        executor = DaskExecutor(scheduler, jobs)
+    refresh = _Refresh(Path(report_dir)) if report_dir else None
+    if refresh is not None:
+        refresh.results = where
+    previous = signal.signal(signal.SIGTERM, _terminate)
+    try:
+        summary = run_league(where, jobs=jobs, watch=watch, limit=max_games,
+                             progress=not quiet, executor=executor,
+                             on_batch=(lambda: refresh(None)) if refresh else None)
+    except _ERRORS as e:
+        _fail(str(e))
+    except KeyboardInterrupt as e:
+        how, code = ("terminated", 143) if isinstance(e, _Terminated) else ("interrupted", 130)
+        _fail(f"{how}; the finished games are saved in {where}: run again to play the rest",
+              code)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    click.echo(f"played {summary.played} games", err=True)
+    for st in standings(where):
+        click.echo(render(st, "plain") + "\n")
+    if refresh is not None:
+        try:
+            write_site(where, refresh.site)
+        except ReportError as e:
+            _fail(str(e), 1)
+        click.echo(f"report: {(refresh.site / 'index.html').resolve()}", err=True)
+    if summary.errors:
+        first = summary.errors[0]
+        _fail(f"{len(summary.errors)} games could not be played (first: {first.game_id}: "
+              f"{first.message.splitlines()[0]}); run again to retry them", 1)
+
+
+@league.command("standings")
+@click.argument("league_dir", metavar="DIR", type=click.Path(file_okay=False, exists=True))
+@click.option("--history", is_flag=True, help="Every version, over every game played.")
+@click.option("--seats", type=int, default=None, help="Only this table size.")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="plain", show_default=True)
+def standings_cmd(league_dir: str, history: bool, seats: int | None, fmt: str) -> None:
+    """The standings of the active entries over the games among them, one table per
+    table size (works while the league runs).  With --format json and no --seats: a
+    list of tables."""
+    try:
+        tables = standings(Path(league_dir).resolve(), table=seats, history=history)
+    except _ERRORS as e:
+        _fail(str(e))
+    if fmt == "json" and seats is None:  # one document: a list, a table per size
+        click.echo("[\n" + ",\n".join(render(st, fmt) for st in tables) + "\n]")
+    else:
+        click.echo("\n\n".join(render(st, fmt) for st in tables))
+
+
+@league.command("games")
+@click.argument("league_dir", metavar="DIR", type=click.Path(file_okay=False, exists=True))
+@click.option("--bot", default=None, help="Games of this bot (a name, or NAME@VERSION).")
+@click.option("--vs", default=None, help="...against this one.")
+@click.option("--lost", is_flag=True, help="Games --bot did not win.")
+@click.option("--faults", is_flag=True, help="Games with a fault (by --bot, if given).")
+@click.option("--ended", default=None, metavar="HOW",
+              help="Games that ended this way (e.g. turn_limit).")
+def games_cmd(league_dir: str, bot: str | None, vs: str | None, lost: bool, faults: bool,
+              ended: str | None) -> None:
+    """List the games played: id, table, deal, each seat's entry and place, how it
+    ended."""
+    if lost and bot is None:
+        _fail("--lost needs --bot (whose losses?)")
+    try:
+        store = LeagueStore.open(Path(league_dir).resolve())
+    except _ERRORS as e:
+        _fail(str(e))
+    try:
+        rows = list_games(store, bot=bot, vs=vs, lost=lost, faults=faults, ended=ended)
+    finally:
+        store.close()
+    for r in rows:
+        click.echo(r.line())
+    click.echo(f"{len(rows)} games", err=True)
+
+
+@league.command("show")
+@click.argument("league_dir", metavar="DIR", type=click.Path(file_okay=False, exists=True))
+@click.argument("name")
+def show_cmd(league_dir: str, name: str) -> None:
+    """A bot's versions, its record per opponent, its faults with game ids, and
+    where its game records and per-game stderr are."""
+    where = Path(league_dir).resolve()
+    try:
+        store = LeagueStore.open(where)
+    except _ERRORS as e:
+        _fail(str(e))
+    try:
+        click.echo(show_entry(store, where, name))
+    except KeyError as e:
+        _fail(str(e.args[0]))
+    finally:
+        store.close()
+
+
+@league.command("verify")
+@click.argument("league_dir", metavar="DIR", type=click.Path(file_okay=False, exists=True))
+def verify_cmd(league_dir: str) -> None:
+    """Check every stored game against its record: it re-runs identically under the
+    rules and holds what the database holds.  Exit status 1 on any problem."""
+    where = Path(league_dir).resolve()
+    try:
+        store = LeagueStore.open(where)
+    except _ERRORS as e:
+        _fail(str(e))
+    try:
+        n, problems = verify_league(store, where)
+    finally:
+        store.close()
+    for p in problems:
+        click.echo(p)
+    if problems:
+        _fail(f"{len(problems)} of {n} games do not verify (listed above)", 1)
+    click.echo(f"verified: {n} games re-run identically and match the database")
+
+
+@league.command("serve")
+@click.argument("league_dir", metavar="DIR", type=click.Path(file_okay=False, exists=True))
+@click.option("--listen", default=DEFAULT_SUBMIT_LISTEN, show_default=True,
+              help="Where authors connect (ZeroMQ endpoint).")
+@click.option("--keys", "keys_dir", type=click.Path(file_okay=False, exists=True), default=None,
+              help="Folder of the authors' public keys, NAME.key: a key submits only as NAME.")
+@click.option("--server-key", type=click.Path(dir_okay=False, exists=True), default=None,
+              help="The referee's secret key (referee.key_secret, from 'referee keys server').")
+@click.option("--play", is_flag=True, help="Also play the games, as 'league run --watch'.")
+@click.option("--jobs", "-j", type=click.IntRange(min=1), default=None,
+              help="With --play: worker processes.")
+def serve_cmd(league_dir: str, listen: str, keys_dir: str | None, server_key: str | None,
+              play: bool, jobs: int | None) -> None:
+    """Accept bots submitted from other machines ('referee submit --to ...'), each
+    checked in the sandbox as a local submission is; with --play, also play."""
+    where = Path(league_dir).resolve()
+    try:
+        server = Server(where, listen, keys_dir, server_key,
+                        on_line=lambda text: click.echo(text, err=True))
+    except (*_ERRORS, RemoteError) as e:
+        _fail(str(e))
+    click.echo(f"accepting submissions on {server.endpoint}"
+               + (" (CURVE: authors' keys from " + str(keys_dir) + ")" if keys_dir else
+                  " (no keys: loopback only)"), err=True)
+    previous = signal.signal(signal.SIGTERM, _terminate)
+    try:
+        if play:
+            thread = threading.Thread(target=server.serve, name="league-serve", daemon=True)
+            thread.start()
+            try:
+                run_league(where, jobs=jobs, watch=True, progress=False)
+            finally:
+                server.stop()
+                thread.join(5)
+        else:
+            server.serve()
+    except _ERRORS as e:
+        _fail(str(e))
+    except KeyboardInterrupt:
+        _fail("stopped; the league and its finished games are saved", 130)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        server.close()
+
+
+@click.command("submit")
+@click.argument("path", required=False, type=click.Path(exists=True, file_okay=False))
+@click.option("--to", "endpoint", required=True, help="The league's endpoint, tcp://HOST:5556.")
+@click.option("--key", type=click.Path(dir_okay=False, exists=True), default=None,
+              help="Your secret key, NAME.key_secret (NAME is the bot's name).")
+@click.option("--server-key", type=click.Path(dir_okay=False, exists=True), default=None,
+              help="The league's public key, referee.key.")
+@click.option("--name", default=None, help="The bot's name (default: your key's NAME).")
+@click.option("--command", "command", default=None,
+              help='The bot\'s command line, run in its folder, e.g. "python3 bot.py".')
+@click.option("--transport", type=click.Choice(["stdio", "zmq"]), default="stdio",
+              show_default=True)
+@click.option("--status", is_flag=True, help="Show your entries: standings, latest games.")
+@click.option("--game", default=None, metavar="ID",
+              help="With --status: your bot's record and stderr in game ID.")
+@click.option("--timeout", type=float, default=600.0, show_default=True,
+              help="Seconds to wait for the answer (the check plays games).")
+def submit_remote(path: str | None, endpoint: str, key: str | None, server_key: str | None,
+                  name: str | None, command: str | None, transport: str, status: bool,
+                  game: str | None, timeout: float) -> None:
+    """Submit the bot in the folder PATH to a league on another machine (or, with
+    --status, see your entries there).  The league checks it in its sandbox and
+    prints the check's report and the version it was given."""
+    if name is None:
+        if key is None:
+            _fail("--name is needed without --key (your key's NAME is your bot's name)")
+        name = Path(key).name.removesuffix(".key_secret")
+    try:
+        if status or game:
+            reply = request(endpoint, {"op": "status", "name": name, "game": game}, key=key,
+                            server_key=server_key, timeout=timeout)
+        else:
+            if path is None or command is None:
+                _fail("give the bot's folder and --command (or --status)")
+            words = split_command(command)
+            reply = request(endpoint, {"op": "submit", "name": name, "command": words,
+                                       "transport": transport}, pack(Path(path)), key=key,
+                            server_key=server_key, timeout=timeout)
+    except RemoteError as e:
+        _fail(str(e))
+    if not reply.get("ok"):
+        _fail(f"the league refused: {reply.get('error')}")
+    click.echo(reply.get("text", ""))
+    if reply.get("accepted") is False:
+        sys.exit(1)

@@ -1,0 +1,709 @@
+"""The ``referee`` command: a thin click layer over the library.
+
+It parses, calls the library and prints; it holds no game logic.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import difflib
+import json
+import os
+import random
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import click
+from tabulate import tabulate
+
+from .. import __version__
+from ..game import VARIANTS, ConfigError, GameConfig
+from ..game.cards import DECKS
+from ..play.replay import (
+    HOW_WORDS,
+    Narrator,
+    RecordError,
+    deck_file_text,
+    play_again_command,
+    read_record,
+    show_record,
+    verify,
+)
+from ..play.runner import FaultPolicy, GameRecord, TimeControl
+from ..play.series import DeckFileError, Session, game_summary, read_deck_file, standings
+from ..play.transcript import TracedPlayer, Transcript
+from ..players.botspec import (
+    DEFAULT_LISTEN,
+    BotSpec,
+    BotSpecError,
+    RemoteSeats,
+    make_player,
+    parse_specs,
+)
+from ..players.human import HumanClock, HumanPlayer
+from ..players.process import DEFAULT_MEMORY_MB, install_exit_handlers
+from ..players.sandbox import MODES as SANDBOX_MODES
+from ..players.sandbox import Sandbox, SandboxConfig, SandboxError, resolve
+from ..report import ReportError, write_game_html
+from ..text.quoting import printable
+from .kit import Main, UserError, exit_codes_help
+
+
+class _Group(Main):
+    """The command group; output piped into a program that stops reading (``referee
+    replay FILE | head``) ends the command quietly, as with any Unix tool, instead of
+    a Python error."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except BrokenPipeError:
+            # Whatever is still buffered cannot be written either: point stdout at
+            # /dev/null so that the interpreter's final flush stays quiet.
+            with contextlib.suppress(OSError):
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            ctx.exit(141)  # 128 + SIGPIPE, what a shell reports for a killed writer
+
+
+MAIN_HELP = """Referee and tournament runner for the card game 3UP 3DOWN.
+
+\b
+Bots are programs in any language speaking JSON lines over stdio or msgpack
+over ZeroMQ (protocol/PROTOCOL.md); the referee enforces the rules
+(protocol/RULES.md).
+
+\b
+Examples:
+  referee play heuristic "python3 mybot.py" --transcript
+  referee check-bot "python3 mybot.py"
+  referee tournament quick heuristic lowest "python3 mybot.py" --deals 50
+  referee tournament run tournaments/demo.toml
+
+\b
+Exit status (every command):
+""" + exit_codes_help() + """
+
+Each command has its own --help.
+"""
+
+
+@click.group(cls=_Group, help=MAIN_HELP,
+             context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(__version__, prog_name="referee")
+def main() -> None:
+    # The entry point: bots still running when the command exits (or is
+    # terminated) are ended.
+    install_exit_handlers()
+
+
+# --- referee play ------------------------------------------------------------------
+
+PLAY_HELP = """Play one game, or a match (--games N), among 2 to 6 bots.
+
+\b
+Each BOT (or --bot SPEC) takes the next seat, positional bots first:
+  random | lowest | heuristic   a built-in bot
+  human                         you, at this terminal (same as --human)
+  example:python-random         the example bots: python-random,
+  example:python-heuristic        python-heuristic, js (needs node)
+  example:js
+  stdio:COMMAND                 your bot over stdio (JSON lines)
+  zmq:COMMAND                   your bot over ZeroMQ (msgpack)
+  zmq:example:python-random     an example bot over ZeroMQ
+  remote:NAME                   a bot you start yourself (in a debugger, on
+                                  another machine) that connects to --listen
+  COMMAND                       same as stdio:COMMAND, e.g. "python3 mybot.py"
+  NAME=SPEC                     any of the above, with a seat name
+
+\b
+Remote bots (protocol/ZEROMQ.md): the referee listens on --listen and waits
+up to --wait seconds for every remote:NAME bot to connect and say hello.
+With --keys DIR and --server-key FILE (both needed off loopback) it uses
+CURVE: NAME is admitted only with the keypair whose public half is
+DIR/NAME.key ('referee keys new NAME'; 'referee keys server' makes the
+referee's). On loopback without keys, any local program whose hello says
+"name": "NAME" takes the seat.
+
+\b
+Examples:
+  referee play heuristic example:python-random
+  referee play heuristic --bot "python3 mybot.py" --transcript
+  referee play --human heuristic random --seed 7
+  referee play lowest lowest --deck-file deal.txt --first-player 0
+  referee play heuristic random --games 20 -V match_scoring --quiet
+  referee play heuristic remote:alice --wait 600
+  referee play heuristic remote:alice --listen tcp://0.0.0.0:5555 \\
+      --keys keys/bots --server-key keys/referee.key_secret
+"""
+
+
+CliError = UserError  # a user mistake: one line, 'Error: ...', exit status 1
+
+
+def _variants(values: tuple[str, ...]) -> frozenset[str]:
+    out: set[str] = set()
+    for v in values:
+        for name in v.replace(",", " ").split():
+            name = name.strip().lower().replace("-", "_")
+            if name not in VARIANTS:
+                close = difflib.get_close_matches(name, VARIANTS, n=1)
+                hint = f"did you mean {close[0]}? " if close else ""
+                raise CliError(f"unknown variant {name!r}: {hint}choose from "
+                               f"{', '.join(VARIANTS)} (RULES §9)")
+            out.add(name)
+    return frozenset(out)
+
+
+def _isatty(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):
+        return False
+
+
+def _use_colour(flag: bool | None, stream: Any) -> bool:
+    if flag is not None:
+        return flag
+    try:
+        return bool(stream.isatty()) and not os.environ.get("NO_COLOR")
+    except (AttributeError, ValueError):
+        return False
+
+
+@main.command(help=PLAY_HELP, context_settings={"max_content_width": 100})
+@click.argument("bots", nargs=-1, metavar="[BOT]...")
+@click.option("--bot", "bot_opts", multiple=True, metavar="SPEC",
+              help="A bot for the next seat (after the positional ones); repeatable.")
+@click.option("--human", is_flag=True, help="Take seat 0 yourself, in this terminal.")
+@click.option("-n", "--games", default=1, show_default=True, type=click.IntRange(min=1),
+              help="Games in the match (seeds SEED, SEED+1, ...; the seats rotate).")
+@click.option("--rotate/--no-rotate", default=True, show_default=True,
+              help="In a match, rotate the seats from game to game (game 2: the first "
+                   "bot takes seat 1, ...), so that no bot keeps the same neighbours; "
+                   "--no-rotate keeps every bot in its seat.")
+@click.option("--seed", type=int, default=None,
+              help="Seed of the (first) game; default: a random one, printed.")
+@click.option("-V", "--variant", "variant_opts", multiple=True, metavar="NAME",
+              help=f"A rules variant (RULES §9), repeatable or comma-separated: "
+                   f"{', '.join(VARIANTS)}.")
+@click.option("--colours", "--colors", "colours", type=int, default=None,
+              help="Number of colours in the deck (1-7; RULES §1, §9.9).")
+@click.option("--deck", "deck_name", default="standard", show_default=True, metavar="NAME",
+              help="Deck composition: standard (84 cards) or alternative (RULES §1).")
+@click.option("--deck-file", type=click.Path(dir_okay=False), default=None,
+              help="Deal exactly this deck: card texts in deal order (first = top), "
+                   "whitespace separated, '#' comments.")
+@click.option("--first-player", type=int, default=None, metavar="SEAT",
+              help="The seat that plays first (default: drawn from the seed).")
+@click.option("--turn-limit", type=click.IntRange(min=1), default=1000, show_default=True,
+              help="Turns after which the game ends; the players who have not finished "
+                   "are placed by penalty points (RULES §5.2).")
+@click.option("--startup", type=click.FloatRange(min=0), default=10.0, show_default=True,
+              help="Seconds for a bot to start and answer the handshake.")
+@click.option("--move-time", "--per-decision", "move_time", type=click.FloatRange(min=0),
+              default=1.0, show_default=True, help="Seconds per decision.")
+@click.option("--bank", type=click.FloatRange(min=0), default=10.0, show_default=True,
+              help="Extra seconds per game, used when a decision takes longer.")
+@click.option("--game-time", type=click.FloatRange(min=0, min_open=True), default=None,
+              metavar="S", help="Wall-clock seconds for a whole game: a game over it is "
+                               "stopped before its next decision (RULES §5.4). Default: no "
+                               "limit.")
+@click.option("--faults", "fault_mode", type=click.Choice(["substitute", "forfeit"]),
+              default="substitute", show_default=True,
+              help="On a bot fault: play its first legal decision for it (and count a "
+                   "strike), or forfeit it at once.")
+@click.option("--strikes", type=click.IntRange(min=0), default=3, show_default=True,
+              help="Faults a bot may make (substitute policy) before it forfeits.")
+@click.option("--record", "record_file", type=click.Path(dir_okay=False), default=None,
+              help="Write the game record here (a match: FILE-1.jsonl, FILE-2.jsonl, ...).")
+@click.option("--record-dir", type=click.Path(file_okay=False), default=None,
+              help="Write each game's record into this directory.")
+@click.option("-q", "--quiet", is_flag=True, help="Print only the result.")
+@click.option("-v", "--verbose", is_flag=True, help="In a match, narrate every game.")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON only.")
+@click.option("--transcript", is_flag=True,
+              help="Print every message to and from each bot (debugging).")
+@click.option("--transcript-file", type=click.Path(dir_okay=False), default=None,
+              help="Save the transcript to this file.")
+@click.option("--only", "only", metavar="NAME", default=None,
+              help="Show only this seat's lines in the transcript.")
+@click.option("--short/--full", "short", default=None,
+              help="Transcript: show a request's observation as {...} and its legal "
+                   "list and events by their counts, or every message whole (default: "
+                   "short on a terminal, full in a file or a pipe).")
+@click.option("--bot-log-dir", type=click.Path(file_okay=False), default=None,
+              help="Save each external bot's stderr in this directory.")
+@click.option("--memory-mb", type=click.IntRange(min=0), default=DEFAULT_MEMORY_MB,
+              show_default=True, metavar="MB",
+              help="Each external bot's memory limit, for its whole process tree in the "
+                   "sandbox (0: none without the sandbox), e.g. to test under a "
+                   "tournament's limit.")
+@click.option("--colour/--no-colour", "--color/--no-color", "colour", default=None,
+              help="Colour the output (default: when it is a terminal).")
+@click.option("--listen", default=DEFAULT_LISTEN, show_default=True, metavar="ENDPOINT",
+              help="Where remote:NAME bots connect (ZeroMQ: tcp://ADDRESS:PORT or "
+                   "ipc://PATH; CURVE keys needed unless loopback).")
+@click.option("--keys", "keys_dir", type=click.Path(file_okay=False), default=None,
+              metavar="DIR", help="The remote bots' public keys, NAME.key ('referee keys "
+                                  "new NAME'): turns CURVE on, with --server-key.")
+@click.option("--server-key", type=click.Path(dir_okay=False), default=None, metavar="FILE",
+              help="The referee's secret key file ('referee keys server' writes "
+                   "referee.key_secret).")
+@click.option("--wait", type=click.FloatRange(min=0), default=300.0, show_default=True,
+              metavar="SECONDS",
+              help="How long to wait for the remote bots to connect (and, in a match, "
+                   "to come back after losing their connection).")
+@click.option("--sandbox", "sandbox_mode", type=click.Choice(SANDBOX_MODES), default="auto",
+              show_default=True,
+              help="Run the external bots in the bubblewrap sandbox: auto (where it works, "
+                   "else with a warning), on (refuse to start without it), off.")
+@click.option("--allow-read", "allow_read", multiple=True, metavar="PATH",
+              type=click.Path(exists=True),
+              help="A path the sandboxed bots may read besides their own folder (a model "
+                   "file); repeatable.")
+def play(bots: tuple[str, ...], bot_opts: tuple[str, ...], human: bool, games: int,
+         rotate: bool, seed: int | None, variant_opts: tuple[str, ...], colours: int | None,
+         deck_name: str, deck_file: str | None, first_player: int | None, turn_limit: int,
+         startup: float, move_time: float, bank: float, game_time: float | None,
+         fault_mode: str, strikes: int,
+         record_file: str | None, record_dir: str | None, quiet: bool, verbose: bool,
+         as_json: bool, transcript: bool, transcript_file: str | None,
+         only: str | None, short: bool | None, bot_log_dir: str | None,
+         memory_mb: int | None, colour: bool | None, listen: str, keys_dir: str | None,
+         server_key: str | None, wait: float, sandbox_mode: str,
+         allow_read: tuple[str, ...]) -> None:
+    texts = (["human"] if human else []) + list(bots) + list(bot_opts)
+    if not 2 <= len(texts) <= 6:
+        raise CliError(
+            f"a game needs 2 to 6 bots, {len(texts)} given: "
+            + ("add bots, e.g. 'referee play heuristic random'" if len(texts) < 2
+               else "give at most 6")
+        )
+    try:
+        specs = parse_specs(texts)
+    except BotSpecError as e:
+        raise CliError(str(e)) from None
+    humans = [i for i, s in enumerate(specs) if s.kind == "human"]
+    if len(humans) > 1:
+        raise CliError("only one person can play at this terminal: give 'human' (or --human) once")
+    if humans and as_json:
+        raise CliError("--json cannot be combined with a human seat: drop --json to play yourself")
+    if record_file and record_dir:
+        raise CliError("give --record FILE or --record-dir DIR, not both")
+    remotes = [s.remote for s in specs if s.kind == "remote"]
+    if not remotes and (keys_dir or server_key):
+        raise CliError("--keys and --server-key are for remote bots: add a remote:NAME bot, "
+                       "or drop them")
+    if deck_name not in DECKS:
+        raise CliError(f"unknown deck {deck_name!r}: choose {' or '.join(DECKS)} (RULES §1)")
+    try:
+        config = GameConfig(players=len(specs), variants=_variants(variant_opts),
+                            colours=colours, deck=deck_name, turn_limit=turn_limit)
+    except ConfigError as e:
+        raise CliError(str(e)) from None
+    deck = None
+    if deck_file:
+        try:
+            deck = read_deck_file(deck_file)
+        except DeckFileError as e:
+            raise CliError(str(e)) from None
+    if first_player is not None and not 0 <= first_player < len(specs):
+        raise CliError(f"--first-player must be a seat from 0 to {len(specs) - 1}, "
+                       f"not {first_player}")
+    if seed is None:
+        seed = random.SystemRandom().randrange(1, 10**9)
+    sandbox = _sandbox(SandboxConfig(mode=sandbox_mode, memory_mb=memory_mb or DEFAULT_MEMORY_MB,
+                                     read_only=tuple(os.path.abspath(p) for p in allow_read)),
+                       specs, record_file, record_dir, bot_log_dir, transcript_file, keys_dir,
+                       server_key)
+    session = Session(config, seed, games, deck, first_player,
+                      TimeControl(startup, move_time, bank, game_time),
+                      FaultPolicy(fault_mode, strikes), record_file, record_dir,
+                      sandbox=sandbox.describe(), rotate=rotate)
+    try:
+        session.prepare()
+    except ConfigError as e:
+        raise CliError(f"{e}" + (f" (deck file {deck_file})" if deck_file else "")) from None
+    except OSError as e:
+        raise CliError(str(e)) from None
+
+    out = sys.stdout
+
+    def echo(text: str) -> None:
+        if not as_json:
+            click.echo(text)
+
+    names = [s.name for s in specs]
+    labels = [f"{n} [{i}]" for i, n in enumerate(names)]
+    # The current game's names and labels by seat (a match rotates the seats).
+    seat_names = list(names)
+    seat_labels = list(labels)
+
+    # The transcript: to the terminal (stderr under --json) and/or a file.
+    tr: Transcript | None = None
+    tr_file = None
+    if (only is not None or short is not None) and not (transcript or transcript_file):
+        raise CliError("--only and --short/--full shape the transcript: add --transcript "
+                       "(or --transcript-file FILE)")
+    if only is not None and only not in names:
+        raise CliError(f"--only {only}: no seat is named {only!r}; the seats are "
+                       f"{', '.join(names)}")
+    if transcript or transcript_file:
+        tr = Transcript(only=only)
+        tr.set_names(names)
+        if transcript:
+            stream = sys.stderr if as_json else out
+            on_terminal = _isatty(stream)
+            tr.add_sink(stream, _use_colour(colour, stream),
+                        short=on_terminal if short is None else short)
+        if transcript_file:
+            try:
+                tr_file = open(transcript_file, "w", encoding="utf-8")  # noqa: SIM115
+            except OSError as e:
+                raise CliError(f"cannot write the transcript {transcript_file}: {e}") from None
+            tr.add_sink(tr_file, False, short=bool(short))
+
+    def note(text: str) -> None:
+        """A status line: never mixed into --json or --quiet output."""
+        click.echo(text, err=as_json or quiet)
+
+    remote: RemoteSeats | None = None
+    if remotes:
+        try:
+            remote = RemoteSeats(remotes, listen, keys_dir=keys_dir, server_key=server_key,
+                                 wait=wait,
+                                 on_warning=lambda text: click.echo(f"referee: {text}",
+                                                                    err=True),
+                                 on_status=note)
+        except BotSpecError as e:
+            if tr_file is not None:
+                tr_file.close()
+            raise CliError(str(e)) from None
+
+    clock = HumanClock()
+    players: list[Any] = []
+
+    def cleanup() -> None:
+        _close(players)
+        if remote is not None:
+            remote.close()
+        if tr_file is not None:
+            tr_file.close()
+
+    try:
+        for i, spec in enumerate(specs):
+            p = make_player(spec, time_control=session.time_control,
+                            on_message=tr.on_message if tr else None, log_dir=bot_log_dir,
+                            seed=seed * 7919 + i, remote_seats=remote, sandbox=sandbox,
+                            memory_mb=sandbox.config.memory_mb if memory_mb != 0 else None)
+            if isinstance(p, HumanPlayer):
+                p.names = seat_names
+                p.clock = clock
+                p.out = out
+            elif tr is not None and spec.kind == "builtin":
+                p = TracedPlayer(p, tr)
+            players.append(p)
+        if remote is not None:
+            note(remote.waiting_line())
+            remote.connect(
+                [(s.remote, players[i]) for i, s in enumerate(specs) if s.kind == "remote"],
+                on_connected=lambda name, p: note(
+                    f"remote bot {name} connected"
+                    + (f" (version {p.hello.version})" if p.hello and p.hello.version else "")))
+    except BotSpecError as e:
+        cleanup()
+        raise CliError(str(e)) from None
+    except KeyboardInterrupt:
+        cleanup()
+        raise CliError("interrupted while waiting for the remote bots") from None
+    except BaseException:
+        cleanup()
+        raise
+
+    narrate = not quiet and not as_json and not humans and (games == 1 or verbose)
+    narrator = Narrator(seat_labels, echo)
+    faulted: set[int] = set()  # seats whose next applied decision is the referee's
+    forfeited: set[int] = set()
+
+    def on_event(kind: str, payload: Any) -> None:
+        if kind == "event":
+            if narrate:
+                narrator.event(payload)
+            if payload.startswith("end "):
+                faulted.clear()
+                forfeited.clear()
+        elif kind == "fault":
+            faulted.add(payload.seat)
+            if payload.action == "forfeit":
+                forfeited.add(payload.seat)
+            if tr is not None:
+                tr.fault(payload)
+            if not as_json and not quiet:
+                # A fault's detail may list the bot's legal decisions, hence its hand: a
+                # person at the table sees it only once the game is over.
+                text = (f"   FAULT {payload.bot} (seat {payload.seat}): {payload.kind} "
+                        f"[{payload.action}]" if humans else f"   FAULT {payload}")
+                echo(click.style(text, fg="red") if _use_colour(colour, out) else text)
+            if payload.action == "forfeit" and narrate:
+                narrator.forfeit(payload.seat)
+        elif kind == "decision" and tr is not None:
+            seat, text, elapsed = payload
+            sub = seat in faulted or seat in forfeited
+            faulted.discard(seat)
+            tr.applied(seat_names[seat], text, elapsed, substituted=sub)
+
+    def on_game(i: int, gid: str) -> None:
+        seating = session.seating(i)
+        seat_names[:] = [names[b] for b in seating]
+        seat_labels[:] = [f"{names[b]} [{s}]" for s, b in enumerate(seating)]
+        narrator.names = list(seat_labels)
+        if narrate:
+            echo(_header(session, i, seat_labels, whole_match=False))
+        elif i == 0 and not quiet:
+            echo(_header(session, i, seat_labels, whole_match=True))
+
+    def on_result(i: int, rec: GameRecord, path: str | None) -> None:
+        if as_json:
+            return
+        if games == 1 or verbose:
+            for line in _result_lines(rec, seat_labels)[1 if quiet else 0:]:
+                echo(line)
+            if path:
+                echo(f"record: {path}")
+        elif not quiet:
+            win = ", ".join(seat_labels[s] for s in range(len(labels)) if rec.places[s] == 1)
+            echo(f"game {i + 1}/{games} (seed {rec.seed}): won by {win}; points "
+                 + " ".join(str(p) for p in rec.points)
+                 + (f"; {len(rec.faults)} fault(s)" if rec.faults else ""))
+
+    try:
+        records = session.run(players, on_event=on_event, on_game=on_game,
+                              on_result=on_result, clock=clock)
+    except KeyboardInterrupt:
+        raise CliError("interrupted: the game was not finished") from None
+    except BrokenPipeError:  # the output was cut short ('referee play ... | head')
+        sys.stderr.close()
+        sys.exit(1)
+    except OSError as e:
+        raise CliError(f"cannot write the game record: {e}") from None
+    finally:
+        cleanup()
+
+    table = standings(names, records, config.has("match_scoring"),
+                      [session.seating(i) for i in range(len(records))])
+    if as_json:
+        paths = [session.record_path(i) for i in range(games)]
+        click.echo(json.dumps({
+            "seed": seed,
+            "config": config.to_dict(),
+            "bots": names,
+            "games": [game_summary(r, p) for r, p in zip(records, paths, strict=True)],
+            "standings": [s.to_dict() for s in table],
+            "match_scoring": config.has("match_scoring"),
+        }, indent=2))
+        return
+    if games > 1:
+        echo("")
+        scoring = ("match standings (match_scoring: fewest total penalty points wins)"
+                   if config.has("match_scoring") else "match standings (by mean place)")
+        echo(f"{scoring}, {games} games"
+             + (", the seats rotating:" if rotate else ", the seats fixed:"))
+        echo(tabulate([(s.place, s.bot, s.seat, s.wins, f"{s.mean_place:.2f}", s.total_points)
+                       for s in table],
+                      headers=["place", "bot", "first seat" if rotate else "seat", "wins",
+                               "mean place", "total points"]))
+        if record_dir:
+            echo(f"records: {record_dir}/")
+        elif record_file:
+            echo(f"records: {session.record_path(0)} ... {session.record_path(games - 1)}")
+    if transcript_file:
+        echo(f"transcript: {transcript_file}")
+
+
+def _sandbox(config: SandboxConfig, specs: Sequence[BotSpec], *hidden: str | None) -> Sandbox:
+    """The sandbox of ``play``'s external bots (one warning line where ``auto`` runs
+    without), hiding what the referee writes (records, logs, transcripts, keys)."""
+    try:
+        sandbox = resolve(config)
+    except SandboxError as e:
+        raise CliError(str(e)) from None
+    if any(s.kind in ("stdio", "zmq") for s in specs):
+        for w in sandbox.warnings:
+            click.echo(f"referee: {w}", err=True)
+    return sandbox.hide(*hidden)
+
+
+def _close(players: Sequence[Any]) -> None:
+    for p in players:
+        close = getattr(p, "close", None) or getattr(getattr(p, "player", None), "close", None)
+        if callable(close):
+            with contextlib.suppress(Exception):  # closing must not hide the outcome
+                close()
+
+
+def _header(session: Session, i: int, labels: Sequence[str], *, whole_match: bool) -> str:
+    cfg = session.config
+    deck = f"deck {cfg.deck}" + (f", {cfg.colours} colours" if cfg.colours else "")
+    if session.deck is not None:
+        deck = f"deck from file ({len(session.deck)} cards)"
+    seed = f"seed {session.game_seed(i)}"
+    if whole_match and session.games > 1:
+        seed = f"seeds {session.seed} to {session.game_seed(session.games - 1)}"
+    parts = [seed, deck,
+             "variants " + (", ".join(sorted(cfg.variants)) or "none")]
+    if session.first_player is not None:
+        parts.append(f"first player {labels[session.first_player]}")
+    if whole_match and session.games > 1:
+        parts.append("the seats rotate from game to game" if session.rotate
+                     else "the seats fixed")
+    if session.games == 1:
+        title = "game"
+    elif whole_match:
+        title = f"match of {session.games} games"
+    else:
+        title = f"game {i + 1}/{session.games}"
+    return f"{title}: " + ", ".join(labels) + "\n  " + "; ".join(parts)
+
+
+def _result_lines(rec: GameRecord, labels: Sequence[str]) -> list[str]:
+    res = rec.result
+    n = len(labels)
+    order = sorted(range(n), key=lambda s: (rec.places[s], s))
+    how = HOW_WORDS.get(res["how"], res["how"])
+    lines = ["", f"result: {how}, after {res['turns']} turns "
+                 f"(seed {rec.seed}, first player {labels[rec.first_player]})"]
+    rows = []
+    for s in order:
+        faults = sum(1 for f in rec.faults if f.seat == s)
+        row: tuple[Any, ...] = (rec.places[s], labels[s], rec.points[s], faults)
+        if rec.forfeits:
+            row += ("forfeit" if s in rec.forfeits else "",)
+        rows.append(row)
+    headers = ["place", "bot", "penalty points", "faults"] + (["forfeit"] if rec.forfeits else [])
+    lines += tabulate(rows, headers=headers).splitlines()
+    if rec.faults:
+        lines.append("faults:")
+        lines += [f"  {printable(str(f))}" for f in rec.faults]
+    else:
+        lines.append("faults: none")
+    return lines
+
+
+# --- referee replay ----------------------------------------------------------------
+
+
+@main.command()
+@click.argument("record_file", metavar="FILE", type=click.Path(dir_okay=False))
+@click.option("--seat", type=int, default=None,
+              help="Show the game as this seat saw it (default: every card, omniscient).")
+@click.option("--check", "check_only", is_flag=True,
+              help="Only verify the record; print one line.")
+@click.option("--step", is_flag=True, help="Wait for Enter before each turn.")
+@click.option("--no-decisions", is_flag=True, help="Show events only, not the decisions.")
+@click.option("--write-deck", type=click.Path(dir_okay=False), default=None, metavar="FILE",
+              help="Also write the game's deal as a deck file for 'referee play --deck-file'.")
+@click.option("--turn", "turn", type=click.IntRange(min=0), default=None, metavar="N",
+              help="Start at turn N: the table then, and the game on from there.")
+@click.option("--html", "html_out", type=click.Path(dir_okay=False), default=None,
+              metavar="OUT.html", help="Write the game as one self-contained HTML file (the "
+              "replay viewer: step, jump, every view) instead of printing it; with --seat and "
+              "--turn, it opens there.")
+def replay(record_file: str, seat: int | None, check_only: bool, step: bool,
+           no_decisions: bool, write_deck: str | None, turn: int | None,
+           html_out: str | None) -> None:
+    """Show a recorded game turn by turn, and verify it by re-running it.
+
+    The record (written by 'referee play --record', or a tournament's
+    OUTPUT/games/*.jsonl) is re-run through the rules engine; if it does not re-run
+    identically, that is reported and the exit status is 2.  With --seat, each of the
+    seat's decisions comes with its hand and its legal decisions; faults are shown
+    where they happened, with what the bot sent.
+
+    \b
+    Examples:
+      referee replay game.jsonl                 # every card, turn by turn
+      referee replay game.jsonl --seat 1        # only what seat 1 knew
+      referee replay game.jsonl --turn 40       # start at turn 40
+      referee replay game.jsonl --step          # press Enter for each turn
+      referee replay game.jsonl --html game.html   # the viewer, one file
+      referee replay runs/demo/games/g000012.jsonl --check
+      referee replay game.jsonl --check --write-deck deal.txt   # then play it again
+    """
+    try:
+        rec = read_record(record_file)
+        if html_out:
+            try:
+                if seat is not None and not 0 <= seat < rec.config.players:
+                    raise CliError(f"there is no seat {seat} in this {rec.config.players}-"
+                                   f"player game: choose 0 to {rec.config.players - 1}")
+                write_game_html(rec, Path(html_out), seat=seat, turn=turn)
+            except ReportError as e:
+                raise CliError(str(e)) from None
+            click.echo(f"replay viewer written to {html_out}: open it in a browser "
+                       f"(file://{Path(html_out).resolve()})")
+        elif not check_only:
+            pause = None
+            if step:
+                def pause() -> bool:
+                    return click.prompt("", default="", show_default=False,
+                                        prompt_suffix="[Enter: next turn, q: stop] ") != "q"
+            show_record(rec, click.echo, seat, decisions=not no_decisions, pause=pause,
+                        turn=turn)
+        if write_deck:
+            with open(write_deck, "w", encoding="utf-8") as f:
+                f.write(deck_file_text(rec))
+            click.echo(f"deal written to {write_deck}: play it again with\n  "
+                       + play_again_command(rec, write_deck))
+    except RecordError as e:
+        raise CliError(str(e)) from None
+    except BrokenPipeError:
+        raise  # the reader went away (``| head``): see _Group
+    except OSError as e:
+        raise CliError(f"cannot write the deck file {write_deck}: {e}") from None
+    except click.Abort:
+        raise CliError("stopped") from None
+    ok, why = verify(rec)
+    if ok:
+        res = rec.result
+        summary = (f"; result {res.get('how')}, points {' '.join(map(str, res.get('points', [])))}"
+                   if res else "")
+        click.echo(f"verified: {record_file} re-runs identically "
+                   f"({len(rec.decisions)} decisions, {len(rec.events)} events{summary})")
+        return
+    click.echo(f"Error: {record_file} does NOT re-run identically: {why}", err=True)
+    sys.exit(2)
+
+
+# Commands owned by other modules register here, each in its own module so that the
+# CLI stays a thin layer: (module, attribute of a click command or group).
+_SUBCOMMANDS = (
+    ("referee.cli.tournament", "tournament"),
+    ("referee.cli.match", "match"),
+    ("referee.checkbot.checker", "check_bot"),
+    ("referee.transport.zmq.keys", "keys"),
+    ("referee.cli.report", "report"),
+    ("referee.cli.league", "league"),
+    ("referee.cli.league", "submit_remote"),
+)
+
+
+def _register() -> None:
+    import importlib
+    import importlib.util
+
+    for module, attr in _SUBCOMMANDS:
+        try:
+            found = importlib.util.find_spec(module) is not None
+        except ModuleNotFoundError:  # the parent package does not exist yet
+            found = False
+        if found:
+            main.add_command(getattr(importlib.import_module(module), attr))
+
+
+_register()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

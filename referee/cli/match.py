@@ -1,0 +1,307 @@
+"""The ``referee match`` command: a thin click layer over ``referee.tournament.match``.
+
+Parses (bot specs as ``referee play`` takes them, or the bots of a tournament file
+by name), calls ``run_match`` and prints the verdict.  Every mistake is one
+``Error: ...`` line and exit status 2, never a traceback.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import difflib
+import json
+import math
+import re
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ..game import VARIANTS, GameConfig
+from ..game.cards import DECKS
+from ..game.errors import ConfigError
+from ..play.runner import FaultPolicy, TimeControl
+from ..players.botspec import BotSpecError, parse_specs
+from ..players.sandbox import MODES as SANDBOX_MODES
+from ..players.sandbox import SandboxError
+from ..stats.sprt import Sprt
+from ..tournament.config import (
+    BotSpec,
+    RemoteSettings,
+    TournamentConfig,
+    TournamentConfigError,
+    load_config,
+)
+from ..tournament.executor import ExecutorError
+from ..tournament.match import (
+    DEFAULT_MAX_SETS,
+    MATCH_SEATINGS,
+    MatchConfig,
+    MatchError,
+    describe,
+    run_match,
+)
+from ..tournament.run import sandbox_of
+from ..tournament.store import StoreError
+
+
+class MatchCliError(click.ClickException):
+    """A mistake on the command line: 'Error: ...', exit status 2."""
+
+    exit_code = 2
+
+
+MATCH_HELP = """Is NEW better than OLD?  An A/B test of two bots on duplicate deals.
+
+\b
+NEW and OLD are bot specs as 'referee play' takes them (heuristic,
+"python3 mybot.py", zmq:..., NAME=SPEC), or with --config the names of
+bots of that tournament file.  At 2 seats without --field they play each
+other, both seat orders of every deal.  With --field BOT (repeatable) NEW
+and OLD each play the same seat against the same field bots, on the same
+cards, in every seating of the deal.  All the games of one deal are a
+duplicate set, the unit of the test.
+
+\b
+--sprt elo0=0,elo1=10,alpha=0.05,beta=0.05 (the default) stops as soon as
+the evidence decides: H1 (NEW is elo1 better) or H0 (it is not better than
+elo0).  --games N plays N games (rounded up to whole sets) and prints the
+difference with its 95 % interval and the LOS.  Results go to --output
+(default runs/match-NEW-vs-OLD); the same command again resumes.
+"""
+
+
+def _variants(values: tuple[str, ...]) -> list[str]:
+    out: list[str] = []
+    for v in values:
+        for name in v.replace(",", " ").split():
+            name = name.strip().lower().replace("-", "_")
+            if name not in VARIANTS:
+                close = difflib.get_close_matches(name, VARIANTS, n=1)
+                hint = f"did you mean {close[0]}? " if close else ""
+                raise MatchCliError(f"unknown variant {name!r}: {hint}choose from "
+                                    f"{', '.join(VARIANTS)} (RULES §9)")
+            out.append(name)
+    return out
+
+
+def _tournament_bot(spec: Any) -> BotSpec:
+    """A command-line bot spec as a tournament's bot."""
+    if spec.kind == "builtin":
+        return BotSpec(name=spec.name, builtin=spec.builtin)
+    if spec.kind in ("stdio", "zmq"):
+        return BotSpec(name=spec.name, command=tuple(spec.command), transport=spec.kind,
+                       cwd=spec.cwd)
+    raise MatchCliError(f"bot {spec.text!r}: a match cannot seat a {spec.kind} bot from the "
+                        "command line; put it in a tournament file and use --config FILE")
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", text).strip("-") or "bot"
+
+
+@click.command("match", help=MATCH_HELP, context_settings={"max_content_width": 100})
+@click.argument("new")
+@click.argument("old")
+@click.option("--field", "field_bots", multiple=True, metavar="BOT",
+              help="A bot of the field NEW and OLD each play against (repeatable).")
+@click.option("--seats", "-k", type=click.IntRange(2, 6), default=None,
+              help="Players at the table (default 2, or the --config file's).")
+@click.option("--sprt", "sprt_text", default=None, metavar="elo0=..,elo1=..,alpha=..,beta=..",
+              help="The sequential test (default elo0=0,elo1=10,alpha=0.05,beta=0.05).")
+@click.option("--games", "-n", type=click.IntRange(min=1), default=None,
+              help="Play this many games (whole sets) instead of an SPRT.")
+@click.option("--max-sets", type=click.IntRange(min=1), default=DEFAULT_MAX_SETS,
+              show_default=True, help="Give up an undecided SPRT after this many sets.")
+@click.option("--seating", type=click.Choice(MATCH_SEATINGS), default=None,
+              help="Seatings of each deal (default rotate, or the --config file's).")
+@click.option("--seed", type=click.IntRange(min=0), default=None,
+              help="Seed of the deals (default 1, or the --config file's).")
+@click.option("-V", "--variant", "variant_opts", multiple=True, metavar="NAME",
+              help="A rules variant (repeatable; default play_out).")
+@click.option("--colours", "--colors", "colours", type=click.IntRange(1, 7), default=None)
+@click.option("--deck", "deck_name", default=None, metavar="NAME")
+@click.option("--turn-limit", type=click.IntRange(min=1), default=None)
+@click.option("--startup", type=click.FloatRange(min=0), default=None,
+              help="Seconds to start and say hello (default 10).")
+@click.option("--move-time", "--per-decision", "move_time", type=click.FloatRange(min=0),
+              default=None, help="Seconds per decision (default 1).")
+@click.option("--bank", type=click.FloatRange(min=0), default=None,
+              help="Extra seconds per game (default 10).")
+@click.option("--faults", "fault_mode", type=click.Choice(["substitute", "forfeit"]),
+              default=None, help="What a fault costs (default substitute).")
+@click.option("--strikes", type=click.IntRange(min=0), default=None,
+              help="Faults before a forfeit with --faults substitute (default 3).")
+@click.option("--jobs", "-j", type=click.IntRange(min=1), default=None,
+              help="Worker processes (default one per CPU).")
+@click.option("--output", "-o", type=click.Path(file_okay=False), default=None,
+              help="Results folder (default runs/match-NEW-vs-OLD).")
+@click.option("--config", "config_file", type=click.Path(dir_okay=False), default=None,
+              help="Take bots, rules, time limits, faults, seed from a tournament file.")
+@click.option("--executor", "executor_kind", type=click.Choice(["process", "dask"]),
+              default="process", show_default=True,
+              help="Where the sets are played: this machine's worker processes, or a Dask "
+                   "cluster (--scheduler; without it, a LocalCluster here).")
+@click.option("--scheduler", default=None, metavar="tcp://HOST:8786",
+              help="The Dask scheduler's address (implies --executor dask).")
+@click.option("--sandbox", "sandbox_mode", type=click.Choice(SANDBOX_MODES), default=None,
+              help="Run the external bots in the bubblewrap sandbox: auto (where it works, "
+                   "else with a warning), on, off (default: the --config file's, else auto).")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON only.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress line.")
+def match(new: str, old: str, field_bots: tuple[str, ...], seats: int | None,
+          sprt_text: str | None, games: int | None, max_sets: int, seating: str | None,
+          seed: int | None, variant_opts: tuple[str, ...], colours: int | None,
+          deck_name: str | None, turn_limit: int | None, startup: float | None,
+          move_time: float | None, bank: float | None, fault_mode: str | None,
+          strikes: int | None, jobs: int | None, output: str | None, config_file: str | None,
+          executor_kind: str, scheduler: str | None, sandbox_mode: str | None,
+          as_json: bool, quiet: bool) -> None:
+    if sprt_text is not None and games is not None:
+        raise MatchCliError("give --sprt or --games, not both: an SPRT decides when to stop")
+    try:
+        test = None if games is not None else Sprt.parse(sprt_text or "")
+    except ValueError as e:
+        raise MatchCliError(f"--sprt: {e}") from None
+    mc = _config(new, old, field_bots, seats, test, games, max_sets, seating, seed,
+                 variant_opts, colours, deck_name, turn_limit, startup, move_time, bank,
+                 fault_mode, strikes, jobs, output, config_file)
+    out = mc.tournament.output_dir
+    previous = signal.signal(signal.SIGTERM, _terminate)
+    try:
+        sandbox = sandbox_of(mc.tournament, sandbox_mode)
+        for w in sandbox.warnings:
+            click.echo(w, err=True)
+        with contextlib.ExitStack() as stack:
+            executor = None
+            if executor_kind == "dask" or scheduler:
+                # distributed takes a second to import: only when a match asks for it.
+                from ..tournament.dask_executor import DaskExecutor
+
+                executor = stack.enter_context(DaskExecutor(scheduler, jobs))
+            result = run_match(mc, output_dir=out, jobs=jobs, quiet=quiet or as_json,
+                               sandbox=sandbox, executor=executor)
+    except (TournamentConfigError, StoreError, SandboxError) as e:
+        raise MatchCliError(str(e)) from None
+    except (ExecutorError, MatchError) as e:
+        click.echo(f"Error: {e}; the finished sets are saved in {out}", err=True)
+        sys.exit(1)
+    except KeyboardInterrupt as e:
+        how, code = ("terminated", 143) if isinstance(e, _Terminated) else ("interrupted", 130)
+        click.echo(f"Error: {how}; the finished sets are saved in {out}: run the same command "
+                   "again to resume", err=True)
+        sys.exit(code)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    if as_json:
+        click.echo(json.dumps({"new": mc.new, "old": mc.old, "field": list(mc.field),
+                               "output": str(out), "resumed_sets": result.already_done,
+                               **_finite(result.summary)}, indent=2))
+    else:
+        if result.already_done and not quiet:
+            click.echo(f"resumed: {result.already_done} sets were already played", err=True)
+        click.echo("\n".join(describe(result)))
+        if not quiet:
+            click.echo(f"\nresults: {out}", err=True)
+    if result.errors:
+        click.echo(f"Error: {len(result.errors)} games could not be played (first: "
+                   f"{result.errors[0]}); run again to retry them", err=True)
+        sys.exit(1)
+
+
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM, taken through the same path as Ctrl-C."""
+
+
+def _terminate(signum: int, frame: object) -> None:
+    raise _Terminated
+
+
+def _finite(obj: Any) -> Any:
+    """JSON has no infinity: an Elo of +-inf (every set won or lost) becomes null."""
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    if isinstance(obj, dict):
+        return {k: _finite(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_finite(v) for v in obj]
+    return obj
+
+
+def _config(new: str, old: str, field_bots: tuple[str, ...], seats: int | None,
+            test: Sprt | None, games: int | None, max_sets: int, seating: str | None,
+            seed: int | None, variant_opts: tuple[str, ...], colours: int | None,
+            deck_name: str | None, turn_limit: int | None, startup: float | None,
+            move_time: float | None, bank: float | None, fault_mode: str | None,
+            strikes: int | None, jobs: int | None, output: str | None,
+            config_file: str | None) -> MatchConfig:
+    base: TournamentConfig | None = None
+    if config_file:
+        try:
+            base = load_config(config_file)
+        except TournamentConfigError as e:
+            raise MatchCliError(str(e)) from None
+    texts = [new, old, *field_bots]
+    known = {b.name: b for b in base.bots} if base else {}
+    to_parse = [t for t in texts if t not in known]
+    try:
+        parsed = iter(parse_specs(to_parse)) if to_parse else iter(())
+    except BotSpecError as e:
+        raise MatchCliError(str(e)) from None
+    bots: list[BotSpec] = []
+    for t in texts:
+        b = known[t] if t in known else _tournament_bot(next(parsed))
+        if any(b.name == o.name for o in bots):
+            raise MatchCliError(f"two bots are named {b.name!r}: NEW, OLD and the field's bots "
+                                "must be different entries (name a copy with NAME=SPEC)")
+        bots.append(b)
+    names = [b.name for b in bots]
+    k = seats or (base.seats if base else 2)
+    variants = _variants(variant_opts) if variant_opts else None
+    try:
+        game = GameConfig(
+            players=k,
+            variants=frozenset(variants if variants is not None
+                               else (base.game.variants if base else {"play_out"})),
+            colours=colours if colours is not None else (base.game.colours if base else None),
+            deck=deck_name or (base.game.deck if base else "standard"),
+            turn_limit=turn_limit or (base.game.turn_limit if base else 1000))
+    except ConfigError as e:
+        raise MatchCliError(str(e)) from None
+    if game.deck not in DECKS:
+        raise MatchCliError(f"unknown deck {game.deck!r}: choose {' or '.join(DECKS)} (RULES §1)")
+    bt = base.time if base else TimeControl()
+    bf = base.faults if base else FaultPolicy()
+    name = f"match-{_slug(names[0])}-vs-{_slug(names[1])}"
+    if output:
+        out_path = str(Path(output).resolve())
+    elif base:
+        out_path = str(Path(base.output_dir).parent / name)
+    else:
+        out_path = str(Path("runs", name).resolve())
+    settings: dict[str, Any] = dict(
+        bots=tuple(bots), name=name, seats=k,
+        # A fixed default: the same command resumes the same match.
+        seed=seed if seed is not None else (base.seed if base and base.seed is not None
+                                            else 1),
+        seating=seating or (base.seating if base and base.seating in MATCH_SEATINGS
+                            else "rotate"),
+        game=game,
+        time=TimeControl(startup if startup is not None else bt.startup,
+                         move_time if move_time is not None else bt.per_decision,
+                         bank if bank is not None else bt.bank),
+        faults=FaultPolicy(fault_mode or bf.mode, strikes if strikes is not None
+                           else bf.strike_limit),
+        jobs=jobs or (base.jobs if base else None), output=out_path)
+    # From a file, every other setting (remote bots' endpoint, base folder, and any
+    # table added later) is the file's.
+    tc = (dataclasses.replace(base, format="round-robin", challengers=(), **settings)
+          if base else TournamentConfig(base_dir=".", remote=RemoteSettings(), **settings))
+    try:
+        return MatchConfig(tc, new=names[0], old=names[1], field=tuple(names[2:]), sprt=test,
+                           games=games, max_sets=max_sets)
+    except TournamentConfigError as e:
+        raise MatchCliError(str(e)) from None

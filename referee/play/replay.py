@@ -1,0 +1,527 @@
+"""Showing games to people: events in words, and recorded games re-run and verified.
+
+Owns: ``describe`` (one event as a sentence, as a given seat may see it), the live
+``Narrator`` the ``referee play`` command prints with, and the reading, re-running
+and showing of game records (``referee replay``).  A record stores omniscient event
+texts; to show one seat's view we re-run the record's decisions through the engine,
+which gives the events themselves, and filter them with ``filter_event`` (RULES §6).
+Must not import the CLI.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TextIO
+
+from ..bots import BUILTIN_BOTS
+from ..game import ConfigError, Game, GameConfig, IllegalDecision
+from ..game.cards import CardError, card_text, parse_deck
+from ..game.events import Event, EventSyntaxError, event_text, filter_event, parse_event
+from .runner import final_places, final_points, replay_check, stop_if_stopped
+from .table import draw_table, omniscient_lines
+
+SOURCE_WORDS = {0: "from the hand", 1: "from the 3UP cards", 2: "from 3DOWN"}
+
+
+def _cards_of(cards: Sequence[int] | None, hidden: str = "?",
+           fmt: Callable[[int], str] = card_text) -> str:
+    if cards is None:
+        return hidden
+    return " ".join(fmt(c) for c in cards) if cards else "(nothing)"
+
+
+def _count(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
+def describe(ev: Event, names: Sequence[str], fmt: Callable[[int], str] = card_text,
+             hidden: str = "?") -> str:
+    """One (already filtered) event in words.  ``names[seat]`` labels the seats;
+    ``fmt`` writes a card and ``hidden`` a card the seat may not see (the HTML
+    report marks cards up with them)."""
+
+    def _cards(cards: Sequence[int] | None) -> str:
+        return _cards_of(cards, hidden, fmt)
+
+    def card_text(card: int) -> str:
+        return fmt(card)
+
+    def who(s: int) -> str:
+        return names[s] if 0 <= s < len(names) else f"seat {s}"
+
+    kind = ev[0]
+    if kind == "deal":
+        if ev[2] is None:
+            return f"{who(ev[1])} is dealt six cards"
+        return f"{who(ev[1])} is dealt {_cards(ev[2])}"
+    if kind == "chosen":
+        return f"{who(ev[1])} has chosen their 3UP cards"
+    if kind == "reveal":
+        return f"{who(ev[1])} lays face up: {_cards(ev[2])}"
+    if kind == "piles":
+        moves = ", ".join(f"{who(i)} keeps its own" if i == p else
+                          f"{who(i)} gets the table pile of {who(p)}" for i, p in enumerate(ev[1]))
+        return f"table piles swapped (RULES §9.5): {moves}"
+    if kind == "turn":
+        return f"turn {ev[1]}: {who(ev[2])}"
+    if kind == "extra":
+        return f"{who(ev[1])} takes an extra action ({ev[2]} more to come after it)"
+    if kind == "play":
+        _, s, src, cards, slot = ev
+        if src == 2:
+            return f"{who(s)} turns 3DOWN slot {slot}: {_cards(cards)}, and plays it"
+        return f"{who(s)} plays {_cards(cards)} {SOURCE_WORDS[src]}"
+    if kind == "fail":
+        _, s, slot, card, pile = ev
+        c = "a card that" if card is None else card_text(card) + ", which"
+        tail = f" and the pile ({_cards(pile)})" if pile else ""
+        return f"{who(s)} turns 3DOWN slot {slot}: {c} cannot be played; takes it{tail} into the hand"
+    if kind == "pickup":
+        return f"{who(ev[1])} cannot play and picks up the pile: {_cards(ev[2])}"
+    if kind == "clear":
+        how = "three of a kind in a row" if ev[2] == "three" else ev[2]
+        leave = "leaves" if ev[3] == 1 else "leave"
+        return f"the pile is cleared by {how} ({_count(ev[3], 'card')} {leave} the game)"
+    if kind == "reverse":
+        return "play now goes " + ("clockwise" if ev[1] == 1 else "counter-clockwise")
+    if kind == "draw":
+        _, s, n, cards, why = ev
+        reason = {"refill": "to refill the hand", "extra": "before the extra action",
+                  "decline": "instead of playing"}.get(why, why)
+        seen = "" if cards is None else f": {_cards(cards)}"
+        return f"{who(s)} draws {_count(n, 'card')} {reason}{seen}"
+    if kind == "colour":
+        return f"four cards of one colour on top: {who(ev[1])} may swap a 3UP card with a hand card"
+    if kind == "swap":
+        return f"{who(ev[1])} swaps 3UP {card_text(ev[2])} with hand card {card_text(ev[3])}"
+    if kind == "keep":
+        return f"{who(ev[1])} keeps their 3UP cards"
+    if kind == "finish":
+        return f"{who(ev[1])} has no cards left: place {ev[2]}"
+    if kind == "end":
+        _, how, places, points = ev
+        return (f"game over ({HOW_WORDS.get(how, how)}): places "
+                + ", ".join(f"{who(s)} {p}" for s, p in enumerate(places))
+                + "; penalty points " + ", ".join(f"{who(s)} {p}" for s, p in enumerate(points)))
+    return event_text(ev)
+
+
+HOW_WORDS = {
+    "winner": "a player went out",
+    "played_out": "played out to the last player",
+    "turn_limit": "stopped at the turn limit",
+    "forfeits": "stopped: every other seat still playing had forfeited (RULES §5.4)",
+    "time_limit": "stopped at the game's time limit (RULES §5.4)",
+}
+
+
+class Narrator:
+    """Prints a game as it goes, from one seat's view (``seat=None``: omniscient).
+    Give ``on_event`` to ``run_game``; events arrive as omniscient texts."""
+
+    def __init__(self, names: Sequence[str], out: Callable[[str], None],
+                 seat: int | None = None, *, show_setup_deals: bool = True) -> None:
+        self.names = list(names)
+        self.out = out
+        self.seat = seat
+        self.show_setup_deals = show_setup_deals
+        #: Seats that forfeited this game, in order: the game-over line gives the
+        #: places and points after them (the cards alone would say otherwise).
+        self.forfeits: list[int] = []
+
+    def forfeit(self, seat: int) -> None:
+        """``seat`` forfeited: say so at once, and count it at the end."""
+        if seat not in self.forfeits:
+            self.forfeits.append(seat)
+            self.out(f"   {self.names[seat]} forfeits the game: it will be placed last; the "
+                     f"referee plays its first legal decision from now on")
+
+    def event(self, text: str) -> None:
+        try:
+            ev = parse_event(text)
+        except EventSyntaxError:
+            self.out(f"  {text}")
+            return
+        self.show(ev)
+
+    def show(self, ev: Event) -> None:
+        ev = filter_event(ev, self.seat)
+        if ev[0] == "turn":
+            self.out(f"-- {describe(ev, self.names)}")
+        elif ev[0] == "end" and self.forfeits:
+            _, how, places, points = ev
+            forfeits, self.forfeits = self.forfeits, []
+            final = ("end", how, tuple(final_places(places, forfeits)),
+                     tuple(final_points(points, forfeits)))
+            self.out(f"   {describe(final, self.names)} (after forfeits: "
+                     + ", ".join(self.names[s] for s in forfeits) + " placed last)")
+        else:
+            self.out(f"   {describe(ev, self.names)}")
+
+
+# --- records -----------------------------------------------------------------------
+
+
+class RecordError(ValueError):
+    """A file that is not a readable game record; the message says why."""
+
+
+@dataclass
+class Record:
+    """A game record read back (``GameRecord.to_lines`` format)."""
+
+    lines: list[str]
+    head: dict[str, Any]
+    decisions: list[dict[str, Any]] = field(default_factory=list)
+    events: list[str] = field(default_factory=list)
+    faults: list[dict[str, Any]] = field(default_factory=list)
+    result: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def bots(self) -> list[str]:
+        return [str(b) for b in self.head.get("bots", [])]
+
+    @property
+    def config(self) -> GameConfig:
+        return GameConfig.from_dict(self.head["config"])
+
+
+def read_record(path: str) -> Record:
+    """Read a record file; RecordError (one line) when it cannot be."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except FileNotFoundError:
+        raise RecordError(f"no such file: {path}; give the path of a game record "
+                          "(written by 'referee play --record FILE')") from None
+    except IsADirectoryError:
+        raise RecordError(f"{path} is a directory; give one game record file in it") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise RecordError(f"cannot read {path}: {e}") from None
+    return parse_record(text.splitlines(), path, complete=text.endswith("\n"))
+
+
+def _truncated(where: str, why: str) -> RecordError:
+    return RecordError(f"{where} is truncated: {why} (was its writing interrupted, or the "
+                       "disk full?); a tournament plays such a game again when resumed")
+
+
+def parse_record(lines: Sequence[str], where: str = "the record", *,
+                 complete: bool = True) -> Record:
+    """``complete``: the text ended with a newline, as the referee writes records."""
+    rows: list[dict[str, Any]] = []
+    kept: list[str] = []
+    last = max((i for i, line in enumerate(lines, 1) if line.strip()), default=0)
+    for i, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as e:
+            if i == last and i > 1 and not complete:
+                raise _truncated(where, f"it ends in the middle of line {i}") from None
+            raise RecordError(f"{where} line {i} is not JSON ({e.msg}): is this a game record?") from None
+        if not isinstance(row, dict) or "type" not in row:
+            raise RecordError(f"{where} line {i} is not a record line (no 'type')")
+        rows.append(row)
+        kept.append(line)
+    if not rows or rows[0]["type"] != "game":
+        raise RecordError(f"{where} does not start with a game header: is this a game record?")
+    head = rows[0]
+    for key in ("config", "seed", "deck", "first_player"):
+        if key not in head:
+            raise RecordError(f"{where}: the game header has no {key!r}")
+    rec = Record(kept, head)
+    for row in rows[1:]:
+        t = row["type"]
+        if t == "decision":
+            rec.decisions.append(row)
+        elif t == "event":
+            rec.events.append(str(row.get("event", "")))
+        elif t == "fault":
+            rec.faults.append(row)
+        elif t == "result":
+            rec.result = row
+        elif t == "game":
+            raise RecordError(f"{where} holds more than one game; split it, one game per file")
+    if not rec.result and rows[-1]["type"] in ("decision", "event", "fault"):
+        raise _truncated(where, f"it ends at line {last} without the game's result line")
+    try:
+        rec.config  # noqa: B018 - validates the configuration
+    except (ConfigError, TypeError) as e:
+        raise RecordError(f"{where}: bad configuration in the header: {e}") from None
+    return rec
+
+
+@dataclass
+class Step:
+    """One applied decision and the events it caused (omniscient); ``seat`` -1: the
+    referee's stop of the game (RULES §5.4)."""
+
+    seat: int
+    decision: str
+    ms: float
+    substituted: bool
+    events: list[Event]
+
+
+def rerun(rec: Record) -> tuple[Game, list[Event], list[Step], str]:
+    """Re-run the record's decisions through the engine: (game, events before the
+    first decision, steps, error).  ``error`` is "" when every decision was legal."""
+    try:
+        game = Game(rec.config, int(rec.head["seed"]), deck=parse_deck(rec.head["deck"]),
+                    first_player=int(rec.head["first_player"]))
+    except (ConfigError, CardError, ValueError, TypeError) as e:
+        raise RecordError(f"the record's game cannot be set up: {e}") from None
+    start = list(game.events)
+    steps: list[Step] = []
+    for row in rec.decisions:
+        before = len(game.events)
+        try:
+            game.apply(int(row["seat"]), str(row["decision"]))
+        except (IllegalDecision, KeyError, ValueError) as e:
+            return game, start, steps, (f"decision {len(steps) + 1} ({row.get('decision')!r} of "
+                                        f"seat {row.get('seat')}) is illegal: {e}")
+        steps.append(Step(int(row["seat"]), str(row["decision"]), float(row.get("ms", 0.0)),
+                          bool(row.get("substituted", False)), game.events[before:]))
+    before = len(game.events)
+    stop_if_stopped(game, rec.result)
+    if len(game.events) > before:
+        steps.append(Step(-1, "", 0.0, False, game.events[before:]))
+    return game, start, steps, ""
+
+
+def verify(rec: Record) -> tuple[bool, str]:
+    """The record re-runs identically (events and result)?  (ok, why not)."""
+    try:
+        ok, why = replay_check(rec.lines)
+    except (ConfigError, CardError, KeyError, ValueError, TypeError) as e:
+        return False, f"the record cannot be re-run: {e}"
+    if not ok:
+        return ok, why
+    game, _, _, err = rerun(rec)
+    if err:
+        return False, err
+    res = game.result()
+    if res is None:
+        return False, "the record's decisions do not finish the game"
+    if rec.result:
+        # Records before game_points: points were the engine's own.
+        game_points = rec.result.get("game_points", rec.result.get("points"))
+        if game_points != list(res.points):
+            return False, (f"the result's penalty points {game_points} differ from "
+                           f"the engine's {list(res.points)}")
+        forfeits = rec.result.get("forfeits", [])
+        if "game_places" in rec.result and rec.result.get("places") != final_places(
+                res.places, forfeits):
+            return False, (f"the result's places {rec.result.get('places')} are not the "
+                           f"engine's {list(res.places)} after forfeits {forfeits}")
+        if "game_points" in rec.result and rec.result.get("points") != final_points(
+                res.points, forfeits):
+            return False, (f"the result's final penalty points {rec.result.get('points')} are "
+                           f"not the engine's {list(res.points)} after forfeits {forfeits}")
+        if rec.result.get("how") != res.how:
+            return False, f"the result says the game ended by {rec.result.get('how')!r}, the engine {res.how!r}"
+    return True, ""
+
+
+def match_faults(rec: Record, turns: Sequence[int]) -> dict[int, list[dict[str, Any]]]:
+    """Each fault at the decision the referee played because of it: the seat's first
+    substituted decision at or after the fault's turn, as a 1-based decision number
+    (``turns[i]``: the turn at decision i).  A fault the game did not answer with a
+    decision (``recorded``, at the end) goes after the last decision (number
+    ``len(rec.decisions) + 1``)."""
+    taken: set[int] = set()
+    out: dict[int, list[dict[str, Any]]] = {}
+    last = len(rec.decisions) + 1
+    for f in rec.faults:
+        seat = f.get("seat")
+        at = last
+        if f.get("action") != "recorded":
+            for i, d in enumerate(rec.decisions):
+                if (i not in taken and d.get("seat") == seat and d.get("substituted")
+                        and i < len(turns) and turns[i] >= int(f.get("turn", 0) or 0)):
+                    taken.add(i)
+                    at = i + 1
+                    break
+        out.setdefault(at, []).append(f)
+    return out
+
+
+def fault_line(f: dict[str, Any], seat: int | None) -> str:
+    """A fault as a replay shows it; another seat's view gets its kind and what the
+    referee did, not what the bot sent (which may name its cards)."""
+    if seat is None or f.get("seat") == seat:
+        return (f"FAULT {f.get('bot')} (seat {f.get('seat')}) turn {f.get('turn')}: "
+                f"{f.get('kind')}: {f.get('detail')} [{f.get('action')}]")
+    return (f"FAULT {f.get('bot')} (seat {f.get('seat')}) turn {f.get('turn')}: "
+            f"{f.get('kind')} [{f.get('action')}]")
+
+
+def _new_game(rec: Record) -> Game:
+    try:
+        return Game(rec.config, int(rec.head["seed"]), deck=parse_deck(rec.head["deck"]),
+                    first_player=int(rec.head["first_player"]))
+    except (ConfigError, CardError, ValueError, TypeError) as e:
+        raise RecordError(f"the record's game cannot be set up: {e}") from None
+
+
+def show_record(rec: Record, out: TextIO | Callable[[str], None], seat: int | None = None,
+                *, decisions: bool = True, pause: Callable[[], bool] | None = None,
+                turn: int | None = None) -> str:
+    """Print the game turn by turn from ``seat``'s view (None: omniscient).  ``pause``
+    is called before each turn (return False to stop).  With ``turn``, start there:
+    the table at that turn, then the game on from it.  In a seat's view, each of its
+    decisions comes with its hand and its legal decisions; each fault is shown at the
+    decision the referee played for it.  Returns the re-run error, if a decision was
+    illegal."""
+    emit_all: Callable[[str], None] = out if callable(out) else (lambda s: print(s, file=out))
+    n = rec.config.players
+    if seat is not None and not 0 <= seat < n:
+        raise RecordError(f"there is no seat {seat} in this {n}-player game: choose 0 to {n - 1}")
+    names = rec.bots if len(rec.bots) == n else [f"seat {s}" for s in range(n)]
+    labels = [f"{nm} [{s}]" for s, nm in enumerate(names)]
+    game, start, steps, err = rerun(rec)
+    last_turn = game.turn
+    if turn is not None and not 0 <= turn <= last_turn:
+        raise RecordError(f"the game has no turn {turn}: it ended at turn {last_turn}; "
+                          f"choose 0 to {last_turn}")
+    cfg = rec.config
+    emit_all(f"game {rec.head.get('game_id', '?')}: {n} players, seed {rec.head['seed']}, "
+             f"deck {cfg.deck}" + (f" ({cfg.colours} colours)" if cfg.colours else "")
+             + (f", variants {', '.join(sorted(cfg.variants))}" if cfg.variants else "")
+             + f", first player {labels[int(rec.head['first_player'])]}")
+    emit_all("view: " + ("omniscient (every card)" if seat is None
+                         else f"{labels[seat]} (what this seat knows)"))
+    # Before ``turn``, nothing is shown; the table is drawn when it is reached.
+    showing = turn is None or turn == 0
+
+    def emit(line: str) -> None:
+        if showing:
+            emit_all(line)
+
+    game = _new_game(rec)
+    if seat is None:
+        for s in range(n):
+            emit(f"   {labels[s]} 3DOWN: " + " ".join(
+                card_text(c) if c is not None else "-" for c in game.down[s]))
+    narr = Narrator(labels, emit, seat)
+    turns = []
+    for step in steps:
+        turns.append(game.turn)
+        if step.seat >= 0:  # a step of seat -1: the referee stopped the game (RULES §5.4)
+            game.apply(step.seat, step.decision)
+    faults = match_faults(rec, turns)
+    game = _new_game(rec)
+    # Each forfeit is told at the decision that caused it: the first decision the
+    # referee played for the seat at or after the fault's turn.
+    forfeit_turn = {int(f["seat"]): int(f.get("turn", 0)) for f in rec.faults
+                    if f.get("action") == "forfeit"}
+    for ev in start:
+        narr.show(ev)
+
+    def draw() -> None:
+        emit_all("")
+        if seat is None:
+            lines = omniscient_lines(game, labels)
+        else:
+            lines = draw_table(game.observation(seat), names, seat)
+        for line in lines:
+            emit_all(line)
+        emit_all("")
+
+    if turn == 0 and turn is not None:
+        draw()
+    current = 0
+    for i, step in enumerate(steps, 1):
+        if step.seat < 0:  # the referee stopped the game (RULES §5.4)
+            for ev in step.events:
+                narr.show(ev)
+            continue
+        is_turn = any(e[0] == "turn" for e in step.events)
+        if decisions and seat == step.seat and showing:
+            obs = game.observation(seat)  # what the seat was shown (RULES §6)
+            mine = obs["seats"][seat]
+            held = (f"dealt {' '.join(obs['dealt'])}" if obs["phase"] == "setup" else
+                    f"hand {' '.join(obs['hand']) or '(empty)'}; 3UP "
+                    f"{' '.join(mine['up'] or []) or '(none)'}; 3DOWN {len(mine['down'])}")
+            emit(f"   {labels[seat]} to decide: {held}")
+            legal = [d.text for d in game.legal(seat)]
+            shown = legal if len(legal) <= 12 else [*legal[:10], f"... ({len(legal)} in all)"]
+            emit(f"     legal: {' | '.join(shown)}")
+        for f in faults.get(i, []):
+            emit(f"   {fault_line(f, seat)}")
+        if (step.seat in forfeit_turn and step.seat not in narr.forfeits
+                and step.substituted and current >= forfeit_turn[step.seat]):
+            narr.forfeit(step.seat)
+        if decisions and (seat is None or seat == step.seat):
+            note = " (substituted by the referee)" if step.substituted else ""
+            emit(f"   > {labels[step.seat]} decides '{step.decision}' in {step.ms:.1f} ms{note}")
+        elif decisions and step.substituted:
+            emit(f"   > {labels[step.seat]}'s decision was substituted by the referee")
+        game.apply(step.seat, step.decision)
+        for ev in step.events:
+            if ev[0] == "turn":
+                current = int(ev[1])
+                if not showing and turn is not None and current >= turn:
+                    showing = True
+                    draw()
+                if is_turn and pause is not None and showing and not pause():
+                    return err
+            narr.show(ev)
+    for at in sorted(faults):
+        if at > len(steps):
+            for f in faults[at]:
+                emit(f"   {fault_line(f, seat)}")
+    return err
+
+
+def play_again_command(rec: Record, deck_file: str = "FILE") -> str:
+    """The ``referee play`` command that plays the record's deal again, from the deck
+    file ``deck_file``: the first player, the seed and every rule of the game.  The
+    bots are the record's when they are all built-in ones, else ``BOT...``."""
+    cfg = rec.config
+    bots = rec.bots if rec.bots and all(b in BUILTIN_BOTS for b in rec.bots) else ["BOT..."]
+    opts = [*bots, "--deck-file", deck_file, "--first-player", str(rec.head["first_player"]),
+            "--seed", str(rec.head["seed"])]
+    if cfg.variants:
+        opts += ["-V", ",".join(sorted(cfg.variants))]
+    if cfg.deck != "standard":
+        opts += ["--deck", cfg.deck]
+    if cfg.colours:
+        opts += ["--colours", str(cfg.colours)]
+    if cfg.turn_limit != 1000:
+        opts += ["--turn-limit", str(cfg.turn_limit)]
+    return "referee play " + " ".join(o if o == "BOT..." else shlex.quote(o) for o in opts)
+
+
+def deck_file_text(rec: Record) -> str:
+    """The record's deal as a deck file for ``referee play --deck-file`` (RULES §2:
+    three rounds of 3DOWN cards, six rounds of the six cards, then the draw pile),
+    with comments saying how to play it again."""
+    n = rec.config.players
+    deck = [str(c) for c in rec.head["deck"]]
+    lines = [
+        f"# The deal of game {rec.head.get('game_id', '?')}: {n} players "
+        + (f"({', '.join(rec.bots)})" if rec.bots else ""),
+        "# Play it again with: " + play_again_command(rec),
+        "# (the same seed gives built-in bots the same randomness; under swap_piles the",
+        "# permutation of the piles is drawn afresh)",
+    ]
+    i = 0
+    for r in range(3):
+        lines.append(f"# 3DOWN slot {r}, seats 0..{n - 1}")
+        lines.append(" ".join(deck[i:i + n]))
+        i += n
+    lines.append(f"# the six cards, one round per line, seats 0..{n - 1}")
+    for _ in range(6):
+        lines.append(" ".join(deck[i:i + n]))
+        i += n
+    rest = deck[i:]
+    lines.append(f"# the draw pile ({len(rest)} cards), top first")
+    for k in range(0, len(rest), 12):
+        lines.append(" ".join(rest[k:k + 12]))
+    return "\n".join(lines) + "\n"

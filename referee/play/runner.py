@@ -1,0 +1,518 @@
+"""Running one game among players: the referee loop, time control and fault handling.
+
+Owns: the ``Player`` interface every kind of bot implements (in-process, stdio,
+ZeroMQ, a human at the terminal), the fault types and policy, the clock, and the game
+record.  The rules live in ``referee.game``; this module only asks players, checks
+their answers through ``Game.apply`` and records what happened.
+
+Fault semantics (documented for bot authors in protocol/PROTOCOL.md):
+
+* A fault is a timeout, a crash, a malformed or oversized message, a protocol
+  violation or an illegal decision.  Each is recorded with the bot, the game, the
+  turn and a readable detail.
+* Policy ``substitute`` (default): the referee plays a substitute decision for the
+  seat -- the first decision of its legal list -- and counts a strike.  A seat over
+  ``strike_limit`` strikes forfeits.  Policy ``forfeit``: the first fault forfeits.
+* A crash or a lost connection forfeits at once (nobody is left to answer).
+* A forfeited seat finishes last; the game goes on for the others, and the forfeited
+  seat plays on with the substitute policy (first legal decision) so that the other
+  seats' game is not changed in kind.  Several forfeits: the earlier forfeit ranks
+  lower.  The others keep the order the game gives them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import orjson
+
+from ..game import Decision, Game, GameConfig, IllegalDecision
+from ..game.cards import card_text
+from ..game.events import UnknownEventKind, event_dict, event_text, events_for, filter_event
+from ..game.state import competition_ranks
+from ..protocol.errors import RefereeProtocolError
+
+#: Errors that are the referee's own bugs, whichever player's call they come from:
+#: they propagate (h11's local/remote split); only what a bot's own code raises is
+#: recorded as that bot's crash.
+REFEREE_BUGS = (RefereeProtocolError, UnknownEventKind)
+
+
+def _dumps(obj: Any) -> str:
+    return orjson.dumps(obj).decode()
+
+
+FAULT_KINDS = (
+    "timeout",
+    "crash",
+    "malformed",
+    "oversized",
+    "protocol",
+    "illegal",
+)
+
+
+class BotFault(Exception):
+    """A bot did something wrong.  ``kind`` is one of FAULT_KINDS; ``fatal`` faults
+    (the bot is gone) forfeit at once."""
+
+    def __init__(self, kind: str, detail: str, *, fatal: bool = False) -> None:
+        super().__init__(detail)
+        self.kind = kind
+        self.detail = detail
+        self.fatal = fatal
+
+
+@dataclass(frozen=True)
+class TimeControl:
+    """Seconds.  A decision may take ``per_decision`` plus whatever is left of the
+    ``bank``; time beyond ``per_decision`` is taken from the bank (as Kaggle and
+    CodinGame do).  ``startup`` bounds the start of the bot and its handshake."""
+
+    startup: float = 10.0
+    per_decision: float = 1.0
+    bank: float = 10.0
+    #: Wall-clock seconds for the whole game (None: no limit).  Checked before each
+    #: decision: a game over it is stopped there, ``time_limit`` (RULES §5.4).
+    game: float | None = None
+
+
+@dataclass(frozen=True)
+class FaultPolicy:
+    mode: str = "substitute"  # or "forfeit"
+    strike_limit: int = 3
+
+    def __post_init__(self) -> None:
+        if self.mode not in ("substitute", "forfeit"):
+            raise ValueError(f"fault policy must be 'substitute' or 'forfeit', not {self.mode!r}")
+        if self.strike_limit < 0:
+            raise ValueError("strike_limit must be 0 or more")
+
+
+@dataclass
+class DecisionRequest:
+    """What a player is asked: everything its seat may know, and nothing more."""
+
+    game_id: str
+    request_id: int
+    seat: int
+    observation: dict[str, Any]
+    legal: Sequence[Decision]
+    events: list[tuple[Any, ...]]  # filtered for the seat, since its previous request
+    time_left: float  # seconds for this decision (per-decision limit + bank)
+
+
+class Player(Protocol):
+    """One bot in one seat, as the runner sees it.  Implementations: in-process bots
+    (``InProcessPlayer``), external bots over stdio or ZeroMQ, a human."""
+
+    name: str
+
+    def start_game(self, game_id: str, seat: int, config: GameConfig, seed: int) -> None:
+        """A new game begins; raise BotFault if the bot cannot take part."""
+
+    def decide(self, request: DecisionRequest) -> Decision | str:
+        """One decision (a listed Decision or its text form); raise BotFault on a fault."""
+
+    def end_game(self, game_id: str, result: dict[str, Any]) -> None:
+        """The game is over: ``result`` holds how, places, points, game_places, game_points,
+        finish_order, turns, forfeits, faults (dicts), seat, and events (the seat's
+        filtered events since its last request, JSON-ready ``event_dict`` form)."""
+
+    # Optional hooks, called only when a player defines them (looked up with getattr,
+    # so players without them need not change):
+    #
+    #   on_seating(bots: Sequence[str]) -> None
+    #       before start_game: the names of the game's players, by seat.
+    #   mark_log(text: str) -> None
+    #       before start_game: a line for the bot's own logs ("game g000012"), naming
+    #       the game as the referee's records do (the bot may be sent another id).
+    #   rejected(request_id: int, code: str, message: str, action: str,
+    #            substitute: str | None) -> None
+    #       after a fault on one of its requests: code is the fault kind (REJECT
+    #       codes of the protocol), action "substituted" or "forfeit", substitute the
+    #       decision played for the seat.  Not called for crashes.
+
+
+class InProcessPlayer:
+    """A built-in bot (``referee.bots``) behind the Player interface."""
+
+    def __init__(self, bot: Any, name: str | None = None) -> None:
+        self.bot = bot
+        self.name = name or bot.name
+
+    def start_game(self, game_id: str, seat: int, config: GameConfig, seed: int) -> None:
+        self.bot.new_game(seed * 7919 + seat)
+
+    def decide(self, request: DecisionRequest) -> Decision | str:
+        observe = getattr(self.bot, "observe", None)
+        if observe is not None:
+            observe(request.events)  # the seat's events since its last request
+        result: Decision | str = self.bot.decide(request.observation, request.legal)
+        return result
+
+    def end_game(self, game_id: str, result: dict[str, Any]) -> None:
+        pass
+
+
+@dataclass
+class Fault:
+    seat: int
+    bot: str
+    kind: str
+    detail: str
+    turn: int
+    action: str  # "substituted", "forfeit"
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+    def __str__(self) -> str:
+        return (f"{self.bot} (seat {self.seat}) turn {self.turn}: {self.kind}: {self.detail} "
+                f"[{self.action}]")
+
+
+@dataclass
+class GameRecord:
+    """Everything needed to re-run a game exactly, with this project or any other
+    implementation of the rules: configuration, deck order, first player, who sat
+    where, every decision, every event, the result, faults and timings."""
+
+    game_id: str
+    config: GameConfig
+    seed: int
+    deck: list[str]
+    first_player: int
+    bots: list[str]
+    decisions: list[dict[str, Any]] = field(default_factory=list)
+    events: list[str] = field(default_factory=list)
+    faults: list[Fault] = field(default_factory=list)
+    forfeits: list[int] = field(default_factory=list)
+    result: dict[str, Any] = field(default_factory=dict)
+    wall_time: float = 0.0
+    #: The id the bots were given, where it is not ``game_id`` (tournaments).
+    bot_game_id: str | None = None
+    #: The sandbox the external bots ran in, and its limits (``Sandbox.describe``).
+    sandbox: dict[str, Any] | None = None
+    #: A tournament's game: the tournament's seed (a drawn one is kept here too, so
+    #: that the records alone can rebuild the tournament: ``tournament verify``).
+    tournament_seed: int | None = None
+
+    @property
+    def places(self) -> list[int]:
+        return list(self.result["places"])
+
+    @property
+    def points(self) -> list[int]:
+        return list(self.result["points"])
+
+    def to_lines(self) -> list[str]:
+        """JSON lines: a header, then each decision and event in order, then the result."""
+        head = {
+            "type": "game",
+            "format": "updown-record/1",
+            "game_id": self.game_id,
+            "config": self.config.to_dict(),
+            "seed": self.seed,
+            "deck": self.deck,
+            "first_player": self.first_player,
+            "bots": self.bots,
+        }
+        if self.bot_game_id is not None:
+            head["bot_game_id"] = self.bot_game_id
+        if self.sandbox is not None:
+            head["sandbox"] = self.sandbox
+        if self.tournament_seed is not None:
+            head["tournament_seed"] = self.tournament_seed
+        # orjson: a record has hundreds of lines, and tournaments write one per game.
+        dumps = _dumps
+        lines = [dumps(head)]
+        lines += [dumps({"type": "decision", **d}) for d in self.decisions]
+        lines += [dumps({"type": "event", "event": e}) for e in self.events]
+        lines += [dumps({"type": "fault", **f.to_dict()}) for f in self.faults]
+        lines.append(dumps({"type": "result", **self.result, "forfeits": self.forfeits,
+                                 "wall_time": round(self.wall_time, 6)}))
+        return lines
+
+    def write(self, path: str) -> None:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write("\n".join(self.to_lines()) + "\n")
+
+
+#: What a seat is told of another seat's fault in place of its detail: a detail can
+#: name that seat's hidden cards ("legal now: play hand 3x1, ..." is its hand).
+OTHERS_FAULT_DETAIL = "another seat's fault: only its kind and turn are told"
+
+
+def faults_for(faults: Sequence[Fault], seat: int) -> list[dict[str, Any]]:
+    """The game's faults as ``seat`` may know them (``game_over``): its own in full,
+    the other seats' by kind, turn and action only."""
+    out = []
+    for f in faults:
+        d = f.to_dict()
+        if f.seat != seat:
+            d["detail"] = OTHERS_FAULT_DETAIL
+        out.append(d)
+    return out
+
+
+def final_places(engine_places: Sequence[int], forfeits: Sequence[int]) -> list[int]:
+    """Places after forfeits: forfeited seats last (the earlier forfeit lower), the
+    others in the game's order with its ties kept (competition ranking)."""
+    n = len(engine_places)
+    rest = [s for s in range(n) if s not in forfeits]
+    ranks = competition_ranks([engine_places[s] for s in rest])
+    out = [0] * n
+    for s, r in zip(rest, ranks, strict=True):
+        out[s] = r
+    for i, s in enumerate(reversed(forfeits)):
+        out[s] = len(rest) + 1 + i
+    return out
+
+
+def final_points(engine_points: Sequence[int], forfeits: Sequence[int]) -> list[int]:
+    """Penalty points after forfeits, to agree with ``final_places``: a forfeited seat
+    scores one more than the highest score of the game (its own included), and one
+    more again for each forfeit placed above it -- whatever the referee's substitute
+    decisions made of its cards.  Otherwise a seat that forfeited could finish its
+    cards on those decisions, hold 0 points, and win a match scored in points."""
+    out = list(engine_points)
+    if forfeits:
+        top = max(engine_points)
+        for i, s in enumerate(reversed(forfeits)):  # the latest forfeit ranks highest
+            out[s] = top + 1 + i
+    return out
+
+
+def _stop_reason(game: Game, forfeited: Sequence[int], elapsed: float,
+                 game_time: float | None) -> str:
+    """Why the game must be stopped before its next decision (RULES §5.4), or "":
+    ``forfeits`` when at most one seat still playing has not forfeited (the places
+    can no longer change: forfeits are last whatever the cards do), ``time_limit``
+    when the game has run over its wall-clock limit."""
+    if forfeited:
+        place = game.place
+        playing = sum(1 for s in range(game.n) if place[s] is None and s not in forfeited)
+        if playing <= 1:
+            return "forfeits"
+    if game_time is not None and elapsed > game_time:
+        return "time_limit"
+    return ""
+
+
+def run_game(
+    config: GameConfig,
+    seed: int,
+    players: Sequence[Player],
+    *,
+    game_id: str = "game",
+    bot_game_id: str | None = None,
+    deck: Sequence[int] | None = None,
+    first_player: int | None = None,
+    time_control: TimeControl | None = None,
+    policy: FaultPolicy | None = None,
+    on_event: Callable[[str, Any], None] | None = None,
+    clock: Callable[[], float] = time.perf_counter,
+) -> GameRecord:
+    """Play one game; never raises because of a bot.  ``on_event(kind, payload)`` is
+    told of events ("event", text), faults ("fault", Fault) and decisions.
+    ``bot_game_id``: the id the players are given instead of ``game_id`` (a
+    tournament's, which must not tell a bot which games share a deal); the record
+    keeps both."""
+    sent_id = bot_game_id or game_id
+    if len(players) != config.players:
+        raise ValueError(f"{config.players} players are needed, {len(players)} were given")
+    tc = time_control or TimeControl()
+    policy = policy or FaultPolicy()
+    t0 = clock()
+    game = Game(config, seed, deck=deck, first_player=first_player)
+    record = GameRecord(
+        game_id=game_id,
+        config=config,
+        seed=seed,
+        deck=[card_text(c) for c in game.deck],
+        first_player=game.first_player,
+        bots=[p.name for p in players],
+        bot_game_id=bot_game_id,
+    )
+    n = config.players
+    strikes = [0] * n
+    forfeited: list[int] = []
+    bank = [tc.bank] * n
+    seen = [0] * n  # index of the first event a seat has not been sent yet
+    request_id = 0
+
+    def fault(seat: int, kind: str, detail: str, fatal: bool = False,
+              request: int | None = None, substitute: str | None = None) -> None:
+        strikes[seat] += 1
+        forfeit = seat not in forfeited and (
+            fatal or policy.mode == "forfeit" or strikes[seat] > policy.strike_limit
+        )
+        if forfeit:
+            forfeited.append(seat)
+        f = Fault(seat, players[seat].name, kind, detail, game.turn,
+                  "forfeit" if forfeit else "substituted")
+        record.faults.append(f)
+        if on_event:
+            on_event("fault", f)
+        tell = getattr(players[seat], "rejected", None)
+        if tell is not None and request is not None and kind != "crash":
+            # Telling is a courtesy: the fault is recorded already.
+            with contextlib.suppress(Exception):
+                tell(request, kind, detail, f.action, substitute)
+
+    names = [p.name for p in players]
+    for seat, p in enumerate(players):
+        try:
+            seating = getattr(p, "on_seating", None)
+            if seating is not None:
+                seating(names)
+            mark = getattr(p, "mark_log", None)
+            if mark is not None:
+                mark(f"game {game_id}, seat {seat}")
+            p.start_game(sent_id, seat, config, seed)
+        except BotFault as e:
+            fault(seat, e.kind, e.detail, fatal=True)
+        except REFEREE_BUGS:
+            raise  # ours, not the bot's: never recorded as its crash
+        except Exception as e:  # a bug in an in-process bot must not stop the game
+            fault(seat, "crash", f"start_game raised {type(e).__name__}: {e}", fatal=True)
+
+    # The loop runs once per decision: what it uses is bound to locals once.
+    emitted = 0
+    decisions = record.decisions
+    per_decision = tc.per_decision
+    legal_of = game.legal
+    apply = game.apply
+    observe = game.observation
+    game_time = tc.game
+    while not game.over:
+        if game.turn:  # set-up done: a stop before it would rank unplayed hands
+            stop = _stop_reason(game, forfeited, clock() - t0, game_time)
+            if stop:
+                game.stop(stop)
+                break
+        for seat in game.to_decide():
+            legal = legal_of(seat)
+            chosen: Decision | None = None
+            elapsed = 0.0
+            if seat not in forfeited:
+                request_id += 1
+                all_events = game.events
+                events = events_for(all_events[seen[seat]:], seat)
+                seen[seat] = len(all_events)
+                time_left = per_decision + bank[seat]
+                req = DecisionRequest(sent_id, request_id, seat, observe(seat), legal, events,
+                                      time_left)
+                start = clock()
+                try:
+                    answer = players[seat].decide(req)
+                    elapsed = clock() - start
+                    if elapsed > time_left:
+                        raise BotFault("timeout", f"{players[seat].name} took {elapsed:.3f}s "
+                                       f"to decide, {time_left:.3f}s allowed")
+                    chosen = apply(seat, answer)
+                except BotFault as e:
+                    elapsed = clock() - start
+                    fault(seat, e.kind, e.detail, e.fatal, request_id, legal[0].text)
+                except IllegalDecision as e:
+                    fault(seat, "illegal", str(e), False, request_id, legal[0].text)
+                except REFEREE_BUGS:
+                    raise  # ours, not the bot's: never recorded as its crash
+                except Exception as e:  # in-process bot bug
+                    elapsed = clock() - start
+                    fault(seat, "crash", f"raised {type(e).__name__}: {e}", fatal=True)
+                if elapsed > per_decision:
+                    bank[seat] = max(0.0, bank[seat] - (elapsed - per_decision))
+            if chosen is None:
+                # Substitute policy (and forfeited seats): the first legal decision.
+                chosen = apply(seat, legal[0])
+                decisions.append({"seat": seat, "decision": chosen.text,
+                                  "ms": round(elapsed * 1000, 3), "substituted": True})
+            else:
+                decisions.append({"seat": seat, "decision": chosen.text,
+                                  "ms": round(elapsed * 1000, 3)})
+            if on_event:
+                on_event("decision", (seat, chosen.text, elapsed))
+        if on_event:
+            for ev in game.events[emitted:]:
+                on_event("event", event_text(ev))
+            emitted = len(game.events)
+
+    if on_event and emitted < len(game.events):
+        for ev in game.events[emitted:]:
+            on_event("event", event_text(ev))
+        emitted = len(game.events)
+    result = game.result()
+    assert result is not None
+    places = final_places(result.places, forfeited)
+    record.events = [event_text(e) for e in game.events]
+    record.forfeits = list(forfeited)
+    record.result = {
+        "how": result.how,
+        "places": places,
+        "points": final_points(result.points, forfeited),
+        "game_places": list(result.places),
+        "game_points": list(result.points),
+        "finish_order": list(result.finish_order),
+        "turns": result.turns,
+    }
+    record.wall_time = clock() - t0
+    summary = {**record.result, "forfeits": list(forfeited)}
+    for seat, p in enumerate(players):
+        try:
+            p.end_game(sent_id, {**summary, "seat": seat,
+                                 "faults": faults_for(record.faults, seat), "events": [
+                event_dict(e) for e in game.events_for(seat, seen[seat])]})
+        except BotFault as e:
+            if seat not in forfeited:
+                record.faults.append(Fault(seat, p.name, e.kind, e.detail, game.turn, "recorded"))
+        except REFEREE_BUGS:
+            raise
+        except Exception as e:
+            record.faults.append(Fault(seat, p.name, "crash", f"end_game raised {e}", game.turn,
+                                       "recorded"))
+    return record
+
+
+def replay_check(record_lines: Sequence[str]) -> tuple[bool, str]:
+    """Re-run a record's decisions through the engine; (True, "") when every event is
+    reproduced, else (False, where it first differs)."""
+    from ..game.cards import parse_deck
+
+    rows = [json.loads(x) for x in record_lines if x.strip()]
+    head = rows[0]
+    config = GameConfig.from_dict(head["config"])
+    game = Game(config, head["seed"], deck=parse_deck(head["deck"]),
+                first_player=head["first_player"])
+    for row in rows:
+        if row["type"] == "decision":
+            try:
+                game.apply(row["seat"], row["decision"])
+            except IllegalDecision as e:
+                return False, f"decision {row['decision']!r} of seat {row['seat']} is illegal: {e}"
+    stop_if_stopped(game, next((r for r in rows if r["type"] == "result"), {}))
+    want = [r["event"] for r in rows if r["type"] == "event"]
+    got = [event_text(e) for e in game.events]
+    for i, (a, b) in enumerate(zip(want, got, strict=False)):
+        if a != b:
+            return False, f"event {i} differs: record says {a!r}, engine says {b!r}"
+    if len(want) != len(got):
+        return False, f"the record has {len(want)} events, the engine {len(got)}"
+    return True, ""
+
+
+def stop_if_stopped(game: Game, result: dict[str, Any]) -> None:
+    """A record whose game was stopped (RULES §5.4: ``forfeits``, ``time_limit``) is
+    re-run to the same end: stopped after its last decision."""
+    how = result.get("how")
+    if not game.over and how in Game.STOPS:
+        game.stop(str(how))
+
+
+_ = filter_event

@@ -1,0 +1,698 @@
+"""External bots as players: the protocol session driven over a transport, with timeouts.
+
+Owns ``ExternalPlayer`` -- the runner's ``Player`` for a bot in another process or on
+another machine -- and the ``stdio_player`` factory.  The three layers meet here and
+nowhere else: a transport moves messages (``referee.transport``), the session says
+what they mean (``referee.protocol``), and this module applies the time limits and
+turns every failure into a ``BotFault`` of the right kind with a message naming the
+bot, what it did and what was expected:
+
+=============================================  ==========  ======
+what happened                                  kind        fatal
+=============================================  ==========  ======
+no hello within the startup limit              timeout     yes
+cannot start / exits / closes its stdout       crash       yes
+no decision within ``time_left``               timeout     no
+a line over the size limit                     oversized   no
+not JSON, not an object, a field wrong         malformed   no
+a message it may not send now                  protocol    no
+an index outside the legal list                illegal     no
+stops reading its stdin (a write times out)    timeout     yes
+=============================================  ==========  ======
+
+A decision given as text is returned as text: the runner checks it through the
+engine, and an illegal one comes back to us through ``rejected``.  A bot that
+crashed is started again for its next game.
+
+Transcript: ``on_message(direction, bot_name, payload, timestamp)`` with direction
+``send``/``recv`` (payload: the message dict), ``stderr`` (a line of text; called
+from the stderr reader thread) or ``note`` (text: latencies, ignored replies,
+restarts, how the bot ended).  ``timestamp`` is ``time.time()``.
+
+Must not import: the CLI, the tournament layer.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import operator
+import os
+import sys
+import time
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .. import __version__
+from ..game import Decision, GameConfig
+from ..game.events import event_dict
+from ..game.explain import legal_now
+from ..play.runner import BotFault, DecisionRequest, TimeControl, run_game
+from ..protocol import (
+    MAX_MESSAGE_BYTES,
+    BotProtocolError,
+    BotSession,
+    DecisionReply,
+    Hello,
+    IgnoredReply,
+    UnsupportedVersion,
+)
+from ..transport.base import (
+    MalformedMessage,
+    MessageTooLarge,
+    Transport,
+    TransportClosed,
+    TransportError,
+    TransportTimeout,
+)
+from ..transport.stdio import StdioTransport
+from ..transport.zmq.listener import RemoteListener
+from .launcher import launch_zmq_bot
+from .process import DEFAULT_MEMORY_MB, DEFAULT_STDERR_CAP, BotProcess, BotStartError, start_bot
+from .sandbox import Sandbox
+
+TranscriptHook = Callable[[str, str, Any, float], None]
+
+REFEREE_NAME = f"updown-referee {__version__}"
+
+# The JSON-ready form of each (filtered) event, shared by every seat and game that
+# sees the same event: most events are public, so each is converted once, not once
+# per seat.  The dicts are only ever serialised: never modify one.
+_EVENT_DICTS: dict[tuple[Any, ...], dict[str, Any]] = {}
+
+
+def _event_dicts(events: Sequence[tuple[Any, ...]]) -> list[dict[str, Any]]:
+    cache = _EVENT_DICTS
+    if len(cache) > 50_000:
+        cache.clear()
+    try:
+        out: list[Any] = list(map(cache.get, events))
+    except TypeError:  # an event holding a list: not hashable, convert it each time
+        return [event_dict(e) for e in events]
+    if None in out:
+        for i, e in enumerate(events):
+            if out[i] is None:
+                out[i] = cache[e] = event_dict(e)
+    return out
+
+
+_decision_texts = operator.attrgetter("text")
+
+#: How many replies the referee discards while one request is pending that it tells
+#: the bot about (``rejected``, code ``unknown_id``); any more are discarded silently.
+#: A bot flooding stdout with stale replies is usually not reading its stdin: answering
+#: each one would fill that pipe and block the referee (PROTOCOL.md, Request ids).
+MAX_IGNORED_TOLD = 5
+
+#: How long a bot that was sent ``error`` may take to read it and exit by itself
+#: before it is ended: ended at once, it would usually be gone before reading the line
+#: (PROTOCOL.md, ``error``).  It returns as soon as the bot exits.
+ERROR_GRACE = 0.5
+
+
+@dataclass
+class Connection:
+    """A live link to a bot: its transport, and its process when we started it
+    (``None`` for a remote bot that connected to us)."""
+
+    transport: Transport
+    process: BotProcess | None = None
+
+    def describe_loss(self, ran: bool = False) -> str:
+        """How the bot was lost; ``ran``: it had said hello (``describe_exit``)."""
+        if self.process is None:
+            return "the connection was lost"
+        how = self.process.exit_description(wait=0.5, ran=ran)
+        return "the bot process " + ("was " + how if how.startswith("killed") else how)
+
+    def close(self, grace: float) -> None:
+        try:
+            if self.process is not None:
+                self.process.end(grace)
+        finally:
+            self.transport.close()
+
+
+Launcher = Callable[[], Connection]
+
+
+class ExternalPlayer:
+    """A bot behind a transport, for ``run_game``.  ``launch`` starts the bot (or
+    accepts its connection) and returns the Connection; it is called for the first
+    game and again after a crash.  Call ``close`` (or use ``with``) when the session
+    is over: it says bye and ends the bot's process tree."""
+
+    def __init__(
+        self,
+        name: str,
+        launch: Launcher,
+        *,
+        time_control: TimeControl | None = None,
+        max_message_bytes: int = MAX_MESSAGE_BYTES,
+        on_message: TranscriptHook | None = None,
+        bye_grace: float = 1.0,
+        kill_grace: float = 0.5,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.name = name
+        self.launch = launch
+        self.time_control = time_control or TimeControl()
+        self.max_message_bytes = max_message_bytes
+        self.on_message = on_message
+        self.bye_grace = bye_grace
+        self.kill_grace = kill_grace
+        self.clock = clock
+        self.conn: Connection | None = None
+        self.session: BotSession | None = None
+        self.hello: Hello | None = None
+        self.dead = False  # the current connection is unusable (crash, lost, stuck)
+        self.starts = 0  # how many times the bot was launched
+        self._bots: list[str] = []
+        self._ids: dict[int, int] = {}  # runner request id -> session request id
+        #: Why the bot was ended where no fault could be raised (while being told of a
+        #: fault): raised by the next ``decide`` instead of a bare "not running".
+        self._unreported: BotFault | None = None
+        self._legal: Sequence[Decision] = ()
+        # Why the bot's process is to be started afresh before its next game, if it is.
+        self._restart: str | None = None
+        self._log_label: str | None = None  # for the next game's line in its stderr log
+        self._error_sent = False  # 'error' sent during the handshake
+
+    # -- transcript ------------------------------------------------------------------
+
+    def _tell(self, direction: str, payload: Any) -> None:
+        """Call the transcript hook.  A hook that fails is a bug on our side, not the
+        bot's: it is switched off with a warning, and the game goes on."""
+        hook = self.on_message
+        if hook is None:
+            return
+        try:
+            hook(direction, self.name, payload, time.time())
+        except Exception as e:
+            self.on_message = None
+            warnings.warn(f"the transcript hook of {self.name} failed and is switched off: "
+                          f"{type(e).__name__}: {e}", RuntimeWarning, stacklevel=2)
+
+    def _note(self, text: str) -> None:
+        if self.on_message is not None:
+            self._tell("note", text)
+
+    def _send(self, msg: dict[str, Any]) -> None:
+        assert self.conn is not None
+        if self.on_message is not None:
+            self._tell("send", msg)
+        self.conn.transport.send(msg)
+
+    def _recv(self, timeout: float) -> dict[str, Any]:
+        assert self.conn is not None
+        msg = self.conn.transport.recv(timeout)
+        if self.on_message is not None:
+            self._tell("recv", msg)
+        return msg
+
+    def _lost(self, verb: str, when: str, cause: TransportError | None = None) -> BotFault:
+        """The bot is gone: a fatal crash fault saying how it ended ("NAME ``verb``
+        ``when``: the bot process exited with code 3").  What is left of it (children
+        holding its pipes) is ended now, not at ``close``.  A bot whose process still
+        runs closed a pipe (``cause`` says which): that is what the fault says."""
+        self.dead = True
+        conn = self.conn
+        how = conn.describe_loss(ran=self.session is not None) if conn is not None else \
+            "no connection"
+        if conn is not None and conn.process is not None and cause is not None and \
+                conn.process.returncode is None:
+            detail = (f"{self.name}: {cause} {when}; its process was still running, and "
+                      f"is ended")
+        else:
+            detail = f"{self.name} {verb} {when}: {how}"
+        self._note(f"lost: {detail}")
+        self._end_connection()
+        return BotFault("crash", detail, fatal=True)
+
+    def _stuck(self, e: TransportTimeout) -> BotFault:
+        """The bot stopped reading: it is ended (and started again for its next game)."""
+        self.dead = True
+        self._note(f"stuck: {e}")
+        self._end_connection()
+        return BotFault("timeout", f"{self.name} {e}", fatal=True)
+
+    # -- the session -----------------------------------------------------------------
+
+    def _end_connection(self) -> None:
+        if self.conn is not None:
+            conn, self.conn = self.conn, None
+            conn.close(self.kill_grace)
+
+    def connect(self) -> None:
+        """Start the bot and shake hands within the startup limit.  Raises a fatal
+        BotFault (the bot is ended) when that fails."""
+        self._end_connection()
+        self.dead = False
+        self.session = None
+        self._unreported = None
+        self.starts += 1
+        self._error_sent = False
+        tc = self.time_control
+        if self.starts > 1:
+            self._note(f"restarting (start {self.starts})")
+        t0 = self.clock()
+        try:
+            self.conn = self.launch()
+        except BotStartError as e:
+            self.dead = True
+            what = "did not connect" if e.remote else "cannot be started"
+            raise BotFault("crash", f"{self.name} {what}: {e}", fatal=True) from None
+        session = BotSession(
+            referee=REFEREE_NAME,
+            time={"startup": tc.startup, "per_decision": tc.per_decision, "bank": tc.bank},
+            max_message_bytes=self.max_message_bytes)
+        try:
+            try:
+                msg = self._recv(max(0.0, tc.startup - (self.clock() - t0)))
+                hello = session.receive(msg)
+                assert isinstance(hello, Hello)
+            except TransportTimeout as e:
+                why = str(e).partition("s (")[2]
+                raise BotFault("timeout", f"{self.name} sent no hello within the startup limit "
+                               f"of {tc.startup:.3f}s" + (f" ({why}" if why else "")
+                               + self._silence_hint(),
+                               fatal=True) from None
+            except TransportClosed as e:
+                raise self._lost("ended", "before its hello", e) from None
+            except UnsupportedVersion as e:
+                self._try_send(e.reply)
+                self._error_sent = True
+                raise BotFault("protocol", f"{self.name}: {e}", fatal=True) from None
+            except (MalformedMessage, MessageTooLarge, BotProtocolError) as e:
+                # The transport's errors name what arrived ("a line that is not JSON
+                # ..."); the protocol's say what was wrong with it.
+                got = f": {e}" if isinstance(e, BotProtocolError) else f", received {e}"
+                self._try_send(session.error("protocol", f"expected a hello{got}"))
+                self._error_sent = True
+                kind = "oversized" if isinstance(e, MessageTooLarge) else (
+                    e.kind if isinstance(e, BotProtocolError) else "malformed")
+                raise BotFault(kind, f"{self.name} did not say hello properly: {e} "
+                               f"(expected {{\"type\":\"hello\",\"protocol\":[1],"
+                               f"\"name\":...}})", fatal=True) from None
+            self.hello = hello
+            self.session = session
+            try:
+                self._send(session.welcome())
+            except TransportTimeout as e:
+                raise self._stuck(e) from None
+            except TransportClosed as e:
+                raise self._lost("ended", "after its hello", e) from None
+            self._note(f"hello: {hello.name} {hello.version or ''} protocol {session.version}, "
+                       f"after {self.clock() - t0:.3f}s")
+        except BotFault:
+            self.dead = True
+            if self._error_sent and self.conn is not None and self.conn.process is not None:
+                # Give it a moment to read the 'error' line (and exit by itself).
+                self.conn.process.wait(ERROR_GRACE)
+            self._end_connection()
+            raise
+
+    def _silence_hint(self) -> str:
+        """Why a bot may seem silent: over stdio, output that never left its buffer."""
+        transport = self.conn.transport if self.conn is not None else None
+        got = getattr(transport, "received_bytes", None)
+        if got is None:
+            got = getattr(getattr(transport, "inner", None), "received_bytes", None)
+        if got == 0:
+            return ("; nothing at all arrived on its stdout: is stdout flushed? most "
+                    "languages buffer a pipe (Python: print(..., flush=True); C: fflush; "
+                    "Perl: $| = 1; Java: System.out.flush())")
+        if got:
+            return f"; {got} bytes arrived, but no complete line: end each message with a newline"
+        return ""
+
+    def _try_send(self, msg: dict[str, Any]) -> None:
+        with contextlib.suppress(TransportError):
+            self._send(msg)
+
+    # -- Player ----------------------------------------------------------------------
+
+    def on_seating(self, bots: Sequence[str]) -> None:
+        """Optional Player hook: the names of the game's bots by seat."""
+        self._bots = list(bots)
+
+    def mark_log(self, text: str) -> None:
+        """Optional Player hook: the line that marks the next game in the bot's
+        stderr log (written once the bot is running)."""
+        self._log_label = text
+
+    def start_game(self, game_id: str, seat: int, config: GameConfig, seed: int) -> None:
+        if self._restart is not None and not self.dead and self.conn is not None:
+            self._note(f"ending the bot to start it afresh: {self._restart}")
+            self._end_connection()
+        self._restart = None
+        if self.conn is None or self.dead or self.session is None:
+            self.connect()
+        assert self.session is not None
+        if self.conn is not None and self.conn.process is not None:
+            label, self._log_label = self._log_label, None
+            self.conn.process.stderr.mark(label or f"game {game_id}, seat {seat}")
+        self._ids.clear()
+        bots = self._bots if len(self._bots) == config.players else [
+            self.name if s == seat else f"seat{s}" for s in range(config.players)]
+        try:
+            self._send(self.session.new_game(game_id, seat, config.to_dict(), bots))
+        except TransportTimeout as e:
+            raise self._stuck(e) from None
+        except TransportClosed as e:
+            raise self._lost("was gone", "at the start of the game", e) from None
+
+    def decide(self, request: DecisionRequest) -> Decision | str:
+        session = self.session
+        conn = self.conn
+        if self.dead or session is None or conn is None:
+            fault, self._unreported = self._unreported, None
+            raise fault or BotFault("crash", f"{self.name} is not running", fatal=True)
+        legal = request.legal
+        self._legal = legal
+        transport = conn.transport
+        msg = session.request(request.seat, request.observation,
+                              list(map(_decision_texts, legal)),
+                              _event_dicts(request.events), request.time_left)
+        rid = msg["id"]
+        self._ids[request.request_id] = rid
+        start = self.clock()
+        deadline = start + request.time_left
+        try:
+            if self.on_message is None:
+                transport.send(msg)
+            else:
+                self._send(msg)
+        except TransportTimeout as e:
+            raise self._stuck(e) from None
+        except TransportClosed as e:
+            raise self._lost("was gone", f"when asked request {rid}", e) from None
+        told = 0  # replies discarded and told of (MAX_IGNORED_TOLD)
+        while True:
+            try:
+                timeout = deadline - self.clock()
+                if self.on_message is None:
+                    reply = transport.recv(timeout if timeout > 0.0 else 0.0)
+                else:
+                    reply = self._recv(timeout if timeout > 0.0 else 0.0)
+                d = session.take_decision(reply)  # the common case, without a record
+                if d is None:
+                    event = session.receive(reply)
+            except TransportTimeout:
+                session.abandon()
+                raise BotFault("timeout", f"{self.name} sent no decision for request {rid} "
+                               f"within {request.time_left:.3f}s") from None
+            except TransportClosed as e:
+                raise self._lost("ended", f"while deciding request {rid}", e) from None
+            except MessageTooLarge as e:
+                session.abandon()
+                raise BotFault("oversized", f"{self.name} replied to request {rid} with {e}"
+                               ) from None
+            except MalformedMessage as e:
+                session.abandon()
+                raise BotFault("malformed", f"{self.name} replied to request {rid} with {e}"
+                               ) from None
+            except BotProtocolError as e:
+                session.abandon()
+                raise BotFault(e.kind, f"{self.name} replied to request {rid}: {e}") from None
+            if d is None:
+                if isinstance(event, IgnoredReply):
+                    self._note(f"ignored: {event.reason}")
+                    if told < MAX_IGNORED_TOLD:
+                        told += 1
+                        try:
+                            self._send(event.reply)
+                        except TransportTimeout as e:
+                            raise self._stuck(e) from None
+                        except TransportClosed:
+                            pass  # seen when its reply is read, or the next message sent
+                    # Replies that are not the awaited one do not extend the wait: the
+                    # deadline holds even while they keep coming.
+                    if self.clock() >= deadline:
+                        session.abandon()
+                        raise BotFault("timeout", f"{self.name} sent no decision for request "
+                                       f"{rid} within {request.time_left:.3f}s (only replies "
+                                       f"to other requests)") from None
+                    continue
+                assert isinstance(event, DecisionReply)
+                d = event.decision
+            if self.on_message is not None:
+                self._note(f"latency request {rid}: {(self.clock() - start) * 1000:.3f} ms")
+            if isinstance(d, int):
+                if 0 <= d < len(legal):
+                    return legal[d]
+                raise BotFault("illegal", f"{self.name} chose index {d} for request {rid}, but "
+                               f"the legal list has indices 0 to {len(legal) - 1}; "
+                               f"{legal_now(legal)}")
+            return d
+
+    def rejected(self, request_id: int, code: str, message: str, action: str,
+                 substitute: str | None) -> None:
+        """Optional Player hook: tell the bot its reply to ``request_id`` (the
+        runner's id) was rejected or a fault recorded."""
+        if (code == "timeout" and action == "forfeit" and self.conn is not None
+                and self.conn.process is not None):
+            # A bot that forfeits by running out of time is likely stuck (an endless
+            # loop, a deadlock): kept as it is, it would spend its whole time in each
+            # of its next games.  Ours to start, it is started afresh for the next one.
+            self._restart = "it forfeited its last game by running out of time"
+        rid = self._ids.get(request_id)
+        if rid is None or self.dead or self.session is None or self.conn is None:
+            return
+        try:
+            self._send(self.session.rejected(rid, code, message, action, substitute))
+        except TransportTimeout as e:
+            self._unreported = self._stuck(e)
+        except TransportError as e:
+            self._unreported = self._lost("was gone", "when told of a fault", e)
+
+    def end_game(self, game_id: str, result: dict[str, Any]) -> None:
+        if self.conn is not None and self.conn.process is not None:
+            self.conn.process.remember_tree(min_interval=1.0)  # at most 1 /proc scan a second
+        if self.dead or self.session is None or self.conn is None:
+            return
+        msg = self.session.game_over(
+            how=result["how"], places=result["places"], points=result["points"],
+            forfeits=result.get("forfeits", []), faults=result.get("faults", []),
+            events=result.get("events", []))
+        try:
+            self._send(msg)
+        except TransportTimeout as e:
+            raise self._stuck(e) from None
+        except TransportClosed as e:
+            raise self._lost("was gone", "at the end of the game", e) from None
+
+    # -- ending ----------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Say bye, give the bot ``bye_grace`` seconds to exit, then end its tree."""
+        if self.conn is None:
+            return
+        if not self.dead and self.session is not None:
+            proc = self.conn.process
+            if proc is not None:
+                proc.remember_tree()
+            self._try_send(self.session.bye())
+            if proc is not None:
+                rc = proc.wait(self.bye_grace)
+                self._note("exited after bye" if rc == 0 else
+                           f"after bye: {proc.exit_description(ran=True)}")
+        self._end_connection()
+
+    def __enter__(self) -> ExternalPlayer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def launch_bot(
+    command: Sequence[str],
+    *,
+    transport: str = "stdio",
+    name: str = "bot",
+    cwd: str | None = None,
+    env: Mapping[str, str] | None = None,
+    sandbox: Sandbox | None = None,
+    memory_mb: int | None = DEFAULT_MEMORY_MB,
+    stderr_path: str | None = None,
+    stdout_path: str | None = None,
+    stderr_cap: int = DEFAULT_STDERR_CAP,
+    on_stderr: Callable[[str], None] | None = None,
+    max_message_bytes: int = MAX_MESSAGE_BYTES,
+    write_timeout: float = 2.0,
+    zmq_transport: str = "ipc",
+) -> Connection:
+    """The one way the referee starts a bot (``referee play``, ``check-bot`` and
+    tournaments, stdio and ZeroMQ alike): the process (``referee.players.process.start_bot``,
+    inside ``sandbox`` when it is active) and the transport to it.  ``env``: the
+    bot's own variables; the protocol's are added here.  Raises BotStartError."""
+    if transport == "zmq":
+        bot = launch_zmq_bot(command, name=name, cwd=cwd, env=env or {},
+                             transport=zmq_transport, max_message_bytes=max_message_bytes,
+                             memory_mb=memory_mb, stderr_path=stderr_path,
+                             stderr_cap=stderr_cap, on_stderr=on_stderr,
+                             stdout_path=stdout_path, sandbox=sandbox)
+        return Connection(bot.transport, bot.process)
+    if transport != "stdio":
+        raise ValueError(f"transport must be 'stdio' or 'zmq', not {transport!r}")
+    proc = start_bot(command, cwd=cwd, env={**(env or {}), "UPDOWN_TRANSPORT": "stdio"},
+                     memory_mb=memory_mb, stderr_path=stderr_path, stderr_cap=stderr_cap,
+                     on_stderr=on_stderr, sandbox=sandbox)
+    return Connection(StdioTransport(proc.stdin_fd, proc.stdout_fd, exit_fd=proc.exit_fd,
+                                     max_message_bytes=max_message_bytes,
+                                     write_timeout=write_timeout), proc)
+
+
+def _log_paths(log_dir: str | None, name: str, transport: str) -> tuple[str | None, str | None]:
+    if log_dir is None:
+        return None, None
+    os.makedirs(log_dir, exist_ok=True)
+    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
+    return (os.path.join(log_dir, f"{safe}.stderr.log"),
+            os.path.join(log_dir, f"{safe}.stdout.log") if transport == "zmq" else None)
+
+
+def external_player(
+    name: str,
+    command: Sequence[str],
+    cwd: str | None = None,
+    env: Mapping[str, str] | None = None,
+    time_control: TimeControl | None = None,
+    memory_mb: int | None = DEFAULT_MEMORY_MB,
+    log_dir: str | None = None,
+    *,
+    transport: str = "stdio",
+    max_message_bytes: int = MAX_MESSAGE_BYTES,
+    stderr_cap: int = DEFAULT_STDERR_CAP,
+    on_message: TranscriptHook | None = None,
+    bye_grace: float = 1.0,
+    kill_grace: float = 0.5,
+    write_timeout: float | None = None,
+    sandbox: Sandbox | None = None,
+    zmq_transport: str = "ipc",
+    log_name: str | None = None,
+) -> ExternalPlayer:
+    """A bot started as ``command`` (``launch_bot``: in ``sandbox`` when it is
+    active) speaking JSON lines on its stdin/stdout (``transport="stdio"``) or
+    msgpack over ZeroMQ (``"zmq"``, on ``zmq_transport`` ipc or tcp loopback).
+    ``env`` is the bot's own variables; its stderr goes to
+    ``log_dir/<name>.stderr.log`` (capped at ``stderr_cap`` bytes per file, across
+    restarts, with a line marking each start and game), a ZeroMQ bot's stdout to
+    ``<name>.stdout.log``.  A stdio bot that does not read a message within
+    ``write_timeout`` seconds (default: the per-decision limit, at least 2 s) is
+    ended as stuck."""
+    tc = time_control or TimeControl()
+    stderr_path, stdout_path = _log_paths(log_dir, log_name or name, transport)
+    player: ExternalPlayer
+
+    def on_stderr(line: str) -> None:
+        if player.on_message is not None:
+            player.on_message("stderr", name, line, time.time())
+
+    def launch() -> Connection:
+        return launch_bot(command, transport=transport, name=name, cwd=cwd, env=env,
+                          sandbox=sandbox, memory_mb=memory_mb, stderr_path=stderr_path,
+                          stdout_path=stdout_path, stderr_cap=stderr_cap, on_stderr=on_stderr,
+                          max_message_bytes=max_message_bytes, zmq_transport=zmq_transport,
+                          write_timeout=write_timeout if write_timeout is not None
+                          else max(2.0, tc.per_decision))
+
+    player = ExternalPlayer(name, launch, time_control=tc, max_message_bytes=max_message_bytes,
+                          on_message=on_message, bye_grace=bye_grace, kill_grace=kill_grace)
+    return player
+
+
+def stdio_player(name: str, command: Sequence[str], cwd: str | None = None,
+                 env: Mapping[str, str] | None = None,
+                 time_control: TimeControl | None = None,
+                 memory_mb: int | None = DEFAULT_MEMORY_MB, log_dir: str | None = None,
+                 **options: Any) -> ExternalPlayer:
+    """``external_player`` over stdio (JSON lines)."""
+    return external_player(name, command, cwd, env, time_control, memory_mb, log_dir,
+                           transport="stdio", **options)
+
+
+# --- ZeroMQ players -----------------------------------------------------------------------------
+
+
+def zmq_player(
+    name: str,
+    command: Sequence[str],
+    cwd: str | None = None,
+    env: Mapping[str, str] | None = None,
+    time_control: TimeControl | None = None,
+    memory_mb: int | None = DEFAULT_MEMORY_MB,
+    log_dir: str | None = None,
+    *,
+    transport: str = "ipc",
+    **options: Any,
+) -> ExternalPlayer:
+    """A bot started as ``command`` speaking msgpack over ZeroMQ, as a runner
+    ``Player``: ``referee.players.external.external_player`` with ``transport="zmq"`` (the same
+    launcher and sandbox as stdio bots); ``transport`` here is ``ipc`` or ``tcp``
+    (loopback)."""
+    return external_player(name, command, cwd, env, time_control, memory_mb, log_dir,
+                           transport="zmq", zmq_transport=transport, **options)
+
+
+def remote_player(
+    name: str,
+    listener: RemoteListener,
+    *,
+    wait: float = 300.0,
+    time_control: TimeControl | None = None,
+    on_message: TranscriptHook | None = None,
+    bye_grace: float = 1.0,
+) -> ExternalPlayer:
+    """A bot started by its author elsewhere, admitted by ``listener`` with its own
+    CURVE key, as a runner ``Player``.  Each (re)connection waits up to ``wait``
+    seconds for the bot to connect and say hello; the startup limit then applies to
+    nothing more.  After a lost connection the bot must connect again (a new
+    DEALER, a new hello) for its next game."""
+    def launch() -> Connection:
+        _, transport = listener.accept(wait, name)
+        return Connection(transport, None)
+
+    return ExternalPlayer(name, launch, time_control=time_control,
+                        max_message_bytes=listener.max_message_bytes, on_message=on_message,
+                        bye_grace=bye_grace)
+
+
+@dataclass(frozen=True)
+class BenchResult:
+    games: int
+    decisions: int
+    seconds: float  # wall time of the games, bot start-up excluded
+
+    @property
+    def decisions_per_second(self) -> float:
+        return self.decisions / self.seconds if self.seconds > 0 else 0.0
+
+
+def bench_game_zmq(n_games: int, *, players: int = 2, seed: int = 1,
+                   transport: str = "ipc") -> BenchResult:
+    """Play ``n_games`` games between ``players`` trivial launched ZeroMQ bots
+    (``python -m referee.transport.zmq.transport``; each bot started once and kept across the
+    games) and time them.  For ``bench/protocol.py``, beside the stdio figure."""
+    command = [sys.executable, "-m", "referee.transport.zmq.transport"]
+    tc = TimeControl(startup=30.0, per_decision=10.0, bank=0.0)
+    seats = [zmq_player(f"zmq{i}", command, time_control=tc, transport=transport,
+                        memory_mb=None) for i in range(players)]
+    try:
+        config = GameConfig(players=players)
+        for p in seats:  # start-up and handshake outside the timing
+            p.connect()
+        decisions = 0
+        t0 = time.perf_counter()
+        for g in range(n_games):
+            record = run_game(config, seed + g, seats, game_id=f"bench-{g}",
+                              time_control=tc)
+            if record.faults:
+                raise RuntimeError(f"bench game {g}: {record.faults[0]}")
+            decisions += len(record.decisions)
+        return BenchResult(n_games, decisions, time.perf_counter() - t0)
+    finally:
+        for p in seats:
+            p.close()

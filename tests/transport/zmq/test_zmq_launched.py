@@ -1,0 +1,243 @@
+"""Launched ZeroMQ bots: real sockets, real subprocesses (tests/transport/zmq/zmq_bot.py).
+
+The transport alone (handshake, decisions, faults as transport errors), then whole
+games through ``zmq_player`` and ``run_game`` (faults as the runner records them),
+and the clean-up: no process, socket file or directory left behind.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import msgpack
+import pytest
+from referee.players.launcher import LaunchedZmqBot, bot_env, launch_zmq_bot
+from referee.transport.zmq.codec import decode_frame
+
+from referee.bots import make_bot
+from referee.game import GameConfig
+from referee.play.runner import FaultPolicy, InProcessPlayer, TimeControl, run_game
+from referee.players.external import bench_game_zmq, zmq_player
+from referee.players.process import live_bots
+from referee.transport.base import (
+    MalformedMessage,
+    MessageTooLarge,
+    TransportClosed,
+    TransportTimeout,
+)
+
+pytestmark = pytest.mark.slow
+
+BOT = [sys.executable, str(Path(__file__).with_name("zmq_bot.py"))]
+TC = TimeControl(startup=20.0, per_decision=20.0, bank=0.0)  # generous: 2 shared cores
+
+
+@pytest.fixture
+def launched() -> Iterator[list[LaunchedZmqBot]]:
+    bots: list[LaunchedZmqBot] = []
+    yield bots
+    for b in bots:
+        b.close()
+    assert not live_bots()
+
+
+def launch(bots: list[LaunchedZmqBot], *args: str, transport: str = "ipc",
+           max_message_bytes: int = 1 << 20) -> LaunchedZmqBot:
+    b = launch_zmq_bot([*BOT, *args], transport=transport, memory_mb=None,
+                       max_message_bytes=max_message_bytes)
+    bots.append(b)
+    return b
+
+
+# --- the codec, no sockets ---------------------------------------------------------------
+
+
+def test_decode_frame() -> None:
+    msg = {"type": "decision", "id": 3, "decision": "play C3"}
+    assert decode_frame([msgpack.packb(msg)], 100) == msg
+    # Each error is a noun phrase completing "the bot replied with ...".
+    with pytest.raises(MalformedMessage, match="^a frame that is not a msgpack value"):
+        decode_frame([b"\xc1"], 100)
+    with pytest.raises(MalformedMessage, match="^a frame that is not a msgpack value"):
+        decode_frame([msgpack.packb(1) + b"extra"], 100)
+    with pytest.raises(MalformedMessage, match=r"^a msgpack array, where a message must be one "
+                                               r"msgpack map: \[1,2\]$"):
+        decode_frame([msgpack.packb([1, 2])], 100)
+    with pytest.raises(MalformedMessage, match="^msgpack nil, where a message must be one "
+                                               "msgpack map: null$"):
+        decode_frame([msgpack.packb(None)], 100)
+    with pytest.raises(MalformedMessage, match="^a message of 2 frames, where a message must "
+                                               "be exactly one frame"):
+        decode_frame([b"", msgpack.packb(msg)], 100)
+    with pytest.raises(MessageTooLarge, match="^a frame of 101 bytes, over the limit of 100$"):
+        decode_frame([b"\x00" * 101], 100)
+
+
+@pytest.mark.parametrize("data, why", [
+    (b"", "an empty frame, where a message must be one msgpack map"),
+    (b"\xc1", "(a byte that starts no msgpack value)"),
+    (b"\x91" * 2000 + b"\xc0", "(values nested too deeply)"),
+    (msgpack.packb({"type": "decision"}) + b"x", "(more bytes after the first value)"),
+    (msgpack.packb({"type": "decision"})[:-2], "(it ends before its value does)"),
+    (b"\x84\x01", "(it ends before its value does)"),  # a map of 4 in 2 bytes
+    (msgpack.packb({1: 2}), "(a map key that is not a string)"),
+    (b"\x81\xa4type\xa3\xff\xfe\xfd",
+     "(a string that is not UTF-8: byte 0xff at offset 0 of the string: invalid start byte)"),
+])
+def test_an_undecodable_frame_says_what_is_wrong_with_it(data: bytes, why: str) -> None:
+    # In msgpack's terms, never an empty "(StackError: )" or Python's own arguments.
+    with pytest.raises(MalformedMessage) as e:
+        decode_frame([data], 1 << 20)
+    assert str(e.value).endswith(why)
+    assert "Error" not in str(e.value) and "strict_map_key" not in str(e.value)
+
+
+# --- the transport -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("transport", ["ipc", "tcp"])
+def test_handshake_and_decision(launched: list[LaunchedZmqBot], transport: str) -> None:
+    b = launch(launched, transport=transport)
+    t = b.transport
+    assert t.endpoint.startswith(f"{transport}://")
+    assert t.recv(20) == {"type": "hello", "protocol": [1], "name": "zmqbot",
+                          "token": t.token}
+    t.send({"type": "request", "id": 7, "legal": ["a"]})
+    assert t.recv(20) == {"type": "decision", "id": 7, "decision": 0}
+    t.send({"type": "bye", "reason": "test"})
+    with pytest.raises(TransportClosed, match="exited with code 0"):
+        t.recv(20)
+
+
+def test_ipc_files_and_process_cleaned_up(launched: list[LaunchedZmqBot]) -> None:
+    b = launch(launched)
+    path = Path(b.transport.endpoint.removeprefix("ipc://"))
+    assert b.transport.recv(20)["type"] == "hello"
+    assert path.parent.is_dir() and oct(path.parent.stat().st_mode & 0o777) == "0o700"
+    b.close()
+    b.close()  # idempotent
+    assert b.process.returncode is not None
+    assert not path.parent.exists()
+    with pytest.raises(TransportClosed):
+        b.transport.recv(0)
+
+
+def test_timeout(launched: list[LaunchedZmqBot]) -> None:
+    t = launch(launched, "--silent").transport
+    assert t.recv(20)["type"] == "hello"
+    t.send({"type": "request", "id": 1})
+    with pytest.raises(TransportTimeout):
+        t.recv(0.05)
+
+
+def test_killed_bot_is_transport_closed(launched: list[LaunchedZmqBot]) -> None:
+    b = launch(launched, "--silent")
+    assert b.transport.recv(20)["type"] == "hello"
+    os.kill(b.process.pid, signal.SIGKILL)
+    # Noticed at once through the process, not after the (long) timeout.
+    with pytest.raises(TransportClosed, match="killed by signal 9"):
+        b.transport.recv(60)
+
+
+def test_garbage_and_multipart_are_malformed(launched: list[LaunchedZmqBot]) -> None:
+    for flag, match in (("--garbage", "a frame that is not a msgpack value"),
+                        ("--not-a-map", "a msgpack array, where a message must be one "
+                                        "msgpack map"),
+                        ("--two-frames", "a message of 2 frames, where a message must be "
+                                         "exactly one frame")):
+        t = launch(launched, flag).transport
+        assert t.recv(20)["type"] == "hello"
+        t.send({"type": "request", "id": 1})
+        with pytest.raises(MalformedMessage, match=match):
+            t.recv(20)
+        t.send({"type": "request", "id": 2})  # the connection is still good
+        assert t.recv(20) == {"type": "decision", "id": 2, "decision": 0}
+
+
+def test_oversized_frame(launched: list[LaunchedZmqBot]) -> None:
+    t = launch(launched, "--oversize", "6000", max_message_bytes=4096).transport
+    assert t.recv(20)["type"] == "hello"
+    t.send({"type": "request", "id": 1})
+    with pytest.raises(MessageTooLarge, match="6000 bytes, over the limit of 4096"):
+        t.recv(20)
+    t.send({"type": "request", "id": 2})
+    assert t.recv(20)["id"] == 2
+
+
+def test_frame_over_zmq_limit_drops_connection(launched: list[LaunchedZmqBot]) -> None:
+    # Over twice the limit libzmq refuses to read the frame at all (MAXMSGSIZE).
+    t = launch(launched, "--oversize", "50000", max_message_bytes=4096).transport
+    assert t.recv(20)["type"] == "hello"
+    t.send({"type": "request", "id": 1})
+    with pytest.raises(TransportClosed, match="hard limit of 8192 bytes"):
+        t.recv(20)
+
+
+# --- whole games -------------------------------------------------------------------------
+
+
+def test_full_games_against_builtin_and_each_other() -> None:
+    a = zmq_player("za", BOT, time_control=TC, memory_mb=None)
+    b = zmq_player("zb", BOT, time_control=TC, memory_mb=None, transport="tcp")
+    try:
+        for seed in (1, 2):
+            rec = run_game(GameConfig(players=2), seed, [a, InProcessPlayer(make_bot("random"))],
+                           time_control=TC)
+            assert not rec.faults and rec.result["how"]
+        rec = run_game(GameConfig(players=3), 3, [a, b, InProcessPlayer(make_bot("lowest"))],
+                       time_control=TC)
+        assert not rec.faults
+        assert a.starts == 1 and b.starts == 1  # one bot process across the games
+        procs = [p.conn.process for p in (a, b) if p.conn is not None]
+    finally:
+        a.close()
+        b.close()
+    assert all(p is not None and p.returncode is not None for p in procs)
+    assert not live_bots()
+
+
+@pytest.mark.parametrize(("args", "kind"), [
+    (["--garbage"], "malformed"),
+    (["--oversize", "6000"], "oversized"),
+])
+def test_faults_in_a_game(args: list[str], kind: str) -> None:
+    p = zmq_player("bad", [*BOT, *args], time_control=TC, memory_mb=None,
+                   max_message_bytes=4096)
+    try:
+        rec = run_game(GameConfig(players=2), 5, [p, InProcessPlayer(make_bot("random"))],
+                       time_control=TC)
+    finally:
+        p.close()
+    assert [(f.kind, f.action) for f in rec.faults] == [(kind, "substituted")]
+    assert [d["seat"] for d in rec.decisions if d.get("substituted")] == [0]
+
+
+def test_bot_dying_mid_game_forfeits() -> None:
+    p = zmq_player("dies", [*BOT, "--die-after", "3"], time_control=TC, memory_mb=None)
+    try:
+        rec = run_game(GameConfig(players=2), 7, [p, InProcessPlayer(make_bot("random"))],
+                       time_control=TC, policy=FaultPolicy())
+    finally:
+        p.close()
+    assert len(rec.faults) == 1
+    f = rec.faults[0]
+    assert (f.kind, f.action) == ("crash", "forfeit")
+    assert "exited with code 3" in f.detail
+    assert rec.places[0] == 2
+    assert not live_bots()
+
+
+def test_bot_env_never_passes_on_keys() -> None:
+    env = bot_env("ipc:///x/bot", base={"PATH": "/bin", "UPDOWN_SECRET_KEY": "s",
+                                        "UPDOWN_PUBLIC_KEY": "p", "UPDOWN_SERVER_KEY": "k"})
+    assert env == {"PATH": "/bin", "UPDOWN_ENDPOINT": "ipc:///x/bot", "UPDOWN_TRANSPORT": "zmq"}
+
+
+def test_bench_game_zmq() -> None:
+    r = bench_game_zmq(1)
+    assert r.games == 1 and r.decisions > 0 and r.seconds > 0
+    assert not live_bots()
