@@ -3,7 +3,11 @@ twice, the second time with the seats swapped (at 4 seats: A B A B, then B A B A
 that each bot holds each seat of each deal once.  Printed for each pairing at 2 and
 4 seats: the games won by the first bot's seats (a shared first place counts as a
 fraction), with a 95 % interval computed over deals (the two games of a deal are
-not independent).
+not independent), and the first bot's time per decision (mean and worst; the
+heuristic searches in the endgame, RULES-legal information only, ``search.py``).
+
+At 4 seats the share is that of the games won by either of the first bot's two
+seats: 50 % is an even match, as at 2 seats.
 
     .venv/bin/python bench/bots.py                    # 1,000 deals = 2,000 games each
     .venv/bin/python bench/bots.py --deals 250 --seats 2
@@ -25,25 +29,43 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from referee.bots import make_bot  # noqa: E402
-from referee.game import GameConfig  # noqa: E402
-from referee.play.runner import InProcessPlayer, run_game  # noqa: E402
+from referee.game import Decision, GameConfig  # noqa: E402
+from referee.play.runner import DecisionRequest, InProcessPlayer, run_game  # noqa: E402
 
 #: (bot, opponent, the bot's lowest acceptable share of the games, or None).
 PAIRINGS = (("heuristic", "random", 0.70), ("heuristic", "lowest", 0.55),
             ("lowest", "random", None))
 
 
-def duel(a: str, b: str, deals: int, players: int = 2) -> tuple[float, float, int]:
+class Timed(InProcessPlayer):
+    """An in-process player whose decisions are timed (``times``: seconds each)."""
+
+    def __init__(self, name: str, times: list[float]) -> None:
+        super().__init__(make_bot(name))
+        self.times = times
+
+    def decide(self, request: DecisionRequest) -> Decision | str:
+        t = time.perf_counter()
+        d = super().decide(request)
+        self.times.append(time.perf_counter() - t)
+        return d
+
+
+def duel(a: str, b: str, deals: int, players: int = 2,
+         times: list[float] | None = None) -> tuple[float, float, int]:
     """The share of the games won by ``a``'s seats over ``deals`` duplicate deals
-    (2 * deals games), its standard error over deals, and the games played."""
+    (2 * deals games), its standard error over deals, and the games played.
+    ``times`` gets the seconds each of ``a``'s decisions took."""
     per_deal: list[float] = []
     config = GameConfig(players=players)
+    spent: list[float] = [] if times is None else times
     for deal in range(deals):
         won = 0.0
         for swap in (False, True):
             names = [a, b] if not swap else [b, a]
             lineup = [names[s % 2] for s in range(players)]
-            rec = run_game(config, deal, [InProcessPlayer(make_bot(n)) for n in lineup])
+            rec = run_game(config, deal, [Timed(n, spent) if n == a else
+                                          InProcessPlayer(make_bot(n)) for n in lineup])
             winners = [s for s in range(players) if rec.places[s] == 1]
             won += sum(1 for s in winners if lineup[s] == a) / len(winners)
         per_deal.append(won / 2)
@@ -62,7 +84,8 @@ def main() -> int:
     for players in args.seats:
         for a, b, target in PAIRINGS:
             t = time.perf_counter()
-            p, se, n = duel(a, b, args.deals, players)
+            times: list[float] = []
+            p, se, n = duel(a, b, args.deals, players, times)
             verdict = ""
             if target is not None:
                 ok = p >= target
@@ -71,7 +94,9 @@ def main() -> int:
                     missed.append(f"{a} vs {b} at {players} seats")
             print(f"{players} seats  {a:>9} vs {b:<9} {n:>6} games: {a} wins "
                   f"{100 * p:5.1f} % (± {196 * se:.1f} % at 95 %){verdict}  "
-                  f"[{time.perf_counter() - t:.1f} s]", flush=True)
+                  f"[{time.perf_counter() - t:.1f} s; {a} per decision: mean "
+                  f"{1000 * sum(times) / max(1, len(times)):.2f} ms, worst "
+                  f"{1000 * max(times, default=0.0):.1f} ms]", flush=True)
     if missed:
         print(f"targets missed: {', '.join(missed)}")
         return 1

@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
-"""A 3UP 3DOWN bot: the referee's built-in HeuristicBot, the strongest built-in,
-written against the protocol alone (the observation and the legal decisions' texts).
+"""A 3UP 3DOWN bot: the rule part of the referee's built-in HeuristicBot
+(``decide_by_rule``), written against the protocol alone (the observation and the
+legal decisions' texts).  The built-in adds an endgame search over the cards it
+cannot see (``referee/bots/search.py``), which this port leaves out.
 
 * Play the lowest number it can, with all its copies; a special card only when no
   number can be played, the plain Clear first (specials save a pick-up later).

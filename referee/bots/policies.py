@@ -1,7 +1,9 @@
 """Reference policies: uniformly random, lowest-card, and a sensible heuristic.
 
-Owns the in-process bots.  They read only the observation and the legal list, so the
-same logic can be (and is, in ``example_bots/``) written as an external bot.
+Owns the in-process bots.  They read only what an external bot is sent: the
+observation, the legal list and (``observe``) the seat's events, so the same logic can
+be (and, for the heuristic's rule part, is, in ``example_bots/``) written as an
+external bot.  The heuristic's endgame search is in ``search.py``.
 """
 
 from __future__ import annotations
@@ -10,8 +12,9 @@ import random
 from collections.abc import Sequence
 from typing import Any
 
-from ..game.cards import CLEAR, KIND, KIND_POINTS
-from ..game.decisions import CHOOSE_UP, DOWN, DRAW, KEEP, PICKUP, PLAY, SWAP, Decision
+from ..game.cards import CLEAR, KIND, KIND_POINTS, TEXT
+from ..game.decisions import CHOOSE_UP, DOWN, DRAW, HAND, KEEP, PICKUP, PLAY, SWAP, Decision
+from .search import best_decision
 
 
 class Bot:
@@ -25,6 +28,10 @@ class Bot:
     def new_game(self, seed: int) -> None:
         """Reseed for a new game, so a bot's play depends only on the game's seed."""
         self.rng = random.Random(seed)
+
+    def observe(self, events: Sequence[tuple[Any, ...]]) -> None:
+        """The seat's events since its previous decision (filtered for the seat, RULES
+        §6), given before ``decide``.  Most built-ins ignore them."""
 
     def decide(self, obs: dict[str, Any], legal: Sequence[Decision]) -> Decision:
         raise NotImplementedError
@@ -85,13 +92,76 @@ class HeuristicBot(Bot):
       and keeps one special card in its hand when it was dealt two or more (it
       answers a high pile while the hand is played);
     * ``choose_for_others``: it gives the weakest cards away; ``four_of_a_colour``:
-      it swaps a 3UP card for a stronger hand card, else keeps."""
+      it swaps a 3UP card for a stronger hand card, else keeps;
+    * in the endgame -- the draw pile empty and a seat still playing down to
+      ``SEARCH_CARDS`` cards or fewer -- it searches: ``SAMPLES`` deals of the cards
+      it cannot see (``HEADS_UP_SAMPLES`` at 2 seats), consistent with what it has
+      seen (``search.py``), each played
+      to the end after each legal decision by the rule above for every seat; it
+      takes the decision that finishes first most often (of the seats still
+      playing; its rule's choice on a tie).  The cards it saw go into a hand
+      (pick-ups) are remembered from its events (``observe``), and stay in that
+      hand until it sees them played.  Its only randomness is its seeded
+      generator, and the search's size is counted in simulated decisions, not
+      timed (``search.STEP_BUDGET``), so that a seed gives one game.
+
+    ``decide`` without the search is ``decide_by_rule``: the rule part, which
+    ``example_bots/python/heuristic_bot.py`` ports to the protocol."""
 
     name = "heuristic"
     PAIR_BONUS = 8  # a pair of one number among the 3UP cards
     KEEP_ONE_SPECIAL = 40  # the cost of laying every dealt special face up
+    SEARCH_CARDS = 6  # search once a seat still playing holds this many cards or fewer
+    SAMPLES = 16  # deals of the hidden cards per searched decision, 3 seats or more
+    HEADS_UP_SAMPLES = 8  # at 2 seats: less is hidden (62 % against lowest with 8)
+
+    def __init__(self, seed: int = 0) -> None:
+        super().__init__(seed)
+        self.known: list[list[str]] = []
+
+    def new_game(self, seed: int) -> None:
+        super().new_game(seed)
+        self.known = []
+
+    def observe(self, events: Sequence[tuple[Any, ...]]) -> None:
+        """Remember the cards seen to go into each seat's hand, and forget those seen
+        to leave it (a seat's own draws are private: filtered out for the others)."""
+        known = self.known
+        for e in events:
+            kind = e[0]
+            if kind not in ("pickup", "fail", "play", "swap"):
+                continue
+            seat = e[1]
+            while len(known) <= seat:
+                known.append([])
+            mine = known[seat]
+            if kind == "pickup":
+                mine += [TEXT[c] for c in e[2]]
+            elif kind == "fail":
+                mine += [TEXT[c] for c in e[4]]  # the failed card itself is private
+            elif kind == "play":
+                if e[2] == HAND:
+                    for c in e[3]:
+                        if TEXT[c] in mine:
+                            mine.remove(TEXT[c])
+            else:  # swap: the 3UP card into the hand, the hand card onto the table
+                if TEXT[e[3]] in mine:
+                    mine.remove(TEXT[e[3]])
+                mine.append(TEXT[e[2]])
 
     def decide(self, obs: dict[str, Any], legal: Sequence[Decision]) -> Decision:
+        choice = self.decide_by_rule(obs, legal)
+        if (obs["draw_pile"] == 0 and obs["phase"] == "play" and len(legal) > 1
+                and legal[0].code != CHOOSE_UP and any(d.code != DOWN for d in legal)
+                and min(s["hand"] + len(s["up"]) + len(s["down"]) for s in obs["seats"]
+                        if s["finished"] is None) <= self.SEARCH_CARDS):
+            samples = self.HEADS_UP_SAMPLES if obs["players"] == 2 else self.SAMPLES
+            found = best_decision(obs, legal, self.rng, samples, choice, self.known)
+            if found is not None:
+                return found
+        return choice
+
+    def decide_by_rule(self, obs: dict[str, Any], legal: Sequence[Decision]) -> Decision:
         first = legal[0]
         if first.code == CHOOSE_UP:
             return self._choose_up(obs, legal)

@@ -155,6 +155,9 @@ class InProcessPlayer:
                           else derive_seed(seed, "bot", self.stream))
 
     def decide(self, request: DecisionRequest) -> Decision | str:
+        observe = getattr(self.bot, "observe", None)
+        if observe is not None:
+            observe(request.events)  # the seat's events since its last request
         result: Decision | str = self.bot.decide(request.observation, request.legal)
         return result
 

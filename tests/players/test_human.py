@@ -78,7 +78,11 @@ def test_thinking_time_does_not_count_as_a_timeout() -> None:
     human = HumanPlayer(Slow("\n".join(WINNING_ANSWERS) + "\n"), io.StringIO(), clock=clock)
     from referee.play.runner import TimeControl
 
-    rec = run_game(GameConfig(players=2), 1, [human, InProcessPlayer(make_bot("heuristic"))],
+    # The 10 ms limit binds the bot too: the heuristic's rule part, without the
+    # endgame search (some milliseconds, more on a loaded machine).
+    rule = InProcessPlayer(make_bot("heuristic"))
+    rule.bot.SEARCH_CARDS = -1  # no seat ever holds fewer cards: it never searches
+    rec = run_game(GameConfig(players=2), 1, [human, rule],
                    deck=_deck(), first_player=0, clock=clock,
                    time_control=TimeControl(per_decision=0.01, bank=0.0))
     assert not rec.faults and rec.places == [1, 2]

@@ -56,6 +56,16 @@ class Counted(HeuristicBot):
             f.write(str(os.sched_getaffinity(0)))
 
 
+class HeuristicRule(HeuristicBot):
+    """The heuristic bot's rule part alone, without its endgame search: what
+    ``example_bots/python/heuristic_bot.py`` ports to the protocol."""
+
+    name = "heuristic-rule"
+
+    def decide(self, obs: dict[str, Any], legal: Sequence[Decision]) -> Decision:
+        return self.decide_by_rule(obs, legal)
+
+
 class Exiter(Bot):
     """Takes its worker process down with it (``os._exit``), as a bot library
     calling ``exit()`` would."""

@@ -225,7 +225,7 @@ command = ["{sys.executable}", "heuristic_bot.py"]
 cwd = "{bots}"
 [[bots]]
 name = "h"
-builtin = "heuristic"
+python = "{Path(__file__).resolve().parent / "fakebots.py"}:HeuristicRule"
 [[bots]]
 name = "r"
 builtin = "random"
@@ -240,7 +240,8 @@ builtin = "lowest"
     # 3 seats, williams: 6 seatings x (NEW, OLD) = one set of 12 games
     assert (s["seats"], s["sets"], s["games"]) == (3, 1, 12)
     assert s["faulty_sets"] == 0 and s["field"] == ["r", "l"]
-    # the external heuristic bot plays exactly as the built-in one: an even set
+    # the external heuristic bot plays exactly as the built-in one's rule part (the
+    # built-in adds an endgame search): an even set
     assert s["score"] == 0.5 and s["place_diff"] == 0.0
     assert Path(s["output"]) == tmp_path / "runs" / "match-ext-vs-h"
     p = _run("match", "ext", "nobody", "--config", "t.toml", "--games", "2", cwd=tmp_path)

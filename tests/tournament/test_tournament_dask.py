@@ -44,6 +44,8 @@ from referee.tournament.schedule import GameSpec, derive_seed, schedule
 
 pytestmark = pytest.mark.slow
 
+pytestmark = pytest.mark.slow
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 EXAMPLE = REPO / "example_bots" / "python"
