@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import fcntl
 import json
+import os
 import subprocess
 from pathlib import Path
 
@@ -11,6 +13,9 @@ import pytest
 from tests.cli.cli_helpers import env_for_subprocess, referee_command, write_deal
 
 pytestmark = pytest.mark.slow
+
+#: The smallest pipe buffer Linux allows: one page.
+PIPE_PAGE = 4096
 
 
 def _run(*args: str) -> subprocess.CompletedProcess[str]:
@@ -51,12 +56,19 @@ def test_output_into_a_reader_that_stops_ends_quietly(tmp_path: Path) -> None:
     rec = tmp_path / "g.jsonl"
     assert _run("play", "heuristic", "random", "--seed", "3", "--quiet", "--record",
                 str(rec)).returncode == 0
+    # The replay must still have output to write when the reader has gone: its pipe
+    # holds one page, far less than the replay (a pipe of 64 KiB could take all of it,
+    # and the replay would end, rightly, with 0 before 'head' had read a line).
+    assert len(_run("replay", str(rec)).stdout.encode()) > 4 * PIPE_PAGE
+    r, w = os.pipe()
+    fcntl.fcntl(w, fcntl.F_SETPIPE_SZ, PIPE_PAGE)
     # 'head -1' reads one line and exits; the replay goes on writing into a closed pipe.
-    referee = subprocess.Popen([referee_command(), "replay", str(rec)], stdout=subprocess.PIPE,
+    referee = subprocess.Popen([referee_command(), "replay", str(rec)], stdout=w,
                                stderr=subprocess.PIPE, env=env_for_subprocess())
-    assert referee.stdout is not None and referee.stderr is not None
-    head = subprocess.run(["head", "-1"], stdin=referee.stdout, capture_output=True, text=True)
-    referee.stdout.close()
+    os.close(w)
+    assert referee.stderr is not None
+    head = subprocess.run(["head", "-1"], stdin=r, capture_output=True, text=True)
+    os.close(r)
     err = referee.stderr.read().decode()
     assert referee.wait(30) == 141, err
     assert head.stdout.startswith("game g")

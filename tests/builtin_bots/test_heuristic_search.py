@@ -260,4 +260,4 @@ def test_the_heuristic_only_makes_legal_decisions(config: GameConfig) -> None:
         lineup = [names[(seed + s) % 3] if s else "heuristic" for s in range(config.players)]
         rec = run_game(config, seed, [InProcessPlayer(make_bot(n, seed)) for n in lineup])
         assert rec.faults == [], [str(f) for f in rec.faults]
-        assert rec.result["how"] in ("winner", "played_out", "turn_limit")
+        assert rec.ended.how in ("winner", "played_out", "turn_limit")
