@@ -8,12 +8,15 @@ as three lines.  Imports nothing of the referee.
 
 from __future__ import annotations
 
+import difflib
 import sys
 import textwrap
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
 import click
+
+from ..game.config import VARIANTS
 
 #: The exit statuses of every command (README, "Exit status").
 EXIT_CODES = {
@@ -91,3 +94,20 @@ class Main(Group):
 
 def _one_line(text: str) -> str:
     return " ".join(text.split())
+
+
+def variant_names(values: Sequence[str]) -> list[str]:
+    """The variants named by ``--variant`` options (each one or several, split by
+    commas or spaces; ``-`` for ``_``, any case), in order, or ValueError naming the
+    unknown one and the closest known name (RULES §9)."""
+    out: list[str] = []
+    for v in values:
+        for name in v.replace(",", " ").split():
+            name = name.strip().lower().replace("-", "_")
+            if name not in VARIANTS:
+                close = difflib.get_close_matches(name, VARIANTS, n=1)
+                hint = f"did you mean {close[0]}? " if close else ""
+                raise ValueError(f"unknown variant {name!r}: {hint}choose from "
+                                 f"{', '.join(VARIANTS)} (RULES §9)")
+            out.append(name)
+    return out

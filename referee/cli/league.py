@@ -38,6 +38,14 @@ def _fail(message: str, code: int = 2) -> NoReturn:
 _ERRORS = (LeagueConfigError, LeagueError, StoreError, SubmissionError, ExecutorError)
 
 
+def _open_store(where: Path) -> LeagueStore:
+    """The league's store, or one ``Error:`` line saying why it cannot be opened."""
+    try:
+        return LeagueStore.open(where)
+    except _ERRORS as e:
+        _fail(str(e))
+
+
 @click.group()
 def league() -> None:
     """Leagues: bots submitted over time, each new entry playing only its new games."""
@@ -190,10 +198,7 @@ def games_cmd(league_dir: str, bot: str | None, vs: str | None, lost: bool, faul
     ended."""
     if lost and bot is None:
         _fail("--lost needs --bot (whose losses?)")
-    try:
-        store = LeagueStore.open(Path(league_dir).resolve())
-    except _ERRORS as e:
-        _fail(str(e))
+    store = _open_store(Path(league_dir).resolve())
     try:
         rows = list_games(store, bot=bot, vs=vs, lost=lost, faults=faults, ended=ended)
     finally:
@@ -210,10 +215,7 @@ def show_cmd(league_dir: str, name: str) -> None:
     """A bot's versions, its record per opponent, its faults with game ids, and
     where its game records and per-game stderr are."""
     where = Path(league_dir).resolve()
-    try:
-        store = LeagueStore.open(where)
-    except _ERRORS as e:
-        _fail(str(e))
+    store = _open_store(where)
     try:
         click.echo(show_entry(store, where, name))
     except KeyError as e:
@@ -228,10 +230,7 @@ def verify_cmd(league_dir: str) -> None:
     """Check every stored game against its record: it re-runs identically under the
     rules and holds what the database holds.  Exit status 1 on any problem."""
     where = Path(league_dir).resolve()
-    try:
-        store = LeagueStore.open(where)
-    except _ERRORS as e:
-        _fail(str(e))
+    store = _open_store(where)
     try:
         n, problems = verify_league(store, where)
     finally:

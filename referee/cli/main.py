@@ -6,7 +6,6 @@ It parses, calls the library and prints; it holds no game logic.
 from __future__ import annotations
 
 import contextlib
-import difflib
 import json
 import os
 import random
@@ -45,7 +44,7 @@ from ..report import ReportError, write_game_html
 from ..text.quoting import printable
 from .check_bot import check_bot
 from .keys import keys
-from .kit import Main, UserError, exit_codes_help
+from .kit import Main, UserError, exit_codes_help, variant_names
 from .league import league, submit_remote
 from .match import match
 from .report import report
@@ -144,17 +143,10 @@ CliError = UserError  # a user mistake: one line, 'Error: ...', exit status 1
 
 
 def _variants(values: tuple[str, ...]) -> frozenset[str]:
-    out: set[str] = set()
-    for v in values:
-        for name in v.replace(",", " ").split():
-            name = name.strip().lower().replace("-", "_")
-            if name not in VARIANTS:
-                close = difflib.get_close_matches(name, VARIANTS, n=1)
-                hint = f"did you mean {close[0]}? " if close else ""
-                raise CliError(f"unknown variant {name!r}: {hint}choose from "
-                               f"{', '.join(VARIANTS)} (RULES §9)")
-            out.add(name)
-    return frozenset(out)
+    try:
+        return frozenset(variant_names(values))
+    except ValueError as e:
+        raise CliError(str(e)) from None
 
 
 def _isatty(stream: Any) -> bool:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import difflib
 import json
 import math
 import re
@@ -20,7 +19,7 @@ from typing import Any
 
 import click
 
-from ..game import VARIANTS, GameConfig
+from ..game import GameConfig
 from ..game.cards import DECKS
 from ..game.errors import ConfigError
 from ..play.runner import FaultPolicy, TimeControl
@@ -40,6 +39,7 @@ from ..tournament.match import (
 )
 from ..tournament.run import sandbox_of
 from ..tournament.store import StoreError
+from .kit import variant_names
 
 
 class MatchCliError(click.ClickException):
@@ -69,17 +69,10 @@ difference with its 95 % interval and the LOS.  Results go to --output
 
 
 def _variants(values: tuple[str, ...]) -> list[str]:
-    out: list[str] = []
-    for v in values:
-        for name in v.replace(",", " ").split():
-            name = name.strip().lower().replace("-", "_")
-            if name not in VARIANTS:
-                close = difflib.get_close_matches(name, VARIANTS, n=1)
-                hint = f"did you mean {close[0]}? " if close else ""
-                raise MatchCliError(f"unknown variant {name!r}: {hint}choose from "
-                                    f"{', '.join(VARIANTS)} (RULES §9)")
-            out.append(name)
-    return out
+    try:
+        return variant_names(values)
+    except ValueError as e:
+        raise MatchCliError(str(e)) from None
 
 
 def _tournament_bot(spec: BotSpec) -> BotSpec:

@@ -91,6 +91,7 @@ from .executor import (
     StorageFailure,
     WorkerError,
     play_game,
+    replace_synced,
 )
 from .outcome import GameOutcome
 from .schedule import GameSpec
@@ -408,17 +409,7 @@ def write_records(folder: str, named: Sequence[tuple[str, bytes]]) -> None:
     for rel, data in named:
         path = os.path.join(folder, rel)
         dirs.add(os.path.dirname(path))
-        tmp = path + ".tmp"
-        try:
-            with open(tmp, "wb") as f:
-                f.write(data)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
+        replace_synced(path, data)
     for d in sorted(dirs):
         fd = os.open(d, os.O_RDONLY)
         try:

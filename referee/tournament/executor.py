@@ -268,18 +268,8 @@ def write_record(path: str, lines: Sequence[str]) -> None:
     """Write a game record durably (a temporary file, synced, renamed, the folder
     synced) or raise StorageError naming the path and the problem; no temporary file
     is left behind."""
-    tmp = path + ".tmp"
     try:
-        try:
-            with open(tmp, "w", encoding="utf-8") as f:
-                f.write("\n".join(lines) + "\n")
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
+        replace_synced(path, ("\n".join(lines) + "\n").encode())
         # The rename itself must reach the disk before the game is committed.
         folder = os.open(os.path.dirname(path), os.O_RDONLY)
         try:
@@ -288,6 +278,23 @@ def write_record(path: str, lines: Sequence[str]) -> None:
             os.close(folder)
     except OSError as e:
         raise StorageError(f"cannot write the game record {path}: {e.strerror or e}") from None
+
+
+def replace_synced(path: str, data: bytes) -> None:
+    """``path`` holds ``data`` on the disk, or is as it was: written to a temporary
+    file, synced, renamed over ``path`` (the folder is the caller's to sync); no
+    temporary file is left behind."""
+    tmp = path + ".tmp"
+    try:
+        with open(tmp, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
 
 
 def default_jobs() -> int:
