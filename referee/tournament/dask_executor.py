@@ -59,6 +59,7 @@ import hashlib
 import io
 import logging
 import os
+import shutil
 import socket
 import tarfile
 import threading
@@ -192,8 +193,6 @@ def unpack(digest: str, data: bytes, cache: Path) -> Path:
     try:
         os.rename(tmp, target)
     except OSError:  # another worker put it there first: the same files
-        import shutil
-
         shutil.rmtree(tmp, ignore_errors=True)
     return target
 
