@@ -42,7 +42,8 @@ from ..play.runner import (
     run_game,
 )
 from ..players.botspec import TRANSPORTS
-from ..players.external import Connection, ExternalPlayer, launch_bot
+from ..players.external import ExternalPlayer
+from ..players.launcher import Connection, launch_bot
 from ..players.process import DEFAULT_MEMORY_MB
 from ..players.sandbox import Sandbox, explain
 from ..text.quoting import printable
@@ -522,7 +523,7 @@ def make_launcher(command: Sequence[str], transport: str, name: str, recorder: R
                   memory_mb: int | None = DEFAULT_MEMORY_MB,
                   stderr_sink: Callable[[str], None] | None = None) -> Launch:
     """A ExternalPlayer launcher starting ``command`` over ``transport`` with the
-    referee's one launcher (``referee.players.external.launch_bot``: the same sandbox and
+    referee's one launcher (``referee.players.launcher.launch_bot``: the same sandbox and
     limits as a tournament), its transport wrapped in a ProvokingTransport (appended
     to ``wrappers``)."""
 

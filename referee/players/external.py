@@ -62,15 +62,13 @@ from ..protocol.messages import FaultKind
 from ..transport.base import (
     MalformedMessage,
     MessageTooLarge,
-    Transport,
     TransportClosed,
     TransportError,
     TransportTimeout,
 )
-from ..transport.stdio import StdioTransport
 from ..transport.zmq.listener import RemoteListener
-from .launcher import launch_zmq_bot
-from .process import DEFAULT_MEMORY_MB, DEFAULT_STDERR_CAP, BotProcess, BotStartError, start_bot
+from .launcher import Connection, Launcher, launch_bot
+from .process import DEFAULT_MEMORY_MB, DEFAULT_STDERR_CAP, BotStartError
 from .sandbox import Sandbox
 
 TranscriptHook = Callable[[str, str, Any, float], None]
@@ -112,30 +110,6 @@ MAX_IGNORED_TOLD = 5
 ERROR_GRACE = 0.5
 
 
-@dataclass
-class Connection:
-    """A live link to a bot: its transport, and its process when we started it
-    (``None`` for a remote bot that connected to us)."""
-
-    transport: Transport
-    process: BotProcess | None = None
-
-    def describe_loss(self, ran: bool = False) -> str:
-        """How the bot was lost; ``ran``: it had said hello (``describe_exit``)."""
-        if self.process is None:
-            return "the connection was lost"
-        how = self.process.exit_description(wait=0.5, ran=ran)
-        return "the bot process " + ("was " + how if how.startswith("killed") else how)
-
-    def close(self, grace: float) -> None:
-        try:
-            if self.process is not None:
-                self.process.end(grace)
-        finally:
-            self.transport.close()
-
-
-Launcher = Callable[[], Connection]
 
 
 class ExternalPlayer:
@@ -507,44 +481,6 @@ class ExternalPlayer:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def launch_bot(
-    command: Sequence[str],
-    *,
-    transport: str = "stdio",
-    name: str = "bot",
-    cwd: str | None = None,
-    env: Mapping[str, str] | None = None,
-    sandbox: Sandbox | None = None,
-    memory_mb: int | None = DEFAULT_MEMORY_MB,
-    stderr_path: str | None = None,
-    stdout_path: str | None = None,
-    stderr_cap: int = DEFAULT_STDERR_CAP,
-    on_stderr: Callable[[str], None] | None = None,
-    max_message_bytes: int = MAX_MESSAGE_BYTES,
-    write_timeout: float = 2.0,
-    zmq_transport: str = "ipc",
-) -> Connection:
-    """The one way the referee starts a bot (``referee play``, ``check-bot`` and
-    tournaments, stdio and ZeroMQ alike): the process (``referee.players.process.start_bot``,
-    inside ``sandbox`` when it is active) and the transport to it.  ``env``: the
-    bot's own variables; the protocol's are added here.  Raises BotStartError."""
-    if transport == "zmq":
-        bot = launch_zmq_bot(command, name=name, cwd=cwd, env=env or {},
-                             transport=zmq_transport, max_message_bytes=max_message_bytes,
-                             memory_mb=memory_mb, stderr_path=stderr_path,
-                             stderr_cap=stderr_cap, on_stderr=on_stderr,
-                             stdout_path=stdout_path, sandbox=sandbox)
-        return Connection(bot.transport, bot.process)
-    if transport != "stdio":
-        raise ValueError(f"transport must be 'stdio' or 'zmq', not {transport!r}")
-    proc = start_bot(command, cwd=cwd, env={**(env or {}), "UPDOWN_TRANSPORT": "stdio"},
-                     memory_mb=memory_mb, stderr_path=stderr_path, stderr_cap=stderr_cap,
-                     on_stderr=on_stderr, sandbox=sandbox)
-    return Connection(StdioTransport(proc.stdin_fd, proc.stdout_fd, exit_fd=proc.exit_fd,
-                                     max_message_bytes=max_message_bytes,
-                                     write_timeout=write_timeout), proc)
 
 
 def _log_paths(log_dir: str | None, name: str, transport: str) -> tuple[str | None, str | None]:

@@ -9,7 +9,7 @@ python     the same around a tournament's Python bot class (or that object,
            when it is a Player already)
 human      ``referee.players.human.HumanPlayer`` at this terminal
 stdio/zmq  ``referee.players.external.external_player``: the program started by the one
-           launcher (``referee.players.external.launch_bot``), in the sandbox when active
+           launcher (``referee.players.launcher.launch_bot``), in the sandbox when active
 remote     a seat of ``referee.players.remote_seats.RemoteSeats``
 =========  ==============================================================
 

@@ -1,7 +1,10 @@
-"""ZeroMQ bots the referee starts itself: a ROUTER bound on loopback, the bot started
-with its endpoint.
+"""The one launcher: how the referee starts a bot, in its sandbox, with the transport
+to it.
 
-Owns ``launch_zmq_bot``: a ROUTER bound on loopback (an ``ipc://`` path in a private
+Owns ``launch_bot``, the one way the referee starts a bot (``referee play``,
+``check-bot``, tournaments, leagues, matches; stdio and ZeroMQ alike), and the
+``Connection`` it returns (the transport, and the process).  For a ZeroMQ bot,
+``launch_zmq_bot``: a ROUTER bound on loopback (an ``ipc://`` path in a private
 directory, or ``tcp://127.0.0.1:<random port>``), the bot process started
 (``referee.players.process.start_bot``) with the endpoint in ``UPDOWN_ENDPOINT`` (and
 ``UPDOWN_TRANSPORT=zmq``, and a fresh ``UPDOWN_TOKEN`` its hello must carry), and
@@ -12,9 +15,12 @@ from __future__ import annotations
 
 import os
 import secrets
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
+from ..transport.base import Transport
+from ..transport.stdio import StdioTransport
 from ..transport.zmq.codec import MAX_MESSAGE_BYTES
 from ..transport.zmq.router import bind_loopback
 from ..transport.zmq.transport import (
@@ -26,7 +32,15 @@ from ..transport.zmq.transport import (
     ENV_TRANSPORT,
     ZmqTransport,
 )
-from .process import DEFAULT_STDERR_CAP, BotProcess, BotStartError, StderrLog, start_bot
+from .process import (
+    DEFAULT_MEMORY_MB,
+    DEFAULT_STDERR_CAP,
+    BotProcess,
+    BotStartError,
+    StderrLog,
+    start_bot,
+)
+from .sandbox import Sandbox
 
 
 def bot_env(endpoint: str, *, server_key: bytes | None = None,
@@ -108,3 +122,67 @@ def launch_zmq_bot(
                        process_options.get("on_stderr"))
     return LaunchedZmqBot(process, ZmqTransport(router, process=process, name=name,
                                                 token=token), stdout)
+
+
+@dataclass
+class Connection:
+    """A live link to a bot: its transport, and its process when we started it
+    (``None`` for a remote bot that connected to us)."""
+
+    transport: Transport
+    process: BotProcess | None = None
+
+    def describe_loss(self, ran: bool = False) -> str:
+        """How the bot was lost; ``ran``: it had said hello (``describe_exit``)."""
+        if self.process is None:
+            return "the connection was lost"
+        how = self.process.exit_description(wait=0.5, ran=ran)
+        return "the bot process " + ("was " + how if how.startswith("killed") else how)
+
+    def close(self, grace: float) -> None:
+        try:
+            if self.process is not None:
+                self.process.end(grace)
+        finally:
+            self.transport.close()
+
+
+Launcher = Callable[[], Connection]
+
+
+def launch_bot(
+    command: Sequence[str],
+    *,
+    transport: str = "stdio",
+    name: str = "bot",
+    cwd: str | None = None,
+    env: Mapping[str, str] | None = None,
+    sandbox: Sandbox | None = None,
+    memory_mb: int | None = DEFAULT_MEMORY_MB,
+    stderr_path: str | None = None,
+    stdout_path: str | None = None,
+    stderr_cap: int = DEFAULT_STDERR_CAP,
+    on_stderr: Callable[[str], None] | None = None,
+    max_message_bytes: int = MAX_MESSAGE_BYTES,
+    write_timeout: float = 2.0,
+    zmq_transport: str = "ipc",
+) -> Connection:
+    """The one way the referee starts a bot (``referee play``, ``check-bot`` and
+    tournaments, stdio and ZeroMQ alike): the process (``referee.players.process.start_bot``,
+    inside ``sandbox`` when it is active) and the transport to it.  ``env``: the
+    bot's own variables; the protocol's are added here.  Raises BotStartError."""
+    if transport == "zmq":
+        bot = launch_zmq_bot(command, name=name, cwd=cwd, env=env or {},
+                             transport=zmq_transport, max_message_bytes=max_message_bytes,
+                             memory_mb=memory_mb, stderr_path=stderr_path,
+                             stderr_cap=stderr_cap, on_stderr=on_stderr,
+                             stdout_path=stdout_path, sandbox=sandbox)
+        return Connection(bot.transport, bot.process)
+    if transport != "stdio":
+        raise ValueError(f"transport must be 'stdio' or 'zmq', not {transport!r}")
+    proc = start_bot(command, cwd=cwd, env={**(env or {}), "UPDOWN_TRANSPORT": "stdio"},
+                     memory_mb=memory_mb, stderr_path=stderr_path, stderr_cap=stderr_cap,
+                     on_stderr=on_stderr, sandbox=sandbox)
+    return Connection(StdioTransport(proc.stdin_fd, proc.stdout_fd, exit_fd=proc.exit_fd,
+                                     max_message_bytes=max_message_bytes,
+                                     write_timeout=write_timeout), proc)

@@ -32,7 +32,8 @@ from ..transport.zmq import keys
 from ..transport.zmq.listener import RemoteListener
 from ..transport.zmq.router import Refusal, is_loopback
 from .botspec import DEFAULT_LISTEN, BotSpec, BotSpecError
-from .external import Connection, ExternalPlayer, TranscriptHook
+from .external import ExternalPlayer, TranscriptHook
+from .launcher import Connection
 from .process import BotStartError
 
 

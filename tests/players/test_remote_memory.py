@@ -13,7 +13,8 @@ import pytest
 
 from referee.game import GameConfig
 from referee.play.runner import FaultPolicy, TimeControl, run_game
-from referee.players.external import Connection, ExternalPlayer
+from referee.players.external import ExternalPlayer
+from referee.players.launcher import Connection
 from referee.transport.memory import MemoryPeer, MemoryTransport
 from tests.protocol.schemacheck import errors
 
