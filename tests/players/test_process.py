@@ -201,7 +201,7 @@ def test_terminated_referee_ends_its_bots(tmp_path: Path, pidfile: Pids) -> None
 
     script = textwrap.dedent("""
         import sys, time
-        from referee.process import install_exit_handlers, start_bot
+        from referee.players.process import install_exit_handlers, start_bot
         install_exit_handlers()  # as the referee's entry points do
         proc = start_bot(["sh", "-c", "trap '' TERM; echo $$ >> $FAKEBOT_PIDFILE; sleep 600"])
         print("started", flush=True)
