@@ -1,10 +1,9 @@
 """The conformance checker for bot authors: ``referee check-bot COMMAND``.
 
-Owns the check list, the games it plays to exercise a bot (stacked decks and variant
-sets chosen so that every kind of decision is requested: ``3up``, ``play``, ``down``,
-``pickup``, ``draw``, ``decline``, ``swap``/``keep``), the deliberate provocations
-(unknown message types and fields, a ``rejected`` reply) and the report: a pass/fail
-table with the transcript of each failure.
+Owns the check list and how the checks are run: the games of ``scenarios`` played to
+exercise a bot, the deliberate provocations (unknown message types and fields, a
+``rejected`` reply), and the transcript recorded for the ``report`` (a pass/fail
+table with the transcript of each failure).
 
 The bot is driven through the real referee path -- ``referee.players.external.ExternalPlayer``
 over the stdio or ZeroMQ transport, games run by ``referee.play.runner.run_game`` -- with
@@ -19,18 +18,13 @@ Must not import: the tournament layer.
 from __future__ import annotations
 
 import json
-import random
-import shlex
 import time
 from collections import Counter, deque
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-from tabulate import tabulate
-
 from ..game import Decision, GameConfig
-from ..game.cards import Card, card_text, parse_deck
 from ..play.runner import (
     BotFault,
     DecisionRequest,
@@ -46,264 +40,9 @@ from ..players.external import ExternalPlayer
 from ..players.launcher import Connection, launch_bot
 from ..players.process import DEFAULT_MEMORY_MB
 from ..players.sandbox import Sandbox, explain
-from ..text.quoting import printable
 from ..transport.base import Transport
-
-#: The decision kinds a bot must handle, by the first word of a decision's text
-#: (``swap`` and ``keep`` are offered together, so they are one kind).
-KINDS = ("3up", "play", "down", "pickup", "draw", "decline", "swap/keep")
-_KIND_OF_WORD = {"3up": "3up", "play": "play", "down": "down", "pickup": "pickup",
-                 "draw": "draw", "decline": "decline", "swap": "swap/keep", "keep": "swap/keep"}
-
-PASS, FAIL, SKIP = "PASS", "FAIL", "skip"
-TRANSCRIPT_LINES = 24  # lines of transcript shown with a failure
-LINE_CHARS = 240  # a transcript line is cut to this width
-EXTRA_GAMES = 3  # more games per kind that has not come up yet
-
-
-CAUSE_CHARS = 200  # a root cause's line is cut to this width (in full with its transcript)
-
-
-def _cut(text: str, n: int) -> str:
-    return text if len(text) <= n else text[: n - 3] + "..."
-
-
-def kind_of(text: str) -> str | None:
-    """The decision kind of a decision text (None for what is not one)."""
-    head = text.split(" ", 1)[0] if isinstance(text, str) else ""
-    return _KIND_OF_WORD.get(head)
-
-
-# --- the games -------------------------------------------------------------------------
-
-
-def deal_order(downs: Sequence[Sequence[str]], sixes: Sequence[Sequence[str]]) -> list[str]:
-    """Card texts in deal order (RULES §2): three rounds of 3DOWN cards (round r fills
-    each seat's slot r), then six rounds of the six cards, seat 0 first."""
-    out: list[str] = []
-    for r in range(3):
-        out += [d[r] for d in downs]
-    for r in range(6):
-        out += [s[r] for s in sixes]
-    return out
-
-
-@dataclass(frozen=True)
-class Scenario:
-    """One game the checker plays.  ``top``: card texts dealt first (see
-    ``deal_order``); the rest of the configuration's deck follows, shuffled by the
-    seed, unless ``only_top``.  ``purpose`` says what it is there to bring up."""
-
-    title: str
-    config: GameConfig
-    seed: int
-    purpose: str
-    top: tuple[str, ...] = ()
-    only_top: bool = False
-    first_player: int | None = None
-    provoke: bool = False  # unknown message types and fields, a deliberate rejection
-
-    def deck(self) -> list[Card] | None:
-        if not self.top:
-            return None
-        cards = parse_deck(self.top)
-        if not self.only_top:
-            given = Counter(card_text(c) for c in cards)
-            rest: list[Card] = []
-            for c in self.config.deck_cards():
-                t = card_text(c)
-                if given[t]:
-                    given[t] -= 1
-                else:
-                    rest.append(c)
-            random.Random(self.seed).shuffle(rest)
-            cards += rest
-        return cards
-
-
-def _cfg(players: int, *variants: str, **kw: Any) -> GameConfig:
-    return GameConfig(players=players, variants=frozenset(variants), **kw)
-
-
-# Seat 0 holds only 10s and Clears, seat 1 only 1s and 2s, and there is no draw pile:
-# seat 0 can always play, so it soon plays from its 3UP cards and then turns 3DOWN
-# cards; seat 1 must pick up whenever a 10 is on top.
-_ENDGAME = deal_order([["10k", "Cg", "C+1r"], ["1y", "1o", "1p"]],
-                      [["10g", "10r", "10b", "10y", "10o", "10p"],
-                       ["1g", "1r", "1b", "2g", "2r", "2b"]])
-# Seat 0 is dealt the six extra-action Clears: whatever it lays face up, its first
-# play grants an extra action, before which it is offered the draw.
-_CLEARS = deal_order([["3g", "4r", "5b"], ["6y", "7o", "8p"]],
-                     [["C+1r", "C+1b", "C+1y", "C+1o", "C+1p", "C+2g"],
-                      ["1g", "2r", "3b", "4y", "5o", "6p"]])
-# With one colour, every numbered run on the pile is of one colour: four_of_a_colour
-# (RULES §9.6) offers swap/keep as soon as four numbered cards lie on the pile.
-_ONE_COLOUR = {"deck": "alternative", "colours": 1}
-
-SCENARIOS: tuple[Scenario, ...] = (
-    Scenario("2 players, standard rules", _cfg(2), 1,
-             "unknown message types and fields; a deliberate 'rejected'", provoke=True),
-    Scenario("2 players, stacked deck, no draw pile", _cfg(2), 2,
-             "3UP and 3DOWN plays, pick-ups", top=tuple(_ENDGAME), only_top=True,
-             first_player=0),
-    Scenario("2 players, ones_reverse, stacked deck", _cfg(2, "ones_reverse"), 3,
-             "Clears with extra actions, the optional and the forced draw, pick-ups",
-             top=tuple(_CLEARS), first_player=0),
-    Scenario("2 players, may_decline, draw_once_per_clear",
-             _cfg(2, "may_decline", "draw_once_per_clear"), 4, "decline"),
-    Scenario("2 players, four_of_a_colour, one-colour deck",
-             _cfg(2, "four_of_a_colour", **_ONE_COLOUR), 5,
-             "swap/keep, plays naming their cards"),
-    Scenario("6 players, play_out, swap_piles, choose_for_others, ones_reverse",
-             _cfg(6, "play_out", "swap_piles", "choose_for_others", "ones_reverse"), 6,
-             "six seats, the whole game played out"),
-    Scenario("6 players, may_decline, four_of_a_colour, match_scoring",
-             _cfg(6, "may_decline", "four_of_a_colour", "match_scoring"), 7,
-             "six seats with most variants"),
-)
-
-
-def extra_scenario(kind: str, attempt: int) -> Scenario | None:
-    """Another game likely to bring up ``kind``, if the planned ones did not."""
-    seed = 1000 + 17 * attempt
-    if kind == "swap/keep":
-        return Scenario(f"2 players, four_of_a_colour, one-colour deck (extra {attempt})",
-                        _cfg(2, "four_of_a_colour", **_ONE_COLOUR), (6, 9, 12)[attempt % 3],
-                        "swap/keep")
-    if kind == "decline":
-        return Scenario(f"2 players, may_decline (extra {attempt})", _cfg(2, "may_decline"),
-                        seed, "decline")
-    if kind in ("draw", "pickup"):
-        return Scenario(f"2 players, stacked deck (extra {attempt})", _cfg(2), seed,
-                        "draws and pick-ups", top=tuple(_CLEARS), first_player=attempt % 2)
-    if kind == "down":
-        return Scenario(f"2 players, stacked deck, no draw pile (extra {attempt})", _cfg(2),
-                        seed, "3DOWN plays", top=tuple(_ENDGAME), only_top=True,
-                        first_player=0)
-    return None
-
-
-# --- the report ------------------------------------------------------------------------
-
-
-@dataclass
-class Check:
-    name: str
-    status: str = SKIP
-    detail: str = ""
-    transcript: list[str] = field(default_factory=list)
-    causes: list[str] = field(default_factory=list)  # keys of Report.causes
-
-    def passed(self, detail: str) -> None:
-        if self.status != FAIL:
-            self.status, self.detail = PASS, detail
-
-    def failed(self, detail: str, transcript: Sequence[str] = (), cause: str = "") -> None:
-        """Fail the row; ``cause`` is the key of the root cause it comes from (see
-        ``Report.cause``; default: a cause of its own, this row's detail)."""
-        if self.status != FAIL:  # the first failure is the one worth reading
-            self.status, self.detail, self.transcript = FAIL, detail, list(transcript)
-        key = cause or f"row:{self.name}"
-        if key not in self.causes:
-            self.causes.append(key)
-
-
-@dataclass
-class Cause:
-    """One root cause: what the bot did wrong, once, however many rows it fails."""
-
-    text: str
-    transcript: list[str] = field(default_factory=list)
-
-
-@dataclass
-class Report:
-    command: list[str]
-    transport: str
-    checks: list[Check] = field(default_factory=list)
-    sandbox: str = ""  # Sandbox.summary() of what the bot ran in
-    hints: list[str] = field(default_factory=list)  # what the sandbox stopped, in words
-    causes: dict[str, Cause] = field(default_factory=dict)
-
-    @property
-    def ok(self) -> bool:
-        return all(c.status != FAIL for c in self.checks)
-
-    def check(self, name: str) -> Check:
-        for c in self.checks:
-            if c.name == name:
-                return c
-        c = Check(name)
-        self.checks.append(c)
-        return c
-
-    def cause(self, key: str, text: str, transcript: Sequence[str] = ()) -> str:
-        """Register a root cause (the first text and transcript given for ``key``
-        stay); returns ``key`` for ``Check.failed``."""
-        self.causes.setdefault(key, Cause(text, list(transcript)))
-        return key
-
-    def _numbered(self) -> list[tuple[int, Cause]]:
-        """The root causes of the failed rows, in the order of the rows, numbered."""
-        keys: list[str] = []
-        for c in self.checks:
-            if c.status == FAIL:
-                keys += [k for k in c.causes if k not in keys]
-        out: list[tuple[int, Cause]] = []
-        for k in keys:
-            cause = self.causes.get(k)
-            if cause is None:  # a row's own cause
-                row = next(c for c in self.checks if f"row:{c.name}" == k)
-                cause = Cause(f"{row.name}: {row.detail}", row.transcript)
-            out.append((len(out) + 1, cause))
-        return out
-
-    def _index(self) -> dict[str, int]:
-        keys = [k for c in self.checks if c.status == FAIL for k in c.causes]
-        order: dict[str, int] = {}
-        for k in keys:
-            order.setdefault(k, len(order) + 1)
-        return order
-
-    def table(self) -> str:
-        index = self._index()
-        rows = []
-        for c in self.checks:
-            status = c.status
-            if c.status == FAIL and c.causes:
-                status += " (" + ", ".join(str(index[k]) for k in c.causes) + ")"
-            rows.append((c.name, status, c.detail))
-        return str(tabulate(rows, headers=["check", "result", "detail"], tablefmt="simple",
-                            maxcolwidths=[None, None, 70]))
-
-    def render(self) -> str:
-        out = [f"check-bot: {shlex.join(self.command)} over {self.transport}"]
-        if self.sandbox:
-            out.append(self.sandbox)
-        for h in self.hints:
-            out.append(f"sandbox: the bot {h}")
-        out.append("")
-        causes = self._numbered()
-        if causes:
-            out.append(f"{len(causes)} root cause{'s' if len(causes) > 1 else ''} "
-                       "(the rows below that fail from each give its number):")
-            out += [f"  {i}. {_cut(c.text, CAUSE_CHARS)}" for i, c in causes]
-            out.append("")
-        out.append(self.table())
-        for i, c in causes:
-            out += ["", f"--- cause {i}: {c.text}"]
-            out += [f"    {line}" for line in c.transcript] or ["    (no transcript)"]
-        failed = sum(c.status == FAIL for c in self.checks)
-        passed = sum(c.status == PASS for c in self.checks)
-        skipped = len(self.checks) - failed - passed
-        tail = f"{passed} of {len(self.checks)} checks passed"
-        tail += f", {failed} failed" if failed else ""
-        tail += f", {skipped} skipped" if skipped else ""
-        out += ["", (f"FAILED ({len(causes)} root cause{'s' if len(causes) != 1 else ''}): "
-                     if failed else "PASSED: ") + tail]
-        # What the bot wrote is shown, never obeyed by the terminal.
-        return "\n".join(printable(line) for text in out for line in text.split("\n"))
-
+from .report import FAIL, LINE_CHARS, SKIP, TRANSCRIPT_LINES, Report
+from .scenarios import EXTRA_GAMES, KINDS, SCENARIOS, Scenario, extra_scenario, kind_of
 
 # --- listening to the transcript hook ---------------------------------------------------
 

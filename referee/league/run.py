@@ -24,7 +24,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from ..checkbot.checker import SCENARIOS, Checker, Scenario
+from ..checkbot.checker import Checker
+from ..checkbot.scenarios import SCENARIOS, Scenario
 from ..players.botspec import BotSpec, as_transport
 from ..players.sandbox import Sandbox, SandboxError, resolve
 from ..tournament.config import TournamentConfig

@@ -14,7 +14,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from referee.checkbot.checker import FAIL, KINDS, PASS, SCENARIOS, run_checks
+from referee.checkbot.checker import run_checks
+from referee.checkbot.report import FAIL, PASS
+from referee.checkbot.scenarios import KINDS, SCENARIOS
 from referee.cli.check_bot import check_bot
 from referee.play.runner import TimeControl
 
