@@ -28,6 +28,7 @@ from referee.bots.search import determinize
 from referee.game import Game, GameConfig, IllegalDecision
 from referee.game.cards import TEXT
 from referee.play.runner import InProcessPlayer, run_game
+from tests.game.test_infosets import seen_by
 
 Event = tuple[Any, ...]
 
@@ -94,27 +95,6 @@ def test_a_determinized_game_is_one_the_seat_could_be_in(config: GameConfig) -> 
                 game.apply(seat, bot.decide(obs, legal) if rng.random() < 0.7
                            else legal[rng.randrange(len(legal))])
     assert checked > 25
-
-
-def seen_by(events: list[Event], x: int) -> set[int]:
-    """The cards RULES §6 lets seat ``x`` know, from the omniscient events (as in
-    ``tests/game/test_infosets.py``)."""
-    seen: set[int] = set()
-    for e in events:
-        kind = e[0]
-        if kind == "deal" and e[1] == x or kind in ("reveal", "pickup"):
-            seen.update(e[2])
-        elif kind == "play":
-            seen.update(e[3])
-        elif kind == "fail":
-            seen.update(e[4])
-            if e[1] == x:
-                seen.add(e[3])
-        elif kind == "draw" and e[1] == x:
-            seen.update(e[3])
-        elif kind == "swap":
-            seen.update((e[2], e[3]))
-    return seen
 
 
 View = tuple[dict[str, Any], list[Event]]
