@@ -94,6 +94,13 @@ _CLEARS = deal_order([["3g", "4r", "5b"], ["6y", "7o", "8p"]],
 # With one colour, every numbered run on the pile is of one colour: four_of_a_colour
 # (RULES §9.6) offers swap/keep as soon as four numbered cards lie on the pile.
 _ONE_COLOUR = {"deck": "alternative", "colours": 1}
+# Whether four cards ever lie on the pile depends on the bot's own choices, so the
+# deals are chosen: a bot that chooses uniformly at random is offered swap/keep in
+# 999 of 1,000 games on each of these seeds (5 misses in 5,000 for seed 94; seed 5,
+# used before, missed 1 game in 12, and its extras 6, 9, 12 one in 4 to 7).
+# tests/checkbot/test_checkbot_scenarios.py keeps them honest.
+SWAP_SEED = 94
+SWAP_EXTRA_SEEDS = (90, 27, 1)
 
 SCENARIOS: tuple[Scenario, ...] = (
     Scenario("2 players, standard rules", _cfg(2), 1,
@@ -107,7 +114,7 @@ SCENARIOS: tuple[Scenario, ...] = (
     Scenario("2 players, may_decline, draw_once_per_clear",
              _cfg(2, "may_decline", "draw_once_per_clear"), 4, "decline"),
     Scenario("2 players, four_of_a_colour, one-colour deck",
-             _cfg(2, "four_of_a_colour", **_ONE_COLOUR), 5,
+             _cfg(2, "four_of_a_colour", **_ONE_COLOUR), SWAP_SEED,
              "swap/keep, plays naming their cards"),
     Scenario("6 players, play_out, swap_piles, choose_for_others, ones_reverse",
              _cfg(6, "play_out", "swap_piles", "choose_for_others", "ones_reverse"), 6,
@@ -123,7 +130,8 @@ def extra_scenario(kind: str, attempt: int) -> Scenario | None:
     seed = 1000 + 17 * attempt
     if kind == "swap/keep":
         return Scenario(f"2 players, four_of_a_colour, one-colour deck (extra {attempt})",
-                        _cfg(2, "four_of_a_colour", **_ONE_COLOUR), (6, 9, 12)[attempt % 3],
+                        _cfg(2, "four_of_a_colour", **_ONE_COLOUR),
+                        SWAP_EXTRA_SEEDS[attempt % len(SWAP_EXTRA_SEEDS)],
                         "swap/keep")
     if kind == "decline":
         return Scenario(f"2 players, may_decline (extra {attempt})", _cfg(2, "may_decline"),
