@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-fast lint bench clean system
+.PHONY: demo test test-fast soak lint bench clean system
 
 # System packages the tests need, installed with apt-get when missing and we are
 # root (CI); otherwise say what to install.  bubblewrap: the bots' sandbox;
@@ -53,6 +53,12 @@ test-fast: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 	$(BIN)/lint-imports
+
+# The proof that the suite does not flake: the whole suite RUNS times in a row
+# (every 4th with the other CPU kept busy); see tests/soak.sh.  About 2 hours.
+RUNS ?= 20
+soak: $(STAMP) system
+	tests/soak.sh $(RUNS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
