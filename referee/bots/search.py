@@ -140,22 +140,15 @@ class Deal:
         me = self.me
         it = iter(order)
         g = Game.__new__(Game)
-        config = g.config = self.config
+        g.set_rules(self.config)
         g.n = n
         g.seed = 0
         g.rng = _UNUSED  # a Game draws from it only when it is made (the shuffle)
         g.deck = ()
         g.first_player = 0
-        v = config.variants
         # The search's aim is to finish next of the seats still playing: the simulated
         # game ends there (whatever the variants say), which also keeps it short.
         g.play_out = False
-        g.may_decline = "may_decline" in v
-        g.ones_reverse = "ones_reverse" in v
-        g.four_colour = "four_of_a_colour" in v
-        g.for_others = "choose_for_others" in v
-        g.once_per_clear = "draw_once_per_clear" in v
-        g.swap_piles = "swap_piles" in v
         g.turn_limit = obs["turn"] + ROLLOUT_CAP  # a turn is one decision or more
         g.hands = [{} for _ in range(n)]
         g.hand_count = [0] * n

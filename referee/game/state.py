@@ -172,7 +172,6 @@ class Game:
         (card ids in deal order, first card = top) the deck is used as given; with
         ``first_player`` the first player is not drawn."""
         config = config or GameConfig()
-        self.config = config
         n = self.n = config.players
         self.seed = seed
         self.rng = random.Random(seed)
@@ -199,15 +198,7 @@ class Game:
             raise ConfigError(f"the first player must be a seat from 0 to {n - 1}, not {first_player!r}")
         self.first_player = first_player
 
-        v = config.variants
-        self.play_out = "play_out" in v
-        self.may_decline = "may_decline" in v
-        self.ones_reverse = "ones_reverse" in v
-        self.four_colour = "four_of_a_colour" in v
-        self.for_others = "choose_for_others" in v
-        self.once_per_clear = "draw_once_per_clear" in v
-        self.swap_piles = "swap_piles" in v
-        self.turn_limit = config.turn_limit
+        self.set_rules(config)
 
         # RULES §2: deal one card at a time, clockwise from seat 0: three rounds of
         # 3DOWN cards (round r fills slot r), then six rounds of the six cards.
@@ -301,6 +292,21 @@ class Game:
 
     def result(self) -> GameEnd | None:
         return self._result
+
+    def set_rules(self, config: GameConfig) -> None:
+        """The configuration and the rule flags read from it (its variants, its turn
+        limit): the one place they are set, for a new game and for a game built for
+        a search (``referee.bots.search``), which may then change some."""
+        self.config = config
+        v = config.variants
+        self.play_out = "play_out" in v
+        self.may_decline = "may_decline" in v
+        self.ones_reverse = "ones_reverse" in v
+        self.four_colour = "four_of_a_colour" in v
+        self.for_others = "choose_for_others" in v
+        self.once_per_clear = "draw_once_per_clear" in v
+        self.swap_piles = "swap_piles" in v
+        self.turn_limit = config.turn_limit
 
     def observation(self, seat: int) -> dict[str, Any]:
         """What ``seat`` may know now (RULES §6); see ``observe.py``."""
