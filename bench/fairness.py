@@ -14,8 +14,11 @@ the ratio of the standard errors, and whether the two estimates agree.
 
 Targets: the estimates agree (|z| < 2, for rotate and for williams: neither seating
 biases the estimate); SE(duplicate) <= 0.85 x SE(independent) at 2 and 4 seats, for
-both; a mirror match (heuristic against itself, a deterministic bot) under
-duplicate deals comes out at exactly 0.
+both; a mirror match (heuristic against itself under two names) under duplicate
+deals comes out at exactly 0.  The heuristic searches with random numbers; in a
+tournament an in-process bot draws them from the deal and its seat (not from its
+name), so identical bots in identical positions choose identically and the mirror
+match is exact (``referee.play.runner.SEAT_STREAM``).
 
     .venv/bin/python bench/fairness.py [--games 2000] [--jobs N] [--seed 1]
 """
