@@ -85,7 +85,10 @@ def split_command(command: str) -> list[str]:
               help='The bot\'s command line, run in its folder, e.g. "python3 bot.py".')
 @click.option("--transport", type=click.Choice(["stdio", "zmq"]), default="stdio",
               show_default=True)
-def submit_cmd(league_dir: str, name: str, path: str, command: str, transport: str) -> None:
+@click.option("--quiet", "-q", is_flag=True,
+              help="Only the verdict line (the check's report only if it failed).")
+def submit_cmd(league_dir: str, name: str, path: str, command: str, transport: str,
+               quiet: bool) -> None:
     """Submit the bot in PATH (a folder, or a .tar, .tar.gz, .tgz or .zip archive) as
     NAME: it is copied into the league, checked with check-bot under the league's
     sandbox and time limits, and on success becomes NAME's next version."""
@@ -97,7 +100,7 @@ def submit_cmd(league_dir: str, name: str, path: str, command: str, transport: s
         _fail(str(e))
     except KeyboardInterrupt:
         _fail("interrupted: nothing was submitted", 130)
-    if result.report:
+    if result.report and not (quiet and result.accepted):
         click.echo(result.report)
     click.echo(result.summary())
     if not result.accepted:
