@@ -244,7 +244,9 @@ def verify_cmd(league_dir: str) -> None:
     for p in problems:
         click.echo(p)
     if problems:
-        _fail(f"{len(problems)} of {n} games do not verify (listed above)", 1)
+        bad = len({p.split(":", 1)[0] for p in problems})  # a line per problem, a game may have several
+        _fail(f"{bad} of the {n} games in the database "
+              f"{'does' if bad == 1 else 'do'} not verify (listed above)", 1)
     click.echo(f"verified: {n} games re-run identically and match the database")
 
 
