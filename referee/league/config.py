@@ -13,7 +13,7 @@ File layout (all sections optional)::
     [time]         startup, per_decision, bank
     [faults]       policy, strike_limit
     [sandbox]      mode, memory_mb, processes, scratch_mb, read_only
-    [limits]       max_bytes, max_files, max_file_bytes     (each submission)
+    [limits]       max_bytes, max_files, max_file_bytes, max_depth  (each submission)
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from ..tournament.config import SEATINGS, TournamentConfigError, _Reader, parse_
 
 _SECTIONS = ("league", "rules", "time", "faults", "sandbox", "limits")
 _LEAGUE_KEYS = ("name", "seats", "deals", "seed", "seating", "jobs")
-_LIMIT_KEYS = ("max_bytes", "max_files", "max_file_bytes")
+_LIMIT_KEYS = ("max_bytes", "max_files", "max_file_bytes", "max_depth")
 
 
 class LeagueConfigError(ValueError):
@@ -41,16 +41,18 @@ class LeagueConfigError(ValueError):
 
 @dataclass(frozen=True)
 class Limits:
-    """What one submission may hold (its unpacked size, files and folders, and its
-    largest file).  An archive is stopped when it reaches a limit, not after."""
+    """What one submission may hold (its unpacked size, its files, folders and links,
+    its largest file, how deep its folders go).  An archive is stopped when it reaches
+    a limit, not after (``archive.py``)."""
 
     max_bytes: int = 50 << 20
     max_files: int = 2000
     max_file_bytes: int = 20 << 20
+    max_depth: int = 32
 
     def to_dict(self) -> dict[str, int]:
         return {"max_bytes": self.max_bytes, "max_files": self.max_files,
-                "max_file_bytes": self.max_file_bytes}
+                "max_file_bytes": self.max_file_bytes, "max_depth": self.max_depth}
 
 
 @dataclass(frozen=True)
@@ -166,7 +168,8 @@ def parse_league_config(raw: dict[str, Any], *, base_dir: str = ".", source: str
         d = Limits()
         limits = Limits(max_bytes=lim.whole("max_bytes", d.max_bytes, 1),
                         max_files=lim.whole("max_files", d.max_files, 1),
-                        max_file_bytes=lim.whole("max_file_bytes", d.max_file_bytes, 1))
+                        max_file_bytes=lim.whole("max_file_bytes", d.max_file_bytes, 1),
+                        max_depth=lim.whole("max_depth", d.max_depth, 1))
         # The shared tables, checked by the tournament's own reader (with a stand-in
         # field: a league's bots arrive later).
         stand_in = {k: v for k, v in raw.items() if k in ("rules", "time", "faults", "sandbox")}
