@@ -26,9 +26,16 @@ from pathlib import Path
 from typing import Any
 
 from ..game import GameConfig
+from ..game.seeds import MAX_SEED
 from ..play.runner import FaultPolicy, TimeControl
 from ..players.sandbox import SandboxConfig
-from ..tournament.config import SEATINGS, TournamentConfigError, _Reader, parse_config
+from ..tournament.config import (
+    SEATINGS,
+    TournamentConfigError,
+    _Reader,
+    parse_config,
+    read_config_text,
+)
 
 _SECTIONS = ("league", "rules", "time", "faults", "sandbox", "limits")
 _LEAGUE_KEYS = ("name", "seats", "deals", "seed", "seating", "jobs")
@@ -137,10 +144,9 @@ def load_league_config(path: str | Path, *, draw_seed: bool = True) -> LeagueCon
     """Read and check a league file; raises LeagueConfigError (one line).  Without a
     ``seed`` one is drawn at random (63 bits), to be kept by the league."""
     p = Path(path)
+    text = read_config_text(p, LeagueConfigError)
     try:
-        raw = tomllib.loads(p.read_text(encoding="utf-8"))
-    except OSError as e:
-        raise LeagueConfigError(f"{p}: cannot read the file: {e.strerror or e}") from None
+        raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise LeagueConfigError(f"{p}: not valid TOML: {e}") from None
     return parse_league_config(raw, base_dir=str(p.parent.resolve()), source=str(p),
@@ -161,7 +167,7 @@ def parse_league_config(raw: dict[str, Any], *, base_dir: str = ".", source: str
                     f"sizes, like [2, 4], not {seats_raw!r}")
         seats = tuple(sorted(seats_list))
         deals = lg.whole("deals", 10, 1)
-        seed = lg.whole("seed", None, 0)
+        seed = lg.whole("seed", None, 0, MAX_SEED)
         seating = lg.text("seating", "rotate", SEATINGS)
         jobs = lg.whole("jobs", None, 1)
         name = lg.text("name", "league")
