@@ -27,7 +27,7 @@ from ..report.site import ReportError, write_site
 from ..tournament.executor import ExecutorError
 from ..tournament.standings import FORMATS, render
 from ..tournament.store import StoreError
-from .tournament import REPORT_EVERY, _Refresh, _terminate, _Terminated
+from .tournament import REPORT_EVERY, _Refresh, _terminate, _Terminated, render_standings
 
 
 def _fail(message: str, code: int = 2) -> NoReturn:
@@ -156,7 +156,7 @@ def run_cmd(league_dir: str, jobs: int | None, watch: bool, quiet: bool,
         signal.signal(signal.SIGTERM, previous)
     click.echo(f"played {summary.played} games", err=True)
     for st in standings(where):
-        click.echo(render(st, "plain") + "\n")
+        click.echo(render_standings(st, "plain", wide=False) + "\n")
     if refresh is not None:
         try:
             write_site(where, refresh.site)
@@ -174,7 +174,10 @@ def run_cmd(league_dir: str, jobs: int | None, watch: bool, quiet: bool,
 @click.option("--history", is_flag=True, help="Every version, over every game played.")
 @click.option("--seats", type=int, default=None, help="Only this table size.")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="plain", show_default=True)
-def standings_cmd(league_dir: str, history: bool, seats: int | None, fmt: str) -> None:
+@click.option("--wide", is_flag=True, help="Every column (default: what fits the terminal, "
+              "fault columns only for faults that happened).")
+def standings_cmd(league_dir: str, history: bool, seats: int | None, fmt: str,
+                  wide: bool) -> None:
     """The standings of the active entries over the games among them, one table per
     table size (works while the league runs).  With --format json and no --seats: a
     list of tables."""
@@ -185,7 +188,7 @@ def standings_cmd(league_dir: str, history: bool, seats: int | None, fmt: str) -
     if fmt == "json" and seats is None:  # one document: a list, a table per size
         click.echo("[\n" + ",\n".join(render(st, fmt) for st in tables) + "\n]")
     else:
-        click.echo("\n\n".join(render(st, fmt) for st in tables))
+        click.echo("\n\n".join(render_standings(st, fmt, wide) for st in tables))
 
 
 @league.command("games")

@@ -14,7 +14,7 @@ File layout (all sections optional)::
     [time]         startup, per_decision, bank
     [faults]       policy, strike_limit
     [sandbox]      mode, memory_mb, processes, scratch_mb, read_only
-    [limits]       max_bytes, max_files, max_file_bytes     (each submission)
+    [limits]       max_bytes, max_files, max_file_bytes, max_depth  (each submission)
 """
 
 from __future__ import annotations
@@ -27,15 +27,22 @@ from pathlib import Path
 from typing import Any
 
 from ..game import GameConfig
+from ..game.seeds import MAX_SEED
 from ..play.runner import FaultPolicy, TimeControl
 from ..players.sandbox import SandboxConfig
-from ..tournament.config import SEATINGS, TournamentConfigError, _Reader, parse_config
+from ..tournament.config import (
+    SEATINGS,
+    TournamentConfigError,
+    _Reader,
+    parse_config,
+    read_config_text,
+)
 
 _SECTIONS = ("league", "rules", "time", "faults", "sandbox", "limits")
 _LEAGUE_KEYS = ("name", "seats", "deals", "seed", "seating", "jobs", "separate_authors",
                 "fault_alert")
 DEFAULT_FAULT_ALERT = 10.0  # percent of an entry's games
-_LIMIT_KEYS = ("max_bytes", "max_files", "max_file_bytes")
+_LIMIT_KEYS = ("max_bytes", "max_files", "max_file_bytes", "max_depth")
 
 
 class LeagueConfigError(ValueError):
@@ -44,16 +51,18 @@ class LeagueConfigError(ValueError):
 
 @dataclass(frozen=True)
 class Limits:
-    """What one submission may hold (its unpacked size, files and folders, and its
-    largest file).  An archive is stopped when it reaches a limit, not after."""
+    """What one submission may hold (its unpacked size, its files, folders and links,
+    its largest file, how deep its folders go).  An archive is stopped when it reaches
+    a limit, not after (``archive.py``)."""
 
     max_bytes: int = 50 << 20
     max_files: int = 2000
     max_file_bytes: int = 20 << 20
+    max_depth: int = 32
 
     def to_dict(self) -> dict[str, int]:
         return {"max_bytes": self.max_bytes, "max_files": self.max_files,
-                "max_file_bytes": self.max_file_bytes}
+                "max_file_bytes": self.max_file_bytes, "max_depth": self.max_depth}
 
 
 @dataclass(frozen=True)
@@ -144,10 +153,9 @@ def load_league_config(path: str | Path, *, draw_seed: bool = True) -> LeagueCon
     """Read and check a league file; raises LeagueConfigError (one line).  Without a
     ``seed`` one is drawn at random (63 bits), to be kept by the league."""
     p = Path(path)
+    text = read_config_text(p, LeagueConfigError)
     try:
-        raw = tomllib.loads(p.read_text(encoding="utf-8"))
-    except OSError as e:
-        raise LeagueConfigError(f"{p}: cannot read the file: {e.strerror or e}") from None
+        raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise LeagueConfigError(f"{p}: not valid TOML: {e}") from None
     return parse_league_config(raw, base_dir=str(p.parent.resolve()), source=str(p),
@@ -168,7 +176,7 @@ def parse_league_config(raw: dict[str, Any], *, base_dir: str = ".", source: str
                     f"sizes, like [2, 4], not {seats_raw!r}")
         seats = tuple(sorted(seats_list))
         deals = lg.whole("deals", 10, 1)
-        seed = lg.whole("seed", None, 0)
+        seed = lg.whole("seed", None, 0, MAX_SEED)
         seating = lg.text("seating", "rotate", SEATINGS)
         jobs = lg.whole("jobs", None, 1)
         name = lg.text("name", "league")
@@ -182,7 +190,8 @@ def parse_league_config(raw: dict[str, Any], *, base_dir: str = ".", source: str
         d = Limits()
         limits = Limits(max_bytes=lim.whole("max_bytes", d.max_bytes, 1),
                         max_files=lim.whole("max_files", d.max_files, 1),
-                        max_file_bytes=lim.whole("max_file_bytes", d.max_file_bytes, 1))
+                        max_file_bytes=lim.whole("max_file_bytes", d.max_file_bytes, 1),
+                        max_depth=lim.whole("max_depth", d.max_depth, 1))
         # The shared tables, checked by the tournament's own reader (with a stand-in
         # field: a league's bots arrive later).
         stand_in = {k: v for k, v in raw.items() if k in ("rules", "time", "faults", "sandbox")}
