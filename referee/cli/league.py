@@ -85,17 +85,20 @@ def split_command(command: str) -> list[str]:
               help='The bot\'s command line, run in its folder, e.g. "python3 bot.py".')
 @click.option("--transport", type=click.Choice(["stdio", "zmq"]), default="stdio",
               show_default=True)
+@click.option("--author", default=None, metavar="WHO",
+              help="Who submits it (default: NAME): one author's entries never sit at one "
+                   "table, unless the league's separate_authors = false.")
 @click.option("--quiet", "-q", is_flag=True,
               help="Only the verdict line (the check's report only if it failed).")
 def submit_cmd(league_dir: str, name: str, path: str, command: str, transport: str,
-               quiet: bool) -> None:
+               author: str | None, quiet: bool) -> None:
     """Submit the bot in PATH (a folder, or a .tar, .tar.gz, .tgz or .zip archive) as
     NAME: it is copied into the league, checked with check-bot under the league's
     sandbox and time limits, and on success becomes NAME's next version."""
     words = split_command(command)
     try:
         result = submit(Path(league_dir).resolve(), name, Path(path), words,
-                        transport=transport)
+                        transport=transport, author=author)
     except _ERRORS as e:
         _fail(str(e))
     except KeyboardInterrupt:
