@@ -129,7 +129,9 @@ class LeagueStore(Store):
         conn.execute("PRAGMA synchronous=FULL")
         conn.execute("PRAGMA busy_timeout=30000")
         conn.executescript(_SCHEMA + _LEAGUE_SCHEMA)
-        return cls(path, conn)
+        store = cls(path, conn)
+        store.fill_luck()  # a league made before luck-adjusted scores: from its records
+        return store
 
     def set_config(self, config: dict[str, Any]) -> None:
         with self.transaction():
