@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from tests.report.browser import open_browser, watched_page
+from tests.report.browser import watched_page
 from tests.report.conftest import invoke
 from tests.report.hostilebots import MARKUP
 
@@ -90,11 +90,6 @@ def test_the_pages_hold_the_text_escaped_and_allow_only_their_own_scripts(
     index = (site / "index.html").read_text()
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in index
     assert "&#34;&gt;&lt;img src=x onerror=alert(2)&gt;" in index
-
-
-@pytest.fixture(scope="module")
-def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    yield from open_browser(tmp_path_factory.mktemp("chromium") / "profile")
 
 
 def _open(browser: Any, path: Path) -> tuple[Any, Any, list[str]]:
