@@ -185,6 +185,10 @@ def test_a_league_shows_its_authors_text_escaped(
     run("league", "games", league, "--faults")
     for entry in ("alice", "local"):
         run("league", "show", league, entry, ok=False)
+    run("league", "show", league)
+    for game in games[:2]:
+        r = run("league", "game", league, game, "--lines", "0")
+        assert SHOWN in r.stdout.decode()  # every seat's stderr, shown
     run("league", "verify", league, ok=False)
     run("report", league, ok=False)
     for log in league.rglob("*.stderr.log"):
