@@ -155,7 +155,7 @@ class ExternalPlayer:
         self._error_sent = False  # 'error' sent during the handshake
         # The decision asked for (``ask``): its request id and time, when it was sent,
         # its deadline (infinite when the waiter keeps it), replies told of as ignored.
-        self._asked: tuple[int, float] = (0, 0.0)
+        self._asked: tuple[int, str] = (0, "")
         self._start = 0.0
         self._deadline = 0.0
         self._told = 0
@@ -393,7 +393,7 @@ class ExternalPlayer:
                               _event_dicts(request.events), request.time_left)
         rid = msg["id"]
         self._ids[request.request_id] = rid
-        self._asked = (rid, request.time_left)
+        self._asked = (rid, request.allowance())
         self._told = 0  # replies discarded and told of (MAX_IGNORED_TOLD)
         start = self._start = self.clock()
         self._deadline = start + request.time_left if timed else float("inf")
@@ -419,9 +419,9 @@ class ExternalPlayer:
         """The asked decision did not come in time (the waiter's deadline)."""
         assert self.session is not None
         self.session.abandon()
-        rid, time_left = self._asked
+        rid, allowed = self._asked
         return BotFault("timeout", f"{self.name} sent no decision for request {rid} "
-                        f"within {time_left:.3f}s")
+                        f"within {allowed}")
 
     def take(self, timeout: float) -> Decision | str | None:
         """The asked decision, if it arrives within ``timeout`` seconds; None if it has
@@ -433,7 +433,7 @@ class ExternalPlayer:
                                                fatal=True)
         transport = conn.transport
         legal = self._legal
-        rid, time_left = self._asked
+        rid, allowed = self._asked
         deadline = self._deadline
         until = self.clock() + timeout
         while True:
@@ -479,7 +479,7 @@ class ExternalPlayer:
                     if self.clock() >= deadline:
                         session.abandon()
                         raise BotFault("timeout", f"{self.name} sent no decision for request "
-                                       f"{rid} within {time_left:.3f}s (only replies "
+                                       f"{rid} within {allowed} (only replies "
                                        f"to other requests)") from None
                     continue
                 assert isinstance(event, DecisionReply)
