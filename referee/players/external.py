@@ -67,7 +67,7 @@ from ..transport.base import (
     TransportTimeout,
 )
 from ..transport.zmq.listener import RemoteListener
-from .launcher import Connection, Launcher, launch_bot
+from .launcher import Connection, Launcher, launch_bot, launch_zmq_bot
 from .process import DEFAULT_MEMORY_MB, DEFAULT_STDERR_CAP, BotStartError
 from .sandbox import Sandbox
 
@@ -681,14 +681,22 @@ class BenchResult:
 
 
 def bench_game_zmq(n_games: int, *, players: int = 2, seed: int = 1,
-                   transport: str = "ipc") -> BenchResult:
+                   transport: str = "ipc", direct: bool = True) -> BenchResult:
     """Play ``n_games`` games between ``players`` trivial launched ZeroMQ bots
     (``python -m referee.transport.zmq.trivial_bot``; each bot started once and kept across the
-    games) and time them.  For ``bench/protocol.py``, beside the stdio figure."""
+    games) and time them.  For ``bench/protocol.py``, beside the stdio figure.
+    ``direct=False``: through a libzmq ROUTER (``launch_zmq_bot``), to compare."""
     command = [sys.executable, "-m", "referee.transport.zmq.trivial_bot"]
     tc = TimeControl(startup=30.0, per_decision=10.0, bank=0.0)
-    seats = [zmq_player(f"zmq{i}", command, time_control=tc, transport=transport,
-                        memory_mb=None) for i in range(players)]
+
+    def launcher(i: int) -> Launcher:
+        def launch() -> Connection:
+            bot = launch_zmq_bot(command, name=f"zmq{i}", transport=transport, direct=direct,
+                                 memory_mb=None)
+            return Connection(bot.transport, bot.process)
+        return launch
+
+    seats = [ExternalPlayer(f"zmq{i}", launcher(i), time_control=tc) for i in range(players)]
     try:
         config = GameConfig(players=players)
         for p in seats:  # start-up and handshake outside the timing
