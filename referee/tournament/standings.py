@@ -330,15 +330,20 @@ def compact_table(st: Standings, width: int | None = None) -> tuple[list[str], l
     def build(short: int, names: int | None) -> tuple[list[str], list[list[str]]]:
         heads = (["rank", "bot", "games", score_header(st), "win % (95% CI)",
                   "avg place (95% CI)", "rating (95% CI)", "avg penalty"] if short == 0 else
-                 ["#", "bot", "games", score_header(st, True), "win %", "avg place", "rating",
-                  "penalty"])
+                 ["#", "bot", "games", score_header(st, True) if short < 3
+                  else ("adj." if st.scores == "adjusted" else "score"), "win %", "avg place",
+                  "rating", "penalty"])
         if short >= 2:
             heads = heads[:-1]
         heads += [SHORT_FAULTS[h] if short >= 3 else h for h, _ in faults]
         rows = []
         for r in st.rows:
             bot = r.bot if names is None or len(r.bot) <= names else r.bot[:names - 1] + "…"
-            row = [str(r.rank), bot, str(r.games), _score(st, r),
+            score = (_score(st, r) if short < 3 else
+                     _num(None if (r.adj_score if st.scores == "adjusted" else r.score) is None
+                          else 100 * (r.adj_score if st.scores == "adjusted" else r.score or 0.0),
+                          ".1f"))
+            row = [str(r.rank), bot, str(r.games), score,
                    _pm(r.win_rate, r.win_ci, ".1f", 100),
                    _pm(r.avg_place, r.place_ci, ".2f"),
                    _rating(r) if short < 3 or not r.games else f"{r.rating:+.0f}"]
@@ -357,11 +362,11 @@ def compact_table(st: Standings, width: int | None = None) -> tuple[list[str], l
         if fits(t):
             return t
     longest = max((len(r.bot) for r in st.rows), default=8)
-    for names in range(longest - 1, 7, -1):
+    for names in range(longest - 1, 5, -1):
         t = build(3, names)
         if fits(t):
             return t
-    return build(3, 8)
+    return build(3, 6)
 
 
 def _rating(r: BotStanding) -> str:
