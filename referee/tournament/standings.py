@@ -339,10 +339,9 @@ def compact_table(st: Standings, width: int | None = None) -> tuple[list[str], l
         rows = []
         for r in st.rows:
             bot = r.bot if names is None or len(r.bot) <= names else r.bot[:names - 1] + "…"
+            value = r.adj_score if st.scores == "adjusted" else r.score
             score = (_score(st, r) if short < 3 else
-                     _num(None if (r.adj_score if st.scores == "adjusted" else r.score) is None
-                          else 100 * (r.adj_score if st.scores == "adjusted" else r.score or 0.0),
-                          ".1f"))
+                     _num(None if value is None else 100 * value, ".1f"))
             row = [str(r.rank), bot, str(r.games), score,
                    _pm(r.win_rate, r.win_ci, ".1f", 100),
                    _pm(r.avg_place, r.place_ci, ".2f"),
