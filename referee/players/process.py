@@ -391,6 +391,11 @@ class BotProcess:
         after each game and before bye): ``end`` will end them even if by then they
         have left its session and lost their parent.  A /proc scan costs a few ms:
         with ``min_interval``, skipped if the last one is more recent than that."""
+        if self.cgroup is not None:
+            # Every process of the bot is in its cgroup, whatever session or parent
+            # it has: ``end`` ends them all there (``kill_all``), without a /proc scan
+            # -- which costs more the more processes run (hundreds of bots in flight).
+            return
         now = time.monotonic()
         if now - self._remembered < min_interval:
             return
