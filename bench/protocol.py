@@ -18,18 +18,25 @@ not the referee):
    ``4 x floor - ideal`` is what the target leaves for all of the referee's own work
    (rules engine, observation, events, encoding, checking, timing).
 5. ``zmq``: the same games over ZeroMQ (``referee.players.external``:
-   ``bench_game_zmq``).
+   ``bench_game_zmq``): msgpack over ``ipc://``, the referee speaking ZMTP in the
+   game's own thread (``transport/zmq/direct.py``), and ``libzmq``: the same through
+   a libzmq ROUTER and its I/O thread, for comparison; each as a ratio to ``stdio``
+   (target: <= 1.5), with the referee's CPU per decision.
 
-Prints us per decision and the ratio stdio / floor.  Target (issue 3): per-decision
-cost at most 4x the raw pipe floor.  The machine is shared and noisy: the best of
-``--repeat`` runs is reported.
+Prints us per decision and the ratios of issue 24's targets: stdio / ideal (<= 2),
+the referee's CPU / the trivial bots' CPU (<= 1), zmq / stdio (<= 1.5), the
+sandbox's extra start-up (<= +15 ms) and per decision (<= +5 %); and the ratio
+stdio / floor of issue 3 (<= 4).  The machine is shared and noisy: the best of
+``--repeat`` runs is reported, each figure measured in the same rounds as those it
+is compared with.
 
 ``--breakdown`` also times each piece of a decision's work on its own, in one
 process with warm caches (so the pieces add up to less than the ``stdio`` figure,
 where the referee and the bots take turns on one CPU and evict each other's
 caches): the engine (legal list, applying the decision), the observation, the
 seat's events, the request message, its encoding, the bot's parsing of it, and
-the reply's decoding and checking.
+the reply's decoding and checking; for ZeroMQ, the pieces that differ (msgpack and
+the ZMTP frame, the bot's unpacking, the reply's decoding).
 
     .venv/bin/python bench/protocol.py                 # default sizes
     .venv/bin/python bench/protocol.py --games 100 --repeat 3 --cpu 0
