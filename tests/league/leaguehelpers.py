@@ -87,6 +87,7 @@ import sys
 
 import updown_bot
 from heuristic_bot import HeuristicBot
+from tests.procs import scaled
 
 WHO = sys.argv[1]
 
@@ -115,7 +116,9 @@ def wait_for(what: str, condition: Callable[[], bool], timeout: float = 240.0) -
     """Poll ``condition`` until it holds (a process elsewhere is making it true)."""
     import time
 
-    deadline = time.monotonic() + timeout
+    from tests.procs import scaled
+
+    deadline = time.monotonic() + scaled(timeout)
     while not condition():
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out waiting for {what}")
