@@ -15,19 +15,19 @@ from typing import NoReturn
 
 import click
 
+from ..league.browse import game_view, overview, verify_league
 from ..league.browse import games as list_games
 from ..league.browse import show as show_entry
-from ..league.browse import verify_league
 from ..league.config import LeagueConfigError, load_league_config
 from ..league.remote import DEFAULT_SUBMIT_LISTEN, RemoteError, Server, pack, request
-from ..league.run import LeagueError, new_league, run_league, standings, submit
+from ..league.run import LeagueError, new_league, pending, run_league, standings, submit
 from ..league.store import LeagueStore
 from ..league.submission import SubmissionError
 from ..report.site import ReportError, write_site
 from ..tournament.executor import ExecutorError
 from ..tournament.standings import FORMATS, render
 from ..tournament.store import StoreError
-from .tournament import REPORT_EVERY, _Refresh, _terminate, _Terminated
+from .tournament import REPORT_EVERY, _Refresh, _terminate, _Terminated, render_standings
 
 
 def _fail(message: str, code: int = 2) -> NoReturn:
@@ -85,19 +85,25 @@ def split_command(command: str) -> list[str]:
               help='The bot\'s command line, run in its folder, e.g. "python3 bot.py".')
 @click.option("--transport", type=click.Choice(["stdio", "zmq"]), default="stdio",
               show_default=True)
-def submit_cmd(league_dir: str, name: str, path: str, command: str, transport: str) -> None:
+@click.option("--author", default=None, metavar="WHO",
+              help="Who submits it (default: NAME): one author's entries never sit at one "
+                   "table, unless the league's separate_authors = false.")
+@click.option("--quiet", "-q", is_flag=True,
+              help="Only the verdict line (the check's report only if it failed).")
+def submit_cmd(league_dir: str, name: str, path: str, command: str, transport: str,
+               author: str | None, quiet: bool) -> None:
     """Submit the bot in PATH (a folder, or a .tar, .tar.gz, .tgz or .zip archive) as
     NAME: it is copied into the league, checked with check-bot under the league's
     sandbox and time limits, and on success becomes NAME's next version."""
     words = split_command(command)
     try:
         result = submit(Path(league_dir).resolve(), name, Path(path), words,
-                        transport=transport)
+                        transport=transport, author=author)
     except _ERRORS as e:
         _fail(str(e))
     except KeyboardInterrupt:
         _fail("interrupted: nothing was submitted", 130)
-    if result.report:
+    if result.report and not (quiet and result.accepted):
         click.echo(result.report)
     click.echo(result.summary())
     if not result.accepted:
@@ -152,7 +158,7 @@ def run_cmd(league_dir: str, jobs: int | None, watch: bool, quiet: bool,
         signal.signal(signal.SIGTERM, previous)
     click.echo(f"played {summary.played} games", err=True)
     for st in standings(where):
-        click.echo(render(st, "plain") + "\n")
+        click.echo(render_standings(st, "plain", wide=False) + "\n")
     if refresh is not None:
         try:
             write_site(where, refresh.site)
@@ -170,7 +176,10 @@ def run_cmd(league_dir: str, jobs: int | None, watch: bool, quiet: bool,
 @click.option("--history", is_flag=True, help="Every version, over every game played.")
 @click.option("--seats", type=int, default=None, help="Only this table size.")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="plain", show_default=True)
-def standings_cmd(league_dir: str, history: bool, seats: int | None, fmt: str) -> None:
+@click.option("--wide", is_flag=True, help="Every column (default: what fits the terminal, "
+              "fault columns only for faults that happened).")
+def standings_cmd(league_dir: str, history: bool, seats: int | None, fmt: str,
+                  wide: bool) -> None:
     """The standings of the active entries over the games among them, one table per
     table size (works while the league runs).  With --format json and no --seats: a
     list of tables."""
@@ -181,7 +190,7 @@ def standings_cmd(league_dir: str, history: bool, seats: int | None, fmt: str) -
     if fmt == "json" and seats is None:  # one document: a list, a table per size
         click.echo("[\n" + ",\n".join(render(st, fmt) for st in tables) + "\n]")
     else:
-        click.echo("\n\n".join(render(st, fmt) for st in tables))
+        click.echo("\n\n".join(render_standings(st, fmt, wide) for st in tables))
 
 
 @league.command("games")
@@ -210,18 +219,57 @@ def games_cmd(league_dir: str, bot: str | None, vs: str | None, lost: bool, faul
 
 @league.command("show")
 @click.argument("league_dir", metavar="DIR", type=click.Path(file_okay=False, exists=True))
-@click.argument("name")
-def show_cmd(league_dir: str, name: str) -> None:
+@click.argument("name", required=False)
+def show_cmd(league_dir: str, name: str | None) -> None:
     """A bot's versions, its record per opponent, its faults with game ids, and
-    where its game records and per-game stderr are."""
+    where its game records and per-game stderr are.  Without NAME: every entry, a
+    line each."""
     where = Path(league_dir).resolve()
     store = _open_store(where)
     try:
-        click.echo(show_entry(store, where, name))
+        click.echo(show_entry(store, where, name) if name
+                   else overview(store, len(pending(store))))
     except KeyError as e:
         _fail(str(e.args[0]))
     finally:
         store.close()
+
+
+@league.command("game")
+@click.argument("league_dir", metavar="DIR", type=click.Path(file_okay=False, exists=True))
+@click.argument("game_id", metavar="ID")
+@click.option("--lines", "tail", type=click.IntRange(min=0), default=50, show_default=True,
+              help="Each seat's last stderr lines in the game (0: all of them).")
+def game_cmd(league_dir: str, game_id: str, tail: int) -> None:
+    """One game as the organiser sees it: its seats, places and penalties, how it
+    ended, every fault, its record, and every seat's stderr in that game."""
+    where = Path(league_dir).resolve()
+    store = _open_store(where)
+    try:
+        click.echo(game_view(store, where, game_id, tail=tail or None))
+    except KeyError as e:
+        _fail(str(e.args[0]), 1)
+    finally:
+        store.close()
+
+
+@league.command("withdraw")
+@click.argument("league_dir", metavar="DIR", type=click.Path(file_okay=False, exists=True))
+@click.argument("name")
+def withdraw_cmd(league_dir: str, name: str) -> None:
+    """Retire the entry NAME without a new version: its pending games are cancelled,
+    its played games kept (league standings --history, the report's history).  A
+    later submission under NAME brings it back as its next version."""
+    store = _open_store(Path(league_dir).resolve())
+    try:
+        gone = store.withdraw(name)
+    except _ERRORS as e:
+        _fail(str(e), 1)
+    finally:
+        store.close()
+    if gone is None:
+        _fail(f"the league has no active entry {name!r} (league show lists them)", 1)
+    click.echo(f"withdrawn: {gone.id}; its pending games are cancelled, its played games kept")
 
 
 @league.command("verify")
@@ -238,7 +286,9 @@ def verify_cmd(league_dir: str) -> None:
     for p in problems:
         click.echo(p)
     if problems:
-        _fail(f"{len(problems)} of {n} games do not verify (listed above)", 1)
+        bad = len({p.split(":", 1)[0] for p in problems})  # a line per problem, a game may have several
+        _fail(f"{bad} of the {n} games in the database "
+              f"{'does' if bad == 1 else 'do'} not verify (listed above)", 1)
     click.echo(f"verified: {n} games re-run identically and match the database")
 
 
