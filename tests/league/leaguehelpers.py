@@ -12,6 +12,7 @@ from referee.league.schedule import name_of
 from referee.tournament.executor import Job, Report
 from referee.tournament.outcome import GameOutcome
 from referee.tournament.schedule import GameSpec
+from tests.procs import scaled
 
 EXAMPLE_BOTS = Path(__file__).resolve().parents[2] / "example_bots" / "python"
 
@@ -87,7 +88,6 @@ import sys
 
 import updown_bot
 from heuristic_bot import HeuristicBot
-from tests.procs import scaled
 
 WHO = sys.argv[1]
 
@@ -115,8 +115,6 @@ def talker_bot(folder: Path) -> Path:
 def wait_for(what: str, condition: Callable[[], bool], timeout: float = 240.0) -> None:
     """Poll ``condition`` until it holds (a process elsewhere is making it true)."""
     import time
-
-    from tests.procs import scaled
 
     deadline = time.monotonic() + scaled(timeout)
     while not condition():
