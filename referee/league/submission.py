@@ -10,7 +10,11 @@ after it is unpacked.  Nothing is written outside the staging folder, and a refu
 or interrupted submission removes it (``stage`` cleans up on any exception,
 KeyboardInterrupt included).
 
-Owns no database and runs no bot.  Imports nothing of the referee but the limits.
+The bot's command is checked against its staged copy (``check_entry_command``):
+every path it names stays inside the submission or is an interpreter the league
+allows (``referee.players.sandbox.check_fence``).
+
+Owns no database and runs no bot.
 """
 
 from __future__ import annotations
@@ -24,10 +28,11 @@ import tarfile
 import tempfile
 import zipfile
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path, PurePosixPath
 from typing import IO
 
+from ..players.sandbox import FenceError, SandboxConfig, check_fence
 from .config import Limits
 
 CHUNK = 1 << 16
@@ -224,6 +229,16 @@ def _from_zip(src: Path, root: Path, budget: _Budget) -> None:
                     raise SubmissionError(f"cannot unpack {name!r} from {src.name}: {e}") from None
                 if mode & 0o111:
                     dest.chmod(0o755)
+
+
+def check_entry_command(command: Sequence[str], staged: Path, sandbox: SandboxConfig) -> None:
+    """Refuse (SubmissionError, one line naming the argument) a command that names a
+    path outside the staged submission and the interpreters and read-only paths the
+    league allows: the fence of a league bot is its entry, never its command."""
+    try:
+        check_fence(command, str(staged), sandbox.interpreters, sandbox.read_only)
+    except FenceError as e:
+        raise SubmissionError(str(e)) from None
 
 
 def is_archive(path: Path) -> bool:
