@@ -601,7 +601,9 @@ def start_bot(
         os.write(w, data)
         os.close(w)
         pass_fds.append(r)
-        argv = [prepared.bwrap[0], "--args", str(r), "--", *prepared.command]
+        # A new, empty session keyring of its own (prefix), then bwrap.
+        argv = [*prepared.prefix, prepared.bwrap[0], "--args", str(r), "--",
+                *prepared.command]
         memory_kb = None if cgroup is not None and "memory" in cgroup.dirs else \
             (int(sb.config.memory_mb) * 1024 if memory_mb else None)
         procs = cgroup.procs_files if cgroup is not None else []

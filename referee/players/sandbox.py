@@ -49,10 +49,12 @@ Must not import: the rest of the referee (process.py imports this module).
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import errno
 import functools
 import glob
 import os
+import platform
 import re
 import shlex
 import shutil
@@ -164,6 +166,10 @@ class Machine:
     cgroup_problems: Mapping[str, str]
     #: Why bwrap cannot load the seccomp filter here (None: it can).
     seccomp_problem: str | None = None
+    #: The command that starts bwrap in a new session keyring (empty: none), and
+    #: why there is none where there should be.
+    keyring: tuple[str, ...] = ()
+    keyring_problem: str | None = None
 
 
 def _read(path: str) -> str | None:
@@ -288,8 +294,11 @@ def probe() -> Machine:
     cgroups, problems = _find_cgroups()
     _sweep(cgroups)
     problem = _bwrap_problem(bwrap)
-    return Machine(bwrap, problem, cgroups, problems,
-                   _seccomp_problem(bwrap) if problem is None and bwrap else None)
+    if problem is not None or bwrap is None:
+        return Machine(bwrap, problem, cgroups, problems)
+    keyring, keyring_problem = _keyring_prefix(bwrap)
+    return Machine(bwrap, problem, cgroups, problems, _seccomp_problem(bwrap), keyring,
+                   keyring_problem)
 
 
 def _seccomp_problem(bwrap: str) -> str | None:
@@ -381,6 +390,51 @@ def seccomp_filter() -> tuple[bytes | None, str | None]:
         return _build_filter(), None
     except (OSError, ValueError, RuntimeError) as e:
         return None, f"libseccomp cannot build the filter: {e}"
+
+
+# --- its own keyring ---------------------------------------------------------------------------
+
+#: The number of ``keyctl`` per machine (``KEYCTL_JOIN_SESSION_KEYRING`` is 1 on all).
+_KEYCTL_NR = {"x86_64": 250, "aarch64": 219, "riscv64": 219, "ppc64le": 311, "s390x": 280}
+#: Perl is part of every Debian system (perl-base is essential): the smallest way to
+#: make one system call between fork and exec without a preexec_fn (see process.py).
+PERL = "/usr/bin/perl"
+
+
+def _keyctl_usable() -> bool:
+    """Can this process use the kernel keyrings at all (not denied by a container's
+    own seccomp profile, the kernel has them)?"""
+    nr = _KEYCTL_NR.get(platform.machine())
+    if nr is None:
+        return True  # unknown: assume it can (and say it is not fenced)
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.syscall.restype = ctypes.c_long
+    # KEYCTL_GET_KEYRING_ID (0) of the session keyring (-3), without creating one.
+    r = libc.syscall(ctypes.c_long(nr), ctypes.c_long(0), ctypes.c_long(-3), ctypes.c_long(0))
+    return r >= 0 or ctypes.get_errno() not in (errno.ENOSYS, errno.EPERM, errno.EACCES)
+
+
+def _keyring_prefix(bwrap: str) -> tuple[tuple[str, ...], str | None]:
+    """What puts a bot in a new, empty session keyring of its own before bwrap runs
+    (bwrap keeps the referee's), and why it cannot be had (None: it can, or no
+    process here can use keyrings anyway)."""
+    if not _keyctl_usable():
+        return (), None
+    nr = _KEYCTL_NR.get(platform.machine())
+    if nr is None:
+        return (), f"no keyctl system call number is known for {platform.machine()}"
+    if not os.access(PERL, os.X_OK):
+        return (), f"{PERL} is missing (Debian/Ubuntu: apt-get install perl-base)"
+    prefix = (PERL, "-e", f"syscall({nr}, 1, 0) >= 0 or exit 126; exec {{$ARGV[0]}} @ARGV; "
+                          f"exit 127")
+    try:
+        done = subprocess.run([*prefix, bwrap, "--version"], capture_output=True, timeout=10,
+                              stdin=subprocess.DEVNULL, env={})
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return (), f"a new session keyring cannot be joined: {e}"
+    if done.returncode != 0:
+        return (), f"a new session keyring cannot be joined (exit code {done.returncode})"
+    return prefix, None
 
 
 # --- the sandbox in force --------------------------------------------------------------------
@@ -490,7 +544,7 @@ class Sandbox:
                  "/etc/hostname": "sandbox\n"}
         argv = list(view.argv)
         program = seccomp_filter()[0] if machine.seccomp_problem is None else None
-        return Prepared(args, argv, files, self._cgroup(), finish, program)
+        return Prepared(args, argv, files, self._cgroup(), finish, program, machine.keyring)
 
     def _cgroup(self) -> Cgroup | None:
         """A new cgroup for one start with the limits this machine lets us set."""
@@ -573,6 +627,10 @@ def resolve(config: SandboxConfig) -> Sandbox:
     limits: dict[str, str] = {"scratch": "tmpfs",
                               "syscalls": "none" if machine.seccomp_problem else "seccomp"}
     warnings: list[str] = []
+    if machine.keyring_problem:
+        warnings.append(f"warning: bots share the referee's session keyring (the seccomp "
+                        f"filter still denies them the keyring calls): "
+                        f"{machine.keyring_problem}")
     if machine.seccomp_problem:
         warnings.append(f"warning: bots run WITHOUT the seccomp filter (keyrings, io_uring, "
                         f"bpf... are open to them): {machine.seccomp_problem}")
@@ -646,6 +704,8 @@ class Prepared:
     cgroup: Cgroup | None
     finish: list[str] = field(default_factory=list)  # bwrap's last options
     seccomp: bytes | None = None  # the filter bwrap loads before the bot starts
+    #: What runs bwrap (``prefix + [bwrap, ...]``): a new session keyring's joiner.
+    prefix: tuple[str, ...] = ()
 
 
 def absolute_args(command: Sequence[str], base: str) -> list[str]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import ctypes
 import os
 import platform
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -69,6 +70,27 @@ def test_two_bots_cannot_pass_data_through_the_keyring(sandbox: Sandbox,
     assert put.said("KEY") == ["put: EPERM"], put.log
     assert got.said("KEY") == ["get: EPERM"], got.log
     assert "AS-KH-QD" not in got.log
+
+
+def test_each_bot_has_an_empty_session_keyring_of_its_own(sandbox: Sandbox,
+                                                          tmp_path: Path) -> None:
+    """Below the filter too: with the seccomp filter left out (as on a machine that
+    cannot apply it), a bot finds nothing of the referee's session keyring, and what
+    one bot puts in its keyring another does not find."""
+    assert sandbox.machine is not None and sandbox.machine.keyring, sandbox.machine
+    unfiltered = replace(sandbox, machine=replace(sandbox.machine, seccomp_problem="test"))
+    folder = bot_folder(tmp_path, "keyring.py")
+    py = system_python()
+    _own_session_keyring()
+    _unsandboxed([py, "keyring.py", "put", "updown-organiser", "s3cret"], folder)
+    assert "KEY get: s3cret" in _unsandboxed([py, "keyring.py", "get", "updown-organiser"],
+                                             folder)
+    spy = run_bot(unfiltered, [py, "keyring.py", "get", "updown-organiser"], folder)
+    put = run_bot(unfiltered, [py, "keyring.py", "put", "updown-pass", "AS-KH"], folder)
+    got = run_bot(unfiltered, [py, "keyring.py", "get", "updown-pass"], folder)
+    assert spy.said("KEY") == ["get: ENOKEY"], spy.log
+    assert put.said("KEY") == ["put: ok"], put.log  # it has a keyring: its own
+    assert got.said("KEY") == ["get: ENOKEY"], got.log
 
 
 def test_pid_1_and_the_mounts_name_no_path_of_the_referees(sandbox: Sandbox,
