@@ -535,14 +535,20 @@ def show_schedule(config: str, as_json: bool) -> None:
     try:
         cfg = load_config(config)
         given = cfg.seed is not None
+        ran = Store.stored_config(cfg.output_dir) is not None
         cfg, _ = with_seed(cfg, cfg.output_dir)
     except (TournamentConfigError, StoreError) as e:
         _fail(str(e))
     _warn(cfg)
-    if not given:
-        click.echo(f"note: the configuration has no seed: these deals use seed {cfg.seed} "
-                   "(the tournament's own if it has run, else drawn now: the tournament then "
-                   "draws its own when it first runs)", err=True)
+    if not given and ran:
+        click.echo(f"note: the configuration has no seed: these are the deals of the "
+                   f"tournament in {cfg.output_dir} (seed {cfg.seed}, drawn when it first ran)",
+                   err=True)
+    elif not given:
+        click.echo(f"note: the configuration has no seed and has not run: the run will draw "
+                   f"a secret seed of its own, so it will NOT play these deals (listed under "
+                   f"seed {cfg.seed}, drawn for this listing); add 'seed = {cfg.seed}' to "
+                   "[tournament] to play exactly these", err=True)
     games = schedule(cfg)
     if as_json:
         for g in games:
