@@ -10,10 +10,13 @@ read as bytes: no control character but a newline or a tab comes out."""
 from __future__ import annotations
 
 import os
+import pty
 import re
+import select
 import shutil
 import signal
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -67,6 +70,26 @@ class Run:
         return r
 
 
+def write_tournament(where: Path) -> None:
+    """``t.toml``: a tournament whose name, bot name and bot command carry the attack."""
+    (where / "t.toml").write_text(f"""
+[tournament]
+name = "t{TOML_HOSTILE}"
+seats = 2
+deals = 1
+seed = 5
+jobs = 1
+output = "out"
+[[bots]]
+name = "heuristic"
+builtin = "heuristic"
+[[bots]]
+name = "attacker{TOML_HOSTILE}"
+command = "python3 attack.py '{TOML_HOSTILE}'"
+cwd = "bot"
+""")
+
+
 def test_every_command_shows_a_bots_and_an_organisers_text_escaped(tmp_path: Path) -> None:
     run = Run(tmp_path)
     (tmp_path / "bot").mkdir()
@@ -94,33 +117,65 @@ def test_every_command_shows_a_bots_and_an_organisers_text_escaped(tmp_path: Pat
         assert not raw_controls(text), log
         assert "thinking" + SHOWN in text
 
-    (tmp_path / "t.toml").write_text(f"""
-[tournament]
-name = "t{TOML_HOSTILE}"
-seats = 2
-deals = 1
-seed = 5
-jobs = 1
-output = "out"
-[[bots]]
-name = "heuristic"
-builtin = "heuristic"
-[[bots]]
-name = "attacker"
-command = "python3 attack.py '{TOML_HOSTILE}'"
-cwd = "bot"
-""")
+    write_tournament(tmp_path)
     run("tournament", "schedule", "t.toml")
     r = run("tournament", "run", "t.toml")
     assert SHOWN in r.stderr.decode()  # the fault lines
     for fmt in ("plain", "markdown", "csv", "json"):
         run("tournament", "standings", "out", "--format", fmt)
     run("tournament", "verify", "out")
+    r = run("tournament", "quick", "heuristic", f"python3 bot/attack.py '{HOSTILE}'",
+            "--deals", "1", "--seed", "2")
+    assert SHOWN in r.stdout.decode() + r.stderr.decode()
     run("report", "out")
     for log in (tmp_path / "out").rglob("*.stderr.log"):
         assert not raw_controls(log.read_bytes().decode()), log
     run("match", command.replace("attack.py", "bot/attack.py"), "heuristic",
         "--max-sets", "1", ok=False)
+
+
+def on_terminal(where: Path, *args: str) -> str:
+    """The installed command run on a pseudo-terminal: what it showed there."""
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([referee_command(), *args], stdin=subprocess.DEVNULL,
+                            stdout=slave, stderr=slave, env=env_for_subprocess(),
+                            cwd=where, close_fds=True)
+    os.close(slave)
+    seen = b""
+    deadline = time.monotonic() + 120  # a bound for a hung child, not a wait
+    try:
+        while time.monotonic() < deadline:
+            if not select.select([master], [], [], 1.0)[0]:
+                continue
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:  # the child closed the terminal
+                break
+            if not chunk:
+                break
+            seen += chunk
+        assert proc.wait(timeout=60) == 0, seen[-2000:]
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        os.close(master)
+    return seen.decode().replace("\r\n", "\n")  # the terminal's own line ends
+
+
+def test_on_a_terminal_too(tmp_path: Path) -> None:
+    """On a terminal (a pseudo-terminal here) click leaves colour sequences alone:
+    the Guard alone stands between a bot or an organiser's file and the screen."""
+    (tmp_path / "bot").mkdir()
+    shutil.copy(ATTACK, tmp_path / "bot" / "attack.py")
+    write_tournament(tmp_path)
+    text = on_terminal(tmp_path, "tournament", "schedule", "t.toml")
+    assert not raw_controls(text), raw_controls(text)[:20]
+    assert "attacker" + SHOWN in text  # the bot's name, every sequence shown
+    text = on_terminal(tmp_path, "play", f"python3 bot/attack.py '{HOSTILE}'", "heuristic",
+                       "--seed", "3", "--transcript", "--no-colour")
+    assert not raw_controls(text), raw_controls(text)[:20]
+    assert "\\x1b[2J\\x1b[31mFAKE" in text
 
 
 @pytest.fixture
@@ -199,3 +254,6 @@ def test_a_league_shows_its_authors_text_escaped(
     _, err = server.communicate(timeout=60)
     assert not raw_controls(err), repr(raw_controls(err))
     assert "alice" in err
+    # the command, escaped (through a pipe click drops ESC [ ... m sequences itself;
+    # on a terminal the Guard shows them: test_on_a_terminal_too)
+    assert "command python3 attack.py --legal \\x1b]0;pwned\\x07" in err
