@@ -30,7 +30,12 @@ OLD = mix(P_OLD); the field at 4 seats is heuristic, lowest and random.
    external bot that seeds itself per game).  Target: paired <= 0.6 x independent
    at 4 seats.
 
+4. ``--luck SETS`` (only this): the same paired sets scored raw and luck-adjusted
+   (``referee match --scores``), and the mean games to a decision of each, same
+   alpha, beta and elo1 (the raw pool's mean).  Target: adjusted <= 0.5 x raw.
+
     .venv/bin/python bench/sprt.py [--sets 3000] [--runs 300] [--seed 1]
+    .venv/bin/python bench/sprt.py --luck 200 [--pair det|mix] [--seats 2 4]
 """
 
 from __future__ import annotations
