@@ -197,7 +197,7 @@ class Server:
         self.max_message = upload_limit(config.limits)
         self.incoming = self.league_dir / "entries"
         self.incoming.mkdir(parents=True, exist_ok=True)
-        self.log_dir = self.league_dir / "logs" / "checks"
+        self.log_dir = self.league_dir / "checks"
         self.log_dir.mkdir(parents=True, exist_ok=True)
         self._private = sorted({(str(self.league_dir), "<league>"),
                                 (str(self.league_dir.resolve()), "<league>"),
