@@ -86,19 +86,25 @@ def split_command(command: str) -> list[str]:
               help='The bot\'s command line, run in its folder, e.g. "python3 bot.py".')
 @click.option("--transport", type=click.Choice(["stdio", "zmq"]), default="stdio",
               show_default=True)
-def submit_cmd(league_dir: str, name: str, path: str, command: str, transport: str) -> None:
+@click.option("--author", default=None, metavar="WHO",
+              help="Who submits it (default: NAME): one author's entries never sit at one "
+                   "table, unless the league's separate_authors = false.")
+@click.option("--quiet", "-q", is_flag=True,
+              help="Only the verdict line (the check's report only if it failed).")
+def submit_cmd(league_dir: str, name: str, path: str, command: str, transport: str,
+               author: str | None, quiet: bool) -> None:
     """Submit the bot in PATH (a folder, or a .tar, .tar.gz, .tgz or .zip archive) as
     NAME: it is copied into the league, checked with check-bot under the league's
     sandbox and time limits, and on success becomes NAME's next version."""
     words = split_command(command)
     try:
         result = submit(Path(league_dir).resolve(), name, Path(path), words,
-                        transport=transport)
+                        transport=transport, author=author)
     except _ERRORS as e:
         _fail(str(e))
     except KeyboardInterrupt:
         _fail("interrupted: nothing was submitted", 130)
-    if result.report:
+    if result.report and not (quiet and result.accepted):
         click.echo(result.report)
     click.echo(result.summary())
     if not result.accepted:
@@ -242,7 +248,9 @@ def verify_cmd(league_dir: str) -> None:
     for p in problems:
         click.echo(p)
     if problems:
-        _fail(f"{len(problems)} of {n} games do not verify (listed above)", 1)
+        bad = len({p.split(":", 1)[0] for p in problems})  # a line per problem, a game may have several
+        _fail(f"{bad} of the {n} games in the database "
+              f"{'does' if bad == 1 else 'do'} not verify (listed above)", 1)
     click.echo(f"verified: {n} games re-run identically and match the database")
 
 

@@ -15,8 +15,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..play.replay import RecordError, read_record, verify
 from ..tournament.outcome import GameOutcome
+from ..tournament.verify import check_store
+from .config import DEFAULT_FAULT_ALERT
 from .schedule import name_of
 from .store import Entry, LeagueStore
 
@@ -86,6 +87,17 @@ def record_per_opponent(store: LeagueStore, entry: str) -> dict[str, Record]:
     return dict(out)
 
 
+def fault_rate(store: LeagueStore, entry: str) -> tuple[int, int]:
+    """(games ``entry`` played, games in which it faulted)."""
+    played = faulted = 0
+    for o in store.outcomes():
+        seats = [s for s, b in enumerate(o.seats) if b == entry]
+        if seats:
+            played += 1
+            faulted += any(f["seat"] in seats for f in o.faults)
+    return played, faulted
+
+
 def safe(name: str) -> str:
     """A log file's name for a bot (as ``referee.players.external`` makes it)."""
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
@@ -134,6 +146,14 @@ def show(store: LeagueStore, league_dir: Path, name: str) -> str:
         state = "active" if e.active else f"retired {e.retired}"
         lines.append(f"  v{e.version}  {state}  submitted {e.submitted}  content "
                      f"{e.hash[:12]}  command {' '.join(e.command)}  folder {e.folder}")
+    alert = float(store.config.get("fault_alert", DEFAULT_FAULT_ALERT))
+    for e in versions:
+        played, faulted = fault_rate(store, e.id)
+        if played and 100 * faulted > alert * played:
+            lines.append(f"  ! {e.id} faulted in {faulted} of {played} games "
+                         f"({100 * faulted / played:.0f}%), more than the league's {alert:g}% "
+                         f"([league] fault_alert): it passed its check, its games say "
+                         f"otherwise ('referee league games DIR --bot {e.id} --faults')")
     for e in versions:
         rec = record_per_opponent(store, e.id)
         lines.append(f"\n{e.id} per opponent (games, wins, finished ahead):")
@@ -159,30 +179,17 @@ def show(store: LeagueStore, league_dir: Path, name: str) -> str:
 
 
 def verify_league(store: LeagueStore, league_dir: Path) -> tuple[int, list[str]]:
-    """Every stored game checked against its record: the record exists, re-runs
-    identically under the rules (``referee.play.replay.verify``), and holds the places,
-    points, seed and bots the database holds.  Returns (games checked, problems:
-    one line each)."""
-    problems: list[str] = []
-    n = 0
-    for o in store.outcomes():
-        n += 1
-        path = league_dir / o.record
-        try:
-            rec = read_record(str(path))
-        except RecordError as e:
-            problems.append(f"{o.game_id}: {e}")
-            continue
-        ok, why = verify(rec)
-        if not ok:
-            problems.append(f"{o.game_id}: {path.name} does not re-run identically: {why}")
-            continue
-        differ = [what for what, a, b in (
-            ("places", list(o.places), rec.result.get("places")),
-            ("points", list(o.points), rec.result.get("points")),
-            ("seed", o.deal_seed, rec.head.get("seed")),
-            ("bots", list(o.seats), rec.bots)) if a != b]
-        if differ:
-            problems.append(f"{o.game_id}: the database and {path.name} differ in "
-                            f"{', '.join(differ)}")
-    return n, problems
+    """Every stored game checked against its record, as ``tournament verify`` checks
+    a tournament's (``referee.tournament.verify.check_store``): the record exists,
+    re-runs identically under the rules (``referee.play.replay.verify``), and holds
+    the row of table ``games`` and every row of table ``seats``; and every record
+    has its row.  Returns (games checked, problems: one line each)."""
+    report = check_store(store, league_dir)
+    problems = [str(f) for f in report.errors]
+    # A record with no row: its row was deleted, or a run stopped between writing
+    # the record and committing it (the next `league run` plays the game again).
+    # Either way the database does not hold a game that was played: say so.
+    problems += [f"{f.game_id}: games/{f.game_id}.jsonl has no row in the database (deleted, "
+                 "or a run stopped before committing it: 'league run' plays it again)"
+                 for f in report.findings if f.kind == "unrecorded"]
+    return report.games, problems

@@ -8,7 +8,8 @@ so a mistake is named the same way in both.
 
 File layout (all sections optional)::
 
-    [league]       name, seats (a number or a list: [2, 4]), deals, seed, seating, jobs
+    [league]       name, seats (a number or a list: [2, 4]), deals, seed, seating, jobs,
+                   separate_authors, fault_alert
     [rules]        variants, colours, deck, turn_limit      (as for tournaments)
     [time]         startup, per_decision, bank
     [faults]       policy, strike_limit
@@ -40,7 +41,9 @@ from ..tournament.config import (
 )
 
 _SECTIONS = ("league", "rules", "time", "faults", "sandbox", "limits", "server")
-_LEAGUE_KEYS = ("name", "seats", "deals", "seed", "seating", "jobs")
+_LEAGUE_KEYS = ("name", "seats", "deals", "seed", "seating", "jobs", "separate_authors",
+                "fault_alert")
+DEFAULT_FAULT_ALERT = 10.0  # percent of an entry's games
 _LIMIT_KEYS = ("max_bytes", "max_files", "max_file_bytes", "max_depth")
 _SERVER_KEYS = ("in_flight", "submissions_per_hour", "requests_per_hour", "queue",
                 "check_seconds")
@@ -92,6 +95,10 @@ class LeagueConfig:
     seed: int = 0
     seating: str = "rotate"
     jobs: int | None = None
+    #: Two entries of one author never sit at one table.
+    separate_authors: bool = True
+    #: ``league show`` flags an entry that faults in more than this % of its games.
+    fault_alert: float = DEFAULT_FAULT_ALERT
     game: GameConfig = field(default_factory=lambda: GameConfig(variants=frozenset({"play_out"})))
     time: TimeControl = field(default_factory=TimeControl)
     faults: FaultPolicy = field(default_factory=FaultPolicy)
@@ -108,6 +115,7 @@ class LeagueConfig:
         return {
             "seed": self.seed,
             "seating": self.seating,
+            "separate_authors": self.separate_authors,
             "rules": {k: v for k, v in self.game.to_dict().items() if k != "players"},
             "time": {"startup": self.time.startup, "per_decision": self.time.per_decision,
                      "bank": self.time.bank},
@@ -117,8 +125,9 @@ class LeagueConfig:
 
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "seats": list(self.seats), "deals": self.deals,
-                "jobs": self.jobs, "limits": self.limits.to_dict(),
-                "server": self.server.to_dict(), **self.fixed()}
+                "jobs": self.jobs, "fault_alert": self.fault_alert,
+                "limits": self.limits.to_dict(), "server": self.server.to_dict(),
+                **self.fixed()}
 
 
 def changes(old: dict[str, Any], new: LeagueConfig) -> tuple[list[str], list[str]]:
@@ -142,7 +151,7 @@ def changes(old: dict[str, Any], new: LeagueConfig) -> tuple[list[str], list[str
                        f"dropped: {', '.join(map(str, dropped))})")
     elif nd["seats"] != old["seats"]:
         accepted.append(f"seats: {old['seats']} -> {nd['seats']}")
-    for key in ("name", "jobs", "limits", "server"):
+    for key in ("name", "jobs", "fault_alert", "limits", "server"):
         if old.get(key) != nd[key]:
             accepted.append(f"{key}: {json.dumps(old.get(key))} -> {json.dumps(nd[key])}")
     return refused, accepted
@@ -196,6 +205,13 @@ def parse_league_config(raw: dict[str, Any], *, base_dir: str = ".", source: str
         seating = lg.text("seating", "rotate", SEATINGS)
         jobs = lg.whole("jobs", None, 1)
         name = lg.text("name", "league")
+        separate = lg.table.get("separate_authors", True)
+        if not isinstance(separate, bool):
+            lg.fail("league.separate_authors", f"must be true or false, not {separate!r}")
+        alert = lg.table.get("fault_alert", DEFAULT_FAULT_ALERT)
+        if isinstance(alert, bool) or not isinstance(alert, (int, float)) \
+                or not 0 <= alert <= 100:
+            lg.fail("league.fault_alert", f"must be a percentage from 0 to 100, not {alert!r}")
         d = Limits()
         limits = Limits(max_bytes=lim.whole("max_bytes", d.max_bytes, 1),
                         max_files=lim.whole("max_files", d.max_files, 1),
@@ -219,7 +235,8 @@ def parse_league_config(raw: dict[str, Any], *, base_dir: str = ".", source: str
     if seed is None and draw_seed:
         seed = secrets.randbelow(1 << 63)
     return LeagueConfig(name=name, seats=seats, deals=deals, seed=seed or 0, seating=seating,
-                        jobs=jobs, game=t.game, time=t.time, faults=t.faults, sandbox=t.sandbox,
+                        jobs=jobs, separate_authors=separate, fault_alert=float(alert),
+                        game=t.game, time=t.time, faults=t.faults, sandbox=t.sandbox,
                         limits=limits, server=server)
 
 
@@ -232,7 +249,10 @@ def from_dict(d: dict[str, Any]) -> LeagueConfig:
     sb = d["sandbox"]
     return LeagueConfig(
         name=d["name"], seats=tuple(d["seats"]), deals=d["deals"], seed=d["seed"],
-        seating=d["seating"], jobs=d.get("jobs"), game=game,
+        seating=d["seating"], jobs=d.get("jobs"),
+        # A league made before the setting had no such rule.
+        separate_authors=d.get("separate_authors", False),
+        fault_alert=d.get("fault_alert", DEFAULT_FAULT_ALERT), game=game,
         time=TimeControl(**d["time"]),
         faults=FaultPolicy(mode=d["faults"]["policy"], strike_limit=d["faults"]["strike_limit"]),
         sandbox=SandboxConfig(mode=sb["mode"], memory_mb=sb["memory_mb"],
