@@ -277,7 +277,11 @@ def serve_cmd(league_dir: str, listen: str, keys_dir: str | None, server_key: st
         _fail(str(e))
     click.echo(f"accepting submissions on {server.endpoint}"
                + (" (CURVE: authors' keys from " + str(keys_dir) + ")" if keys_dir else
-                  " (no keys: loopback only)"), err=True)
+                  " (no keys: loopback only)")
+               + f"; per author: {server.limits.in_flight} submissions waiting, "
+                 f"{server.limits.submissions_per_hour} submissions and "
+                 f"{server.limits.requests_per_hour} requests an hour; checks up to "
+                 f"{server.limits.check_seconds} s ([server])", err=True)
     previous = signal.signal(signal.SIGTERM, _terminate)
     try:
         if play:
