@@ -133,7 +133,7 @@ class Ticket:
     def line(self, ahead: int | None = None) -> str:
         if self.state == "queued":
             return (f"#{self.number} queued" + (f" ({ahead} ahead of it)" if ahead else "")
-                    + f", {self.size} bytes, command {' '.join(self.command)!r}")
+                    + f", {self.size} bytes, command {' '.join(self.command)}")
         if self.state == "checking":
             assert self.started is not None
             return f"#{self.number} being checked ({time.monotonic() - self.started:.0f} s so far)"
@@ -383,7 +383,7 @@ class Server:
             self._queue.append(ticket)
             self._lock.notify_all()
         self.on_line(f"submission from {name}: {ticket.size} bytes, command "
-                     f"{' '.join(command)!r}, queued as #{ticket.number}")
+                     f"{' '.join(command)}, queued as #{ticket.number}")
         return {"ok": True, "ticket": ticket.to_dict(),
                 "text": f"queued as #{ticket.number}"
                         + (f" ({ahead} ahead of it)" if ahead else "")

@@ -6,6 +6,7 @@ an archive bomb sent over the wire is refused without a host path in the reply."
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import os
@@ -29,6 +30,7 @@ from zmq.utils.monitor import recv_monitor_message
 from referee.league.remote import request
 from tests.league.conftest import Referee, env_for_subprocess, referee_command
 from tests.league.leaguehelpers import EXAMPLE_BOTS, league_toml
+from tests.procs import Children, scaled
 
 pytestmark = pytest.mark.slow
 
@@ -63,7 +65,7 @@ class Served:
 
     def wait_line(self, pattern: str, count: int = 1, timeout: float = 120.0) -> list[str]:
         """The server's log lines matching ``pattern``, once there are ``count``."""
-        deadline = time.monotonic() + timeout
+        deadline = time.monotonic() + scaled(timeout)
         with self.seen:
             while True:
                 found = [x for x in self.lines if re.search(pattern, x)]
@@ -78,7 +80,7 @@ class Served:
             timeout: float = 30.0) -> dict[str, Any]:
         return request(self.endpoint, {"name": who, **header}, payload,
                        key=str(self.keys / "authors" / f"{who}.key_secret"),
-                       server_key=str(self.keys / "referee.key"), timeout=timeout)
+                       server_key=str(self.keys / "referee.key"), timeout=scaled(timeout))
 
     def peak_rss_kb(self) -> int:
         status = Path(f"/proc/{self.proc.pid}/status").read_text()
@@ -99,16 +101,17 @@ def keys(tmp_path: Path, referee: Referee) -> Path:
     return k
 
 
-def serve(tmp_path: Path, referee: Referee, keys: Path, server: str) -> Iterator[Served]:
+def serve(tmp_path: Path, referee: Referee, keys: Path, children: Children,
+          server: str) -> Iterator[Served]:
     league = tmp_path / "league"
     cfg = league_toml(tmp_path / "league.toml", seats=[2], deals=1,
                       extra="[limits]\nmax_bytes = 300000\nmax_files = 100\n" + server)
     assert referee("league", "new", league, "--config", cfg).returncode == 0
-    proc = subprocess.Popen(
+    proc = children.popen(
         [referee_command(), "league", "serve", str(league), "--listen", "tcp://127.0.0.1:*",
          "--keys", str(keys / "bots"), "--server-key", str(keys / "referee.key_secret")],
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-        env=env_for_subprocess(), start_new_session=True)
+        env=env_for_subprocess())
     try:
         assert proc.stderr is not None
         first = proc.stderr.readline()
@@ -127,17 +130,15 @@ def serve(tmp_path: Path, referee: Referee, keys: Path, server: str) -> Iterator
         reader.start()
         yield served
     finally:
-        os.killpg(proc.pid, signal.SIGINT)
-        try:
-            proc.wait(30)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+        os.killpg(proc.pid, signal.SIGINT)  # a clean stop; the children fixture kills it else
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(scaled(30))
 
 
 @pytest.fixture
-def served(tmp_path: Path, referee: Referee, keys: Path) -> Iterator[Served]:
-    yield from serve(tmp_path, referee, keys,
+def served(tmp_path: Path, referee: Referee, keys: Path,
+           children: Children) -> Iterator[Served]:
+    yield from serve(tmp_path, referee, keys, children,
                      "[server]\nin_flight = 1\nrequests_per_hour = 40\ncheck_seconds = 6\n")
 
 
@@ -158,7 +159,7 @@ def dealer(ctx: zmq.Context[zmq.Socket[bytes]], endpoint: str, server_key: bytes
 
 
 def next_event(mon: zmq.Socket[bytes], timeout_ms: int = 60000) -> int:
-    assert mon.poll(timeout_ms), "no event from the server"
+    assert mon.poll(int(scaled(timeout_ms))), "no event from the server"
     return int(recv_monitor_message(mon)["event"])
 
 
