@@ -7,8 +7,8 @@ command line's Guard taken out.
 
     .venv/bin/python bench/escapes.py
 
-Target: ordinary lines at 20 M characters/s or more (a 1 MiB stderr log: 50 ms), and the transcript's command
-within 10 % of the unguarded one.  The exit status is 1 when a target is missed.
+Target: ordinary lines at 20 M characters/s or more (a 1 MiB stderr log: 50 ms),
+and the transcript's command within 10 % of the unguarded one.  The exit status is 1 when a target is missed.
 """
 
 from __future__ import annotations
