@@ -599,6 +599,12 @@ def start_bot(
             os.close(w)
             pass_fds.append(r)
             options += ["--perms", "0644", "--ro-bind-data", str(r), dest]
+        if prepared.seccomp is not None:
+            r, w = os.pipe()
+            os.write(w, prepared.seccomp)  # ~1 KiB: never more than a pipe holds
+            os.close(w)
+            pass_fds.append(r)
+            options += ["--seccomp", str(r)]
         options += prepared.finish
         # The options through a pipe: bwrap's command line (the bot can read its pid
         # 1's) shows only "--args N".  A pipe holds 64 KiB; the options are ~5 KiB.
@@ -609,12 +615,16 @@ def start_bot(
         os.write(w, data)
         os.close(w)
         pass_fds.append(r)
-        argv = [prepared.bwrap[0], "--args", str(r), "--", *prepared.command]
+        # A new, empty session keyring of its own (prefix), then bwrap.
+        argv = [*prepared.prefix, prepared.bwrap[0], "--args", str(r), "--",
+                *prepared.command]
         memory_kb = None if cgroup is not None and "memory" in cgroup.dirs else \
             (int(sb.config.memory_mb) * 1024 if memory_mb else None)
         procs = cgroup.procs_files if cgroup is not None else []
-        run_env: dict[str, str] | None = {"PATH": os.environ.get("PATH", os.defpath)}
-        run_cwd = None
+        # bwrap starts with nothing of the referee's: no environment (its pid 1's
+        # /proc/1/environ is readable inside), the root as its working directory.
+        run_env: dict[str, str] | None = {}
+        run_cwd: str | None = "/"
     else:
         argv = list(command)
         memory_kb = int(memory_mb) * 1024 if memory_mb else None
