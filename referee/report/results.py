@@ -175,8 +175,8 @@ def faults_by_kind(outcomes: Sequence[GameOutcome], bots: Sequence[str]
     out = {b: dict.fromkeys((*FAULT_KINDS, "forfeit"), 0) for b in bots}
     for o in outcomes:
         for f in o.faults:
-            bot = o.seats[int(f["seat"])]
-            kind = str(f.get("kind"))
+            bot = o.seats[f.seat]
+            kind = str(f.kind)
             out[bot][kind if kind in FAULT_KINDS else "protocol"] += 1
         for s in o.forfeits:
             out[o.seats[s]]["forfeit"] += 1

@@ -194,8 +194,8 @@ def game_rows(res: Results, games: Sequence[GameOutcome], prefix: str, bot: str 
         seats = list(range(len(o.seats))) if bot is None else [o.seats.index(bot)]
         for s in seats:
             opp = [b for t, b in enumerate(o.seats) if t != s]
-            mine = [f for f in o.faults if int(f["seat"]) == s]
-            kinds = sorted({str(f.get("kind")) for f in mine})
+            mine = [f for f in o.faults if f.seat == s]
+            kinds = sorted({str(f.kind) for f in mine})
             text = ", ".join(kinds) if bot else ", ".join(faults_of.get(o.game_id, []))
             forfeit = s in o.forfeits if bot else bool(o.forfeits)
             rows.append({
@@ -218,7 +218,7 @@ def game_rows(res: Results, games: Sequence[GameOutcome], prefix: str, bot: str 
 def games_table(res: Results, games: Sequence[GameOutcome], prefix: str, bot: str | None,
                 pages: set[str]) -> dict[str, Any]:
     hows = sorted({o.how for o in games})
-    faults_of = {o.game_id: sorted({f"{o.seats[int(f['seat'])]}: {f.get('kind')}"
+    faults_of = {o.game_id: sorted({f"{o.seats[f.seat]}: {f.kind}"
                                     for f in o.faults}) for o in games}
     return {"bot": bot, "opponents": sorted({b for o in games for b in o.seats if b != bot}),
             "hows": [(h, _how(h)) for h in hows],
