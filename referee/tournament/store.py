@@ -345,7 +345,7 @@ class Store:
                 index=r[0], game_id=r[1], deal=r[2], deal_seed=r[3],
                 seats=tuple(json.loads(r[4])), places=tuple(json.loads(r[5])),
                 points=tuple(json.loads(r[6])), how=r[7], turns=r[8],
-                faults=tuple(Fault.from_dict(f) for f in json.loads(r[9])),
+                faults=tuple(Fault.as_stored(f) for f in json.loads(r[9])),
                 forfeits=tuple(json.loads(r[10])),
                 wall_time=r[11], worker=r[12], record=r[13])
 
