@@ -532,7 +532,7 @@ class _PlayView:
             self.echo(click.style(text, fg="red") if _use_colour(self.colour, self.out)
                       else text)
         if f.action == "forfeit" and self.narrate:
-            self.narrator.forfeit(f.seat)
+            self.narrator.forfeit(f.seat, f.held)
 
     def on_game(self, i: int, gid: str) -> None:
         seating = self.session.seating(i)
