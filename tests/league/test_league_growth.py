@@ -254,11 +254,9 @@ def test_no_deck_is_dealt_to_two_lineups(tmp_path: Path, scenario: int) -> None:
     league = tmp_path / "l"
     cfg = league_toml(tmp_path / "l.toml", seats=[2, 3], deals=2, seed=rng.randrange(99))
     new_league(league, load_league_config(cfg), cfg.read_text())
-    made = 0
     for step in range(8):
         name = rng.choice("abcd")
-        made += 1
-        put(league, name, fake_bot(tmp_path / f"s{made}", 10 * made + rng.randrange(4)))
+        put(league, name, fake_bot(tmp_path / f"s{step}", 10 * step + rng.randrange(4)))
         if step % 2:
             run_all(league)
     run_all(league)
