@@ -113,6 +113,15 @@ def new_league(league_dir: Path, config: LeagueConfig, config_text: str, *,
             f"{config.deals} deals per lineup, seed {config.seed}"]
 
 
+def secret_of(league_dir: Path) -> bytes:
+    """The secret of the league in ``league_dir`` (``league new --secret-from``)."""
+    store = LeagueStore.open(league_dir)
+    try:
+        return store.secret()
+    finally:
+        store.close()
+
+
 def _seed_drawn(text: str) -> bool:
     return "seed" not in tomllib.loads(text).get("league", {})
 

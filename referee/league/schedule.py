@@ -125,7 +125,10 @@ def game_alias(secret: bytes, deal_seed: int, seats: Sequence[str]) -> str:
     """The game id a league's bots are sent: ``t`` and 12 hex digits, keyed by the
     secret from the game's own (lineup-own) deal and seating, so that it links the
     game to nothing of another lineup, or of another version."""
-    msg = json.dumps(["league-alias", deal_seed, list(seats)]).encode()
+    # Names, not versions: the deal seed already says which bots these are, and a
+    # grown league's games must be a fresh league's to the letter (bots seeded by
+    # their game id play them alike).
+    msg = json.dumps(["league-alias", deal_seed, [name_of(s) for s in seats]]).encode()
     return "t" + hmac.new(secret, msg, hashlib.sha256).hexdigest()[:12]
 
 
