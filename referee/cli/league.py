@@ -15,12 +15,20 @@ from typing import NoReturn
 
 import click
 
+from ..league.browse import game_view, overview, verify_league
 from ..league.browse import games as list_games
 from ..league.browse import show as show_entry
-from ..league.browse import verify_league
 from ..league.config import LeagueConfigError, load_league_config
 from ..league.remote import DEFAULT_SUBMIT_LISTEN, RemoteError, Server, pack, request
-from ..league.run import LeagueError, new_league, run_league, secret_of, standings, submit
+from ..league.run import (
+    LeagueError,
+    new_league,
+    pending,
+    run_league,
+    secret_of,
+    standings,
+    submit,
+)
 from ..league.store import LeagueStore
 from ..league.submission import SubmissionError
 from ..report.site import ReportError, write_site
@@ -93,8 +101,10 @@ def split_command(command: str) -> list[str]:
 @click.option("--author", default=None, metavar="WHO",
               help="Who submits it (default: NAME): one author's entries never sit at one "
                    "table, unless the league's separate_authors = false.")
+@click.option("--quiet", "-q", is_flag=True,
+              help="Only the verdict line (the check's report only if it failed).")
 def submit_cmd(league_dir: str, name: str, path: str, command: str, transport: str,
-               author: str | None) -> None:
+               author: str | None, quiet: bool) -> None:
     """Submit the bot in PATH (a folder, or a .tar, .tar.gz, .tgz or .zip archive) as
     NAME: it is copied into the league, checked with check-bot under the league's
     sandbox and time limits, and on success becomes NAME's next version."""
@@ -106,7 +116,7 @@ def submit_cmd(league_dir: str, name: str, path: str, command: str, transport: s
         _fail(str(e))
     except KeyboardInterrupt:
         _fail("interrupted: nothing was submitted", 130)
-    if result.report:
+    if result.report and not (quiet and result.accepted):
         click.echo(result.report)
     click.echo(result.summary())
     if not result.accepted:
@@ -222,18 +232,57 @@ def games_cmd(league_dir: str, bot: str | None, vs: str | None, lost: bool, faul
 
 @league.command("show")
 @click.argument("league_dir", metavar="DIR", type=click.Path(file_okay=False, exists=True))
-@click.argument("name")
-def show_cmd(league_dir: str, name: str) -> None:
+@click.argument("name", required=False)
+def show_cmd(league_dir: str, name: str | None) -> None:
     """A bot's versions, its record per opponent, its faults with game ids, and
-    where its game records and per-game stderr are."""
+    where its game records and per-game stderr are.  Without NAME: every entry, a
+    line each."""
     where = Path(league_dir).resolve()
     store = _open_store(where)
     try:
-        click.echo(show_entry(store, where, name))
+        click.echo(show_entry(store, where, name) if name
+                   else overview(store, len(pending(store))))
     except KeyError as e:
         _fail(str(e.args[0]))
     finally:
         store.close()
+
+
+@league.command("game")
+@click.argument("league_dir", metavar="DIR", type=click.Path(file_okay=False, exists=True))
+@click.argument("game_id", metavar="ID")
+@click.option("--lines", "tail", type=click.IntRange(min=0), default=50, show_default=True,
+              help="Each seat's last stderr lines in the game (0: all of them).")
+def game_cmd(league_dir: str, game_id: str, tail: int) -> None:
+    """One game as the organiser sees it: its seats, places and penalties, how it
+    ended, every fault, its record, and every seat's stderr in that game."""
+    where = Path(league_dir).resolve()
+    store = _open_store(where)
+    try:
+        click.echo(game_view(store, where, game_id, tail=tail or None))
+    except KeyError as e:
+        _fail(str(e.args[0]), 1)
+    finally:
+        store.close()
+
+
+@league.command("withdraw")
+@click.argument("league_dir", metavar="DIR", type=click.Path(file_okay=False, exists=True))
+@click.argument("name")
+def withdraw_cmd(league_dir: str, name: str) -> None:
+    """Retire the entry NAME without a new version: its pending games are cancelled,
+    its played games kept (league standings --history, the report's history).  A
+    later submission under NAME brings it back as its next version."""
+    store = _open_store(Path(league_dir).resolve())
+    try:
+        gone = store.withdraw(name)
+    except _ERRORS as e:
+        _fail(str(e), 1)
+    finally:
+        store.close()
+    if gone is None:
+        _fail(f"the league has no active entry {name!r} (league show lists them)", 1)
+    click.echo(f"withdrawn: {gone.id}; its pending games are cancelled, its played games kept")
 
 
 @league.command("verify")
@@ -250,7 +299,9 @@ def verify_cmd(league_dir: str) -> None:
     for p in problems:
         click.echo(p)
     if problems:
-        _fail(f"{len(problems)} of {n} games do not verify (listed above)", 1)
+        bad = len({p.split(":", 1)[0] for p in problems})  # a line per problem, a game may have several
+        _fail(f"{bad} of the {n} games in the database "
+              f"{'does' if bad == 1 else 'do'} not verify (listed above)", 1)
     click.echo(f"verified: {n} games re-run identically and match the database")
 
 

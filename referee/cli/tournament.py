@@ -39,7 +39,7 @@ from ..tournament.config import (
     parse_config,
     seatings_per_deal,
 )
-from ..tournament.executor import Executor, ExecutorError
+from ..tournament.executor import Executor, ExecutorError, ProcessExecutor
 from ..tournament.run import RunSummary, run_tournament, sandbox_of, standings_of, with_seed
 from ..tournament.schedule import schedule, schedule_digest
 from ..tournament.standings import FORMATS, Standings, by_worker, render, render_by_worker
@@ -123,7 +123,7 @@ def _terminate(signum: int, frame: object) -> None:
 def _play(cfg: TournamentConfig, output: str | None, jobs: int | None, fmt: str,
           quiet: bool, *, sandbox_mode: str | None = None, wide: bool = False,
           report_dir: str | None = None, executor: str | None = None,
-          scheduler: str | None = None) -> None:
+          scheduler: str | None = None, concurrency: int | None = None) -> None:
     """Play (or resume) ``cfg`` and print its standings: what 'run' and 'quick' do."""
     _warn(cfg)
     out: Path | str = output or "its output folder"
@@ -138,7 +138,8 @@ def _play(cfg: TournamentConfig, output: str | None, jobs: int | None, fmt: str,
             refresh.results = out
         summary = run_tournament(cfg, output_dir=out, jobs=jobs, quiet=quiet, sandbox=sandbox,
                                  on_game=refresh,
-                                 executor=_executor(cfg, executor, scheduler, jobs))
+                                 executor=_executor(cfg, executor, scheduler, jobs,
+                                                    concurrency))
     except (TournamentConfigError, StoreError, SandboxError) as e:
         _fail(str(e))
     except ExecutorError as e:
@@ -169,14 +170,18 @@ def _play(cfg: TournamentConfig, output: str | None, jobs: int | None, fmt: str,
 
 
 def _executor(cfg: TournamentConfig, kind: str | None, scheduler: str | None,
-              jobs: int | None) -> Executor | None:
+              jobs: int | None, concurrency: int | None = None) -> Executor | None:
     """The executor the options and the file ask for (None: the process pool)."""
     kind = kind or ("dask" if scheduler else cfg.executor)
     if kind != "dask":
         if scheduler:
             raise TournamentConfigError("--scheduler is for the Dask executor: add "
                                         "--executor dask")
-        return None
+        return ProcessExecutor(jobs or cfg.jobs, concurrency=concurrency) \
+            if concurrency is not None else None
+    if concurrency is not None:
+        raise TournamentConfigError("--concurrency is for the process executor (a Dask "
+                                    "worker plays one game at a time)")
     # distributed takes a second to import: only when a run asks for it.
     from ..tournament.dask_executor import DaskExecutor
 
@@ -209,9 +214,14 @@ def _executor(cfg: TournamentConfig, kind: str | None, scheduler: str | None,
 @click.option("--scheduler", default=None, metavar="tcp://HOST:8786",
               help="The Dask scheduler to play on (--executor dask); without one, a local "
                    "Dask cluster of --jobs workers is started.")
+@click.option("--concurrency", "-c", type=click.IntRange(min=1), default=None,
+              help="Games in flight at once, shared out among the --jobs workers (each "
+                   "game with bots of its own; default: one per worker).  More than the "
+                   "CPUs when the bots think (sleep, wait, compute) rather than the "
+                   "referee: e.g. 200 for bots that take 50 ms a decision.")
 def run(config: str, jobs: int | None, output: str | None, fmt: str, quiet: bool,
         sandbox_mode: str | None, wide: bool, report_dir: str | None, executor: str | None,
-        scheduler: str | None) -> None:
+        scheduler: str | None, concurrency: int | None) -> None:
     """Play the tournament CONFIG (a TOML file); run it again to resume it.
 
     Every finished game is committed at once to OUTPUT/tournament.sqlite, with its
@@ -232,7 +242,8 @@ def run(config: str, jobs: int | None, output: str | None, fmt: str, quiet: bool
     except TournamentConfigError as e:
         _fail(str(e))
     _play(cfg, output, jobs, fmt, quiet, sandbox_mode=sandbox_mode, wide=wide,
-          report_dir=report_dir, executor=executor, scheduler=scheduler)
+          report_dir=report_dir, executor=executor, scheduler=scheduler,
+          concurrency=concurrency)
 
 
 QUICK_HELP = """Run a round-robin among the bots BOT... from flags alone, and print the
@@ -535,14 +546,20 @@ def show_schedule(config: str, as_json: bool) -> None:
     try:
         cfg = load_config(config)
         given = cfg.seed is not None
+        ran = Store.stored_config(cfg.output_dir) is not None
         cfg, _ = with_seed(cfg, cfg.output_dir)
     except (TournamentConfigError, StoreError) as e:
         _fail(str(e))
     _warn(cfg)
-    if not given:
-        click.echo(f"note: the configuration has no seed: these deals use seed {cfg.seed} "
-                   "(the tournament's own if it has run, else drawn now: the tournament then "
-                   "draws its own when it first runs)", err=True)
+    if not given and ran:
+        click.echo(f"note: the configuration has no seed: these are the deals of the "
+                   f"tournament in {cfg.output_dir} (seed {cfg.seed}, drawn when it first ran)",
+                   err=True)
+    elif not given:
+        click.echo(f"note: the configuration has no seed and has not run: the run will draw "
+                   f"a secret seed of its own, so it will NOT play these deals (listed under "
+                   f"seed {cfg.seed}, drawn for this listing); add 'seed = {cfg.seed}' to "
+                   "[tournament] to play exactly these", err=True)
     games = schedule(cfg)
     if as_json:
         for g in games:

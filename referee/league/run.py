@@ -52,7 +52,7 @@ from ..tournament.store import Store, StoreError
 from .config import LeagueConfig, LeagueConfigError, changes, from_dict
 from .schedule import LeagueGame, entry_id, game_alias, interleave, league_schedule, name_of
 from .store import Entry, LeagueStore, Planned, now
-from .submission import content_hash, freeze, make_writable, stage
+from .submission import content_hash, freeze, make_writable, stage, sweep_staging
 
 NAME_CHARS = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_")
 CONFIG_FILE = "league.toml"
@@ -437,6 +437,8 @@ def run_league(league_dir: Path, *, jobs: int | None = None, watch: bool = False
         raise LeagueError(f"{league_dir} is played by another 'referee league run'; "
                           "one at a time") from None
     try:
+        for name in sweep_staging(league_dir / "entries"):  # a killed submission's copy
+            say(f"removed {name}: the copy of a submission that was killed before it ended")
         batch = None if not watch else max(8, 4 * (jobs or os.cpu_count() or 1))
         idle = False
         seen: tuple[object, ...] = ()

@@ -53,6 +53,7 @@ from ..stats.sprt import (
     set_score,
     summarize,
 )
+from ..text.quoting import control
 from .config import TournamentConfig, TournamentConfigError, seatings_per_deal
 from .executor import (
     Batch,
@@ -230,7 +231,8 @@ class MatchProgress:
         if self.tty:
             if not final and now - self.last < 0.1:
                 return
-            self.stream.write("\r\x1b[K" + self.line + ("\n" if final else ""))
+            control(self.stream, "\r\x1b[K")
+            self.stream.write(self.line + ("\n" if final else ""))
         elif final or now - self.last >= self.every:
             self.stream.write(self.line + "\n")
         else:
@@ -239,7 +241,9 @@ class MatchProgress:
         self.stream.flush()
 
     def message(self, text: str) -> None:
-        self.stream.write(("\r\x1b[K" if self.tty else "") + text + "\n")
+        if self.tty:
+            control(self.stream, "\r\x1b[K")
+        self.stream.write(text + "\n")
         if self.tty and self.line:
             self.stream.write(self.line)
         self.stream.flush()
@@ -278,11 +282,16 @@ def _elo_text(s: dict[str, Any]) -> str:
     e = s["elo"]
     if not math.isfinite(e):
         return f"{e:+}"
+    e += 0.0  # -0.0 prints as +0.0
     iv = s.get("elo_interval")
     if iv is None:
         return f"{e:+.1f}"
     lo, hi = iv
-    return f"{e:+.1f} [{lo:+.1f}, {hi:+.1f}]"
+    if lo == hi:  # every set scored alike: no interval to show
+        alike = " (every set even: the two bots never played differently)" if e == 0 else \
+            " (every set scored alike)"
+        return f"{e:+.1f}{alike}"
+    return f"{e:+.1f} [{lo + 0.0:+.1f}, {hi + 0.0:+.1f}]"
 
 
 @dataclass

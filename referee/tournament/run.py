@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TextIO
 
 from ..players.sandbox import Sandbox, resolve
-from ..text.quoting import printable
+from ..text.quoting import control, printable
 from .config import TournamentConfig
 from .executor import (
     Batch,
@@ -89,7 +89,8 @@ class Progress:
         frac = self.done / self.total if self.total else 1.0
         filled = int(frac * self.WIDTH)
         bar = "#" * filled + "." * (self.WIDTH - filled)
-        self.stream.write(f"\r\x1b[K[{bar}] {self._status()}")
+        control(self.stream, "\r\x1b[K")
+        self.stream.write(f"[{bar}] {self._status()}")
         self.stream.flush()
 
     def advance(self) -> None:
@@ -111,7 +112,8 @@ class Progress:
     def message(self, text: str) -> None:
         text = printable(text)  # faults and notices carry bots' own text
         if self.tty:
-            self.stream.write("\r\x1b[K" + text + "\n")
+            control(self.stream, "\r\x1b[K")
+            self.stream.write(text + "\n")
             self._draw()
         else:
             self.stream.write(text + "\n")
