@@ -91,8 +91,9 @@ def test_a_referee_folder_inside_a_bots_folder_is_covered(attack: Attack,
     attack.players.append(p)
     attack.play([p, first_bot(attack)])
     said = attack.said("attack_spy")
-    assert f"ATTACK read {out / 'tournament.sqlite'}: blocked: No such file or directory" in said
-    assert any(line.startswith(f"ATTACK read {own}: SUCCEEDED") for line in said)  # its own
+    # Paths in its folder reach it as it sees them, under /bot (the neutral path).
+    assert "ATTACK read /bot/runs/tournament.sqlite: blocked: No such file or directory" in said
+    assert any(line.startswith("ATTACK read /bot/_attack.py: SUCCEEDED") for line in said)
 
 
 def test_a_bot_cannot_read_the_referees_memory_or_environment(
