@@ -198,9 +198,9 @@ def test_viewer_forward_back_and_jump_show_the_records_turns(
         text = page.inner_text("#faults")
         if text:
             assert "banana" in text and "substituted" in text and "the referee played" in text
-            assert f"at turn {fault['turn']}" in text
+            assert f"at turn {fault.turn}" in text
             assert "played by the referee" in page.inner_text("#decision")
-            assert rec.decisions[k - 1].get("substituted")
+            assert rec.decisions[k - 1].substituted
             seen = True
             page.screenshot(path=str(tmp_path / "viewer-fault.png"), full_page=True)
             break
