@@ -540,7 +540,8 @@ def _game_text(store: LeagueStore, league_dir: Path, name: str, game_id: str) ->
     if not found or not any(name_of(b) == name for b in found[0].seats):
         return [f"\n{game_id}: no game of {name} has this id"]
     o = found[0]
-    lines = [f"\n{game_id}: deal {o.deal}, {o.how} after {o.turns} turns"]
+    # The deal's number is this lineup's own (its decks are dealt to it only).
+    lines = [f"\n{game_id}: this lineup's deal {o.deal}, {o.how} after {o.turns} turns"]
     for s, b in enumerate(o.seats):
         lines.append(f"  seat {s}  {b}  place {o.places[s]}  penalty {o.points[s]}")
     for s, b in enumerate(o.seats):
