@@ -33,7 +33,7 @@ import json
 import time
 from collections.abc import Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, NamedTuple, Protocol, TypedDict, TypeGuard
+from typing import Any, NamedTuple, Protocol, TypedDict, TypeGuard, cast
 
 import orjson
 
@@ -238,6 +238,20 @@ class Fault:
                 and isinstance(detail, str)):
             raise ValueError("a fault whose seat, turn, bot or detail has the wrong type")
         return cls(seat=seat, bot=bot, kind=kind, detail=detail, turn=turn, action=action)
+
+    @classmethod
+    def as_stored(cls, row: object) -> Fault:
+        """A fault row as a store holds it, read even when it was damaged by hand (a
+        seat that is not a number reads -1; a missing field, empty): ``tournament
+        verify`` compares it with the game's record and reports the difference, so
+        the row must be read as it is rather than refused."""
+        if not isinstance(row, Mapping):
+            row = {}
+        seat, turn = row.get("seat"), row.get("turn", 0)
+        return cls(seat=seat if _is_int(seat) else -1, bot=str(row.get("bot", "")),
+                   kind=cast(FaultKind, str(row.get("kind", ""))),
+                   detail=str(row.get("detail", "")), turn=turn if _is_int(turn) else 0,
+                   action=cast(FaultAction, str(row.get("action", ""))))
 
     def __str__(self) -> str:
         return (f"{self.bot} (seat {self.seat}) turn {self.turn}: {self.kind}: {self.detail} "
