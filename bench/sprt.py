@@ -104,7 +104,7 @@ class Table:
         r = rec.ended
         return GameOutcome(index=index, game_id=f"g{index}", deal=deal, deal_seed=deal_seed,
                            seats=tuple(seats), places=r.places, points=r.points, how=r.how,
-                           turns=r.turns, faults=tuple(f.to_dict() for f in rec.faults),
+                           turns=r.turns, faults=tuple(rec.faults),
                            adjusted=luck_of(rec) if self.luck else None)
 
 
