@@ -21,7 +21,15 @@ from ..league.browse import games as list_games
 from ..league.browse import show as show_entry
 from ..league.config import LeagueConfigError, load_league_config
 from ..league.remote import DEFAULT_SUBMIT_LISTEN, RemoteError, Server, pack, request
-from ..league.run import LeagueError, new_league, pending, run_league, standings, submit
+from ..league.run import (
+    LeagueError,
+    new_league,
+    pending,
+    run_league,
+    secret_of,
+    standings,
+    submit,
+)
 from ..league.store import LeagueStore
 from ..league.submission import SubmissionError
 from ..report.site import ReportError, write_site
@@ -56,13 +64,18 @@ def league() -> None:
 @click.argument("league_dir", metavar="DIR", type=click.Path(file_okay=False))
 @click.option("--config", "config_file", required=True, type=click.Path(dir_okay=False),
               help="The league file (league.toml).")
-def new(league_dir: str, config_file: str) -> None:
+@click.option("--secret-from", "secret_from", metavar="LEAGUE", default=None,
+              type=click.Path(file_okay=False, exists=True),
+              help="Take the secret (the key of the decks) of the league in LEAGUE: the "
+                   "same bots and settings then play the same games there and here.")
+def new(league_dir: str, config_file: str, secret_from: str | None) -> None:
     """Make a league in DIR from --config; on an existing league, take the edited
     file (more deals, another table size) or say what it would change."""
     try:
         cfg = load_league_config(config_file)
         text = Path(config_file).read_text(encoding="utf-8")
-        for line in new_league(Path(league_dir).resolve(), cfg, text):
+        secret = secret_of(Path(secret_from)) if secret_from is not None else None
+        for line in new_league(Path(league_dir).resolve(), cfg, text, secret=secret):
             click.echo(line)
     except _ERRORS as e:
         _fail(str(e))

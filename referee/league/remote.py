@@ -524,7 +524,7 @@ def status_text(league_dir: Path, name: str, game: object = None) -> str:
         for row in rows[-10:]:
             o = row.outcome
             mine = [s for s, b in enumerate(o.seats) if name_of(b) == name]
-            own_faults = [f for f in o.faults if f["seat"] in mine]
+            own_faults = [f for f in o.faults if f.seat in mine]
             places = "  ".join(f"{b}:{p}" for b, p in zip(o.seats, o.places, strict=True))
             lines.append(f"  {o.game_id}  {places}  {o.how}"
                          + (f"  your faults: {len(own_faults)}" if own_faults else ""))
@@ -540,15 +540,16 @@ def _game_text(store: LeagueStore, league_dir: Path, name: str, game_id: str) ->
     if not found or not any(name_of(b) == name for b in found[0].seats):
         return [f"\n{game_id}: no game of {name} has this id"]
     o = found[0]
-    lines = [f"\n{game_id}: deal {o.deal}, {o.how} after {o.turns} turns"]
+    # The deal's number is this lineup's own (its decks are dealt to it only).
+    lines = [f"\n{game_id}: this lineup's deal {o.deal}, {o.how} after {o.turns} turns"]
     for s, b in enumerate(o.seats):
         lines.append(f"  seat {s}  {b}  place {o.places[s]}  penalty {o.points[s]}")
     for s, b in enumerate(o.seats):
         if name_of(b) != name:
             continue
         for f in o.faults:
-            if f["seat"] == s:
-                lines.append(f"  your fault, turn {f.get('turn')}: {f['kind']}: {f.get('detail', '')}")
+            if f.seat == s:
+                lines.append(f"  your fault, turn {f.turn}: {f.kind}: {f.detail}")
         text = stderr_of(league_dir, b, game_id)
         lines.append(f"--- {b} (seat {s}) stderr in {game_id} ---")
         lines.append(text.rstrip("\n") if text else "(nothing)")

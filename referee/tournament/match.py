@@ -199,7 +199,7 @@ def reduce_set(mc: MatchConfig, s: int, games: Sequence[GameOutcome]) -> SetSumm
                 shares[bot].append(pp / (k - 1))
                 places[bot].append(mine)
         for f in o.faults:
-            bot = o.seats[f["seat"]]
+            bot = o.seats[f.seat]
             faults["new" if bot == mc.new else "old" if bot == mc.old else "field"] += 1
     pn, po = places[mc.new], places[mc.old]
     return SetSummary(index=s, score=set_score(shares[mc.new], shares[mc.old]),

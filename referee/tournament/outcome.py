@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..game import How
-from ..play.runner import FaultJson, GameRecord
+from ..play.runner import Fault, GameRecord
 from .schedule import GameSpec
 
 
@@ -27,7 +27,7 @@ class GameOutcome:
     points: tuple[int, ...]
     how: How
     turns: int
-    faults: tuple[FaultJson, ...] = ()
+    faults: tuple[Fault, ...] = ()
     forfeits: tuple[int, ...] = ()
     wall_time: float = 0.0
     worker: int | str = 0  # a process-pool worker's number; a Dask worker's HOST:PID
@@ -41,6 +41,6 @@ class GameOutcome:
         r = record.ended
         return cls(index=spec.index, game_id=spec.game_id, deal=spec.deal,
                    deal_seed=spec.deal_seed, seats=spec.seats, places=r.places, points=r.points,
-                   how=r.how, turns=r.turns, faults=tuple(f.to_dict() for f in r.faults),
+                   how=r.how, turns=r.turns, faults=r.faults,
                    forfeits=r.forfeits, wall_time=record.wall_time, worker=worker,
                    record=record_path)

@@ -157,9 +157,9 @@ def compute(outcomes: Iterable[GameOutcome], bots: Sequence[str], seats: int, *,
                     cell[0] += score
                     cell[1] += 1
         for f in o.faults:
-            r = rows[o.seats[f["seat"]]]
-            kind = f["kind"]
-            if STOPPED_WORDS in str(f.get("detail", "")):
+            r = rows[o.seats[f.seat]]
+            kind = f.kind
+            if STOPPED_WORDS in str(f.detail):
                 r.stopped += 1
                 continue  # not a crash: it was not started
             if kind == "timeout":
@@ -422,8 +422,8 @@ def by_worker(outcomes: Iterable[GameOutcome], examples: int = 5) -> list[Worker
             continue
         w.faulty += 1
         for f in o.faults:
-            w.faults[f["kind"]] = w.faults.get(f["kind"], 0) + 1
-        if {f["seat"] for f in o.faults} >= set(range(len(o.seats))):
+            w.faults[f.kind] = w.faults.get(f.kind, 0) + 1
+        if {f.seat for f in o.faults} >= set(range(len(o.seats))):
             w.every_seat += 1
             if len(w.examples) < examples:
                 w.examples.append(o.game_id)

@@ -28,6 +28,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from ..play.runner import Fault
 from .outcome import GameOutcome
 
 DB_NAME = "tournament.sqlite"
@@ -300,12 +301,13 @@ class Store:
             "INSERT OR IGNORE INTO games VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (o.index, o.game_id, o.deal, o.deal_seed, json.dumps(o.seats),
              json.dumps(o.places), json.dumps(o.points), o.how, o.turns,
-             json.dumps(o.faults), json.dumps(o.forfeits), o.wall_time, o.worker, o.record,
+             json.dumps([f.to_dict() for f in o.faults]), json.dumps(o.forfeits), o.wall_time,
+             o.worker, o.record,
              time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())))
         if cur.rowcount:
             faults = [0] * len(o.seats)
             for f in o.faults:
-                faults[f["seat"]] += 1
+                faults[f.seat] += 1
             self.conn.executemany(
                 "INSERT INTO seats VALUES (?,?,?,?,?,?)",
                 [(o.index, s, o.seats[s], o.places[s], o.points[s], faults[s])
@@ -343,7 +345,8 @@ class Store:
                 index=r[0], game_id=r[1], deal=r[2], deal_seed=r[3],
                 seats=tuple(json.loads(r[4])), places=tuple(json.loads(r[5])),
                 points=tuple(json.loads(r[6])), how=r[7], turns=r[8],
-                faults=tuple(json.loads(r[9])), forfeits=tuple(json.loads(r[10])),
+                faults=tuple(Fault.as_stored(f) for f in json.loads(r[9])),
+                forfeits=tuple(json.loads(r[10])),
                 wall_time=r[11], worker=r[12], record=r[13])
 
 

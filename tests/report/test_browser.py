@@ -137,6 +137,15 @@ def test_the_standings_page_shows_the_figures_of_standings_json(
                                            "cs => cs.map(c => [c.dataset.how, Number(c.innerText)])"))
     assert sum(v for k, v in ended.items() if k != "with a forfeit") == data["played"]
     assert ended.get("turn_limit", 0) > 0
+    # the standings sort by any column: the rating header, then again the other way
+    def order() -> list[str]:
+        return list(page.eval_on_selector_all("#standings tr[data-bot]",
+                                              "rs => rs.map(r => r.dataset.bot)"))
+    by_rating = sorted(data["standings"], key=lambda r: r["rating"])
+    page.click("#standings th:nth-child(9)")
+    assert order() == [r["bot"] for r in by_rating]
+    page.click("#standings th:nth-child(9)")
+    assert order() == [r["bot"] for r in reversed(by_rating)]
     assert w.errors == []
     page.close()
 
