@@ -146,7 +146,9 @@ def test_clocks_stay_exact_with_200_games_in_flight() -> None:
                 assert err is None and rec is not None
                 records[i] = rec
 
-            loop.start(game_steps(GameConfig(), i, [p, Absent()], game_id=f"g{i}",
+            # A game with a forfeit is played out (RULES §5.4): a short turn limit
+            # keeps the 200 games' work to what this test is about, the first request.
+            loop.start(game_steps(GameConfig(turn_limit=2), i, [p, Absent()], game_id=f"g{i}",
                                   time_control=tc), done)
         assert len(loop) == 200
         loop.run()
