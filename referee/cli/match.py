@@ -135,6 +135,10 @@ def _slug(text: str) -> str:
 @click.option("--sandbox", "sandbox_mode", type=click.Choice(SANDBOX_MODES), default=None,
               help="Run the external bots in the bubblewrap sandbox: auto (where it works, "
                    "else with a warning), on, off (default: the --config file's, else auto).")
+@click.option("--scores", type=click.Choice(["adjusted", "raw"]), default="adjusted",
+              show_default=True,
+              help="The set scores the test reads: luck-adjusted (each game's shares less "
+                   "the luck of the cards drawn and turned; unbiased, less variance) or raw.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON only.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress line.")
 def match(new: str, old: str, field_bots: tuple[str, ...], seats: int | None,
@@ -144,7 +148,7 @@ def match(new: str, old: str, field_bots: tuple[str, ...], seats: int | None,
           move_time: float | None, bank: float | None, fault_mode: str | None,
           strikes: int | None, jobs: int | None, output: str | None, config_file: str | None,
           executor_kind: str, scheduler: str | None, sandbox_mode: str | None,
-          as_json: bool, quiet: bool) -> None:
+          scores: str, as_json: bool, quiet: bool) -> None:
     if sprt_text is not None and games is not None:
         raise MatchCliError("give --sprt or --games, not both: an SPRT decides when to stop")
     try:
@@ -154,6 +158,7 @@ def match(new: str, old: str, field_bots: tuple[str, ...], seats: int | None,
     mc = _config(new, old, field_bots, seats, test, games, max_sets, seating, seed,
                  variant_opts, colours, deck_name, turn_limit, startup, move_time, bank,
                  fault_mode, strikes, jobs, output, config_file)
+    mc = dataclasses.replace(mc, scores=scores)
     out = mc.tournament.output_dir
     previous = signal.signal(signal.SIGTERM, _terminate)
     try:

@@ -42,7 +42,14 @@ from ..tournament.config import (
 from ..tournament.executor import Executor, ExecutorError, ProcessExecutor
 from ..tournament.run import RunSummary, run_tournament, sandbox_of, standings_of, with_seed
 from ..tournament.schedule import schedule, schedule_digest
-from ..tournament.standings import FORMATS, Standings, by_worker, render, render_by_worker
+from ..tournament.standings import (
+    FORMATS,
+    SCORE_KINDS,
+    Standings,
+    by_worker,
+    render,
+    render_by_worker,
+)
 from ..tournament.store import Store, StoreError
 from .kit import Group, fail
 
@@ -436,7 +443,11 @@ def init(file: str, force: bool) -> None:
 @click.option("--faults", "faults_view", is_flag=True,
               help="Instead: the faults by the worker (machine and process) that played "
                    "the games, to tell a sick machine from a faulty bot.")
-def standings(where: str, fmt: str, wide: bool, faults_view: bool) -> None:
+@click.option("--scores", type=click.Choice(SCORE_KINDS), default="adjusted", show_default=True,
+              help="Rank by the luck-adjusted score (the share of opponents beaten less the "
+                   "luck of the cards drawn and turned: unbiased, less variance) or by the "
+                   "raw average place; the raw figures are shown either way.")
+def standings(where: str, fmt: str, wide: bool, faults_view: bool, scores: str) -> None:
     """Standings of the tournament in the folder WHERE (or of the configuration file
     WHERE); works while the tournament runs.
 
@@ -458,7 +469,7 @@ def standings(where: str, fmt: str, wide: bool, faults_view: bool) -> None:
             finally:
                 store.close()
             return
-        click.echo(render_standings(standings_of(out), fmt, wide))
+        click.echo(render_standings(standings_of(out, scores), fmt, wide))
     except (TournamentConfigError, StoreError) as e:
         _fail(str(e))
 

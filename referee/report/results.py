@@ -68,8 +68,9 @@ class Results:
         return any(len(g) > 1 for g in self.deals().values())
 
 
-def load(folder: Path) -> Results:
-    """The results in ``folder``; StoreError when it holds none."""
+def load(folder: Path, scores: str = "adjusted") -> Results:
+    """The results in ``folder``, ranked by ``scores`` (adjusted or raw); StoreError
+    when it holds none."""
     store = Store.open_existing(folder)
     try:
         cfg = store.config
@@ -85,7 +86,7 @@ def load(folder: Path) -> Results:
         name = str(cfg["name"])
     except (KeyError, TypeError, ValueError) as e:
         raise StoreError(f"{folder}: the stored configuration is not a tournament's ({e})") from None
-    st = compute(outcomes, bots, seats, name=name, scheduled=scheduled)
+    st = compute(outcomes, bots, seats, name=name, scheduled=scheduled, scores=scores)
     # As ``tournament standings`` gives them: with the seed and the sandbox.
     st.seed, st.seed_source = cfg.get("seed"), seed_source
     st.sandbox = json.loads(sandbox) if sandbox else None
@@ -97,12 +98,13 @@ def is_league(folder: Path) -> bool:
     return (folder / LEAGUE_DB).is_file()
 
 
-def load_league(folder: Path, *, history: bool = False) -> list[Results]:
+def load_league(folder: Path, *, history: bool = False,
+                scores: str = "adjusted") -> list[Results]:
     """A league's results (``referee league``), one per table size: its active
     entries over the games among them, as ``league standings`` counts them (with
     ``history``: every version, retired ones included, over every game played)."""
     try:
-        found = tables(folder, history=history)
+        found = tables(folder, history=history, scores=scores)
     except (LeagueError, StoreError) as e:
         raise StoreError(str(e)) from None
     store = LeagueStore.open(folder)

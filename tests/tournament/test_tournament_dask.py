@@ -170,7 +170,8 @@ def test_a_worker_killed_mid_set_loses_nothing_and_duplicates_nothing(
     cfg = load_config(remote / "t.toml")
     games = schedule(cfg)  # the file gives the seed
     killed_deal = {g.deal for g in games
-                   if "killer" in g.seats and derive_seed(g.deal_seed, "bot", "killer") == int(seed)}
+                   if "killer" in g.seats and derive_seed(
+                       g.deal_seed, "bot", "seat", g.seats.index("killer")) == int(seed)}
     assert len(killed_deal) == 1
     out = remote / "out"
     assert rows(out, "SELECT COUNT(*), COUNT(DISTINCT game_id) FROM games") == [(len(games),) * 2]
