@@ -81,13 +81,13 @@ class Main(Group):
         except click.UsageError as e:
             where = e.ctx.command_path if e.ctx is not None else (prog_name or "referee")
             hint = f" (see '{where} --help')" if e.ctx is not None else ""
-            click.echo(f"Error: {_one_line(e.format_message()).rstrip('.')}{hint}", err=True)
+            click.echo(f"Error: {_one_line(e.format_message()).rstrip('.')}{hint}", err=True, color=True)
             sys.exit(2)
         except click.ClickException as e:
-            click.echo(f"Error: {_one_line(e.format_message())}", err=True)
+            click.echo(f"Error: {_one_line(e.format_message())}", err=True, color=True)
             sys.exit(e.exit_code)
         except click.Abort:
-            click.echo("Error: aborted", err=True)
+            click.echo("Error: aborted", err=True, color=True)
             sys.exit(1)
         sys.exit(rv if isinstance(rv, int) else 0)
 

@@ -114,7 +114,12 @@ Each command has its own --help.
 
 
 @click.group(cls=_Group, help=MAIN_HELP,
-             context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+             # color=True: click never strips what looks like a colour sequence from
+             # what it echoes (it would hide a bot's "\x1b[ --hidden" from the view
+             # instead of showing it): every stream's Guard escapes it instead, and the
+             # referee's own colours go through quoting.control.
+             context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100,
+                               "color": True})
 @click.version_option(__version__, prog_name="referee")
 def main() -> None:
     # The entry point: bots still running when the command exits (or is

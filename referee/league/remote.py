@@ -50,6 +50,7 @@ import io
 import itertools
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -77,6 +78,15 @@ from .config import Limits, ServerLimits
 from .run import config_of, standings
 from .schedule import name_of
 from .store import LeagueStore
+
+#: Replies queued for one connection that does not read them; past it they are dropped.
+REPLIES_QUEUED = 4
+#: The most of one bot's stderr in one game a status reply shows (its end).
+STDERR_SHOWN = 64 * 1024
+
+#: An absolute path in a reply's text: a "/" not inside a word, a URL or a relative
+#: path, and what follows it up to a space or a quote; the sandbox's /bot is kept.
+_ABSOLUTE_PATH = re.compile(r"(?<![\w.~:/-])/(?!bot(?:/|\b))[^\s'\"`,;)\]]+")
 
 ZAP_DOMAIN = "updown-league"
 DEFAULT_SUBMIT_LISTEN = "tcp://127.0.0.1:5556"
@@ -200,10 +210,6 @@ class Server:
         self.incoming.mkdir(parents=True, exist_ok=True)
         self.log_dir = self.league_dir / "checks"
         self.log_dir.mkdir(parents=True, exist_ok=True)
-        self._private = sorted({(str(self.league_dir), "<league>"),
-                                (str(self.league_dir.resolve()), "<league>"),
-                                (str(Path.home()), "~"), (tempfile.gettempdir(), "<tmp>")},
-                               key=lambda pw: -len(pw[0]))
         self.authors: dict[str, _Author] = {}
         self.numbers = itertools.count(1)
         self._lock = threading.Condition()
@@ -218,6 +224,9 @@ class Server:
         self.sock.setsockopt(zmq.LINGER, 1000)
         self.sock.setsockopt(zmq.MAXMSGSIZE, self.max_message)
         self.sock.setsockopt(zmq.RCVHWM, 8)
+        # Replies an author does not read are dropped past a few per connection:
+        # never queued without bound in the server's memory.
+        self.sock.setsockopt(zmq.SNDHWM, REPLIES_QUEUED)
         self.sock.setsockopt(zmq.HANDSHAKE_IVL, 5000)
         self.sock.setsockopt(zmq.ROUTER_MANDATORY, 0)
         if secret is not None:
@@ -269,11 +278,12 @@ class Server:
             self._lock.notify_all()
 
     def public(self, text: str) -> str:
-        """``text`` without a path of the organiser's machine."""
-        for path, word in self._private:
-            if len(path) > 1:
-                text = text.replace(path, word)
-        return text
+        """``text`` without a path of the organiser's machine: every absolute path
+        shown as ``<path>`` (but the sandbox's own ``/bot``, the same on every
+        machine).  By its shape, never by comparing it with the server's own paths:
+        a reply that changed only the server's paths would tell an author which of
+        the paths they sent are real (an oracle, one guess per path sent)."""
+        return _ABSOLUTE_PATH.sub("<path>", text)
 
     # --- the request loop ---------------------------------------------------------
 
@@ -572,9 +582,11 @@ def _game_text(store: LeagueStore, league_dir: Path, name: str, game_id: str) ->
         for f in o.faults:
             if f.seat == s:
                 lines.append(f"  your fault, turn {f.turn}: {f.kind}: {f.detail}")
-        text = stderr_of(league_dir, b, game_id)
-        lines.append(f"--- {b} (seat {s}) stderr in {game_id} ---")
-        lines.append(text.rstrip("\n") if text else "(nothing)")
+        text = (stderr_of(league_dir, b, game_id) or "").rstrip("\n")
+        cut = len(text) > STDERR_SHOWN
+        lines.append(f"--- {b} (seat {s}) stderr in {game_id}"
+                     + (f": its last {STDERR_SHOWN // 1024} KB ---" if cut else " ---"))
+        lines.append(text[-STDERR_SHOWN:] if cut else (text or "(nothing)"))
     return lines
 
 

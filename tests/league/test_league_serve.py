@@ -356,3 +356,35 @@ def test_an_archive_bomb_over_the_wire(served: Served) -> None:
     assert text == (f"#{number} refused: member 1 is a GNU long name of 1073741824 bytes, "
                     "over the 4097 this league reads (PATH_MAX)"), text
     assert str(served.league.parent) not in text and "/tmp" not in text
+
+
+def test_a_reply_is_no_oracle_for_the_servers_paths(served: Served) -> None:
+    """A reply hides every absolute path by its shape, so a path an author sends comes
+    back alike whether or not it is the server's (found by an attacker: hiding only
+    the server's own paths told which guesses were real)."""
+    real = [str(served.league), str(served.league.parent), str(Path.home()), "/tmp"]
+    made_up = ["/no/such/folder", "/srv/league-x", "/home/nobody", "/var/tmp"]
+    errors = {served.ask("alice", {"op": p})["error"] for p in real + made_up}
+    assert errors == {"unknown request '<path>': submit or status"}, errors
+
+
+def test_replies_an_author_never_reads_are_not_kept(served: Served) -> None:
+    """A known author firing requests and reading no answer: the server keeps a few
+    replies per connection, then drops them, and goes on answering others."""
+    ctx = zmq.Context()
+    try:
+        server_key, _ = keys_of(served.keys / "referee.key")
+        _, secret = keys_of(served.keys / "authors" / "alice.key_secret")
+        sock, mon = dealer(ctx, served.endpoint, server_key, secret)
+        assert next_event(mon) == zmq.EVENT_HANDSHAKE_SUCCEEDED
+        before = served.peak_rss_kb()
+        header = json.dumps({"op": "status", "name": "alice", "game": "x" * 8000}).encode()
+        for _ in range(30):  # within requests_per_hour = 40
+            sock.send_multipart([header, b""])
+        # bob is answered after all of them: they were handled, not queued unread
+        assert served.ask("bob", {"op": "status"})["ok"]
+        assert served.peak_rss_kb() - before < 20_000
+        sock.close(0)
+        mon.close(0)
+    finally:
+        ctx.term()
