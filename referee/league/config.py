@@ -25,6 +25,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from ..errors import ConfigError
 from ..game import GameConfig
 from ..play.runner import FaultPolicy, TimeControl
 from ..players.sandbox import SandboxConfig
@@ -35,7 +36,7 @@ _LEAGUE_KEYS = ("name", "seats", "deals", "seed", "seating", "jobs")
 _LIMIT_KEYS = ("max_bytes", "max_files", "max_file_bytes")
 
 
-class LeagueConfigError(ValueError):
+class LeagueConfigError(ConfigError, ValueError):
     """A mistake in a league file, or a change an existing league cannot take."""
 
 

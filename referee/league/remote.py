@@ -40,6 +40,7 @@ import zmq.auth
 import zmq.auth.thread
 from zmq.utils.monitor import recv_monitor_message
 
+from ..errors import ExecutionError
 from ..transport.zmq.keys import KeyFileError, load_allowed_keys, load_public_key, load_secret_key
 from ..transport.zmq.router import is_loopback
 from .browse import games as list_games
@@ -53,7 +54,7 @@ ZAP_DOMAIN = "updown-league"
 DEFAULT_SUBMIT_LISTEN = "tcp://127.0.0.1:5556"
 
 
-class RemoteError(Exception):
+class RemoteError(ExecutionError):
     """A remote submission that could not be made (one line)."""
 
 

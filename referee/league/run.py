@@ -26,6 +26,7 @@ from pathlib import Path
 
 from ..checkbot.checker import Checker
 from ..checkbot.scenarios import SCENARIOS, Scenario
+from ..errors import StorageError, UsageError
 from ..players.botspec import BotSpec, as_transport
 from ..players.sandbox import Sandbox, SandboxError, resolve
 from ..tournament.config import TournamentConfig
@@ -35,17 +36,16 @@ from ..tournament.executor import (
     FaultNotice,
     Job,
     Notice,
+    NotPlayed,
     ProcessExecutor,
     Report,
-    StorageFailure,
-    WorkerError,
     finished,
 )
 from ..tournament.outcome import GameOutcome
 from ..tournament.run import Progress, sweep_partial_records
 from ..tournament.schedule import GameSpec, derive_seed
 from ..tournament.standings import Standings, compute
-from ..tournament.store import Store, StoreError
+from ..tournament.store import Store
 from .config import LeagueConfig, LeagueConfigError, changes, from_dict
 from .schedule import LeagueGame, interleave, league_schedule, name_of
 from .store import Entry, LeagueStore, Planned, now
@@ -55,7 +55,7 @@ NAME_CHARS = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789
 CONFIG_FILE = "league.toml"
 
 
-class LeagueError(Exception):
+class LeagueError(UsageError):
     """A league command that cannot be done: one line."""
 
 
@@ -67,6 +67,15 @@ def check_name(name: str) -> None:
 
 def config_of(store: LeagueStore) -> LeagueConfig:
     return from_dict(store.config)
+
+
+def league_config(league_dir: Path) -> LeagueConfig:
+    """The configuration of the league in ``league_dir``."""
+    store = LeagueStore.open(league_dir)
+    try:
+        return config_of(store)
+    finally:
+        store.close()
 
 
 # --- making a league -------------------------------------------------------------------
@@ -258,7 +267,7 @@ def pending(store: LeagueStore) -> list[tuple[LeagueGame, int]]:
 @dataclass
 class LeagueRunSummary:
     played: int = 0
-    errors: list[WorkerError] = field(default_factory=list)
+    errors: list[NotPlayed] = field(default_factory=list)
 
 
 def play_pending(league_dir: Path, *, executor: Executor | None = None, jobs: int | None = None,
@@ -299,14 +308,14 @@ def play_pending(league_dir: Path, *, executor: Executor | None = None, jobs: in
             elif isinstance(r, Notice):
                 if bar:
                     bar.message(r.text)
-            elif isinstance(r, StorageFailure):
+            elif isinstance(r, NotPlayed) and r.storage:
                 storage.append(r)
             else:
                 summary.errors.append(r)
                 if bar:
                     bar.message(f"error: {r.game_id}: {r.message.splitlines()[0]}")
 
-        storage: list[StorageFailure] = []
+        storage: list[NotPlayed] = []
         try:
             for table in config.seats:
                 specs = [GameSpec(i, g.deal, g.deal_seed, g.seats) for g, i in todo
@@ -357,7 +366,7 @@ def run_league(league_dir: Path, *, jobs: int | None = None, watch: bool = False
     lock = LeagueStore.open(league_dir)
     try:
         lock.lock()
-    except StoreError:
+    except StorageError:
         raise LeagueError(f"{league_dir} is played by another 'referee league run'; "
                           "one at a time") from None
     try:

@@ -28,6 +28,7 @@ from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 from typing import IO
 
+from ..errors import InputError
 from .config import Limits
 
 CHUNK = 1 << 16
@@ -35,7 +36,7 @@ zlib_error = zlib.error
 ARCHIVES = (".tar", ".tar.gz", ".tgz", ".zip")
 
 
-class SubmissionError(Exception):
+class SubmissionError(InputError):
     """A submission that cannot be taken: one line saying what and why."""
 
 

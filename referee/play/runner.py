@@ -34,6 +34,7 @@ from typing import Any, NamedTuple, Protocol, TypedDict
 
 import orjson
 
+from ..errors import BotError
 from ..game import Decision, Game, GameConfig, GameEnd, How, IllegalDecision, Stop
 from ..game.cards import card_text, parse_deck
 from ..game.events import UnknownEventKind, event_dict, event_text, events_for
@@ -52,7 +53,7 @@ def _dumps(obj: Any) -> str:
     return orjson.dumps(obj).decode()
 
 
-class BotFault(Exception):
+class BotFault(BotError):
     """A bot did something wrong.  ``kind`` is one of ``protocol.messages.FAULT_KINDS``;
     ``fatal`` faults (the bot is gone) forfeit at once."""
 

@@ -55,6 +55,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from ..errors import ExecutionError
+
 MODES = ("auto", "on", "off")
 
 DEFAULT_MEMORY_MB = 1024
@@ -86,7 +88,7 @@ _GROUP = f"bot:x:{SANDBOX_UID}:\n"
 _HOSTS = "127.0.0.1 localhost sandbox\n::1 localhost\n"
 
 
-class SandboxError(Exception):
+class SandboxError(ExecutionError):
     """The sandbox cannot be had (``mode = "on"``), or its settings are wrong: one
     readable line naming what is missing and how to fix it."""
 

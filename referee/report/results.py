@@ -19,13 +19,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..errors import StorageError
 from ..league.run import LeagueError, tables
 from ..league.store import DB_NAME as LEAGUE_DB
 from ..protocol.messages import FAULT_KINDS
 from ..stats.ratings import RatedGame, fit_plackett_luce
 from ..tournament.outcome import GameOutcome
 from ..tournament.standings import Standings, compute, render
-from ..tournament.store import Store, StoreError
+from ..tournament.store import Store
 
 
 @dataclass
@@ -60,7 +61,7 @@ class Results:
 
 
 def load(folder: Path) -> Results:
-    """The results in ``folder``; StoreError when it holds none."""
+    """The results in ``folder``; StorageError when it holds none."""
     store = Store.open_existing(folder)
     try:
         cfg = store.config
@@ -75,7 +76,7 @@ def load(folder: Path) -> Results:
         seats = int(cfg["seats"])
         name = str(cfg["name"])
     except (KeyError, TypeError, ValueError) as e:
-        raise StoreError(f"{folder}: the stored configuration is not a tournament's ({e})") from None
+        raise StorageError(f"{folder}: the stored configuration is not a tournament's ({e})") from None
     st = compute(outcomes, bots, seats, name=name, scheduled=scheduled)
     # As ``tournament standings`` gives them: with the seed and the sandbox.
     st.seed, st.seed_source = cfg.get("seed"), seed_source
@@ -93,8 +94,8 @@ def load_league(folder: Path) -> list[Results]:
     entries over the games among them, as ``league standings`` counts them."""
     try:
         found = tables(folder)
-    except (LeagueError, StoreError) as e:
-        raise StoreError(str(e)) from None
+    except (LeagueError, StorageError) as e:
+        raise StorageError(str(e)) from None
     out = []
     for st, games in found:
         out.append(Results(folder=folder, name=f"{st.name}, {st.seats} seats",

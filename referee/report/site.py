@@ -18,10 +18,10 @@ from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
 
+from ..errors import StorageError
 from ..play.replay import HOW_WORDS, Record, RecordError, read_record
 from ..protocol.messages import FAULT_KINDS
 from ..tournament.outcome import GameOutcome
-from ..tournament.store import StoreError
 from . import svg
 from .frames import build_frames, esc
 from .pages import page, viewer_page
@@ -38,7 +38,7 @@ from .results import (
 )
 
 
-class ReportError(Exception):
+class ReportError(StorageError):
     """The report cannot be written (one readable line)."""
 
 
@@ -273,7 +273,7 @@ def write_site(folder: Path, out: Path, *, games: bool = True) -> Results:
     are returned."""
     try:
         found = load_league(folder) if is_league(folder) else [load(folder)]
-    except StoreError as e:
+    except StorageError as e:
         raise ReportError(str(e)) from None
     if not found:
         raise ReportError(f"{folder}: the league has no table sizes to report")

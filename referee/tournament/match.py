@@ -42,6 +42,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
+from ..errors import ExecutionError
 from ..players.sandbox import Sandbox, resolve
 from ..stats.sprt import (
     PENTANOMIAL,
@@ -77,7 +78,7 @@ PAIRED_STREAM = "match:new-old"
 DEFAULT_MAX_SETS = 20000
 
 
-class MatchError(Exception):
+class MatchError(ExecutionError):
     """A match that cannot go on (one readable line)."""
 
 
@@ -371,7 +372,7 @@ def run_match(mc: MatchConfig, *, output_dir: Path | None = None,
               batch: int | None = None, sandbox: Sandbox | None = None) -> MatchResult:
     """Play the match's sets until the SPRT decides (or the fixed number of games is
     played, or ``max_sets``), resuming from what the output folder holds.  Raises
-    StoreError if the folder holds something else; KeyboardInterrupt passes through
+    StorageError if the folder holds something else; KeyboardInterrupt passes through
     after the finished sets are committed."""
     t = mc.tournament
     check_bots(t)

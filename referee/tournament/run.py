@@ -21,6 +21,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TextIO
 
+from ..errors import StorageError
 from ..players.sandbox import Sandbox, resolve
 from ..text.quoting import printable
 from .config import TournamentConfig
@@ -30,10 +31,9 @@ from .executor import (
     FaultNotice,
     Job,
     Notice,
+    NotPlayed,
     ProcessExecutor,
     Report,
-    StorageFailure,
-    WorkerError,
     finished,
 )
 from .outcome import GameOutcome
@@ -41,7 +41,7 @@ from .players import check_bots
 from .schedule import schedule, schedule_digest
 from .standings import Standings, compute
 from .stopping import Stopper
-from .store import Store, StoreError
+from .store import Store
 
 
 class Progress:
@@ -159,7 +159,7 @@ class RunSummary:
     scheduled: int
     already_done: int
     played: int = 0
-    errors: list[WorkerError] = field(default_factory=list)
+    errors: list[NotPlayed] = field(default_factory=list)
     output_dir: Path = Path(".")
     replayed: list[str] = field(default_factory=list)  # games whose record was bad
     stopped: dict[str, str] = field(default_factory=dict)  # bots stopped in this run: why
@@ -205,7 +205,7 @@ def run_tournament(
     on_game: Callable[[RunSummary], None] | None = None,
 ) -> RunSummary:
     """Play every scheduled game the output folder does not hold yet, its bots in
-    ``sandbox`` (default: the configuration's, ``sandbox_of``).  Raises StoreError if
+    ``sandbox`` (default: the configuration's, ``sandbox_of``).  Raises StorageError if
     the folder holds another tournament, SandboxError if the sandbox is required and
     cannot be had; KeyboardInterrupt passes through after the finished games are
     committed.  ``on_game`` is called after each game is committed (``referee
@@ -233,7 +233,7 @@ def run_tournament(
         todo = [g for g in games if g.index not in done]
         summary = RunSummary(scheduled=len(games), already_done=len(done), output_dir=out,
                              replayed=replayed)
-        storage: list[StorageFailure] = []
+        storage: list[NotPlayed] = []
         if done and not quiet:
             # Said first: the run that follows is the rest of an earlier one.
             print(f"resumed: {len(done)} of {len(games)} games were already played"
@@ -283,7 +283,7 @@ def run_tournament(
             elif isinstance(r, FaultNotice):
                 if progress:
                     progress.fault(r.game_id, r.text)
-            elif isinstance(r, StorageFailure):
+            elif isinstance(r, NotPlayed) and r.storage:
                 storage.append(r)
             elif isinstance(r, Notice):
                 # Shown even when quiet: without it, a wait for remote bots looks
@@ -305,7 +305,7 @@ def run_tournament(
             if progress:
                 progress.close()
         if storage:
-            raise StoreError(f"{storage[0].message}; the {store.count()} games saved before "
+            raise StorageError(f"{storage[0].message}; the {store.count()} games saved before "
                              "are kept: make room (or fix the folder) and run the same "
                              "command again to resume")
         return summary
@@ -329,7 +329,7 @@ def standings_of(output_dir: Path) -> Standings:
         st.sandbox = json.loads(sandbox) if sandbox else None
         return st
     except sqlite3.Error as e:
-        raise StoreError(f"{store.path} cannot be read: {e}; 'referee tournament verify "
+        raise StorageError(f"{store.path} cannot be read: {e}; 'referee tournament verify "
                          f"{output_dir} --repair' rebuilds it from the game records") from None
     finally:
         store.close()

@@ -28,6 +28,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from ..errors import StorageError
 from .outcome import GameOutcome
 
 DB_NAME = "tournament.sqlite"
@@ -64,10 +65,6 @@ CREATE INDEX IF NOT EXISTS seats_bot ON seats(bot);
 """
 
 
-class StoreError(Exception):
-    """The output folder cannot be used for this tournament (one readable line)."""
-
-
 class Store:
     def __init__(self, path: Path, conn: sqlite3.Connection) -> None:
         self.path = path
@@ -86,7 +83,7 @@ class Store:
         try:
             output_dir.mkdir(parents=True, exist_ok=True)
         except OSError as e:
-            raise StoreError(f"cannot make the output folder {output_dir}: "
+            raise StorageError(f"cannot make the output folder {output_dir}: "
                              f"{e.strerror or e}") from None
         path = output_dir / DB_NAME
         conn: sqlite3.Connection | None = None
@@ -116,14 +113,14 @@ class Store:
             old = json.loads(stored)
             if old != json.loads(json.dumps(config)):
                 conn.close()
-                raise StoreError(
+                raise StorageError(
                     f"{output_dir} holds a tournament with another configuration "
                     f"({_first_difference(old, config)}); run it with its original "
                     f"configuration to resume, or choose another output folder")
             before = store.scheduled
             if (store.meta("schedule") or "") != schedule_digest or before != games:
                 conn.close()
-                raise StoreError(
+                raise StorageError(
                     f"{output_dir} holds this tournament as scheduled by another version of "
                     f"the referee ({before} games then, {games} now, or other games); finish "
                     "it with that version, or choose another output folder")
@@ -139,7 +136,7 @@ class Store:
         except OSError:
             self._lock.close()
             self.conn.close()
-            raise StoreError(f"{self.path.parent} is in use by another referee running this "
+            raise StorageError(f"{self.path.parent} is in use by another referee running this "
                              "tournament; wait for it, or stop it and run again") from None
         self._lock.write(str(os.getpid()))
         self._lock.flush()
@@ -178,7 +175,7 @@ class Store:
         """Open for reading (standings); works while a run is writing."""
         path = output_dir / DB_NAME
         if not path.is_file():
-            raise StoreError(f"{output_dir} holds no tournament (no {DB_NAME})")
+            raise StorageError(f"{output_dir} holds no tournament (no {DB_NAME})")
         try:
             conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None)
         except sqlite3.Error as e:
@@ -187,13 +184,13 @@ class Store:
         try:
             conn.execute("PRAGMA busy_timeout=10000")
             if store.meta("config") is None:
-                raise StoreError(f"{path} holds no tournament configuration: it was not "
+                raise StorageError(f"{path} holds no tournament configuration: it was not "
                                  "made by 'referee tournament run', or it is damaged")
             conn.execute("SELECT COUNT(*) FROM games").fetchone()
         except sqlite3.Error as e:
             conn.close()
             raise _unreadable(path, e) from None
-        except StoreError:
+        except StorageError:
             conn.close()
             raise
         return store
@@ -201,7 +198,7 @@ class Store:
     @classmethod
     def create_or_resume_existing(cls, output_dir: Path) -> Store:
         """Open an existing tournament for writing, whatever its configuration
-        (``tournament verify --repair``).  StoreError if it cannot be read."""
+        (``tournament verify --repair``).  StorageError if it cannot be read."""
         check = cls.open_existing(output_dir)
         check.close()
         path = output_dir / DB_NAME
@@ -222,7 +219,7 @@ class Store:
                 for o in outcomes:
                     self._insert(o)
         except sqlite3.Error as e:
-            raise StoreError(f"cannot rewrite {self.path}: {e}") from None
+            raise StorageError(f"cannot rewrite {self.path}: {e}") from None
 
     def close(self) -> None:
         self.conn.close()
@@ -243,7 +240,7 @@ class Store:
     def config(self) -> dict[str, Any]:
         raw = self.meta("config")
         if raw is None:
-            raise StoreError(f"{self.path} holds no tournament configuration")
+            raise StorageError(f"{self.path} holds no tournament configuration")
         result: dict[str, Any] = json.loads(raw)
         return result
 
@@ -274,14 +271,14 @@ class Store:
 
     def add(self, o: GameOutcome) -> None:
         """Commit one finished game (durably, before returning).  A game already
-        stored is left as it is.  StoreError when it cannot be (a full disk): the
+        stored is left as it is.  StorageError when it cannot be (a full disk): the
         transaction is rolled back, what was committed before stays."""
         self.add_all([o])
 
     def add_all(self, outcomes: list[GameOutcome]) -> None:
         """Commit several games in one transaction: all of them or none (a match
         commits a duplicate set whole, so that a resumed test never holds half of
-        one).  Games already stored are left as they are.  StoreError as ``add``."""
+        one).  Games already stored are left as they are.  StorageError as ``add``."""
         try:
             with self.transaction():
                 for o in outcomes:
@@ -290,7 +287,7 @@ class Store:
             with contextlib.suppress(sqlite3.Error):
                 self.conn.execute("ROLLBACK")
             ids = ", ".join(o.game_id for o in outcomes[:3]) + (" ..." if len(outcomes) > 3 else "")
-            raise StoreError(f"cannot save game{'s' if len(outcomes) > 1 else ''} {ids} in "
+            raise StorageError(f"cannot save game{'s' if len(outcomes) > 1 else ''} {ids} in "
                              f"{self.path}: {e}; the games saved before are kept: make room "
                              "(or fix the folder) and run the same command again to "
                              "resume") from None
@@ -324,7 +321,7 @@ class Store:
                         self.conn.execute("DELETE FROM seats WHERE idx = ?", (idx,))
                         self.conn.execute("DELETE FROM games WHERE idx = ?", (idx,))
             except sqlite3.Error as e:
-                raise StoreError(f"cannot update {self.path}: {e}") from None
+                raise StorageError(f"cannot update {self.path}: {e}") from None
         return [gid for _, gid in bad]
 
     def done(self) -> set[int]:
@@ -347,8 +344,8 @@ class Store:
                 wall_time=r[11], worker=r[12], record=r[13])
 
 
-def _unreadable(path: Path, e: sqlite3.Error) -> StoreError:
-    return StoreError(
+def _unreadable(path: Path, e: sqlite3.Error) -> StorageError:
+    return StorageError(
         f"{path} cannot be used: {e} (damaged, not a tournament database, or not "
         f"readable); 'referee tournament verify {path.parent} --repair --config CONFIG' "
         "rebuilds it from the game records, or choose another output folder")

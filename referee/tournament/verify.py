@@ -18,10 +18,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
+from ..errors import StorageError
 from ..play.replay import Record, RecordError, read_record, verify
 from ..play.runner import FaultJson
 from .outcome import GameOutcome
-from .store import DB_NAME, Store, StoreError, record_problem
+from .store import DB_NAME, Store, record_problem
 
 RECORDS = "games"
 
@@ -119,7 +120,7 @@ def _check_record(out: Path, rel: str, game_id: str) -> tuple[Record | None, Fin
 
 def check(out: Path) -> Report:
     """Every row of the tournament in ``out`` against its record; every record
-    re-run.  Raises StoreError if the database cannot be read."""
+    re-run.  Raises StorageError if the database cannot be read."""
     store = Store.open_existing(out)
     try:
         report = Report(scheduled=store.scheduled)
@@ -127,7 +128,7 @@ def check(out: Path) -> Report:
         seat_rows = {(idx, seat): (bot, place, points, faults) for idx, seat, bot, place,
                      points, faults in store.conn.execute("SELECT * FROM seats")}
     except sqlite3.Error as e:
-        raise StoreError(f"{store.path} cannot be read: {e}; 'referee tournament verify "
+        raise StorageError(f"{store.path} cannot be read: {e}; 'referee tournament verify "
                          f"{out} --repair --config CONFIG' rebuilds it from the game "
                          "records") from None
     finally:
@@ -200,9 +201,9 @@ def repair(out: Path, schedule_of: Callable[[], dict[int, int]] | None = None,
     try:
         store = Store.create_or_resume_existing(out)
         rows = {o.index: o for o in store.outcomes()}
-    except (StoreError, sqlite3.Error) as e:
+    except (StorageError, sqlite3.Error) as e:
         if fresh is None:
-            raise StoreError(f"{out / DB_NAME} cannot be read: give the tournament's "
+            raise StorageError(f"{out / DB_NAME} cannot be read: give the tournament's "
                              "configuration file with --config to rebuild it from the "
                              f"records ({str(e).split(' (')[0]})") from None
         damaged = out / DB_NAME
