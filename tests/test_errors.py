@@ -73,8 +73,8 @@ def test_the_users_mistakes_are_one_branch() -> None:
 
 def test_errors_that_were_value_errors_still_are() -> None:
     """Callers that catch ValueError (parsers, click callbacks) keep working."""
-    from referee.players.botspec import BotSpecError
     from referee.play.replay import RecordError
+    from referee.players.botspec import BotSpecError
     from referee.tournament.config import TournamentConfigError
 
     for cls in (BotSpecError, RecordError, TournamentConfigError):
