@@ -22,6 +22,7 @@ shows a traceback for one.  Anything else that escapes is a bug of the referee.
     │       ├── DeckFileError               play/series.py
     │       ├── KeyFileError                transport/zmq/keys.py (CURVE keys)
     │       ├── SubmissionError             league/submission.py (a submitted bot)
+    │       ├── ArchiveError                league/archive.py (its archive)
     │       └── CardError, DecisionSyntaxError, EventSyntaxError
     │                                       game/ (a card, decision, event as text)
     ├── StorageError             results cannot be kept or read where they must go:

@@ -35,6 +35,7 @@ LEAVES = [
     ("referee.play.series", "DeckFileError", InputError),
     ("referee.transport.zmq.keys", "KeyFileError", InputError),
     ("referee.league.submission", "SubmissionError", InputError),
+    ("referee.league.archive", "ArchiveError", InputError),
     ("referee.game.cards", "CardError", InputError),
     ("referee.game.decisions", "DecisionSyntaxError", InputError),
     ("referee.game.events", "EventSyntaxError", InputError),

@@ -18,12 +18,14 @@ Must not import: the tournament layer.
 from __future__ import annotations
 
 import json
+import secrets
 import time
 from collections import Counter, deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..bots import make_bot
 from ..game import Decision, GameConfig
 from ..play.runner import (
     BotFault,
@@ -32,6 +34,8 @@ from ..play.runner import (
     FaultPolicy,
     GameRecord,
     GameResult,
+    InProcessPlayer,
+    Player,
     TimeControl,
     run_game,
 )
@@ -288,6 +292,29 @@ def make_launcher(command: Sequence[str], transport: str, name: str, recorder: R
 # --- the checker -------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class LeadGame:
+    """A game played before any other, as a league plays it: a fresh process of the
+    bot under test in ``seat``, named ``names[seat]``, built-in ``opponent`` bots in
+    the other seats under the other ``names``, the game id ``game_id`` (an alias of
+    the league's kind), ``seed`` (drawn at random by the caller), nothing the checker
+    adds (no unknown fields, no deliberate rejection).  A league's check plays these
+    first, so that a bot cannot tell its check from its games by what it is sent."""
+
+    title: str
+    config: GameConfig
+    seed: int
+    seat: int
+    names: tuple[str, ...]
+    game_id: str
+    opponent: str = "heuristic"
+
+
+def league_alias() -> str:
+    """A game id of a league's kind (``t`` and 12 hex digits), drawn at random."""
+    return "t" + secrets.token_hex(6)
+
+
 class Checker:
     """Runs the checks on one bot command; ``run()`` returns the Report."""
 
@@ -295,7 +322,8 @@ class Checker:
                  time_control: TimeControl | None = None, bye_grace: float = 2.0,
                  cwd: str | None = None, scenarios: Sequence[Scenario] = SCENARIOS,
                  extra_games: int = EXTRA_GAMES, sandbox: Sandbox | None = None,
-                 memory_mb: int | None = None) -> None:
+                 memory_mb: int | None = None, lead: Sequence[LeadGame] = (),
+                 on_stderr: Callable[[str], None] | None = None) -> None:
         if transport not in TRANSPORTS:
             raise ValueError(f"transport must be 'stdio' or 'zmq', not {transport!r}")
         self.command = list(command)
@@ -307,6 +335,9 @@ class Checker:
         self.extra_games = extra_games
         self.sandbox = sandbox
         self.stderr: deque[str] = deque(maxlen=5000)  # every seat's, for the hints
+        self.lead = list(lead)
+        self.lead_seats: list[CheckedSeat] = []  # the lead games' own processes
+        self.on_stderr = on_stderr
         self.memory_mb = memory_mb or (sandbox.config.memory_mb if sandbox else DEFAULT_MEMORY_MB)
         self.recorder = Recorder()
         self.report = Report(self.command, transport,
@@ -325,17 +356,24 @@ class Checker:
     def seat(self, i: int) -> CheckedSeat:
         while len(self.seats) <= i:
             k = len(self.seats)
-            name = f"bot.{k}"
             wrappers: list[ProvokingTransport] = []
-            launch = make_launcher(self.command, self.transport, name, self.recorder, self.tc,
-                                   self.cwd, wrappers, sandbox=self.sandbox,
-                                   memory_mb=self.memory_mb, stderr_sink=self.stderr.append)
-            player = ExternalPlayer(name, launch, time_control=self.tc,
-                                  on_message=self.recorder.on_message,
-                                  bye_grace=self.bye_grace, kill_grace=0.2)
-            self.seats.append(CheckedSeat(player))
+            self.seats.append(self._process(f"bot.{k}", wrappers))
             self.wrappers.append(wrappers)
         return self.seats[i]
+
+    def _process(self, name: str, wrappers: list[ProvokingTransport]) -> CheckedSeat:
+        def sink(line: str) -> None:
+            self.stderr.append(line)
+            if self.on_stderr is not None:
+                self.on_stderr(line)
+
+        launch = make_launcher(self.command, self.transport, name, self.recorder, self.tc,
+                               self.cwd, wrappers, sandbox=self.sandbox,
+                               memory_mb=self.memory_mb, stderr_sink=sink)
+        player = ExternalPlayer(name, launch, time_control=self.tc,
+                                on_message=self.recorder.on_message,
+                                bye_grace=self.bye_grace, kill_grace=0.2)
+        return CheckedSeat(player)
 
     # -- the checks --------------------------------------------------------------------
 
@@ -405,18 +443,31 @@ class Checker:
                  f"protocol {hello.get('protocol')}, in {time.monotonic() - t0:.3f}s")
         return True
 
-    def play(self, sc: Scenario) -> GameRecord:
+    def play(self, sc: Scenario, lead: LeadGame | None = None) -> GameRecord:
         n = sc.config.players
-        seats = [self.seat(i) for i in range(n)]
+        players: list[Player | CheckedSeat]
+        if lead is None:
+            seats = [self.seat(i) for i in range(n)]
+            players = list(seats)
+        else:
+            # A game as the league plays it: the bot's own fresh process in its seat,
+            # built-in bots in the others, under the league's names.
+            if not self.lead_seats:
+                self.lead_seats.append(self._process(lead.names[lead.seat], []))
+            seats = self.lead_seats[:1]
+            players = [seats[0] if i == lead.seat else
+                       InProcessPlayer(make_bot(lead.opponent, lead.seed + i), lead.names[i])
+                       for i in range(n)]
         for s in seats:
             conn = s.inner.conn
             if conn is not None and conn.process is not None and conn.process.returncode == 0:
                 self.quit_early.append((s.name, self.recorder.transcript(s.name)))
-        for i, s in enumerate(seats):
-            for w in self.wrappers[i]:
-                w.on = sc.provoke
-            if sc.provoke and i == 0 and s.rejected_at is None:
-                s.reject_next = True
+        if lead is None:
+            for i, s in enumerate(seats):
+                for w in self.wrappers[i]:
+                    w.on = sc.provoke
+                if sc.provoke and i == 0 and s.rejected_at is None:
+                    s.reject_next = True
         faults: list[tuple[Fault, list[str]]] = []
         provoked: list[tuple[Fault, list[str], float]] = []
 
@@ -439,7 +490,8 @@ class Checker:
                             self.recorder.transcript(payload.bot)))
 
         self.games += 1
-        rec = run_game(sc.config, sc.seed, seats, game_id=f"check{self.games}", deck=sc.deck(),
+        rec = run_game(sc.config, sc.seed, players, game_id=f"check{self.games}",
+                       bot_game_id=lead.game_id if lead is not None else None, deck=sc.deck(),
                        first_player=sc.first_player, time_control=self.tc,
                        policy=FaultPolicy("substitute", strike_limit=3), on_event=on_event)
         for w in (w for ws in self.wrappers for w in ws):
@@ -472,6 +524,9 @@ class Checker:
         return rec
 
     def check_games(self) -> None:
+        for lead in self.lead:
+            self.play(Scenario(lead.title, lead.config, lead.seed,
+                               "a game as the league plays it"), lead)
         for sc in self.scenarios:
             self.play(sc)
         for kind in KINDS:
@@ -589,7 +644,7 @@ class Checker:
     def check_bye(self) -> None:
         c = self.report.check("exits on bye")
         ok: list[float] = []
-        for s in self.seats:
+        for s in [*self.lead_seats, *self.seats]:
             player = s.inner
             conn = player.conn
             if conn is None or conn.process is None or player.dead:

@@ -25,7 +25,7 @@ from ..report.site import write_site
 from ..tournament.driver import choose_executor
 from ..tournament.standings import FORMATS, render
 from .kit import Command, Group, ending, executor_options, fail, running
-from .tournament import REPORT_EVERY, _Refresh
+from .tournament import REPORT_EVERY, _Refresh, render_standings
 
 
 def _fail(message: str, code: int = 2) -> NoReturn:
@@ -80,14 +80,18 @@ def split_command(command: str) -> list[str]:
               help='The bot\'s command line, run in its folder, e.g. "python3 bot.py".')
 @click.option("--transport", type=click.Choice(["stdio", "zmq"]), default="stdio",
               show_default=True)
-def submit_cmd(league_dir: str, name: str, path: str, command: str, transport: str) -> None:
+@click.option("--author", default=None, metavar="WHO",
+              help="Who submits it (default: NAME): one author's entries never sit at one "
+                   "table, unless the league's separate_authors = false.")
+def submit_cmd(league_dir: str, name: str, path: str, command: str, transport: str,
+               author: str | None) -> None:
     """Submit the bot in PATH (a folder, or a .tar, .tar.gz, .tgz or .zip archive) as
     NAME: it is copied into the league, checked with check-bot under the league's
     sandbox and time limits, and on success becomes NAME's next version."""
     words = split_command(command)
     try:
         result = submit(Path(league_dir).resolve(), name, Path(path), words,
-                        transport=transport)
+                        transport=transport, author=author)
     except KeyboardInterrupt:
         _fail("interrupted: nothing was submitted", 130)
     if result.report:
@@ -126,7 +130,7 @@ def run_cmd(league_dir: str, jobs: int | None, watch: bool, quiet: bool,
                              on_batch=(lambda: refresh(None)) if refresh else None)
     click.echo(f"played {summary.played} games", err=True)
     for st in standings(where):
-        click.echo(render(st, "plain") + "\n")
+        click.echo(render_standings(st, "plain", wide=False) + "\n")
     if refresh is not None:
         with ending(1):
             write_site(where, refresh.site)
@@ -142,7 +146,10 @@ def run_cmd(league_dir: str, jobs: int | None, watch: bool, quiet: bool,
 @click.option("--history", is_flag=True, help="Every version, over every game played.")
 @click.option("--seats", type=int, default=None, help="Only this table size.")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="plain", show_default=True)
-def standings_cmd(league_dir: str, history: bool, seats: int | None, fmt: str) -> None:
+@click.option("--wide", is_flag=True, help="Every column (default: what fits the terminal, "
+              "fault columns only for faults that happened).")
+def standings_cmd(league_dir: str, history: bool, seats: int | None, fmt: str,
+                  wide: bool) -> None:
     """The standings of the active entries over the games among them, one table per
     table size (works while the league runs).  With --format json and no --seats: a
     list of tables."""
@@ -150,7 +157,7 @@ def standings_cmd(league_dir: str, history: bool, seats: int | None, fmt: str) -
     if fmt == "json" and seats is None:  # one document: a list, a table per size
         click.echo("[\n" + ",\n".join(render(st, fmt) for st in tables) + "\n]")
     else:
-        click.echo("\n\n".join(render(st, fmt) for st in tables))
+        click.echo("\n\n".join(render_standings(st, fmt, wide) for st in tables))
 
 
 @league.command("games")

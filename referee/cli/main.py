@@ -20,6 +20,7 @@ from tabulate import tabulate
 from .. import __version__
 from ..game import VARIANTS, ConfigError, GameConfig
 from ..game.cards import DECKS
+from ..game.seeds import MAX_SEED
 from ..play.replay import (
     HOW_WORDS,
     Narrator,
@@ -31,7 +32,14 @@ from ..play.replay import (
     verify,
 )
 from ..play.runner import Applied, Fault, FaultPolicy, GameRecord, TimeControl
-from ..play.series import DeckFileError, Session, game_summary, read_deck_file, standings
+from ..play.series import (
+    DeckFileError,
+    Session,
+    game_summary,
+    make_output_dir,
+    read_deck_file,
+    standings,
+)
 from ..play.transcript import TracedPlayer, Transcript
 from ..players.botspec import DEFAULT_LISTEN, BotSpec, BotSpecError, parse_specs
 from ..players.factory import make_player
@@ -176,8 +184,8 @@ def _use_colour(flag: bool | None, stream: Any) -> bool:
               help="In a match, rotate the seats from game to game (game 2: the first "
                    "bot takes seat 1, ...), so that no bot keeps the same neighbours; "
                    "--no-rotate keeps every bot in its seat.")
-@click.option("--seed", type=int, default=None,
-              help="Seed of the (first) game; default: a random one, printed.")
+@click.option("--seed", type=click.IntRange(0, MAX_SEED), default=None,
+              help="Seed of the (first) game, 0 to 2**63-1; default: a random one, printed.")
 @click.option("-V", "--variant", "variant_opts", multiple=True, metavar="NAME",
               help=f"A rules variant (RULES §9), repeatable or comma-separated: "
                    f"{', '.join(VARIANTS)}.")
@@ -286,6 +294,9 @@ def play(bots: tuple[str, ...], bot_opts: tuple[str, ...], human: bool, games: i
                        f"not {first_player}")
     if seed is None:
         seed = random.SystemRandom().randrange(1, 10**9)
+    if seed + games - 1 > MAX_SEED:
+        raise CliError(f"--seed {seed} with --games {games} would need seeds up to "
+                       f"{seed + games - 1}; seeds go up to {MAX_SEED} (2**63-1)")
     sandbox = _sandbox(SandboxConfig(mode=sandbox_mode, memory_mb=memory_mb or DEFAULT_MEMORY_MB,
                                      read_only=tuple(os.path.abspath(p) for p in allow_read)),
                        specs, record_file, record_dir, bot_log_dir, transcript_file, keys_dir,
@@ -296,6 +307,8 @@ def play(bots: tuple[str, ...], bot_opts: tuple[str, ...], human: bool, games: i
                       sandbox=sandbox.describe(), rotate=rotate)
     try:
         session.prepare()
+        if bot_log_dir:
+            make_output_dir(bot_log_dir, "the bots' log directory")
     except ConfigError as e:
         raise CliError(f"{e}" + (f" (deck file {deck_file})" if deck_file else "")) from None
     except OSError as e:

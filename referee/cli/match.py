@@ -19,6 +19,7 @@ import click
 
 from ..game import GameConfig
 from ..game.cards import DECKS
+from ..game.seeds import MAX_SEED
 from ..play.runner import FaultPolicy, TimeControl
 from ..players.botspec import BotSpec, parse_specs
 from ..players.sandbox import MODES as SANDBOX_MODES
@@ -104,7 +105,7 @@ def _slug(text: str) -> str:
               show_default=True, help="Give up an undecided SPRT after this many sets.")
 @click.option("--seating", type=click.Choice(MATCH_SEATINGS), default=None,
               help="Seatings of each deal (default rotate, or the --config file's).")
-@click.option("--seed", type=click.IntRange(min=0), default=None,
+@click.option("--seed", type=click.IntRange(0, MAX_SEED), default=None,
               help="Seed of the deals (default 1, or the --config file's).")
 @click.option("-V", "--variant", "variant_opts", multiple=True, metavar="NAME",
               help="A rules variant (repeatable; default play_out).")

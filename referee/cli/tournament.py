@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
+import os
 import random
 import shutil
 import sys
@@ -22,6 +23,7 @@ from tabulate import tabulate
 
 from ..errors import StorageError
 from ..game import VARIANTS
+from ..game.seeds import MAX_SEED
 from ..players.botspec import parse_specs
 from ..players.sandbox import MODES as SANDBOX_MODES
 from ..report.site import ReportError, write_site
@@ -83,9 +85,11 @@ class _Refresh:
         self.last = time.monotonic()
 
 
-def _render(st: Standings, fmt: str, wide: bool) -> str:
-    """Plain standings fit the terminal they are printed on (any width when piped)."""
-    width = shutil.get_terminal_size().columns if sys.stdout.isatty() else None
+def render_standings(st: Standings, fmt: str, wide: bool) -> str:
+    """Plain standings fit the terminal they are printed on, or $COLUMNS (any width when
+    piped without COLUMNS)."""
+    width = (shutil.get_terminal_size().columns
+             if sys.stdout.isatty() or "COLUMNS" in os.environ else None)
     return render(st, fmt, wide=wide, width=width)
 
 
@@ -127,7 +131,7 @@ def _play(cfg: TournamentConfig, output: str | None, jobs: int | None, fmt: str,
                    f"missing or cut short: {', '.join(summary.replayed[:5])}"
                    + (" ..." if len(summary.replayed) > 5 else ""), err=True)
     out = Path(out)
-    click.echo(_render(standings_of(out), fmt, wide))
+    click.echo(render_standings(standings_of(out), fmt, wide))
     if not quiet:
         click.echo(f"\nresults: {out}", err=True)
     if refresh:
@@ -210,7 +214,7 @@ limits and environments) write a file: 'referee tournament init FILE'.
 @click.option("--seating", type=click.Choice(SEATINGS), default="rotate", show_default=True,
               help="Each deal in every rotation of its seats, every permutation, or once "
                    "at random.")
-@click.option("--seed", type=click.IntRange(min=0), default=None,
+@click.option("--seed", type=click.IntRange(0, MAX_SEED), default=None,
               help="Seed of the schedule and every deal (default: a random one, printed).")
 @click.option("-V", "--variant", "variant_opts", multiple=True, metavar="NAME",
               help=f"A rules variant, repeatable or comma-separated (default: play_out): "
@@ -385,7 +389,7 @@ def standings(where: str, fmt: str, wide: bool, faults_view: bool) -> None:
         finally:
             store.close()
         return
-    click.echo(_render(standings_of(out), fmt, wide))
+    click.echo(render_standings(standings_of(out), fmt, wide))
 
 
 @tournament.command("verify")

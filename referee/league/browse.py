@@ -17,6 +17,7 @@ from pathlib import Path
 
 from ..play.replay import RecordError, read_record, verify
 from ..tournament.outcome import GameOutcome
+from .config import DEFAULT_FAULT_ALERT
 from .schedule import name_of
 from .store import Entry, LeagueStore
 
@@ -86,6 +87,17 @@ def record_per_opponent(store: LeagueStore, entry: str) -> dict[str, Record]:
     return dict(out)
 
 
+def fault_rate(store: LeagueStore, entry: str) -> tuple[int, int]:
+    """(games ``entry`` played, games in which it faulted)."""
+    played = faulted = 0
+    for o in store.outcomes():
+        seats = [s for s, b in enumerate(o.seats) if b == entry]
+        if seats:
+            played += 1
+            faulted += any(f["seat"] in seats for f in o.faults)
+    return played, faulted
+
+
 def safe(name: str) -> str:
     """A log file's name for a bot (as ``referee.players.external`` makes it)."""
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
@@ -134,6 +146,14 @@ def show(store: LeagueStore, league_dir: Path, name: str) -> str:
         state = "active" if e.active else f"retired {e.retired}"
         lines.append(f"  v{e.version}  {state}  submitted {e.submitted}  content "
                      f"{e.hash[:12]}  command {' '.join(e.command)}  folder {e.folder}")
+    alert = float(store.config.get("fault_alert", DEFAULT_FAULT_ALERT))
+    for e in versions:
+        played, faulted = fault_rate(store, e.id)
+        if played and 100 * faulted > alert * played:
+            lines.append(f"  ! {e.id} faulted in {faulted} of {played} games "
+                         f"({100 * faulted / played:.0f}%), more than the league's {alert:g}% "
+                         f"([league] fault_alert): it passed its check, its games say "
+                         f"otherwise ('referee league games DIR --bot {e.id} --faults')")
     for e in versions:
         rec = record_per_opponent(store, e.id)
         lines.append(f"\n{e.id} per opponent (games, wins, finished ahead):")

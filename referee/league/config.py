@@ -8,12 +8,13 @@ so a mistake is named the same way in both.
 
 File layout (all sections optional)::
 
-    [league]       name, seats (a number or a list: [2, 4]), deals, seed, seating, jobs
+    [league]       name, seats (a number or a list: [2, 4]), deals, seed, seating, jobs,
+                   separate_authors, fault_alert
     [rules]        variants, colours, deck, turn_limit      (as for tournaments)
     [time]         startup, per_decision, bank
     [faults]       policy, strike_limit
     [sandbox]      mode, memory_mb, processes, scratch_mb, read_only
-    [limits]       max_bytes, max_files, max_file_bytes     (each submission)
+    [limits]       max_bytes, max_files, max_file_bytes, max_depth  (each submission)
 """
 
 from __future__ import annotations
@@ -27,13 +28,22 @@ from typing import Any
 
 from ..errors import ConfigError
 from ..game import GameConfig
+from ..game.seeds import MAX_SEED
 from ..play.runner import FaultPolicy, TimeControl
 from ..players.sandbox import SandboxConfig
-from ..tournament.config import SEATINGS, TournamentConfigError, _Reader, parse_config
+from ..tournament.config import (
+    SEATINGS,
+    TournamentConfigError,
+    _Reader,
+    parse_config,
+    read_config_text,
+)
 
 _SECTIONS = ("league", "rules", "time", "faults", "sandbox", "limits")
-_LEAGUE_KEYS = ("name", "seats", "deals", "seed", "seating", "jobs")
-_LIMIT_KEYS = ("max_bytes", "max_files", "max_file_bytes")
+_LEAGUE_KEYS = ("name", "seats", "deals", "seed", "seating", "jobs", "separate_authors",
+                "fault_alert")
+DEFAULT_FAULT_ALERT = 10.0  # percent of an entry's games
+_LIMIT_KEYS = ("max_bytes", "max_files", "max_file_bytes", "max_depth")
 
 
 class LeagueConfigError(ConfigError, ValueError):
@@ -42,16 +52,18 @@ class LeagueConfigError(ConfigError, ValueError):
 
 @dataclass(frozen=True)
 class Limits:
-    """What one submission may hold (its unpacked size, files and folders, and its
-    largest file).  An archive is stopped when it reaches a limit, not after."""
+    """What one submission may hold (its unpacked size, its files, folders and links,
+    its largest file, how deep its folders go).  An archive is stopped when it reaches
+    a limit, not after (``archive.py``)."""
 
     max_bytes: int = 50 << 20
     max_files: int = 2000
     max_file_bytes: int = 20 << 20
+    max_depth: int = 32
 
     def to_dict(self) -> dict[str, int]:
         return {"max_bytes": self.max_bytes, "max_files": self.max_files,
-                "max_file_bytes": self.max_file_bytes}
+                "max_file_bytes": self.max_file_bytes, "max_depth": self.max_depth}
 
 
 @dataclass(frozen=True)
@@ -62,6 +74,10 @@ class LeagueConfig:
     seed: int = 0
     seating: str = "rotate"
     jobs: int | None = None
+    #: Two entries of one author never sit at one table.
+    separate_authors: bool = True
+    #: ``league show`` flags an entry that faults in more than this % of its games.
+    fault_alert: float = DEFAULT_FAULT_ALERT
     game: GameConfig = field(default_factory=lambda: GameConfig(variants=frozenset({"play_out"})))
     time: TimeControl = field(default_factory=TimeControl)
     faults: FaultPolicy = field(default_factory=FaultPolicy)
@@ -77,6 +93,7 @@ class LeagueConfig:
         return {
             "seed": self.seed,
             "seating": self.seating,
+            "separate_authors": self.separate_authors,
             "rules": {k: v for k, v in self.game.to_dict().items() if k != "players"},
             "time": {"startup": self.time.startup, "per_decision": self.time.per_decision,
                      "bank": self.time.bank},
@@ -86,7 +103,8 @@ class LeagueConfig:
 
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "seats": list(self.seats), "deals": self.deals,
-                "jobs": self.jobs, "limits": self.limits.to_dict(), **self.fixed()}
+                "jobs": self.jobs, "fault_alert": self.fault_alert,
+                "limits": self.limits.to_dict(), **self.fixed()}
 
 
 def changes(old: dict[str, Any], new: LeagueConfig) -> tuple[list[str], list[str]]:
@@ -110,7 +128,7 @@ def changes(old: dict[str, Any], new: LeagueConfig) -> tuple[list[str], list[str
                        f"dropped: {', '.join(map(str, dropped))})")
     elif nd["seats"] != old["seats"]:
         accepted.append(f"seats: {old['seats']} -> {nd['seats']}")
-    for key in ("name", "jobs", "limits"):
+    for key in ("name", "jobs", "fault_alert", "limits"):
         if old.get(key) != nd[key]:
             accepted.append(f"{key}: {json.dumps(old.get(key))} -> {json.dumps(nd[key])}")
     return refused, accepted
@@ -136,10 +154,9 @@ def load_league_config(path: str | Path, *, draw_seed: bool = True) -> LeagueCon
     """Read and check a league file; raises LeagueConfigError (one line).  Without a
     ``seed`` one is drawn at random (63 bits), to be kept by the league."""
     p = Path(path)
+    text = read_config_text(p, LeagueConfigError)
     try:
-        raw = tomllib.loads(p.read_text(encoding="utf-8"))
-    except OSError as e:
-        raise LeagueConfigError(f"{p}: cannot read the file: {e.strerror or e}") from None
+        raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise LeagueConfigError(f"{p}: not valid TOML: {e}") from None
     return parse_league_config(raw, base_dir=str(p.parent.resolve()), source=str(p),
@@ -160,14 +177,22 @@ def parse_league_config(raw: dict[str, Any], *, base_dir: str = ".", source: str
                     f"sizes, like [2, 4], not {seats_raw!r}")
         seats = tuple(sorted(seats_list))
         deals = lg.whole("deals", 10, 1)
-        seed = lg.whole("seed", None, 0)
+        seed = lg.whole("seed", None, 0, MAX_SEED)
         seating = lg.text("seating", "rotate", SEATINGS)
         jobs = lg.whole("jobs", None, 1)
         name = lg.text("name", "league")
+        separate = lg.table.get("separate_authors", True)
+        if not isinstance(separate, bool):
+            lg.fail("league.separate_authors", f"must be true or false, not {separate!r}")
+        alert = lg.table.get("fault_alert", DEFAULT_FAULT_ALERT)
+        if isinstance(alert, bool) or not isinstance(alert, (int, float)) \
+                or not 0 <= alert <= 100:
+            lg.fail("league.fault_alert", f"must be a percentage from 0 to 100, not {alert!r}")
         d = Limits()
         limits = Limits(max_bytes=lim.whole("max_bytes", d.max_bytes, 1),
                         max_files=lim.whole("max_files", d.max_files, 1),
-                        max_file_bytes=lim.whole("max_file_bytes", d.max_file_bytes, 1))
+                        max_file_bytes=lim.whole("max_file_bytes", d.max_file_bytes, 1),
+                        max_depth=lim.whole("max_depth", d.max_depth, 1))
         # The shared tables, checked by the tournament's own reader (with a stand-in
         # field: a league's bots arrive later).
         stand_in = {k: v for k, v in raw.items() if k in ("rules", "time", "faults", "sandbox")}
@@ -179,7 +204,8 @@ def parse_league_config(raw: dict[str, Any], *, base_dir: str = ".", source: str
     if seed is None and draw_seed:
         seed = secrets.randbelow(1 << 63)
     return LeagueConfig(name=name, seats=seats, deals=deals, seed=seed or 0, seating=seating,
-                        jobs=jobs, game=t.game, time=t.time, faults=t.faults, sandbox=t.sandbox,
+                        jobs=jobs, separate_authors=separate, fault_alert=float(alert),
+                        game=t.game, time=t.time, faults=t.faults, sandbox=t.sandbox,
                         limits=limits)
 
 
@@ -192,7 +218,10 @@ def from_dict(d: dict[str, Any]) -> LeagueConfig:
     sb = d["sandbox"]
     return LeagueConfig(
         name=d["name"], seats=tuple(d["seats"]), deals=d["deals"], seed=d["seed"],
-        seating=d["seating"], jobs=d.get("jobs"), game=game,
+        seating=d["seating"], jobs=d.get("jobs"),
+        # A league made before the setting had no such rule.
+        separate_authors=d.get("separate_authors", False),
+        fault_alert=d.get("fault_alert", DEFAULT_FAULT_ALERT), game=game,
         time=TimeControl(**d["time"]),
         faults=FaultPolicy(mode=d["faults"]["policy"], strike_limit=d["faults"]["strike_limit"]),
         sandbox=SandboxConfig(mode=sb["mode"], memory_mb=sb["memory_mb"],

@@ -14,8 +14,11 @@ Submitted bots always run in the sandbox (``[sandbox] mode = "off"`` is refused;
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import random
+import secrets
 import shutil
 import sys
 import time
@@ -24,8 +27,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from ..checkbot.checker import Checker
-from ..checkbot.scenarios import SCENARIOS, Scenario
+from ..checkbot.checker import Checker, LeadGame, league_alias
+from ..checkbot.scenarios import SCENARIOS
 from ..errors import UsageError
 from ..players.botspec import BotSpec, as_transport
 from ..players.sandbox import Sandbox, SandboxError, resolve
@@ -37,7 +40,7 @@ from ..tournament.schedule import GameSpec, derive_seed
 from ..tournament.standings import Standings, compute
 from ..tournament.store import Store
 from .config import LeagueConfig, LeagueConfigError, changes, from_dict
-from .schedule import LeagueGame, interleave, league_schedule, name_of
+from .schedule import LeagueGame, entry_id, interleave, league_schedule, name_of
 from .store import Entry, LeagueStore, Planned, now
 from .submission import content_hash, freeze, make_writable, stage
 
@@ -174,37 +177,82 @@ def submit(league_dir: Path, name: str, source: Path, command: Sequence[str], *,
                     sandbox = league_sandbox(config, league_dir)
                 except SandboxError as e:
                     raise LeagueError(f"cannot check the bot: {e}") from None
-            ok, report = (checker or run_check)(command, transport, staged, config, sandbox)
-            if not ok:
-                return SubmitResult(False, name, None, digest, report)
-            with store.transaction():
-                version = store.next_version(name)
-                rel = Path("entries") / name / f"v{version}"
-                dest = league_dir / rel
-                dest.parent.mkdir(parents=True, exist_ok=True)
-                if dest.exists():  # left by a submission that died before its commit
-                    make_writable(dest)
-                    shutil.rmtree(dest)
-                make_writable(staged)
-                os.replace(staged, dest)
-                freeze(dest)
-                store.add_entry(Entry(name, version, digest, tuple(command), transport,
-                                      str(rel), author or name, now(), None))
+            # The check runs the bot from where its games will run it: its entry
+            # folder, under the version it will be (RULES of the check: leagues/README.md).
+            version = store.next_version(name)
+            rel = Path("entries") / name / f"v{version}"
+            dest = league_dir / rel
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            if dest.exists():  # left by a submission that died before its commit
+                make_writable(dest)
+                shutil.rmtree(dest)
+            make_writable(staged)
+            os.replace(staged, dest)
+            freeze(dest)
+            try:
+                if checker is not None:
+                    ok, report = checker(command, transport, dest, config, sandbox)
+                else:
+                    # Its games' opponents (one author's entries never meet, when
+                    # the league keeps them apart): their names seat its first games.
+                    others = sorted(e.id for e in store.active() if e.name != name and not (
+                        config.separate_authors and e.author == (author or name)))
+                    ok, report = run_check(command, transport, dest, config, sandbox,
+                                           entry=entry_id(name, version), opponents=others)
+                if not ok:
+                    _remove(dest)
+                    return SubmitResult(False, name, None, digest, report)
+                with store.transaction():
+                    if store.next_version(name) != version:
+                        raise LeagueError(f"another submission of {name} was accepted while "
+                                          "this one was checked: submit again")
+                    store.add_entry(Entry(name, version, digest, tuple(command), transport,
+                                          str(rel), author or name, now(), None))
+            except BaseException:
+                _remove(dest)
+                raise
             retired = current[0].version if current else None
             return SubmitResult(True, name, version, digest, report, retired)
     finally:
         store.close()
 
 
+def _remove(folder: Path) -> None:
+    """A refused version's folder, and its name's folder if it holds no other."""
+    make_writable(folder)
+    shutil.rmtree(folder, ignore_errors=True)
+    with contextlib.suppress(OSError):
+        folder.parent.rmdir()
+
+
 def run_check(command: Sequence[str], transport: str, folder: Path, config: LeagueConfig,
-              sandbox: Sandbox) -> tuple[bool, str]:
-    """check-bot on the staged submission, as the league will run it."""
-    # Its own scenarios (every kind of decision), then a game at each of the
-    # league's table sizes under the league's own rules.
-    own = tuple(Scenario(f"{k} players, the league's rules", config.game_for(k), 100 + k,
-                         "the rules and table size the league plays") for k in config.seats)
+              sandbox: Sandbox, *, entry: str = "bot@1", opponents: Sequence[str] = (),
+              on_stderr: Callable[[str], None] | None = None) -> tuple[bool, str]:
+    """check-bot on the submission in its entry ``folder``, as the league will run it
+    (``entry``: its name and version; ``opponents``: the other active entries).
+
+    First a game at each of the league's table sizes as the league plays them: a
+    fresh process of the bot, from the same folder, with the same environment and
+    sandbox as in its league games, in a seat drawn at random, among entries' names,
+    under a game id of the league's kind, on a deal drawn at random, with nothing
+    check-bot adds -- so a bot cannot tell these from its games.  Then check-bot's own
+    games, which bring up every kind of decision."""
+    names = [o for o in opponents if name_of(o) != name_of(entry)]
+    k = 2
+    while len(names) < max(config.seats) - 1:  # a young league: names of its kind
+        if f"bot{k}@1" not in names and name_of(entry) != f"bot{k}":
+            names.append(f"bot{k}@1")
+        k += 1
+    lead = []
+    for k in config.seats:
+        seat = secrets.randbelow(k)
+        others = random.Random(secrets.randbits(64)).sample(names, k - 1)
+        lead.append(LeadGame(f"{k} players, the league's rules, as in the league",
+                             config.game_for(k), secrets.randbelow(1 << 62), seat,
+                             tuple([*others[:seat], entry, *others[seat:]]), league_alias()))
     report = Checker(list(command), transport=transport, time_control=config.time,
-                     cwd=str(folder), sandbox=sandbox, scenarios=(*SCENARIOS, *own)).run()
+                     cwd=str(folder), sandbox=sandbox, scenarios=SCENARIOS, lead=lead,
+                     on_stderr=on_stderr).run()
     return report.ok, report.render()
 
 
@@ -235,13 +283,18 @@ def field_config(config: LeagueConfig, entries: Sequence[Entry], table: int,
                             sandbox=config.sandbox)
 
 
+def authors_of(config: LeagueConfig, entries: Sequence[Entry]) -> dict[str, str] | None:
+    """Each entry's author, when the league keeps one author's entries apart."""
+    return {e.id: e.author for e in entries} if config.separate_authors else None
+
+
 def pending(store: LeagueStore) -> list[tuple[LeagueGame, int]]:
     """The games of the active field not played yet, in schedule order (deal-major:
     interleaved across lineups), with their idx."""
     config = config_of(store)
     active = store.active()
     games = league_schedule([e.id for e in active], config.seats, config.deals, config.seed,
-                            config.seating)
+                            config.seating, authors=authors_of(config, active))
     played = store.played_keys()
     keys = {g.key for g in games}
     counts: dict[str, int] = {}
@@ -441,7 +494,8 @@ def tables(league_dir: Path, *, table: int | None = None, history: bool = False
                 games = [o for o in outcomes if len(o.seats) == k]
                 scheduled = len(games)
             else:
-                plan = league_schedule(ids, [k], config.deals, config.seed, config.seating)
+                plan = league_schedule(ids, [k], config.deals, config.seed, config.seating,
+                                       authors=authors_of(config, entries))
                 keys = {g.key for g in plan}
                 games = [o for o in outcomes if by_idx[o.index].key in keys]
                 scheduled = len(plan)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import itertools
 import random
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from ..tournament.schedule import derive_seed, seatings
@@ -71,9 +71,12 @@ def lineup_games(lineup: Sequence[str], table: int, deal: int, seed: int,
 
 
 def league_schedule(field: Iterable[str], tables: Sequence[int], deals: int, seed: int,
-                    seating: str = "rotate") -> list[LeagueGame]:
+                    seating: str = "rotate", *,
+                    authors: Mapping[str, str] | None = None) -> list[LeagueGame]:
     """Every game of a league whose active entries are ``field`` (one per name),
-    deal-major: deal 0 of every table size and lineup, then deal 1, ..."""
+    deal-major: deal 0 of every table size and lineup, then deal 1, ...
+    ``authors`` (entry -> its author): a lineup holding two entries of one author is
+    not played (``[league] separate_authors``)."""
     entries = sorted(field, key=name_of)
     names = [name_of(e) for e in entries]
     if len(set(names)) != len(names):
@@ -82,8 +85,16 @@ def league_schedule(field: Iterable[str], tables: Sequence[int], deals: int, see
     for deal in range(deals):
         for table in sorted(tables):
             for lineup in itertools.combinations(entries, table):
+                if authors is not None and not apart(lineup, authors):
+                    continue
                 out += lineup_games(lineup, table, deal, seed, seating)
     return out
+
+
+def apart(lineup: Sequence[str], authors: Mapping[str, str]) -> bool:
+    """No two entries of ``lineup`` have one author."""
+    owners = [authors.get(e, name_of(e)) for e in lineup]
+    return len(set(owners)) == len(owners)
 
 
 def interleave(games: Sequence[LeagueGame], counts: dict[str, int]) -> list[LeagueGame]:

@@ -101,6 +101,16 @@ class DecisionRequest:
     legal: Sequence[Decision]
     events: list[tuple[Any, ...]]  # filtered for the seat, since its previous request
     time_left: float  # seconds for this decision (per-decision limit + bank)
+    bank_left: float = 0.0  # the part of time_left that comes from the seat's bank
+
+    def allowance(self) -> str:
+        """The time allowed, in words: "0.299s (0.2 s per decision + 0.099 s left of
+        its bank)", so that a timeout says where its limit came from."""
+        text = f"{self.time_left:.3f}s"
+        if self.bank_left > 0.0:
+            text += (f" ({self.time_left - self.bank_left:g} s per decision + "
+                     f"{self.bank_left:.3f} s left of its bank)")
+        return text
 
 
 class Player(Protocol):
@@ -505,14 +515,14 @@ def run_game(
                 seen[seat] = len(all_events)
                 time_left = per_decision + bank[seat]
                 req = DecisionRequest(sent_id, request_id, seat, observe(seat), legal, events,
-                                      time_left)
+                                      time_left, bank[seat])
                 start = clock()
                 try:
                     answer = players[seat].decide(req)
                     elapsed = clock() - start
                     if elapsed > time_left:
                         raise BotFault("timeout", f"{players[seat].name} took {elapsed:.3f}s "
-                                       f"to decide, {time_left:.3f}s allowed")
+                                       f"to decide, {req.allowance()} allowed")
                     chosen = apply(seat, answer)
                 except BotFault as e:
                     elapsed = clock() - start

@@ -105,6 +105,15 @@ def standings(bots: Sequence[str], records: Sequence[GameRecord],
     return sorted(rows, key=lambda r: (r.place, r.seat))
 
 
+def make_output_dir(path: str, what: str) -> None:
+    """Make the directory ``path`` (and its parents) for ``what``; an OSError with one
+    line naming it and why if it cannot be made."""
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError as e:
+        raise OSError(f"cannot make {what} {path}: {e.strerror or e}") from None
+
+
 @dataclass
 class Session:
     """What ``referee play`` was asked to do."""
@@ -149,7 +158,7 @@ class Session:
         that records can be written (raises ConfigError or OSError)."""
         check_setup(self.config, self.seed, self.deck, self.first_player)
         if self.record_dir:
-            os.makedirs(self.record_dir, exist_ok=True)
+            make_output_dir(self.record_dir, "the records' directory")
         if self.record:
             parent = Path(self.record).parent
             if not parent.is_dir():

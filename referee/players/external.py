@@ -377,7 +377,7 @@ class ExternalPlayer:
             except TransportTimeout:
                 session.abandon()
                 raise BotFault("timeout", f"{self.name} sent no decision for request {rid} "
-                               f"within {request.time_left:.3f}s") from None
+                               f"within {request.allowance()}") from None
             except TransportClosed as e:
                 raise self._lost("ended", f"while deciding request {rid}", e) from None
             except MessageTooLarge as e:
@@ -407,7 +407,7 @@ class ExternalPlayer:
                     if self.clock() >= deadline:
                         session.abandon()
                         raise BotFault("timeout", f"{self.name} sent no decision for request "
-                                       f"{rid} within {request.time_left:.3f}s (only replies "
+                                       f"{rid} within {request.allowance()} (only replies "
                                        f"to other requests)") from None
                     continue
                 assert isinstance(event, DecisionReply)

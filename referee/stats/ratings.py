@@ -131,6 +131,8 @@ def _fit(t: _Tally, bots: Sequence[str], prior: float, tol: float = 1e-10,
     makes it strictly so); returns theta, mean 0 over ``bots``.  The MM update of
     the module docstring reaches the same maximum, more slowly."""
     n = len(bots)
+    if n == 0:  # nobody to rate (a league right after `league new`)
+        return {}
     index = {b: i for i, b in enumerate(bots)}
     wins = [t.wins.get(b, 0.0) for b in bots]
     stages = [([index[b] for b in r], c) for r, c in t.stages.items()]

@@ -36,6 +36,7 @@ from ..bots import BUILTIN_BOTS
 from ..game import VARIANTS, GameConfig
 from ..game.cards import DECKS
 from ..game.errors import ConfigError
+from ..game.seeds import MAX_SEED
 from ..play.runner import FaultPolicy, TimeControl
 from ..players.botspec import DEFAULT_LISTEN, TRANSPORTS, BotSpec, BotSpecError, parse_spec
 from ..players.sandbox import MODES as SANDBOX_MODES
@@ -168,13 +169,22 @@ class TournamentConfig:
         return json.dumps(self.to_dict(), sort_keys=True)
 
 
+def read_config_text(p: Path, error: type[Exception]) -> str:
+    """The text of the configuration file ``p``; ``error`` (one line) if it cannot be
+    read or is not UTF-8 (TOML files are)."""
+    try:
+        return p.read_text(encoding="utf-8")
+    except OSError as e:
+        raise error(f"{p}: cannot read the file: {e.strerror or e}") from None
+    except UnicodeDecodeError as e:
+        raise error(f"{p}: not a UTF-8 text file (byte {e.start + 1} is "
+                    f"0x{e.object[e.start]:02x}); TOML files are UTF-8") from None
+
+
 def load_config(path: str | os.PathLike[str]) -> TournamentConfig:
     """Read and check a tournament file; raises TournamentConfigError (one line)."""
     p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as e:
-        raise TournamentConfigError(f"{p}: cannot read the file: {e.strerror or e}") from None
+    text = read_config_text(p, TournamentConfigError)
     try:
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
@@ -264,7 +274,7 @@ def parse_config(raw: dict[str, Any], *, base_dir: str = ".", source: str = "con
     fmt = t.text("format", "round-robin", FORMATS)
     seats = t.whole("seats", 2, 2, 6)
     seating = t.text("seating", "rotate", SEATINGS)
-    seed = t.whole("seed", None, 0)
+    seed = t.whole("seed", None, 0, MAX_SEED)
     if len(bots) < 2:
         top.fail("bots", f"a tournament needs at least 2 bots, {len(bots)} given ([[bots]] tables)")
 

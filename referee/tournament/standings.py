@@ -34,6 +34,7 @@ import csv
 import io
 import json
 import math
+import textwrap
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -353,6 +354,9 @@ def render(st: Standings, fmt: str = "plain", *, wide: bool = True,
         return buf.getvalue().rstrip("\n")
     if fmt not in ("plain", "markdown"):
         raise ValueError(f"unknown format {fmt!r}: choose from {', '.join(FORMATS)}")
+    if not st.rows:  # nothing played yet (a league right after `league new`)
+        return (f"## {_title(st)}" if fmt == "markdown" else _title(st)) + \
+            "\n\nno games played yet"
     tablefmt = "github" if fmt == "markdown" else "simple"
     compact = fmt == "plain" and not wide
     h, rows = compact_table(st, width) if compact else standings_table(st)
@@ -363,6 +367,8 @@ def render(st: Standings, fmt: str = "plain", *, wide: bool = True,
     what = ("head-to-head score (row vs column)" if st.seats == 2
             else "head-to-head: how often the row bot finished ahead of the column bot")
     what += "; * significant (the 95 % interval over deals excludes an even score)"
+    if compact and width:
+        what = textwrap.fill(what, max(width, 40))
     sep = "\n\n"
     title = f"## {_title(st)}" if fmt == "markdown" else _title(st)
     stopped = [r for r in st.rows if r.stopped]

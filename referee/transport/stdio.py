@@ -113,7 +113,15 @@ def decode(line: bytes | bytearray | memoryview) -> dict[str, Any]:
                                        f"{excerpt(line)}") from None
         # orjson says "str is not valid UTF-8": the str is the line.
         why = str(e).replace("str is not valid UTF-8", "not valid UTF-8")
-        raise MalformedMessage(f"a line that is not JSON ({why}): {quote(line)}") from None
+        hint = ""
+        if bytes(line[:64]).lstrip()[:1] not in (b"{", b"["):
+            # Most often a debug print: say where diagnostics belong, as the
+            # no-flush hint says what to flush.
+            hint = ("; stdout carries protocol messages only: print diagnostics to "
+                    "stderr (Python: print(..., file=sys.stderr); C: fprintf(stderr, ...);"
+                    " JavaScript: console.error)")
+        raise MalformedMessage(f"a line that is not JSON ({why}): {quote(line)}{hint}"
+                               ) from None
     if not isinstance(value, dict):
         raise MalformedMessage.not_an_object(value, "JSON", excerpt(line))
     if _LONG_DIGITS.search(line):  # rare: only then is the line read a second time

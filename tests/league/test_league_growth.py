@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from referee.league.config import load_league_config
+from referee.league.config import LeagueConfigError, load_league_config
 from referee.league.run import new_league, pending, run_league, standings, submit
 from referee.league.schedule import league_schedule, name_of
 from referee.league.store import LeagueStore
@@ -184,3 +184,50 @@ def test_a_resubmission_cancels_the_old_versions_pending_games(tmp_path: Path) -
         assert all("a@1" not in g.seats for g, _ in pending(store))
     finally:
         store.close()
+
+
+def test_one_authors_entries_never_sit_at_one_table(tmp_path: Path) -> None:
+    league = tmp_path / "l"
+    cfg = league_toml(tmp_path / "l.toml", seats=[2, 3], deals=2, seed=8)
+    new_league(league, load_league_config(cfg), cfg.read_text())
+    owners = {"a": "xavier", "b": "xavier", "c": "yvonne", "d": "zoe", "e": "xavier"}
+    for name, who in owners.items():
+        r = submit(league, name, fake_bot(tmp_path / name, ord(name) % 3), ["python3", "bot.py"],
+                   author=who, sandbox=unsandboxed(), checker=ok_check)
+        assert r.accepted
+    ex = FakeExecutor()
+    run_league(league, executor=ex, sandbox=unsandboxed(), progress=False)
+    tables = {tuple(sorted(name_of(s) for s in g.seats)) for g in ex.played}
+    assert all(len({owners[n] for n in t}) == len(t) for t in tables)
+    # every lineup of different authors is played: x's three with c, d, or both
+    assert tables == {("a", "c"), ("a", "d"), ("b", "c"), ("b", "d"), ("c", "d"), ("c", "e"),
+                      ("d", "e"), ("a", "c", "d"), ("b", "c", "d"), ("c", "d", "e")}
+    # a resubmission keeps its author's entries apart too
+    r = submit(league, "a", fake_bot(tmp_path / "a2", 2), ["python3", "bot.py"],
+               author="xavier", sandbox=unsandboxed(), checker=ok_check)
+    ex = FakeExecutor()
+    run_league(league, executor=ex, sandbox=unsandboxed(), progress=False)
+    assert ex.played and all({"b", "e"}.isdisjoint(name_of(s) for s in g.seats)
+                             for g in ex.played)
+    assert {r.bot for st in standings(league) for r in st.rows} == \
+        {"a@2", "b@1", "c@1", "d@1", "e@1"}
+
+
+def test_separate_authors_can_be_turned_off(tmp_path: Path) -> None:
+    league = tmp_path / "l"
+    cfg = league_toml(tmp_path / "l.toml", seats=[2], deals=1, seed=8,
+                      extra="").read_text().replace("deals = 1\n",
+                                                    "deals = 1\nseparate_authors = false\n")
+    (tmp_path / "l.toml").write_text(cfg)
+    new_league(league, load_league_config(tmp_path / "l.toml"), cfg)
+    for name in "ab":
+        submit(league, name, fake_bot(tmp_path / name, 1), ["python3", "bot.py"],
+               author="xavier", sandbox=unsandboxed(), checker=ok_check)
+    ex = FakeExecutor()
+    run_league(league, executor=ex, sandbox=unsandboxed(), progress=False)
+    assert len(ex.played) == 2  # one lineup, two seatings
+    # the setting is for life: turning it on would change the games
+    on = cfg.replace("separate_authors = false\n", "")
+    (tmp_path / "l.toml").write_text(on)
+    with pytest.raises(LeagueConfigError, match="separate_authors: was false, now true"):
+        new_league(league, load_league_config(tmp_path / "l.toml"), on)

@@ -365,4 +365,5 @@ def test_a_decision_returned_too_late_is_a_timeout_naming_the_bot() -> None:
     assert sorted(f.bot for f in rec.faults) == ["slow", "slower"]
     for f in rec.faults:
         assert (f.kind, f.action) == ("timeout", "forfeit")
-        assert f.detail == f"{f.bot} took 2.000s to decide, 1.500s allowed"
+        assert f.detail == (f"{f.bot} took 2.000s to decide, 1.500s (0.5 s per decision + "
+                            f"1.000 s left of its bank) allowed")

@@ -43,7 +43,8 @@ def test_a_line_alone_in_the_pipe_is_read_at_once(
 
 
 @pytest.mark.parametrize("line, error, words", [
-    (b"hello there\n", MalformedMessage, 'a line that is not JSON .*: "hello there"$'),
+    (b"hello there\n", MalformedMessage,
+     'a line that is not JSON .*: "hello there"; stdout carries protocol messages only'),
     (b"[1,2]\n", MalformedMessage,
      r"a JSON list, where a message must be one JSON object: \[1,2\]$"),
     (b'{"a":"\xff"}\n', MalformedMessage, "UTF-8"),

@@ -72,10 +72,12 @@ def test_nothing_within_the_timeout(p: Pipes) -> None:
     (b"[1,2]", r"^a JSON list, where a message must be one JSON object: \[1,2\]$"),
     (b"1e0", "^a JSON number, where a message must be one JSON object: 1e0$"),
     (b"null", "^JSON null, where a message must be one JSON object: null$"),
-    (b"hello there", '^a line that is not JSON .*: "hello there"$'),
+    # a debug print on stdout: the error says where diagnostics belong (issue 23, 11)
+    (b"hello there", '^a line that is not JSON .*: "hello there"; stdout carries protocol messages '
+                     'only: print diagnostics to stderr \\(Python: print'),
     # Control characters escaped, invalid UTF-8 as U+FFFD, JSON-style quotes: never b'...'.
     (b"\x1b[1mbanner\xff", r'"\\u001b\[1mbanner\ufffd"$'),
-    (b"x" * 500, '"' + "x" * 60 + '"[.][.][.]$'),
+    (b"x" * 500, '"' + "x" * 60 + '"[.][.][.]; stdout carries'),
 ])
 def test_undecodable_lines_are_malformed_and_the_stream_goes_on(line: bytes, words: str) -> None:
     p = Pipes(max_bytes=100_000)
