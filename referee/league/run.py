@@ -408,6 +408,15 @@ class _PendingSchedule:
         pass
 
 
+def play_pending(league_dir: Path, *, executor: Executor | None = None, jobs: int | None = None,
+                 limit: int | None = None, sandbox: Sandbox | None = None,
+                 progress: bool = True) -> LeagueRunSummary:
+    """Play the league's pending games (at most ``limit``) once: ``run_league``
+    without watching."""
+    return run_league(league_dir, executor=executor, jobs=jobs, limit=limit, sandbox=sandbox,
+                      progress=progress)
+
+
 def run_league(league_dir: Path, *, jobs: int | None = None, watch: bool = False,
                executor: Executor | None = None, sandbox: Sandbox | None = None,
                limit: int | None = None, progress: bool = True, poll: float = 0.5,
