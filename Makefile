@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-fast soak lint bench clean system
+.PHONY: demo test test-fast soak lint bench clean system sandbox
 
 # System packages the tests need, installed with apt-get when missing and we are
 # root (CI); otherwise say what to install.  bubblewrap: the bots' sandbox;
@@ -34,11 +34,31 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
-# A fresh demo league each time (a finished one would only print its standings).
-demo: $(STAMP)
-	rm -rf runs/demo
-	$(BIN)/referee tournament run tournaments/demo.toml
-	$(BIN)/referee report runs/demo -o runs/demo/report
+# The sandbox the demo league runs its bots in: bubblewrap, installed with apt-get
+# when missing and we are root; otherwise say how (a league never runs unsandboxed).
+sandbox:
+	@command -v bwrap >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "make: installing bubblewrap (the bots' sandbox)"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap >/dev/null; \
+	  else \
+	    echo "make: the demo league runs its bots in bubblewrap: install it first" \
+	         "(Debian/Ubuntu: sudo apt-get install bubblewrap)" >&2; exit 1; \
+	  fi; }
+
+# A fresh demo league each time: the example bots submitted (each copied into the
+# league and checked in the sandbox), played at 2 and 3 seats, the standings and
+# the report (leagues/demo.toml).  The JavaScript bot joins when Node.js is here.
+DEMO := runs/demo-league
+demo: $(STAMP) sandbox
+	rm -rf $(DEMO)
+	$(BIN)/referee league new $(DEMO) --config leagues/demo.toml
+	$(BIN)/referee league submit -q $(DEMO) python-heuristic example_bots/python --command "python3 heuristic_bot.py"
+	$(BIN)/referee league submit -q $(DEMO) python-random example_bots/python --command "python3 random_bot.py --seed 1"
+	@if command -v node >/dev/null 2>&1; then \
+	  $(BIN)/referee league submit -q $(DEMO) js-lowest example_bots/js --command "node bot.js"; \
+	else echo "make: no Node.js here: the JavaScript example bot sits this one out"; fi
+	$(BIN)/referee league run $(DEMO) --report $(DEMO)/report
 
 test: $(STAMP) system
 	$(BIN)/python -m pytest -q

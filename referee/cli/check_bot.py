@@ -10,11 +10,13 @@ import dataclasses
 import os
 import shlex
 import sys
+from pathlib import Path
 
 import click
 
 from ..checkbot.checker import run_checks
-from ..league.config import LeagueConfigError, is_league_file, load_league_config
+from ..league.config import LeagueConfig, LeagueConfigError, is_league_file, load_league_config
+from ..league.run import run_check
 from ..play.runner import TimeControl
 from ..players.botspec import TRANSPORTS, BotSpecError, parse_spec
 from ..players.sandbox import MODES as SANDBOX_MODES
@@ -95,6 +97,7 @@ def check_bot(command: tuple[str, ...], transport: str | None, per_decision: flo
                                    f"{transport}: drop one of them")
     tc = TimeControl(startup=startup, per_decision=per_decision, bank=bank)
     sandbox_config = SandboxConfig()
+    league: LeagueConfig | None = None
     if config_file is not None:
         try:
             if is_league_file(config_file):  # a league runs its bots sandboxed, always
@@ -118,6 +121,15 @@ def check_bot(command: tuple[str, ...], transport: str | None, per_decision: flo
         raise click.ClickException(str(e)) from None
     for w in sandbox.warnings:
         click.echo(f"referee: {w}", err=True)
+    if league is not None:
+        # Exactly the check a submission to this league gets (league submit): a game
+        # at each of its table sizes under its rules, then check-bot's own games.
+        click.echo(f"the check of a submission to league {league.name!r} "
+                   f"({config_file}):", err=True)
+        ok, text = run_check(list(spec.command), transport or spec.kind,
+                             Path(cwd or spec.cwd or "."), league, sandbox)
+        click.echo(text)
+        sys.exit(0 if ok else 1)
     report = run_checks(list(spec.command), transport=transport or spec.kind,
                         time_control=tc, bye_grace=bye_grace, cwd=cwd, sandbox=sandbox,
                         memory_mb=sandbox_config.memory_mb if memory_mb != 0 else None)

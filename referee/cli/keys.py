@@ -40,14 +40,16 @@ def keys() -> None:
               help="Directory to write NAME.key and NAME.key_secret in.")
 @click.option("--force", is_flag=True, help="Replace an existing keypair.")
 def new_command(name: str, out: str, force: bool) -> None:
-    """A keypair for the remote bot NAME.  The bot's author keeps NAME.key_secret;
-    NAME.key goes into the referee's directory of allowed bots."""
+    """A keypair for NAME: a remote bot, or an author who submits to a league.  NAME
+    keeps NAME.key_secret; NAME.key goes into the referee's (or the league server's)
+    directory of allowed keys."""
     try:
         public_path, secret_path = new_keypair(out, name, force=force)
     except KeyFileError as e:
         raise click.ClickException(str(e)) from None
-    _done(public_path, secret_path, "the referee's allowed-bots directory")
-    click.echo(f"the bot's hello must carry \"name\": {name!r}")
+    _done(public_path, secret_path, "the referee's allowed-keys directory")
+    click.echo(f"used by a remote bot, its hello must carry \"name\": {name!r}; used to "
+               f"submit to a league (referee submit), it submits and reads as {name!r}")
 
 
 @keys.command("server")

@@ -11,8 +11,8 @@ as three lines.  This is the one place that maps errors to exit statuses:
 * ``running`` runs a command's games under Ctrl-C and SIGTERM: an interruption ends
   with 130 (143 for SIGTERM), an ``ExecutionError`` (the games cannot go on) with 1,
   each saying what was kept and how to resume;
-* ``EXECUTOR_OPTIONS`` are the ``--executor`` and ``--scheduler`` options of every
-  command that plays games (``tournament run``, ``match``, ``league run``).
+* ``executor_options`` are the ``--executor``, ``--scheduler`` and ``--concurrency``
+  options of every command that plays games (``tournament run``, ``match``, ``league run``).
 """
 
 from __future__ import annotations
@@ -52,11 +52,13 @@ def exit_codes_help(width: int = 78) -> str:
 
 
 class UserError(click.ClickException):
-    """A user mistake: one line, ``Error: ...``, exit status 1 (or ``code``)."""
+    """A user mistake: one line, ``Error: ...``, exit status 1 (or ``code``); with
+    ``lines``, the message's own lines (a league's refused changes: one per line)."""
 
-    def __init__(self, message: str, code: int = 1) -> None:
+    def __init__(self, message: str, code: int = 1, lines: bool = False) -> None:
         super().__init__(message)
         self.exit_code = code  # type: ignore[misc]  # click declares it on the class
+        self.lines = lines
 
 
 def fail(message: str, code: int = 1) -> NoReturn:
@@ -65,13 +67,13 @@ def fail(message: str, code: int = 1) -> NoReturn:
 
 
 @contextlib.contextmanager
-def ending(status: int = 1) -> Iterator[None]:
-    """Inside: a ``RefereeError`` ends the command with one ``Error: ...`` line and
-    ``status``."""
+def ending(status: int = 1, lines: bool = False) -> Iterator[None]:
+    """Inside: a ``RefereeError`` ends the command with one ``Error: ...`` line (with
+    ``lines``: the message's own lines) and ``status``."""
     try:
         yield
     except RefereeError as e:
-        raise UserError(str(e), status) from None
+        raise UserError(str(e), status, lines) from None
 
 
 class Terminated(KeyboardInterrupt):
@@ -106,9 +108,16 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 def executor_options(default_help: str) -> Callable[[F], F]:
-    """The ``--executor`` and ``--scheduler`` options of every command that plays
-    games; ``referee.tournament.driver.choose_executor`` takes their values."""
+    """The ``--executor``, ``--scheduler`` and ``--concurrency`` options of every
+    command that plays games; ``referee.tournament.driver.choose_executor`` takes
+    their values."""
     def decorate(f: F) -> F:
+        f = click.option("--concurrency", "-c", type=click.IntRange(min=1), default=None,
+                         help="Games in flight at once, shared out among the --jobs "
+                              "workers of --executor process (each game with bots of its "
+                              "own; default: one per worker).  More than the CPUs when the "
+                              "bots think (sleep, wait, compute) rather than the referee: "
+                              "e.g. 200 for bots that take 50 ms a decision.")(f)
         f = click.option("--scheduler", default=None, metavar="tcp://HOST:8786",
                          help="The Dask scheduler to play on (implies --executor dask); "
                               "without one, --executor dask starts a local Dask cluster "
@@ -125,9 +134,10 @@ class Command(click.Command):
     """A command whose errors (``RefereeError``) end with ``error_status``."""
 
     error_status = 1
+    error_lines = False  # True: a message keeps its own lines
 
     def invoke(self, ctx: click.Context) -> Any:
-        with ending(self.error_status):
+        with ending(self.error_status, self.error_lines):
             return super().invoke(ctx)
 
 
@@ -137,9 +147,10 @@ class Group(click.Group):
     (``RefereeError``) end with ``error_status``."""
 
     error_status = 1
+    error_lines = False  # True: a message keeps its own lines
 
     def invoke(self, ctx: click.Context) -> Any:
-        with ending(self.error_status):
+        with ending(self.error_status, self.error_lines):
             return super().invoke(ctx)
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
@@ -171,7 +182,12 @@ class Main(Group):
             click.echo(f"Error: {_one_line(e.format_message()).rstrip('.')}{hint}", err=True)
             sys.exit(2)
         except click.ClickException as e:
-            click.echo(f"Error: {_one_line(e.format_message())}", err=True)
+            text = e.format_message()
+            if getattr(e, "lines", False):
+                text = "\n".join(line.rstrip() for line in text.strip().splitlines())
+            else:
+                text = _one_line(text)
+            click.echo(f"Error: {text}", err=True)
             sys.exit(e.exit_code)
         except click.Abort:
             click.echo("Error: aborted", err=True)

@@ -14,12 +14,12 @@ from typing import NoReturn
 
 import click
 
+from ..league.browse import game_view, overview, verify_league
 from ..league.browse import games as list_games
 from ..league.browse import show as show_entry
-from ..league.browse import verify_league
 from ..league.config import load_league_config
 from ..league.remote import DEFAULT_SUBMIT_LISTEN, Server, pack, request
-from ..league.run import league_config, new_league, run_league, standings, submit
+from ..league.run import league_config, new_league, pending, run_league, standings, submit
 from ..league.store import LeagueStore
 from ..report.site import write_site
 from ..tournament.driver import choose_executor
@@ -33,15 +33,18 @@ def _fail(message: str, code: int = 2) -> NoReturn:
 
 
 class _LeagueGroup(Group):
-    """``referee league``: its commands' errors end with exit status 2."""
+    """``referee league``: its commands' errors end with exit status 2, each line of
+    the message kept (a refused configuration change: one line per change)."""
 
     error_status = 2
+    error_lines = True
 
 
 class _SubmitCommand(Command):
-    """``referee submit``: its errors end with exit status 2, as the league's."""
+    """``referee submit``: its errors end as the league's."""
 
     error_status = 2
+    error_lines = True
 
 
 @click.group(cls=_LeagueGroup)
@@ -83,8 +86,10 @@ def split_command(command: str) -> list[str]:
 @click.option("--author", default=None, metavar="WHO",
               help="Who submits it (default: NAME): one author's entries never sit at one "
                    "table, unless the league's separate_authors = false.")
+@click.option("--quiet", "-q", is_flag=True,
+              help="Only the verdict line (the check's report only if it failed).")
 def submit_cmd(league_dir: str, name: str, path: str, command: str, transport: str,
-               author: str | None) -> None:
+               author: str | None, quiet: bool) -> None:
     """Submit the bot in PATH (a folder, or a .tar, .tar.gz, .tgz or .zip archive) as
     NAME: it is copied into the league, checked with check-bot under the league's
     sandbox and time limits, and on success becomes NAME's next version."""
@@ -94,7 +99,7 @@ def submit_cmd(league_dir: str, name: str, path: str, command: str, transport: s
                         transport=transport, author=author)
     except KeyboardInterrupt:
         _fail("interrupted: nothing was submitted", 130)
-    if result.report:
+    if result.report and not (quiet and result.accepted):
         click.echo(result.report)
     click.echo(result.summary())
     if not result.accepted:
@@ -117,10 +122,11 @@ def submit_cmd(league_dir: str, name: str, path: str, command: str, transport: s
               "the end (referee report).")
 def run_cmd(league_dir: str, jobs: int | None, watch: bool, quiet: bool,
             max_games: int | None, executor_kind: str | None, scheduler: str | None,
-            report_dir: str | None) -> None:
+            concurrency: int | None, report_dir: str | None) -> None:
     """Play the league's pending games (interleaved across lineups)."""
     where = Path(league_dir).resolve()
-    executor = choose_executor(executor_kind, scheduler, jobs or league_config(where).jobs)
+    executor = choose_executor(executor_kind, scheduler, jobs or league_config(where).jobs,
+                               concurrency=concurrency)
     refresh = _Refresh(Path(report_dir)) if report_dir else None
     if refresh is not None:
         refresh.results = where
@@ -186,18 +192,56 @@ def games_cmd(league_dir: str, bot: str | None, vs: str | None, lost: bool, faul
 
 @league.command("show")
 @click.argument("league_dir", metavar="DIR", type=click.Path(file_okay=False, exists=True))
-@click.argument("name")
-def show_cmd(league_dir: str, name: str) -> None:
+@click.argument("name", required=False)
+def show_cmd(league_dir: str, name: str | None) -> None:
     """A bot's versions, its record per opponent, its faults with game ids, and
-    where its game records and per-game stderr are."""
+    where its game records and per-game stderr are.  Without NAME: every entry, a
+    line each."""
     where = Path(league_dir).resolve()
     store = LeagueStore.open(where)
     try:
-        click.echo(show_entry(store, where, name))
+        click.echo(show_entry(store, where, name) if name
+                   else overview(store, len(pending(store))))
     except KeyError as e:
         _fail(str(e.args[0]))
     finally:
         store.close()
+
+
+@league.command("game")
+@click.argument("league_dir", metavar="DIR", type=click.Path(file_okay=False, exists=True))
+@click.argument("game_id", metavar="ID")
+@click.option("--lines", "tail", type=click.IntRange(min=0), default=50, show_default=True,
+              help="Each seat's last stderr lines in the game (0: all of them).")
+def game_cmd(league_dir: str, game_id: str, tail: int) -> None:
+    """One game as the organiser sees it: its seats, places and penalties, how it
+    ended, every fault, its record, and every seat's stderr in that game."""
+    where = Path(league_dir).resolve()
+    store = LeagueStore.open(where)
+    try:
+        click.echo(game_view(store, where, game_id, tail=tail or None))
+    except KeyError as e:
+        _fail(str(e.args[0]), 1)
+    finally:
+        store.close()
+
+
+@league.command("withdraw")
+@click.argument("league_dir", metavar="DIR", type=click.Path(file_okay=False, exists=True))
+@click.argument("name")
+def withdraw_cmd(league_dir: str, name: str) -> None:
+    """Retire the entry NAME without a new version: its pending games are cancelled,
+    its played games kept (league standings --history, the report's history).  A
+    later submission under NAME brings it back as its next version."""
+    store = LeagueStore.open(Path(league_dir).resolve())
+    try:
+        with ending(1):
+            gone = store.withdraw(name)
+    finally:
+        store.close()
+    if gone is None:
+        _fail(f"the league has no active entry {name!r} (league show lists them)", 1)
+    click.echo(f"withdrawn: {gone.id}; its pending games are cancelled, its played games kept")
 
 
 @league.command("verify")
@@ -214,7 +258,9 @@ def verify_cmd(league_dir: str) -> None:
     for p in problems:
         click.echo(p)
     if problems:
-        _fail(f"{len(problems)} of {n} games do not verify (listed above)", 1)
+        bad = len({p.split(":", 1)[0] for p in problems})  # a line per problem, a game may have several
+        _fail(f"{bad} of the {n} games in the database "
+              f"{'does' if bad == 1 else 'do'} not verify (listed above)", 1)
     click.echo(f"verified: {n} games re-run identically and match the database")
 
 

@@ -49,7 +49,7 @@ from ..players.remote_seats import RemoteSeats
 from ..players.sandbox import MODES as SANDBOX_MODES
 from ..players.sandbox import Sandbox, SandboxConfig, SandboxError, resolve
 from ..report import ReportError, write_game_html
-from ..text.quoting import printable
+from ..text.quoting import Guard, control, printable
 from .check_bot import check_bot
 from .keys import keys
 from .kit import Main, UserError, exit_codes_help, variant_names
@@ -62,7 +62,22 @@ from .tournament import tournament
 class _Group(Main):
     """The command group; output piped into a program that stops reading (``referee
     replay FILE | head``) ends the command quietly, as with any Unix tool, instead of
-    a Python error."""
+    a Python error.
+
+    Everything every command writes on stdout and stderr goes through a ``Guard``
+    (``text/quoting.py``): what a bot or an author wrote (names, commands, hello
+    names, stderr, fault texts) is shown, never obeyed, whichever line carries it --
+    no control character but a newline or a tab reaches the terminal, except the
+    referee's own (progress, colours)."""
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        # Kept to the end of the process (an uncaught error's traceback too); click's
+        # test runner puts its own streams back when it is done.
+        for name in ("stdout", "stderr"):
+            stream = getattr(sys, name)
+            if stream is not None and not isinstance(stream, Guard):
+                setattr(sys, name, Guard(stream))
+        return super().main(*args, **kwargs)
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -529,8 +544,13 @@ class _PlayView:
             # person at the table sees it only once the game is over.
             text = (f"   FAULT {f.bot} (seat {f.seat}): {f.kind} [{f.action}]" if self.human
                     else f"   FAULT {f}")
-            self.echo(click.style(text, fg="red") if _use_colour(self.colour, self.out)
-                      else text)
+            if not _use_colour(self.colour, self.out):
+                self.echo(text)
+            elif not self.as_json:
+                control(self.out, "\x1b[31m")
+                self.out.write(text)
+                control(self.out, "\x1b[0m")
+                self.out.write("\n")
         if f.action == "forfeit" and self.narrate:
             self.narrator.forfeit(f.seat)
 

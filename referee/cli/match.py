@@ -140,7 +140,7 @@ def match(new: str, old: str, field_bots: tuple[str, ...], seats: int | None,
           deck_name: str | None, turn_limit: int | None, startup: float | None,
           move_time: float | None, bank: float | None, fault_mode: str | None,
           strikes: int | None, jobs: int | None, output: str | None, config_file: str | None,
-          executor_kind: str | None, scheduler: str | None, sandbox_mode: str | None,
+          executor_kind: str | None, scheduler: str | None, concurrency: int | None, sandbox_mode: str | None,
           as_json: bool, quiet: bool) -> None:
     if sprt_text is not None and games is not None:
         raise MatchCliError("give --sprt or --games, not both: an SPRT decides when to stop")
@@ -157,7 +157,8 @@ def match(new: str, old: str, field_bots: tuple[str, ...], seats: int | None,
     for w in sandbox.warnings:
         click.echo(w, err=True)
     executor = choose_executor(executor_kind, scheduler, jobs or t.jobs, default=t.executor,
-                               default_scheduler=t.scheduler, ship=t.ship_bots)
+                               default_scheduler=t.scheduler, ship=t.ship_bots,
+                               concurrency=concurrency)
     with running(f"the finished sets are saved in {out}"), entered(executor):
         result = run_match(mc, output_dir=out, jobs=jobs, quiet=quiet or as_json,
                            sandbox=sandbox, executor=executor)

@@ -113,7 +113,7 @@ def tournament() -> None:
 def _play(cfg: TournamentConfig, output: str | None, jobs: int | None, fmt: str,
           quiet: bool, *, sandbox_mode: str | None = None, wide: bool = False,
           report_dir: str | None = None, executor: str | None = None,
-          scheduler: str | None = None) -> None:
+          scheduler: str | None = None, concurrency: int | None = None) -> None:
     """Play (or resume) ``cfg`` and print its standings: what 'run' and 'quick' do."""
     _warn(cfg)
     out = Path(output).resolve() if output else cfg.output_dir
@@ -122,7 +122,8 @@ def _play(cfg: TournamentConfig, output: str | None, jobs: int | None, fmt: str,
         refresh.results = out
     sandbox = sandbox_of(cfg, sandbox_mode)
     ex = choose_executor(executor, scheduler, jobs or cfg.jobs, default=cfg.executor,
-                         default_scheduler=cfg.scheduler, ship=cfg.ship_bots)
+                         default_scheduler=cfg.scheduler, ship=cfg.ship_bots,
+                         concurrency=concurrency)
     with running(f"the finished games are saved in {out}"):
         summary = run_tournament(cfg, output_dir=out, jobs=jobs, quiet=quiet, sandbox=sandbox,
                                  on_game=refresh, executor=ex)
@@ -164,7 +165,7 @@ def _play(cfg: TournamentConfig, output: str | None, jobs: int | None, fmt: str,
 @executor_options("the configuration's executor, else process")
 def run(config: str, jobs: int | None, output: str | None, fmt: str, quiet: bool,
         sandbox_mode: str | None, wide: bool, report_dir: str | None, executor_kind: str | None,
-        scheduler: str | None) -> None:
+        scheduler: str | None, concurrency: int | None) -> None:
     """Play the tournament CONFIG (a TOML file); run it again to resume it.
 
     Every finished game is committed at once to OUTPUT/tournament.sqlite, with its
@@ -181,7 +182,8 @@ def run(config: str, jobs: int | None, output: str | None, fmt: str, quiet: bool
       referee tournament run my.toml --quiet --format csv > standings.csv
     """
     _play(load_config(config), output, jobs, fmt, quiet, sandbox_mode=sandbox_mode, wide=wide,
-          report_dir=report_dir, executor=executor_kind, scheduler=scheduler)
+          report_dir=report_dir, executor=executor_kind, scheduler=scheduler,
+          concurrency=concurrency)
 
 
 QUICK_HELP = """Run a round-robin among the bots BOT... from flags alone, and print the
@@ -471,12 +473,18 @@ def show_schedule(config: str, as_json: bool) -> None:
     """
     cfg = load_config(config)
     given = cfg.seed is not None
+    ran = Store.stored_config(cfg.output_dir) is not None
     cfg, _ = with_seed(cfg, cfg.output_dir)
     _warn(cfg)
-    if not given:
-        click.echo(f"note: the configuration has no seed: these deals use seed {cfg.seed} "
-                   "(the tournament's own if it has run, else drawn now: the tournament then "
-                   "draws its own when it first runs)", err=True)
+    if not given and ran:
+        click.echo(f"note: the configuration has no seed: these are the deals of the "
+                   f"tournament in {cfg.output_dir} (seed {cfg.seed}, drawn when it first ran)",
+                   err=True)
+    elif not given:
+        click.echo(f"note: the configuration has no seed and has not run: the run will draw "
+                   f"a secret seed of its own, so it will NOT play these deals (listed under "
+                   f"seed {cfg.seed}, drawn for this listing); add 'seed = {cfg.seed}' to "
+                   "[tournament] to play exactly these", err=True)
     games = schedule(cfg)
     if as_json:
         for g in games:

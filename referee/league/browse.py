@@ -15,8 +15,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..play.replay import RecordError, read_record, verify
+from ..text.quoting import printable
 from ..tournament.outcome import GameOutcome
+from ..tournament.verify import check_store
 from .config import DEFAULT_FAULT_ALERT
 from .schedule import name_of
 from .store import Entry, LeagueStore
@@ -133,6 +134,66 @@ def stderr_of(league_dir: Path, entry: str, game_id: str) -> str | None:
     return None
 
 
+def game_view(store: LeagueStore, league_dir: Path, game_id: str, *,
+              tail: int | None = 50) -> str:
+    """``league game ID``, the organiser's view of one game: its table, deal and
+    seats with places and penalties, how it ended, every fault, where its record is,
+    and every seat's stderr in that game (its last ``tail`` lines; None: all).
+    KeyError if the league has no such game."""
+    found = [o for o in store.outcomes() if o.game_id == game_id]
+    if not found:
+        raise KeyError(f"the league has played no game {game_id!r} ('referee league games "
+                       f"DIR' lists them)")
+    o = found[0]
+    lines = [f"{game_id}: {len(o.seats)} seats, deal {o.deal}, {o.how} after {o.turns} "
+             f"turns; record {o.record}"]
+    for s, b in enumerate(o.seats):
+        lines.append(f"  seat {s}  {b:24s} place {o.places[s]}  penalty {o.points[s]}")
+    lines.append(f"faults: {len(o.faults)}")
+    for f in o.faults:
+        lines.append(f"  seat {f['seat']} ({o.seats[f['seat']]}) turn {f.get('turn')}: "
+                     f"{f['kind']}: {f.get('detail', '')} [{f.get('action', '')}]")
+    for s, b in enumerate(o.seats):
+        text = stderr_of(league_dir, b, game_id)
+        body = (text or "").rstrip("\n").split("\n") if text else []
+        cut = tail is not None and len(body) > tail
+        head = f"--- seat {s} ({b}) stderr in {game_id}"
+        head += f": the last {tail} of {len(body)} lines ---" if cut else " ---"
+        lines.append(head)
+        lines += body[-tail:] if cut and tail is not None else (body or ["(nothing)"])
+    return "\n".join(printable(x, keep_tabs=True) for x in lines)
+
+
+def overview(store: LeagueStore, pending: int) -> str:
+    """``league show`` without a name: every entry, a line each -- its active (or
+    last) version, its author, when it was submitted, its games and faults so far,
+    and whether it is active or withdrawn; and ``pending``, the games left to play."""
+    entries = store.entries()
+    if not entries:
+        return "no entries yet: submit one with 'referee league submit DIR NAME FOLDER " \
+               "--command \"...\"'"
+    played: dict[str, int] = defaultdict(int)
+    faulted: dict[str, int] = defaultdict(int)
+    for o in store.outcomes():
+        for seat, b in enumerate(o.seats):
+            played[b] += 1
+            faulted[b] += any(f["seat"] == seat for f in o.faults)
+    by_name: dict[str, list[Entry]] = defaultdict(list)
+    for e in entries:
+        by_name[e.name].append(e)
+    rows = []
+    for name in sorted(by_name):
+        vs = by_name[name]
+        last = vs[-1]
+        state = "active" if last.active else f"withdrawn {last.retired}"
+        games = sum(played[e.id] for e in vs)
+        faults = sum(faulted[e.id] for e in vs)
+        rows.append(f"{name:20s} v{last.version:<3d} {state:28s} author {last.author:12s} "
+                    f"{games:6d} games {faults:5d} with faults  ({len(vs)} version(s))")
+    return "\n".join([*rows, f"\n{len(by_name)} entries, {pending} games pending; "
+                      "'referee league show DIR NAME' for one of them"])
+
+
 def show(store: LeagueStore, league_dir: Path, name: str) -> str:
     """``league show``: an entry's versions, its record per opponent, its faults with
     game ids, where its records and logs are."""
@@ -179,30 +240,17 @@ def show(store: LeagueStore, league_dir: Path, name: str) -> str:
 
 
 def verify_league(store: LeagueStore, league_dir: Path) -> tuple[int, list[str]]:
-    """Every stored game checked against its record: the record exists, re-runs
-    identically under the rules (``referee.play.replay.verify``), and holds the places,
-    points, seed and bots the database holds.  Returns (games checked, problems:
-    one line each)."""
-    problems: list[str] = []
-    n = 0
-    for o in store.outcomes():
-        n += 1
-        path = league_dir / o.record
-        try:
-            rec = read_record(str(path))
-        except RecordError as e:
-            problems.append(f"{o.game_id}: {e}")
-            continue
-        ok, why = verify(rec)
-        if not ok:
-            problems.append(f"{o.game_id}: {path.name} does not re-run identically: {why}")
-            continue
-        differ = [what for what, a, b in (
-            ("places", list(o.places), rec.result.get("places")),
-            ("points", list(o.points), rec.result.get("points")),
-            ("seed", o.deal_seed, rec.head.get("seed")),
-            ("bots", list(o.seats), rec.bots)) if a != b]
-        if differ:
-            problems.append(f"{o.game_id}: the database and {path.name} differ in "
-                            f"{', '.join(differ)}")
-    return n, problems
+    """Every stored game checked against its record, as ``tournament verify`` checks
+    a tournament's (``referee.tournament.verify.check_store``): the record exists,
+    re-runs identically under the rules (``referee.play.replay.verify``), and holds
+    the row of table ``games`` and every row of table ``seats``; and every record
+    has its row.  Returns (games checked, problems: one line each)."""
+    report = check_store(store, league_dir)
+    problems = [str(f) for f in report.errors]
+    # A record with no row: its row was deleted, or a run stopped between writing
+    # the record and committing it (the next `league run` plays the game again).
+    # Either way the database does not hold a game that was played: say so.
+    problems += [f"{f.game_id}: games/{f.game_id}.jsonl has no row in the database (deleted, "
+                 "or a run stopped before committing it: 'league run' plays it again)"
+                 for f in report.findings if f.kind == "unrecorded"]
+    return report.games, problems

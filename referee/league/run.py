@@ -42,7 +42,7 @@ from ..tournament.store import Store
 from .config import LeagueConfig, LeagueConfigError, changes, from_dict
 from .schedule import LeagueGame, entry_id, interleave, league_schedule, name_of
 from .store import Entry, LeagueStore, Planned, now
-from .submission import content_hash, freeze, make_writable, stage
+from .submission import content_hash, freeze, make_writable, stage, sweep_staging
 
 NAME_CHARS = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_")
 CONFIG_FILE = "league.toml"
@@ -445,6 +445,8 @@ def run_league(league_dir: Path, *, jobs: int | None = None, watch: bool = False
                     busy=f"{league_dir} is played by another 'referee league run'; "
                          "one at a time")
     with driver:
+        for name in sweep_staging(league_dir / "entries"):  # a killed submission's copy
+            say(f"removed {name}: the copy of a submission that was killed before it ended")
         driver.run(_PendingSchedule(league_dir, store, jobs=jobs, watch=watch, limit=limit,
                                     sandbox=sandbox, poll=poll, say=say, stop=stop,
                                     on_batch=on_batch))

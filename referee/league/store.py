@@ -170,6 +170,21 @@ class LeagueStore(Store):
         for oid in old:
             self.cancel_pending_of(oid, stamp)
 
+    def withdraw(self, name: str) -> Entry | None:
+        """Retire ``name``'s active version without a new one (``league withdraw``):
+        its pending games are cancelled, its played games kept.  Returns the version
+        withdrawn, or None if ``name`` has no active version."""
+        with self.transaction():
+            current = [e for e in self.entries(name) if e.active]
+            if not current:
+                return None
+            stamp = now()
+            self.conn.execute("UPDATE entries SET retired = ? WHERE name = ? AND retired IS NULL",
+                              (stamp, name))
+            for e in current:
+                self.cancel_pending_of(e.id, stamp)
+        return current[-1]
+
     def cancel_pending_of(self, entry: str, stamp: str) -> None:
         rows = self.conn.execute(
             "SELECT p.idx, p.seats FROM planned p LEFT JOIN games g ON g.idx = p.idx "

@@ -13,10 +13,11 @@ Owns no database and runs no bot.  Imports nothing of the referee but the limits
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import hashlib
 import os
+import secrets
 import shutil
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -43,8 +44,21 @@ def stage(source: Path, staging_parent: Path, limits: Limits) -> Iterator[Path]:
         raise SubmissionError(f"{source} is neither a folder nor an archive "
                               f"({', '.join(ARCHIVES)})")
     staging_parent.mkdir(parents=True, exist_ok=True)
-    root = Path(tempfile.mkdtemp(prefix=".incoming-", dir=staging_parent))
+    sweep_staging(staging_parent)
+    # The staging folder's lock, held while it is in use: a submission killed with
+    # SIGKILL cannot clean up, and the next one sweeps what its dead lock left.
+    name = STAGING_PREFIX + secrets.token_hex(8)
+    lock = staging_parent / (name + ".lock")
+    while True:  # a sweep may remove a lock file between its creation and its flock
+        fd = os.open(lock, os.O_CREAT | os.O_RDWR | os.O_CLOEXEC, 0o600)
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        with contextlib.suppress(FileNotFoundError):
+            if os.stat(lock).st_ino == os.fstat(fd).st_ino:
+                break
+        os.close(fd)
+    root = staging_parent / name
     try:
+        root.mkdir(mode=0o700)
         try:
             unpack(source, root, limits)
         except ArchiveError as e:
@@ -54,6 +68,62 @@ def stage(source: Path, staging_parent: Path, limits: Limits) -> Iterator[Path]:
         if root.exists():
             make_writable(root)
             shutil.rmtree(root, ignore_errors=True)
+        with contextlib.suppress(OSError):
+            lock.unlink()
+        os.close(fd)
+
+
+#: Staging folders (and their ``.lock`` files) in a league's ``entries/``.
+STAGING_PREFIX = ".incoming-"
+
+
+def sweep_staging(parent: Path) -> list[str]:
+    """Remove the staging folders under ``parent`` that no live submission holds
+    (their lock is free: the process that made them died, SIGKILL included); returns
+    their names.  A folder whose lock is held is another submission at work: kept."""
+    gone: list[str] = []
+    try:
+        names = sorted(os.listdir(parent))
+    except OSError:
+        return gone
+    for n in names:
+        if not n.startswith(STAGING_PREFIX) or n.endswith(".lock"):
+            continue
+        lock = parent / (n + ".lock")
+        try:
+            fd = os.open(lock, os.O_RDWR | os.O_CLOEXEC)
+        except FileNotFoundError:
+            fd = -1  # no lock: made by a version without one, or half cleaned up
+        except OSError:
+            continue
+        try:
+            if fd >= 0:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    continue  # held: a submission at work
+            folder = parent / n
+            make_writable(folder)
+            shutil.rmtree(folder, ignore_errors=True)
+            with contextlib.suppress(OSError):
+                lock.unlink()
+            gone.append(n)
+        finally:
+            if fd >= 0:
+                os.close(fd)
+    for n in names:  # a lock whose folder is gone (killed between the two removals)
+        if n.startswith(STAGING_PREFIX) and n.endswith(".lock") and \
+                not (parent / n[:-len(".lock")]).exists():
+            with contextlib.suppress(OSError):
+                fd = os.open(parent / n, os.O_RDWR | os.O_CLOEXEC)
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    (parent / n).unlink()
+                except BlockingIOError:
+                    pass
+                finally:
+                    os.close(fd)
+    return gone
 
 
 def content_hash(root: Path) -> str:

@@ -28,7 +28,7 @@ from __future__ import annotations
 import contextlib
 import json
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple, Protocol, TypedDict
 
@@ -411,6 +411,51 @@ def _stop_reason(game: Game, forfeited: Sequence[int], elapsed: float,
     return None
 
 
+class Ask(NamedTuple):
+    """What a game in progress waits for (``game_steps`` yields it): ``player``'s
+    decision on ``request``."""
+
+    player: Player
+    request: DecisionRequest
+
+
+class Answer(NamedTuple):
+    """A player's answer to an ``Ask``, as sent back into ``game_steps``: its
+    decision, or what it raised (``error``: a ``BotFault``, or an in-process bot's
+    exception), and the seconds of the bot's time it took (``elapsed``: the wait the
+    referee attributes to the bot, never the referee's own delays)."""
+
+    value: Any  # what the player returned (a Decision or its text): the engine checks it
+    error: Exception | None
+    elapsed: float
+
+
+GameSteps = Generator[Ask, Answer, "GameRecord"]
+
+
+def ask_now(ask: Ask, clock: Callable[[], float] = time.perf_counter) -> Answer:
+    """Ask ``ask.player`` for its decision and wait for it (the blocking way, one
+    game at a time); the bot's time is the wall time of its ``decide``."""
+    start = clock()
+    try:
+        value = ask.player.decide(ask.request)
+    except Exception as e:  # a BotFault, or an in-process bot's bug: the game judges
+        return Answer(None, e, clock() - start)
+    return Answer(value, None, clock() - start)
+
+
+def drive(steps: GameSteps, clock: Callable[[], float] = time.perf_counter) -> GameRecord:
+    """Play a game of ``game_steps`` to its end, asking each player in turn and
+    waiting for it (``ask_now``).  ``referee.players.concurrent`` drives many at once."""
+    try:
+        ask = next(steps)
+        while True:
+            ask = steps.send(ask_now(ask, clock))
+    except StopIteration as done:
+        record: GameRecord = done.value
+        return record
+
+
 def run_game(
     config: GameConfig,
     seed: int,
@@ -430,7 +475,33 @@ def run_game(
     ("decision", Applied).
     ``bot_game_id``: the id the players are given instead of ``game_id`` (a
     tournament's, which must not tell a bot which games share a deal); the record
-    keeps both."""
+    keeps both.  The game is ``game_steps``, driven here one decision at a time."""
+    return drive(game_steps(config, seed, players, game_id=game_id, bot_game_id=bot_game_id,
+                            deck=deck, first_player=first_player,
+                            time_control=time_control, policy=policy, on_event=on_event,
+                            clock=clock), clock)
+
+
+def game_steps(
+    config: GameConfig,
+    seed: int,
+    players: Sequence[Player],
+    *,
+    game_id: str = "game",
+    bot_game_id: str | None = None,
+    deck: Sequence[int] | None = None,
+    first_player: int | None = None,
+    time_control: TimeControl | None = None,
+    policy: FaultPolicy | None = None,
+    on_event: Callable[[str, Any], None] | None = None,
+    clock: Callable[[], float] = time.perf_counter,
+) -> GameSteps:
+    """``run_game``'s game as a generator, the one code path of a game however it is
+    driven: it yields an ``Ask`` for each decision of a seat not forfeited and is
+    sent the ``Answer``; it returns the record.  Whoever drives it asks the player
+    and measures the bot's time (``drive``: one game, waiting; a game loop: many
+    games at once).  Starting and ending the game (``start_game``, ``end_game``)
+    are called here.  ``clock`` measures the game's wall time."""
     sent_id = bot_game_id or game_id
     if len(players) != config.players:
         raise ValueError(f"{config.players} players are needed, {len(players)} were given")
@@ -516,23 +587,22 @@ def run_game(
                 time_left = per_decision + bank[seat]
                 req = DecisionRequest(sent_id, request_id, seat, observe(seat), legal, events,
                                       time_left, bank[seat])
-                start = clock()
+                answer = yield Ask(players[seat], req)
+                elapsed = answer.elapsed
                 try:
-                    answer = players[seat].decide(req)
-                    elapsed = clock() - start
+                    if answer.error is not None:
+                        raise answer.error
                     if elapsed > time_left:
                         raise BotFault("timeout", f"{players[seat].name} took {elapsed:.3f}s "
                                        f"to decide, {req.allowance()} allowed")
-                    chosen = apply(seat, answer)
+                    chosen = apply(seat, answer.value)
                 except BotFault as e:
-                    elapsed = clock() - start
                     fault(seat, e.kind, e.detail, e.fatal, request_id, legal[0].text)
                 except IllegalDecision as e:
                     fault(seat, "illegal", str(e), False, request_id, legal[0].text)
                 except REFEREE_BUGS:
                     raise  # ours, not the bot's: never recorded as its crash
                 except Exception as e:  # in-process bot bug
-                    elapsed = clock() - start
                     fault(seat, "crash", f"raised {type(e).__name__}: {e}", fatal=True)
                 if elapsed > per_decision:
                     bank[seat] = max(0.0, bank[seat] - (elapsed - per_decision))

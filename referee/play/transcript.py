@@ -40,7 +40,7 @@ from typing import Any, TextIO
 
 from ..game import Decision, GameConfig
 from ..game.events import event_text
-from ..text.quoting import printable
+from ..text.quoting import control, printable
 from .runner import BotFault, DecisionRequest, Fault, GameResult
 
 ARROWS = {"send": "->", "recv": "<-", "stderr": "!!", "note": "..", "fault": "XX",
@@ -202,10 +202,16 @@ class Transcript:
         for sink in self.sinks:
             body = short if sink.short else text
             if sink.colour:
-                line = f"{_DIM}{head}{_RESET}{COLOURS.get(kind, '')}{body}{_RESET}"
+                # The colours go past the command line's Guard (``control``); the
+                # text, escaped already, goes through it.
+                control(sink.stream, _DIM)
+                sink.stream.write(head)
+                control(sink.stream, _RESET + COLOURS.get(kind, ""))
+                sink.stream.write(body)
+                control(sink.stream, _RESET)
+                sink.stream.write("\n")
             else:
-                line = head + body
-            sink.stream.write(line + "\n")
+                sink.stream.write(head + body + "\n")
             sink.stream.flush()
 
 

@@ -219,6 +219,28 @@ def _split(command: str, spec: str) -> tuple[str, ...]:
     return words
 
 
+#: Interpreters by file name ending, for a script without a ``#!`` line.
+_BY_SUFFIX = {".py": "python3", ".js": "node", ".mjs": "node", ".rb": "ruby", ".pl": "perl",
+              ".sh": "sh", ".jar": "java -jar", ".php": "php", ".lua": "lua"}
+
+
+def _not_executable_hint(path: Path, prog: str) -> str:
+    """What to do about a program file without its executable bit: a compiled program
+    (ELF) or a script with a ``#!`` line only needs the bit; a script without one
+    needs its interpreter, named from its ending when it says."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(4)
+    except OSError:
+        head = b""
+    if head == b"\x7fELF" or head.startswith(b"#!"):
+        return f"run 'chmod +x {prog}'"
+    run = _BY_SUFFIX.get(path.suffix.lower())
+    if run:
+        return f"run 'chmod +x {prog}' or give its interpreter: '{run} {prog}'"
+    return f"run 'chmod +x {prog}' or give its interpreter, e.g. 'python3 {prog}'"
+
+
 def check_command(command: Sequence[str], spec: str, cwd: str | None = None) -> None:
     """The program of ``command`` exists (on PATH, or as a path); else BotSpecError."""
     prog = command[0]
@@ -230,10 +252,8 @@ def check_command(command: Sequence[str], spec: str, cwd: str | None = None) -> 
                 f"{'the bot directory' if cwd else 'the current directory'})"
             )
         if not os.access(path, os.X_OK):
-            raise BotSpecError(
-                f"bot {spec!r}: {prog!r} is not executable; run 'chmod +x {prog}' or give its "
-                f"interpreter, e.g. 'python3 {prog}'"
-            )
+            raise BotSpecError(f"bot {spec!r}: {prog!r} is not executable; "
+                               f"{_not_executable_hint(path, prog)}")
     elif shutil.which(prog) is None:
         hint = ""
         if Path(cwd or ".", prog).exists():

@@ -67,7 +67,7 @@ from ..transport.base import (
     TransportTimeout,
 )
 from ..transport.zmq.listener import RemoteListener
-from .launcher import Connection, Launcher, launch_bot
+from .launcher import Connection, Launcher, launch_bot, launch_zmq_bot
 from .process import DEFAULT_MEMORY_MB, DEFAULT_STDERR_CAP, BotStartError
 from .sandbox import Sandbox
 
@@ -153,6 +153,13 @@ class ExternalPlayer:
         self._restart: str | None = None
         self._log_label: str | None = None  # for the next game's line in its stderr log
         self._error_sent = False  # 'error' sent during the handshake
+        # The decision asked for (``ask``): its request id and time, when it was sent,
+        # its deadline (infinite when the waiter keeps it), replies told of as ignored.
+        self._asked: tuple[int, str] = (0, "")
+        self._start = 0.0
+        self._deadline = 0.0
+        self._told = 0
+        self._start_fault: BotFault | None = None  # ``prepare`` could not start the bot
 
     # -- transcript ------------------------------------------------------------------
 
@@ -317,13 +324,34 @@ class ExternalPlayer:
         stderr log (written once the bot is running)."""
         self._log_label = text
 
-    def start_game(self, game_id: str, seat: int, config: GameConfig, seed: int) -> None:
+    def needs_start(self) -> bool:
+        """Would the next ``start_game`` start the bot (first game, after a crash, or
+        to start it afresh)?"""
+        return (self._restart is not None or self.conn is None or self.dead
+                or self.session is None)
+
+    def prepare(self) -> None:
+        """Start the bot now if its next ``start_game`` would (so that a loop of many
+        games can start many bots at once, in threads); that ``start_game`` raises
+        the fault if the start failed."""
+        try:
+            self._started()
+        except BotFault as e:
+            self._start_fault = e
+
+    def _started(self) -> None:
         if self._restart is not None and not self.dead and self.conn is not None:
             self._note(f"ending the bot to start it afresh: {self._restart}")
             self._end_connection()
         self._restart = None
         if self.conn is None or self.dead or self.session is None:
             self.connect()
+
+    def start_game(self, game_id: str, seat: int, config: GameConfig, seed: int) -> None:
+        fault, self._start_fault = self._start_fault, None
+        if fault is not None:  # ``prepare`` failed to start it
+            raise fault
+        self._started()
         assert self.session is not None
         if self.conn is not None and self.conn.process is not None:
             label, self._log_label = self._log_label, None
@@ -339,6 +367,20 @@ class ExternalPlayer:
             raise self._lost("was gone", "at the start of the game", e) from None
 
     def decide(self, request: DecisionRequest) -> Decision | str:
+        """Ask for a decision and wait for it (``ask``, then ``take`` until it comes)."""
+        self.ask(request)
+        while True:
+            got = self.take(self._deadline - self.clock())
+            if got is not None:
+                return got
+
+    # The same decision in two steps, for a loop that waits for many bots at once
+    # (``referee.players.concurrent``): ``ask`` sends the request, ``take`` reads
+    # what has arrived, ``expire`` gives up.  ``decide`` is ``ask`` then ``take``.
+
+    def ask(self, request: DecisionRequest, *, timed: bool = True) -> None:
+        """Send ``request``.  ``timed``: this player keeps the deadline (``take``
+        raises the timeout); else whoever waits keeps it and calls ``expire``."""
         session = self.session
         conn = self.conn
         if self.dead or session is None or conn is None:
@@ -346,38 +388,68 @@ class ExternalPlayer:
             raise fault or BotFault("crash", f"{self.name} is not running", fatal=True)
         legal = request.legal
         self._legal = legal
-        transport = conn.transport
         msg = session.request(request.seat, request.observation,
                               list(map(_decision_texts, legal)),
                               _event_dicts(request.events), request.time_left)
         rid = msg["id"]
         self._ids[request.request_id] = rid
-        start = self.clock()
-        deadline = start + request.time_left
+        self._asked = (rid, request.allowance())
+        self._told = 0  # replies discarded and told of (MAX_IGNORED_TOLD)
+        start = self._start = self.clock()
+        self._deadline = start + request.time_left if timed else float("inf")
         try:
             if self.on_message is None:
-                transport.send(msg)
+                conn.transport.send(msg)
             else:
                 self._send(msg)
         except TransportTimeout as e:
             raise self._stuck(e) from None
         except TransportClosed as e:
             raise self._lost("was gone", f"when asked request {rid}", e) from None
-        told = 0  # replies discarded and told of (MAX_IGNORED_TOLD)
+
+    def wait_handles(self) -> list[Any]:
+        """What to wait on for the asked decision (file descriptors, ZeroMQ sockets:
+        ``referee.transport.waiting``); ``take`` reads them."""
+        if self.conn is None:
+            return []
+        handles = getattr(self.conn.transport, "wait_handles", None)
+        return list(handles()) if handles is not None else []
+
+    def expire(self) -> BotFault:
+        """The asked decision did not come in time (the waiter's deadline)."""
+        assert self.session is not None
+        self.session.abandon()
+        rid, allowed = self._asked
+        return BotFault("timeout", f"{self.name} sent no decision for request {rid} "
+                        f"within {allowed}")
+
+    def take(self, timeout: float) -> Decision | str | None:
+        """The asked decision, if it arrives within ``timeout`` seconds; None if it has
+        not (and the deadline of a ``timed`` ask has not passed).  Raises BotFault."""
+        session = self.session
+        conn = self.conn
+        if session is None or conn is None:
+            raise self._unreported or BotFault("crash", f"{self.name} is not running",
+                                               fatal=True)
+        transport = conn.transport
+        legal = self._legal
+        rid, allowed = self._asked
+        deadline = self._deadline
+        until = self.clock() + timeout
         while True:
             try:
-                timeout = deadline - self.clock()
+                wait = (until if until < deadline else deadline) - self.clock()
                 if self.on_message is None:
-                    reply = transport.recv(timeout if timeout > 0.0 else 0.0)
+                    reply = transport.recv(wait if wait > 0.0 else 0.0)
                 else:
-                    reply = self._recv(timeout if timeout > 0.0 else 0.0)
+                    reply = self._recv(wait if wait > 0.0 else 0.0)
                 d = session.take_decision(reply)  # the common case, without a record
                 if d is None:
                     event = session.receive(reply)
             except TransportTimeout:
-                session.abandon()
-                raise BotFault("timeout", f"{self.name} sent no decision for request {rid} "
-                               f"within {request.allowance()}") from None
+                if self.clock() < deadline:
+                    return None  # not yet
+                raise self.expire() from None
             except TransportClosed as e:
                 raise self._lost("ended", f"while deciding request {rid}", e) from None
             except MessageTooLarge as e:
@@ -394,8 +466,8 @@ class ExternalPlayer:
             if d is None:
                 if isinstance(event, IgnoredReply):
                     self._note(f"ignored: {event.reason}")
-                    if told < MAX_IGNORED_TOLD:
-                        told += 1
+                    if self._told < MAX_IGNORED_TOLD:
+                        self._told += 1
                         try:
                             self._send(event.reply)
                         except TransportTimeout as e:
@@ -407,13 +479,13 @@ class ExternalPlayer:
                     if self.clock() >= deadline:
                         session.abandon()
                         raise BotFault("timeout", f"{self.name} sent no decision for request "
-                                       f"{rid} within {request.allowance()} (only replies "
+                                       f"{rid} within {allowed} (only replies "
                                        f"to other requests)") from None
                     continue
                 assert isinstance(event, DecisionReply)
                 d = event.decision
             if self.on_message is not None:
-                self._note(f"latency request {rid}: {(self.clock() - start) * 1000:.3f} ms")
+                self._note(f"latency request {rid}: {(self.clock() - self._start) * 1000:.3f} ms")
             if isinstance(d, int):
                 if 0 <= d < len(legal):
                     return legal[d]
@@ -421,7 +493,6 @@ class ExternalPlayer:
                                f"the legal list has indices 0 to {len(legal) - 1}; "
                                f"{legal_now(legal)}")
             return d
-
     def rejected(self, request_id: int, code: str, message: str, action: str,
                  substitute: str | None) -> None:
         """Optional Player hook: tell the bot its reply to ``request_id`` (the
@@ -610,14 +681,22 @@ class BenchResult:
 
 
 def bench_game_zmq(n_games: int, *, players: int = 2, seed: int = 1,
-                   transport: str = "ipc") -> BenchResult:
+                   transport: str = "ipc", direct: bool = True) -> BenchResult:
     """Play ``n_games`` games between ``players`` trivial launched ZeroMQ bots
     (``python -m referee.transport.zmq.trivial_bot``; each bot started once and kept across the
-    games) and time them.  For ``bench/protocol.py``, beside the stdio figure."""
+    games) and time them.  For ``bench/protocol.py``, beside the stdio figure.
+    ``direct=False``: through a libzmq ROUTER (``launch_zmq_bot``), to compare."""
     command = [sys.executable, "-m", "referee.transport.zmq.trivial_bot"]
     tc = TimeControl(startup=30.0, per_decision=10.0, bank=0.0)
-    seats = [zmq_player(f"zmq{i}", command, time_control=tc, transport=transport,
-                        memory_mb=None) for i in range(players)]
+
+    def launcher(i: int) -> Launcher:
+        def launch() -> Connection:
+            bot = launch_zmq_bot(command, name=f"zmq{i}", transport=transport, direct=direct,
+                                 memory_mb=None)
+            return Connection(bot.transport, bot.process)
+        return launch
+
+    seats = [ExternalPlayer(f"zmq{i}", launcher(i), time_control=tc) for i in range(players)]
     try:
         config = GameConfig(players=players)
         for p in seats:  # start-up and handshake outside the timing

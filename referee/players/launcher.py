@@ -19,9 +19,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import zmq
+
 from ..transport.base import Transport
 from ..transport.stdio import StdioTransport
 from ..transport.zmq.codec import MAX_MESSAGE_BYTES
+from ..transport.zmq.direct import DirectZmqTransport
 from ..transport.zmq.router import bind_loopback
 from ..transport.zmq.transport import (
     ENV_ENDPOINT,
@@ -68,7 +71,7 @@ class LaunchedZmqBot:
     """A bot process the referee started, and its transport.  ``close`` ends both
     (idempotent): the process tree, the socket, its context and ipc directory."""
 
-    def __init__(self, process: BotProcess, transport: ZmqTransport,
+    def __init__(self, process: BotProcess, transport: ZmqTransport | DirectZmqTransport,
                  stdout: StderrLog) -> None:
         self.process = process
         self.transport = transport
@@ -90,6 +93,7 @@ def launch_zmq_bot(
     max_message_bytes: int = MAX_MESSAGE_BYTES,
     env: Mapping[str, str] | None = None,
     stdout_path: str | None = None,
+    direct: bool = True,
     **process_options: Any,
 ) -> LaunchedZmqBot:
     """Bind a loopback ROUTER, start ``command`` (``referee.players.process.start_bot``:
@@ -104,8 +108,24 @@ def launch_zmq_bot(
     if sandbox is not None and sandbox.active and transport != "ipc":
         raise BotStartError(f"a sandboxed ZeroMQ bot has no network: it must use the "
                             f"ipc transport, not {transport!r}")
-    router = bind_loopback(transport, max_message_bytes=max_message_bytes)
     token = secrets.token_hex(16)
+    if transport == "ipc" and direct and zmq.has("ipc"):
+        # ZeroMQ's wire spoken by the game's own thread (no libzmq I/O thread to hop
+        # through): the bot cannot tell, it connects a DEALER as to any ROUTER.
+        own = DirectZmqTransport(max_message_bytes=max_message_bytes, name=name, token=token)
+        try:
+            process = start_bot(command, cwd=cwd,
+                                env=bot_env(own.endpoint, base=env, token=token),
+                                writable=[own.private_dir], **process_options)
+        except BaseException:
+            own.close()
+            raise
+        own.process = process
+        os.close(process.stdin_fd)
+        return LaunchedZmqBot(process, own, StderrLog(
+            process.stdout_fd, stdout_path, process_options.get("stderr_cap", DEFAULT_STDERR_CAP),
+            process_options.get("on_stderr")))
+    router = bind_loopback(transport, max_message_bytes=max_message_bytes)
     try:
         writable = [router.private_dir] if router.private_dir else []
         process = start_bot(command, cwd=cwd,

@@ -34,6 +34,7 @@ Must not import: the protocol layer, the game engine, transports.
 from __future__ import annotations
 
 import atexit
+import codecs
 import contextlib
 import os
 import re
@@ -74,7 +75,13 @@ class StderrLog:
     TAIL_BYTES in memory for crash reports, and passes each line (within the same
     cap) to ``on_line``.  ``mark`` writes a referee line (a game starts) into the log,
     between the bot's own lines; each start begins with one.  ``drain`` reads what
-    the pipe holds there and then (before a crash is described)."""
+    the pipe holds there and then (before a crash is described).
+
+    The file holds the bot's text as ``printable`` shows it (escaped as it is
+    written: an escape sequence or a carriage return is written as ``\\x1b``,
+    ``\\x0d``; invalid UTF-8 as ``\\xff``), so that ``cat``, ``tail -f`` or a
+    pager show what the bot wrote and never obey it; the cap counts the bot's own
+    bytes.  ``tail`` and ``on_line`` get the bytes as they came."""
 
     def __init__(self, fd: int, path: str | None, cap: int = DEFAULT_STDERR_CAP,
                  on_line: Callable[[str], None] | None = None, *,
@@ -88,6 +95,7 @@ class StderrLog:
         self.truncated = False
         self._tail = bytearray()
         self._lock = threading.Lock()
+        self._decoder = codecs.getincrementaldecoder("utf-8")("backslashreplace")
         # Held while reading the pipe: by the thread, or by ``drain``.
         self._read_lock = threading.Lock()
         self._pending = b""
@@ -113,7 +121,7 @@ class StderrLog:
             self.dropped += len(drop)
         if self._file is not None:
             if keep:
-                self._file.write(keep)
+                self._file.write(self._shown(keep))
             if drop and not self.truncated:
                 self._file.write(f"\n[referee: truncated: this log is capped at {self.cap} "
                                  f"bytes]\n".encode())
@@ -122,6 +130,10 @@ class StderrLog:
         if drop:
             self.truncated = True
         return keep
+
+    def _shown(self, data: bytes, final: bool = False) -> bytes:
+        text = self._decoder.decode(data, final)
+        return printable(text, keep_tabs=True, keep_newlines=True).encode()
 
     def mark(self, text: str) -> None:
         """A referee line in the log: ``==== [referee 09:30:01.123] text ====``."""
@@ -156,6 +168,7 @@ class StderrLog:
                 self._pending = b""
                 with self._lock:
                     if self._file:
+                        self._file.write(self._shown(b"", final=True))
                         if self.dropped:
                             self._file.write(f"[referee: {self.dropped} more bytes of output "
                                              f"dropped in this start]\n".encode())

@@ -5,8 +5,10 @@ Owns the viewer's data.  The game is re-run through the rules engine
 (``replay.rerun``'s way); a seat's table at every frame is the engine's own
 observation (``Game.observation``), and its events are the engine's filtered ones
 (``filter_event``): nothing here decides what a seat may know.  The omniscient table
-is read from the engine's state.  Everything a bot wrote (names, fault details) is
-HTML-escaped here, once; the page's script only places what it is given.
+is read from the engine's state.  Everything here is plain text, as the bots and the
+record wrote it (names, decisions, fault details): never HTML.  The page's template
+escapes it and the page's script places it as text (``textContent``), so no text can
+become markup.
 
 Frame ``k`` is the table after the record's first ``k`` decisions: frame 0 is the
 deal, frame ``k`` also says which decision led to it (seat, text, milliseconds,
@@ -16,7 +18,7 @@ which legal decisions.  Must not import the CLI or the tournament package.
 
 from __future__ import annotations
 
-import html
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -31,21 +33,30 @@ from ..play.runner import stop_if_stopped
 OMNI = "omni"
 
 
-def card_html(card: int) -> str:
-    """A card in an event line: ``{7r}``, which the page's script draws as a card
-    (braces appear nowhere else: ``esc`` writes them as character references)."""
-    return "{" + TEXT[card] + "}"
+#: A card in an event line while it is described: the record separators around its text
+#: (names have their control characters replaced, so no name holds one).
+_CARD = re.compile("\x1e([^\x1f]*)\x1f")
+_NO_CONTROLS = {c: "\ufffd" for c in range(32) if c not in (9, 10)}
 
 
-HIDDEN_HTML = "{?}"
+def _card_mark(card: int) -> str:
+    return "\x1e" + TEXT[card] + "\x1f"
 
-_ESCAPES = {ord("{"): "&#123;", ord("}"): "&#125;"} | {c: "\ufffd" for c in range(32) if c not in (9, 10)}
+
+_HIDDEN_MARK = "\x1e?\x1f"
 
 
-def esc(text: object) -> str:
-    """Text from a bot or an organiser, safe inside HTML (and control characters
-    replaced: they have no business in a page)."""
-    return html.escape(str(text), quote=True).translate(_ESCAPES)
+def segments(line: str) -> list[str]:
+    """An event line as the viewer draws it: text and cards taking turns
+    (``["A [0] plays ", "7r", " on ", "5g", ""]``: every odd item is a card's text,
+    ``"?"`` for a card the view may not see)."""
+    return _CARD.split(line)
+
+
+def plain(text: object) -> str:
+    """A name or a text from a bot as the page shows it: control characters (which have
+    no business in a page) replaced."""
+    return str(text).translate(_NO_CONTROLS)
 
 
 @dataclass
@@ -60,9 +71,9 @@ class Frames:
     frames: list[dict[str, Any]] = field(default_factory=list)
     #: view -> one table per frame
     tables: dict[str, list[list[list[Any]]]] = field(default_factory=dict)
-    #: view -> one list of event lines (HTML, cards as ``{7r}``) per frame; in a seat's
-    #: view, ``None`` for a line that reads as in the omniscient view
-    events: dict[str, list[list[str | None]]] = field(default_factory=dict)
+    #: view -> one list of event lines (``segments``: text and cards taking turns) per
+    #: frame; in a seat's view, ``None`` for a line that reads as in the omniscient view
+    events: dict[str, list[list[list[str] | None]]] = field(default_factory=dict)
     result: str = ""
     error: str = ""
     others: list[dict[str, Any]] = field(default_factory=list)
@@ -143,24 +154,26 @@ def build_frames(rec: Record) -> Frames:
     except (ConfigError, CardError, ValueError, TypeError) as e:
         raise RecordError(f"the record's game cannot be set up: {e}") from None
     views = [OMNI] + [str(s) for s in range(n)]
-    labels = [esc(f"{nm} [{s}]") for s, nm in enumerate(names)]
+    names = [plain(nm) for nm in names]
+    labels = [f"{nm} [{s}]" for s, nm in enumerate(names)]
     header = (f"{n} players, seed {rec.head['seed']}, deck {cfg.deck}"
               + (f" ({cfg.colours} colours)" if cfg.colours else "")
               + (f", variants {', '.join(sorted(cfg.variants))}" if cfg.variants else ""))
     fr = Frames(game_id=str(rec.head.get("game_id", "?")), names=names, players=n,
-                header=esc(header), views=views)
+                header=header, views=views)
     fr.tables = {v: [] for v in views}
     fr.events = {v: [] for v in views}
 
-    def lines(evs: Sequence[Event]) -> list[str]:
-        return [describe(e, labels, card_html, HIDDEN_HTML) for e in evs]
+    def lines(evs: Sequence[Event]) -> list[list[str]]:
+        return [segments(describe(e, labels, _card_mark, _HIDDEN_MARK)) for e in evs]
 
-    def seat_lines(evs: Sequence[Event], seat: int) -> list[str | None]:
+    def seat_lines(evs: Sequence[Event], seat: int) -> list[list[str] | None]:
         # a line the seat sees as the omniscient view does is sent once: null
-        out: list[str | None] = []
+        out: list[list[str] | None] = []
         for e in evs:
             f = filter_event(e, seat)
-            out.append(None if f == e else describe(f, labels, card_html, HIDDEN_HTML))
+            out.append(None if f == e else
+                       segments(describe(f, labels, _card_mark, _HIDDEN_MARK)))
         return out
 
     def snapshot(k: int, evs: Sequence[Event], step: dict[str, Any]) -> None:
@@ -187,11 +200,11 @@ def build_frames(rec: Record) -> Frames:
         try:
             game.apply(int(d["seat"]), str(d["decision"]))
         except (IllegalDecision, KeyError, ValueError) as e:
-            fr.error = esc(f"decision {k} ({d.get('decision')!r} of seat {d.get('seat')}) is "
+            fr.error = plain(f"decision {k} ({d.get('decision')!r} of seat {d.get('seat')}) is "
                            f"illegal: {e}; the game is shown up to there")
             break
         snapshot(k, game.events[before:], {
-            "turn": game.turn, "seat": int(d["seat"]), "decision": esc(d["decision"]),
+            "turn": game.turn, "seat": int(d["seat"]), "decision": plain(d["decision"]),
             "ms": float(d.get("ms", 0.0)), "sub": bool(d.get("substituted", False)),
         })
     else:
@@ -210,12 +223,13 @@ def build_frames(rec: Record) -> Frames:
         # faults after the last decision shown go on the last frame
         here = [f for at, fs in faults.items() if at == k or (k == last and at > k) for f in fs]
         frame["faults"] = [{
-            "seat": f.get("seat"), "kind": esc(f.get("kind")), "detail": esc(f.get("detail")),
-            "action": esc(f.get("action")), "turn": f.get("turn"),
+            "seat": f.get("seat"), "kind": plain(f.get("kind")),
+            "detail": plain(f.get("detail")), "action": plain(f.get("action")),
+            "turn": f.get("turn"),
         } for f in here]
     res = rec.result
     if res:
-        fr.result = esc(f"{HOW_WORDS.get(str(res.get('how')), res.get('how'))}: places "
+        fr.result = plain(f"{HOW_WORDS.get(str(res.get('how')), res.get('how'))}: places "
                         + ", ".join(f"{names[s]} {p}" for s, p in enumerate(res.get("places", [])))
                         + "; penalty points "
                         + ", ".join(f"{names[s]} {p}" for s, p in enumerate(res.get("points", [])))

@@ -15,16 +15,18 @@ import json
 import os
 import re
 from collections.abc import Sequence
-from dataclasses import asdict
 from pathlib import Path
+from typing import Any
+
+from markupsafe import Markup
 
 from ..errors import StorageError
 from ..play.replay import HOW_WORDS, Record, RecordError, read_record
 from ..protocol.messages import FAULT_KINDS
 from ..tournament.outcome import GameOutcome
 from . import svg
-from .frames import build_frames, esc
-from .pages import page, viewer_page
+from .frames import build_frames
+from .pages import render, viewer_page
 from .results import (
     Results,
     endings,
@@ -70,7 +72,7 @@ def _how(how: str) -> str:
 
 def _val(v: object) -> str:
     """A figure as the browser tests read it back: its JSON text."""
-    return esc(json.dumps(v))
+    return json.dumps(v)
 
 
 def _pm(v: float | None, ci: float | None, fmt: str, scale: float = 1.0) -> str:
@@ -80,52 +82,41 @@ def _pm(v: float | None, ci: float | None, fmt: str, scale: float = 1.0) -> str:
     return s if ci is None else f"{s} ± {format(ci * scale, fmt)}"
 
 
-def standings_html(res: Results, slug: dict[str, str], prefix: str = "") -> str:
+def _cell(field: str, value: object, text: str, cls: str = "", href: str = "",
+          **extra: object) -> dict[str, Any]:
+    return {"field": field, "value": _val(value), "text": text, "cls": cls, "href": href,
+            "extra": [(k, _val(v)) for k, v in extra.items()]}
+
+
+def standings_context(res: Results, slug: dict[str, str], prefix: str = "") -> dict[str, Any]:
     st = res.standings
     kinds = [k for k in ("timeouts", "crashes", "illegal", "malformed", "oversized",
                          "protocol", "forfeits")
              if any(getattr(r, k) for r in st.rows)]
-    head = ("<tr><th>rank</th><th class=l>bot</th><th>games</th><th>wins</th>"
-            "<th>win % (95% CI)</th><th>avg place (95% CI)</th><th>place pts</th>"
-            "<th>avg penalty</th><th>rating (95% CI)</th>"
-            + "".join(f"<th>{k}</th>" for k in kinds) + "</tr>")
     rows = []
     for r in st.rows:
-        d = asdict(r)
-
-        def td(field: str, text: str, cls: str = "", d: dict[str, object] = d) -> str:
-            return (f'<td{" class=" + cls if cls else ""} data-field="{field}" '
-                    f'data-value="{_val(d[field])}">{text}</td>')
-
         cells = [
-            td("rank", str(r.rank)),
-            f'<td class=l data-field="bot" data-value="{_val(r.bot)}"><a href="{prefix}bots/'
-            f'{esc(slug[r.bot])}.html">{esc(r.bot)}</a></td>',
-            td("games", str(r.games)), td("wins", str(r.wins)),
+            _cell("rank", r.rank, str(r.rank)),
+            _cell("bot", r.bot, r.bot, "l", f"{prefix}bots/{slug[r.bot]}.html"),
+            _cell("games", r.games, str(r.games)), _cell("wins", r.wins, str(r.wins)),
             # the interval's half-width is on the same cell, read back on its own
-            f'<td data-field="win_rate" data-value="{_val(r.win_rate)}" data-ci="{_val(r.win_ci)}">'
-            f"{_pm(r.win_rate, r.win_ci, '.1f', 100)}</td>",
-            f'<td data-field="avg_place" data-value="{_val(r.avg_place)}" '
-            f'data-ci="{_val(r.place_ci)}">{_pm(r.avg_place, r.place_ci, ".2f")}</td>',
-            td("place_points", f"{r.place_points:g}"),
-            td("avg_penalty", "-" if r.avg_penalty is None else f"{r.avg_penalty:.1f}"),
-            f'<td data-field="rating" data-value="{_val(r.rating)}" '
-            f'data-low="{_val(r.rating_low)}" data-high="{_val(r.rating_high)}">'
-            f"{r.rating:+.0f} [{r.rating_low:+.0f}, {r.rating_high:+.0f}]</td>",
+            _cell("win_rate", r.win_rate, _pm(r.win_rate, r.win_ci, ".1f", 100), ci=r.win_ci),
+            _cell("avg_place", r.avg_place, _pm(r.avg_place, r.place_ci, ".2f"), ci=r.place_ci),
+            _cell("place_points", r.place_points, f"{r.place_points:g}"),
+            _cell("avg_penalty", r.avg_penalty,
+                  "-" if r.avg_penalty is None else f"{r.avg_penalty:.1f}"),
+            _cell("rating", r.rating,
+                  f"{r.rating:+.0f} [{r.rating_low:+.0f}, {r.rating_high:+.0f}]",
+                  low=r.rating_low, high=r.rating_high),
         ]
-        cells += [td(k, str(getattr(r, k)), "bad" if getattr(r, k) else "") for k in kinds]
-        rows.append(f'<tr data-bot="{esc(r.bot)}">' + "".join(cells) + "</tr>")
+        cells += [_cell(k, getattr(r, k), str(getattr(r, k)), "bad" if getattr(r, k) else "")
+                  for k in kinds]
+        rows.append({"bot": r.bot, "cells": cells})
     done = "" if st.complete else f" — in progress: {st.played} of {st.scheduled} games"
-    note = ("no faults" if not kinds else "fault columns: only the kinds that happened")
-    return (f"<h2>Standings</h2><p class=note>{st.played} games, {st.seats} seats{esc(done)}. "
-            "Ranked by average place. 95 % intervals over deals (the games of one deal are "
-            f"not independent). Rating: Plackett–Luce (Bradley–Terry at 2 seats) fitted to "
-            f"every game at once, logistic Elo scale with mean 0, its 95 % interval from a "
-            f"bootstrap over deals. {note}.</p>"
-            f'<table id="standings">{head}{"".join(rows)}</table>')
+    return {"st": st, "kinds": kinds, "standings": rows, "done": done}
 
 
-def charts_html(res: Results) -> str:
+def charts(res: Results) -> dict[str, Markup]:
     st = res.standings
     win = svg.error_bars("win rate", [(r.bot, None if r.win_rate is None else 100 * r.win_rate,
                                        None if r.win_ci is None else 100 * r.win_ci)
@@ -138,132 +129,100 @@ def charts_html(res: Results) -> str:
                                        for r in st.rows],
                             min(a for a, _ in spans) - 10, max(b for _, b in spans) + 10,
                             fmt="+.0f", better="Elo, higher is better →")
-    return ('<h2>Intervals</h2><div class="charts">'
-            f'<div class="chart"><h3>win rate, 95 % interval</h3>{win}</div>'
-            f'<div class="chart"><h3>average place, 95 % interval</h3>{place}</div>'
-            f'<div class="chart"><h3>rating, 95 % interval</h3>{rating}</div></div>')
+    return {"win": win, "place": place, "rating": rating}
 
 
-def heatmap_html(res: Results) -> str:
+def heatmap_context(res: Results) -> tuple[dict[str, Any], str]:
+    """The head-to-head table, and the style of its cells' colours (figures only)."""
     st = res.standings
     order = [r.bot for r in st.rows]
     deals = per_deal(res.outcomes, order) if res.duplicate else None
-    head = "<tr><th></th>" + "".join(f"<th>{esc(b)}</th>" for b in order) + "</tr>"
+    colours: dict[str, str] = {}
     rows = []
     for a in order:
-        cells = [f"<th class=l>{esc(a)}</th>"]
+        cells: list[dict[str, Any] | None] = []
         for b in order:
             n = st.met[a][b]
             if a == b or n == 0:
-                cells.append('<td style="background:#f0f1f4"></td>')
+                cells.append(None)
                 continue
             share = st.head[a][b] / n
             # red (behind) through white (level) to green (ahead)
             t = abs(share - 0.5) * 2
             lo, mid = int(255 - 110 * t), int(255 - 40 * t)
             bg = f"rgb({lo},{mid},{lo})" if share >= 0.5 else f"rgb({mid},{lo},{lo})"
-            extra = ""
+            cls = colours.setdefault(bg, f"h{len(colours)}")
+            deal = ""
             if deals is not None:
                 pd = deals[a][b]
                 if pd.diffs:
-                    extra = (f"<small>per deal {pd.mean:+.2f} · deals +{pd.won} ={pd.level} "
-                             f"−{pd.lost}</small>")
-            cells.append(f'<td style="background:{bg}" data-a="{esc(a)}" data-b="{esc(b)}" '
-                         f'data-score="{_val(st.head[a][b])}" data-games="{n}">'
-                         f"<b>{st.head[a][b]:g}</b> / {n}<small>{100 * share:.0f}% ahead</small>"
-                         f"{extra}</td>")
-        rows.append("<tr>" + "".join(cells) + "</tr>")
+                    deal = (f"per deal {pd.mean:+.2f} · deals +{pd.won} ={pd.level} "
+                            f"−{pd.lost}")
+            cells.append({"b": b, "cls": cls, "n": n, "score": f"{st.head[a][b]:g}",
+                          "score_json": _val(st.head[a][b]), "ahead": f"{100 * share:.0f}",
+                          "deal": deal})
+        rows.append((a, cells))
     what = ("each cell: the row bot's score against the column bot (a game won 1, level ½) over "
             "the games they played together, and the share of them the row bot finished ahead")
     if deals is not None:
         what += ("; for duplicate deals, the mean per-deal difference (the row bot's score minus "
                  "the column bot's over all seatings of a deal) and the deals won, level, lost")
-    return (f"<h2>Head-to-head</h2><p class=note>{what}.</p>"
-            f'<table class="heat" id="head-to-head">{head}{"".join(rows)}</table>')
+    css = "".join(f".heat td.{c}{{background:{bg}}}" for bg, c in colours.items())
+    return {"order": order, "rows": rows, "what": what}, css
 
 
-def endings_html(res: Results) -> str:
+def endings_context(res: Results) -> tuple[list[dict[str, Any]], Markup]:
     total = len(res.outcomes) or 1
     rows = endings(res.outcomes)
-    table = "".join(f'<tr><td class=l>{esc(_how(h))}</td><td data-how="{esc(h)}">{n}</td>'
-                    f"<td>{100 * n / total:.0f}%</td></tr>" for h, n in rows)
-    chart = svg.bars("how games ended", [(_how(h), n) for h, n in rows])
-    return ("<h2>How games ended</h2><div class=charts><div class=chart>"
-            f'<table id="endings"><tr><th class=l>ended</th><th>games</th><th>share</th></tr>'
-            f"{table}</table></div><div class=chart>{chart}</div></div>")
+    table = [{"how": h, "words": _how(h), "n": n, "share": f"{100 * n / total:.0f}%"}
+             for h, n in rows]
+    return table, svg.bars("how games ended", [(_how(h), n) for h, n in rows])
 
 
-def faults_html(res: Results) -> str:
+def faults_context(res: Results) -> dict[str, Any]:
     by = faults_by_kind(res.outcomes, res.bots)
     kinds = [k for k in (*FAULT_KINDS, "forfeit") if any(by[b][k] for b in res.bots)]
-    if not kinds:
-        return "<h2>Faults</h2><p>No bot faulted.</p>"
-    head = "<tr><th class=l>bot</th>" + "".join(f"<th>{k}</th>" for k in kinds) + "</tr>"
-    rows = "".join("<tr><td class=l>" + esc(b) + "</td>" + "".join(
-        f'<td class="{"bad" if by[b][k] else ""}" data-kind="{k}">{by[b][k]}</td>' for k in kinds)
-        + "</tr>" for b in res.bots if any(by[b][k] for k in kinds))
-    return (f"<h2>Faults</h2><p class=note>per bot and kind (PROTOCOL.md's fault kinds; "
-            f"forfeit: games forfeited)</p><table id=faults>{head}{rows}</table>")
+    rows = [(b, [(k, by[b][k]) for k in kinds]) for b in res.bots
+            if any(by[b][k] for k in kinds)]
+    return {"kinds": kinds, "rows": rows}
 
 
 def game_rows(res: Results, games: Sequence[GameOutcome], prefix: str, bot: str | None,
-              faults_of: dict[str, list[str]], pages: set[str]) -> str:
+              faults_of: dict[str, list[str]], pages: set[str]) -> list[dict[str, Any]]:
     rows = []
     for o in games:
         seats = list(range(len(o.seats))) if bot is None else [o.seats.index(bot)]
         for s in seats:
             opp = [b for t, b in enumerate(o.seats) if t != s]
-            won = "won" if o.places[s] == 1 else "lost"
             mine = [f for f in o.faults if int(f["seat"]) == s]
             kinds = sorted({str(f.get("kind")) for f in mine})
-            cell_opp = ", ".join(esc(b) for b in opp)
-            lineup = " vs ".join(esc(b) for b in o.seats)
-            link = (f'<a href="{prefix}games/{esc(o.game_id)}.html">{esc(o.game_id)}</a>'
-                    if o.game_id in pages else
-                    f"{esc(o.game_id)} <span class=note>(no replay)</span>")
-            rows.append(
-                f'<tr data-opp="{esc("|".join(opp))}" data-result="{won}" '
-                f'data-faults="{"yes" if mine else "no"}" data-how="{esc(o.how)}">'
-                f"<td class=l>{link}</td><td>{o.deal}</td>"
-                + (f"<td class=l>{lineup}</td>" if bot is None else
-                   f"<td>{s}</td><td class=l>{cell_opp}</td>")
-                + f"<td>{o.places[s] if bot else ' '.join(map(str, o.places))}</td>"
-                f"<td>{o.points[s] if bot else ' '.join(map(str, o.points))}</td>"
-                f"<td class=l>{esc(_how(o.how))}</td><td>{o.turns}</td>"
-                f'<td class="l {"bad" if mine or o.faults and bot is None else ""}">'
-                + (esc(", ".join(kinds)) if bot else esc(", ".join(faults_of.get(o.game_id, []))))
-                + ("; forfeit" if (s in o.forfeits if bot else o.forfeits) else "")
-                + "</td></tr>")
+            text = ", ".join(kinds) if bot else ", ".join(faults_of.get(o.game_id, []))
+            forfeit = s in o.forfeits if bot else bool(o.forfeits)
+            rows.append({
+                "opp": "|".join(opp), "result": "won" if o.places[s] == 1 else "lost",
+                "faults": "yes" if mine else "no", "how": o.how,
+                "link": f"{prefix}games/{o.game_id}.html" if o.game_id in pages else "",
+                "game_id": o.game_id, "deal": o.deal, "seat": s,
+                "opponents": ", ".join(opp), "lineup": " vs ".join(o.seats),
+                "places": o.places[s] if bot else " ".join(map(str, o.places)),
+                "points": o.points[s] if bot else " ".join(map(str, o.points)),
+                "ended": _how(o.how), "turns": o.turns,
+                "bad": bool(mine or o.faults and bot is None),
+                "fault_text": text + ("; forfeit" if forfeit else ""),
+            })
             if bot is None:
                 break
-    return "".join(rows)
+    return rows
 
 
 def games_table(res: Results, games: Sequence[GameOutcome], prefix: str, bot: str | None,
-                pages: set[str]) -> str:
-    opps = sorted({b for o in games for b in o.seats if b != bot})
+                pages: set[str]) -> dict[str, Any]:
     hows = sorted({o.how for o in games})
     faults_of = {o.game_id: sorted({f"{o.seats[int(f['seat'])]}: {f.get('kind')}"
                                     for f in o.faults}) for o in games}
-    filters = ('<form class="filters" id="filters">'
-               '<label>opponent <select name="opp"><option value="">any</option>'
-               + "".join(f'<option value="{esc(b)}">{esc(b)}</option>' for b in opps)
-               + "</select></label>"
-               + ('<label>result <select name="result"><option value="">any</option>'
-                  '<option value="won">won</option><option value="lost">not won</option>'
-                  "</select></label>" if bot else "")
-               + '<label>faults <select name="faults"><option value="">any</option>'
-               '<option value="yes">with faults</option><option value="no">without</option>'
-               "</select></label>"
-               '<label>ended <select name="how"><option value="">any</option>'
-               + "".join(f'<option value="{esc(h)}">{esc(_how(h))}</option>' for h in hows)
-               + '</select></label><span id="shown"></span></form>')
-    head = ("<tr><th class=l>game</th><th>deal</th>"
-            + ("<th class=l>seats</th>" if bot is None else "<th>seat</th><th class=l>opponents</th>")
-            + "<th>place</th><th>penalty</th><th class=l>ended</th><th>turns</th>"
-            "<th class=l>faults</th></tr>")
-    return (filters + f'<table id="games">{head}'
-            f"{game_rows(res, games, prefix, bot, faults_of, pages)}</table>")
+    return {"bot": bot, "opponents": sorted({b for o in games for b in o.seats if b != bot}),
+            "hows": [(h, _how(h)) for h in hows],
+            "rows": game_rows(res, games, prefix, bot, faults_of, pages)}
 
 
 def write_site(folder: Path, out: Path, *, games: bool = True) -> Results:
@@ -283,10 +242,10 @@ def write_site(folder: Path, out: Path, *, games: bool = True) -> Results:
         else:
             for res in found:
                 write_results(res, out / f"{res.seats}-seats", games=games)
-            _write(out / "index.html", page(
-                f"{found[0].standings.name}: results", "<h2>Tables</h2><ul>" + "".join(
-                    f'<li><a href="{res.seats}-seats/index.html">{esc(res.name)}</a>: '
-                    f"{res.standings.played} games</li>" for res in found) + "</ul>"))
+            _write(out / "index.html", render(
+                "tables.html", title=f"{found[0].standings.name}: results",
+                tables=[(res.name, f"{res.seats}-seats/index.html", res.standings.played)
+                        for res in found]))
     except OSError as e:
         raise ReportError(f"cannot write the report into {out}: {e}") from None
     return found[0]
@@ -331,59 +290,57 @@ def write_results(res: Results, out: Path, *, games: bool = True) -> None:
             nav = [("standings", "../index.html"), ("all games", "../games.html")]
             nav += [(b, f"../bots/{slug[b]}.html") for b in dict.fromkeys(o.seats)]
             _write(out / "games" / f"{o.game_id}.html",
-                   viewer_page(fr, nav, others).replace(
-                       f"<title>game {esc(fr.game_id)}",
-                       f"<title>{esc(res.name)}: game {esc(fr.game_id)}"))
+                   viewer_page(fr, nav, others, title=f"{res.name}: game {fr.game_id}"))
             pages.add(o.game_id)
     lat = latencies(ms)
     hist = rating_history(res.outcomes, [r.bot for r in res.standings.rows])
     nav = [("standings", "index.html"), ("all games", "games.html")]
     lat_rows = [(b, lat[b].median, lat[b].p99) for b in (r.bot for r in res.standings.rows)]
-    lat_table = ("<table id=latency><tr><th class=l>bot</th><th>decisions</th><th>median ms</th>"
-                 "<th>p99 ms</th><th>max ms</th></tr>" + "".join(
-                     f"<tr><td class=l>{esc(b)}</td><td>{lat[b].decisions}</td>"
-                     + "".join("<td>-</td>" if v is None else f"<td>{v:.3f}</td>"
-                               for v in (lat[b].median, lat[b].p99, lat[b].max)) + "</tr>"
-                     for b, _, _ in lat_rows) + "</table>")
     lengths = [o.turns for o in res.outcomes]
-    body = (standings_html(res, slug) + charts_html(res) + endings_html(res) + faults_html(res)
-            + heatmap_html(res)
-            + "<h2>Over the games</h2><div class=charts>"
-            + '<div class="chart"><h3>rating after the games played so far</h3>'
-            + svg.lines("rating over games", [(b, list(h)) for b, h in hist.items()],
-                        x_label="games played", y_label="rating (Elo)") + "</div>"
-            + '<div class="chart"><h3>game length (turns)</h3>'
-            + svg.histogram("game length", lengths, x_label="turns") + "</div>"
-            + '<div class="chart"><h3>decision time per bot</h3>'
-            + svg.latency("decision time", lat_rows) + lat_table + "</div></div>"
-            + "<h2>Bots</h2><ul>" + "".join(
-                f'<li><a href="bots/{esc(slug[b])}.html">{esc(b)}</a></li>' for b in res.bots)
-            + "</ul>"
-            + (f"<p class=bad>{len(missing)} game record{'s' if len(missing) > 1 else ''} "
-               f"could not be read (left out of the replays and decision times; the standings "
-               f"count {'them' if len(missing) > 1 else 'it'}): {esc('; '.join(missing[:5]))}"
-               f"</p>" if missing else ""))
+    heat, heat_css = heatmap_context(res)
+    ends, ends_chart = endings_context(res)
+    figures = charts(res) | {
+        "endings": ends_chart,
+        "history": svg.lines("rating over games", [(b, list(h)) for b, h in hist.items()],
+                             x_label="games played", y_label="rating (Elo)"),
+        "lengths": svg.histogram("game length", lengths, x_label="turns"),
+        "latency": svg.latency("decision time", lat_rows),
+    }
+    latency_table = [(b, lat[b].decisions, ["-" if v is None else f"{v:.3f}"
+                                            for v in (lat[b].median, lat[b].p99, lat[b].max)])
+                     for b, _, _ in lat_rows]
+    unread = ""
+    if missing:
+        many = len(missing) > 1
+        unread = (f"{len(missing)} game record{'s' if many else ''} could not be read (left "
+                  f"out of the replays and decision times; the standings count "
+                  f"{'them' if many else 'it'}): {'; '.join(missing[:5])}")
     done = "" if res.standings.complete else " (in progress)"
     sub = f"{res.standings.played} of {res.scheduled} games{done}"
-    _write(out / "index.html", page(title, body, nav, subtitle=sub))
-    _write(out / "games.html", page(
-        f"{res.name}: every game", f"<h2>{len(res.outcomes)} games</h2>"
-        + games_table(res, res.outcomes, "", None, pages), nav, scripts=("filter.js",), subtitle=sub))
+    _write(out / "index.html", render(
+        "index.html", title=title, nav=nav, subtitle=sub, css=heat_css,
+        **standings_context(res, slug), charts=figures, endings=ends,
+        faults=faults_context(res), heat=heat, latency=latency_table,
+        bots=[(b, f"bots/{slug[b]}.html") for b in res.bots], missing=unread))
+    _write(out / "games.html", render(
+        "games.html", title=f"{res.name}: every game", nav=nav, subtitle=sub,
+        scripts=("filter.js",), count=len(res.outcomes),
+        table=games_table(res, res.outcomes, "", None, pages)))
     bnav = [("standings", "../index.html"), ("all games", "../games.html")]
     rows = {r.bot: r for r in res.standings.rows}
     for b in res.bots:
         mine = [o for o in res.outcomes if b in o.seats]
         r = rows[b]
-        summary = (f"<p>rank {r.rank} of {len(res.bots)} · {r.games} games · {r.wins} wins · "
+        summary = (f"rank {r.rank} of {len(res.bots)} · {r.games} games · {r.wins} wins · "
                    f"win rate {_pm(r.win_rate, r.win_ci, '.1f', 100)} % · average place "
                    f"{_pm(r.avg_place, r.place_ci, '.2f')} · rating {r.rating:+.0f} "
                    f"[{r.rating_low:+.0f}, {r.rating_high:+.0f}] · decisions: median "
                    + ("-" if lat[b].median is None or lat[b].p99 is None else
-                      f"{lat[b].median:.3g} ms, p99 {lat[b].p99:.3g} ms")
-                   + "</p>")
-        _write(out / "bots" / f"{slug[b]}.html", page(
-            f"{res.name}: {b}", summary + games_table(res, mine, "../", b, pages), bnav,
-            scripts=("filter.js",), subtitle=sub))
+                      f"{lat[b].median:.3g} ms, p99 {lat[b].p99:.3g} ms"))
+        _write(out / "bots" / f"{slug[b]}.html", render(
+            "bot.html", title=f"{res.name}: {b}", nav=bnav, subtitle=sub,
+            scripts=("filter.js",), summary=summary,
+            table=games_table(res, mine, "../", b, pages)))
 
 
 def write_game_html(rec: Record, out: Path, *, seat: int | None = None,

@@ -1,6 +1,8 @@
 """Charts as inline SVG, drawn in Python: no chart library, no script, nothing to
-load.  Each function returns one ``<svg>`` element as a string; labels are escaped
-here.  Owns the look of the charts and nothing else.
+load.  Each function returns one ``<svg>`` element as ``Markup`` (MarkupSafe: the
+templates insert it as it is); every label is escaped here through MarkupSafe's
+``escape``, every number is formatted here.  Owns the look of the charts and nothing
+else.
 """
 
 from __future__ import annotations
@@ -8,7 +10,8 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from .frames import esc
+from markupsafe import Markup
+from markupsafe import escape as esc
 
 PALETTE = ("#1f5fbf", "#c5221f", "#137333", "#b45309", "#7b1fa2", "#0e7c86", "#c2185b",
            "#5f6368", "#8a6d00", "#3949ab")
@@ -44,7 +47,7 @@ def _num(x: float) -> str:
 def error_bars(title: str,
                rows: Sequence[tuple[str, float | None, float | tuple[float, float] | None]],
                lo: float, hi: float, *, fmt: str = ".2f", unit: str = "",
-               better: str = "") -> str:
+               better: str = "") -> Markup:
     """One horizontal row per label: a dot at the value and a whisker over value
     +- interval.  ``rows``: (label, value, half-width, or the interval's (low, high)
     when it is not symmetric)."""
@@ -61,7 +64,7 @@ def error_bars(title: str,
     axis_y = 24 + row_h * len(rows)
     for t in _ticks(lo, hi):
         out.append(f'<line x1="{_f(x(t))}" y1="18" x2="{_f(x(t))}" y2="{axis_y}" stroke="#e3e6eb"/>'
-                   f'<text x="{_f(x(t))}" y="{axis_y + 14}" text-anchor="middle">{_num(t)}{unit}</text>')
+                   f'<text x="{_f(x(t))}" y="{axis_y + 14}" text-anchor="middle">{_num(t)}{esc(unit)}</text>')
     if better:
         out.append(f'<text x="{left + width}" y="12" text-anchor="end" fill="#5b6475">{esc(better)}</text>')
     for i, (label, v, ci) in enumerate(rows):
@@ -86,10 +89,10 @@ def error_bars(title: str,
         out.append(f'<circle cx="{_f(x(v))}" cy="{y}" r="4.5" fill="{c}"/>'
                    f'<text x="{left + width + 8}" y="{y + 4}">{label_v}</text>')
     out.append("</svg>")
-    return "".join(out)
+    return Markup("".join(out))
 
 
-def bars(title: str, rows: Sequence[tuple[str, float]], *, fmt: str = "g") -> str:
+def bars(title: str, rows: Sequence[tuple[str, float]], *, fmt: str = "g") -> Markup:
     """Horizontal bars from zero, with their values."""
     left, width, row_h = 12 + 7 * max((len(label) for label, _ in rows), default=10), 280, 22
     top = max((v for _, v in rows), default=0) or 1
@@ -103,16 +106,17 @@ def bars(title: str, rows: Sequence[tuple[str, float]], *, fmt: str = "g") -> st
                    f'<rect x="{left}" y="{y}" width="{_f(w)}" height="15" fill="{colour(i)}" opacity="0.8"/>'
                    f'<text x="{_f(left + w + 6)}" y="{y + 12}">{format(v, fmt)}</text>')
     out.append("</svg>")
-    return "".join(out)
+    return Markup("".join(out))
 
 
 def lines(title: str, series: Sequence[tuple[str, Sequence[tuple[float, float]]]], *,
-          x_label: str, y_label: str) -> str:
+          x_label: str, y_label: str) -> Markup:
     """Line chart, one line per series, with a legend."""
     left, top, width, height = 50, 12, 520, 220
     pts = [p for _, s in series for p in s]
     if not pts:
-        return '<svg xmlns="http://www.w3.org/2000/svg" width="200" height="30"><text x="4" y="18">no games yet</text></svg>'
+        return Markup('<svg xmlns="http://www.w3.org/2000/svg" width="200" height="30">'
+                      '<text x="4" y="18">no games yet</text></svg>')
     x0, x1 = min(p[0] for p in pts), max(p[0] for p in pts)
     y0, y1 = min(p[1] for p in pts), max(p[1] for p in pts)
     pad = (y1 - y0) * 0.05 or 1
@@ -143,14 +147,15 @@ def lines(title: str, series: Sequence[tuple[str, Sequence[tuple[float, float]]]
                    f'<rect x="{left + width + 14}" y="{top + 6 + i * 18}" width="12" height="4" fill="{c}"/>'
                    f'<text x="{left + width + 30}" y="{top + 11 + i * 18}">{esc(name)}</text>')
     out.append("</svg>")
-    return "".join(out)
+    return Markup("".join(out))
 
 
-def histogram(title: str, values: Sequence[int], *, x_label: str, bins: int = 20) -> str:
+def histogram(title: str, values: Sequence[int], *, x_label: str, bins: int = 20) -> Markup:
     """Counts of ``values`` in equal bins."""
     left, top, width, height = 44, 10, 520, 180
     if not values:
-        return '<svg xmlns="http://www.w3.org/2000/svg" width="200" height="30"><text x="4" y="18">no games yet</text></svg>'
+        return Markup('<svg xmlns="http://www.w3.org/2000/svg" width="200" height="30">'
+                      '<text x="4" y="18">no games yet</text></svg>')
     lo, hi = min(values), max(values)
     size = max(1, math.ceil((hi - lo + 1) / bins))
     n_bins = (hi - lo) // size + 1
@@ -177,10 +182,10 @@ def histogram(title: str, values: Sequence[int], *, x_label: str, bins: int = 20
                    f'y="{top + height + 15}" text-anchor="middle">{_num(t)}</text>')
     out.append(f'<text x="{left + width / 2}" y="{top + height + 31}" text-anchor="middle" '
                f'fill="#5b6475">{esc(x_label)}</text></svg>')
-    return "".join(out)
+    return Markup("".join(out))
 
 
-def latency(title: str, rows: Sequence[tuple[str, float | None, float | None]]) -> str:
+def latency(title: str, rows: Sequence[tuple[str, float | None, float | None]]) -> Markup:
     """Per bot, median and 99th percentile (ms) on a log scale: a dot at the median,
     a bar on to the p99."""
     left, width, row_h = 150, 300, 22
@@ -214,4 +219,4 @@ def latency(title: str, rows: Sequence[tuple[str, float | None, float | None]]) 
                    f'fill="{c}"/><text x="{left + width + 8}" y="{y + 4}">{med:.3g} / {p99:.3g} ms'
                    f'</text>')
     out.append("</svg>")
-    return "".join(out)
+    return Markup("".join(out))

@@ -14,7 +14,9 @@ Must not import: anything else of the referee.
 from __future__ import annotations
 
 import json
-from typing import Any
+import re
+from collections.abc import Iterable
+from typing import Any, TextIO
 
 #: Characters shown of a bot's text or value before it is cut (``...`` follows).
 LIMIT = 60
@@ -27,23 +29,102 @@ def _escape_controls(text: str) -> str:
     return "".join(f"\\u{ord(c):04x}" if 0x7F <= ord(c) <= 0x9F else c for c in text)
 
 
-#: Characters a terminal acts on rather than shows: the C0 controls (carriage return,
-#: escape...), DEL, the C1 controls (U+009B is a CSI on many terminals) and the
-#: bidirectional overrides (a line that reads as something else).
-_CONTROL = {*range(0x00, 0x20), 0x7F, *range(0x80, 0xA0), *range(0x202A, 0x202F),
-            *range(0x2066, 0x206A), 0x200E, 0x200F, 0x061C}
-_ESCAPES = {c: (f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}") for c in _CONTROL}
+class _Escapes(dict[int, str]):
+    """``printable``'s table for ``str.translate``: a character's code -> its escape
+    (or the character itself), worked out when first met and kept (the Basic
+    Multilingual Plane's only: at most 65,536 of them)."""
+
+    def __missing__(self, code: int) -> str:
+        char = chr(code)
+        if char.isprintable():
+            shown = char
+        elif code < 0x20:
+            shown = f"\\x{code:02x}"
+        elif code < 0x10000:
+            shown = f"\\u{code:04x}"
+        else:  # as JSON writes it: a surrogate pair
+            high, low = divmod(code - 0x10000, 0x400)
+            return f"\\u{0xD800 + high:04x}\\u{0xDC00 + low:04x}"
+        self[code] = shown
+        return shown
 
 
-def printable(text: str, *, keep_tabs: bool = False) -> str:
-    """Bot-controlled text made safe to print on the organiser's terminal: every
-    control character shown as an escape (``\\x1b``, ``\\x0d``, ``\\u202e``), so that
-    a bot's stderr, name or decision text can neither move the cursor, rewrite a
-    line, clear the screen, set the window title, nor reorder what a line shows."""
+_ESCAPES = _Escapes()
+_KEEP_TABS = _Escapes({9: "\t"})
+_KEEP_LINES = _Escapes({10: "\n"})
+_KEEP_BOTH = _Escapes({9: "\t", 10: "\n"})
+
+
+def printable(text: str, *, keep_tabs: bool = False, keep_newlines: bool = False) -> str:
+    """Text a bot or an author wrote, made safe to show on the organiser's terminal or
+    in a log: every character that is not printable shown as an escape, so that a
+    bot's stderr, name, hello or decision text, or an author's command, can neither
+    move the cursor, rewrite a line, clear the screen, set the window title, nor
+    reorder or hide what a line shows.
+
+    The one function that does this (the command line's output streams, ``Guard``,
+    and the bots' stderr logs use it).  Not printable, as Python's
+    ``str.isprintable`` has it: the C0 controls (escape, carriage return, bell...),
+    DEL, the C1 controls (U+009B is a CSI on many terminals), the format characters
+    (the bidirectional overrides and isolates, zero-width characters), the line and
+    paragraph separators, spaces other than U+0020, surrogates, private-use and
+    unassigned code points.  A C0 control is shown as ``\\x1b``, any other as
+    ``\\u202e`` (a surrogate pair beyond U+FFFF): as a JSON string escapes them, so
+    that JSON output stays valid JSON meaning the same.  Tabs and newlines are kept
+    when asked (multi-line output); text with nothing to escape comes back as it is.
+    """
     if text.isprintable():
         return text
-    table = _ESCAPES if not keep_tabs else {k: v for k, v in _ESCAPES.items() if k != 9}
+    table = (_KEEP_BOTH if keep_newlines else _KEEP_TABS) if keep_tabs else (
+        _KEEP_LINES if keep_newlines else _ESCAPES)
     return text.translate(table)
+
+
+#: The control sequences the referee itself writes on a terminal, through ``control``:
+#: going back to the start of the line, erasing it, and colours (SGR).
+_OWN_CONTROL = re.compile(r"(?:\r|\x1b\[[0-9;]*[mK])+")
+
+
+class Guard:
+    """A text stream (the command line's stdout or stderr) that shows, never obeys,
+    what is written to it: every write goes through ``printable`` (newlines and tabs
+    kept).  The referee's own control sequences (a progress line's carriage return,
+    colours on a terminal) go through ``control``.  It has no ``buffer``: nothing
+    writes around it."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+
+    def write(self, text: str) -> int:
+        self.stream.write(printable(text, keep_tabs=True, keep_newlines=True))
+        return len(text)
+
+    def writelines(self, lines: Iterable[str]) -> None:
+        for line in lines:
+            self.write(line)
+
+    def write_control(self, sequence: str) -> None:
+        control(self.stream, sequence)
+
+    def flush(self) -> None:
+        self.stream.flush()
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "buffer":
+            raise AttributeError(name)
+        return getattr(self.stream, name)
+
+
+def control(stream: TextIO | Guard, sequence: str) -> None:
+    """Write one of the referee's own control sequences (``\\r``, ``\\x1b[K``,
+    colours) to ``stream``, past its ``Guard`` if it has one.  Anything else is
+    refused (ValueError): bots' text never comes this way."""
+    if not _OWN_CONTROL.fullmatch(sequence):
+        raise ValueError(f"not one of the referee's control sequences: {sequence!r}")
+    if isinstance(stream, Guard):
+        stream.write_control(sequence)
+    else:
+        stream.write(sequence)
 
 
 def quote(data: bytes | bytearray | memoryview | str, limit: int = LIMIT) -> str:

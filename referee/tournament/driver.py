@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any, Protocol, TextIO
 
 from ..errors import StorageError
-from ..text.quoting import printable
+from ..text.quoting import control, printable
 from .config import EXECUTORS, TournamentConfigError
 from .executor import (
     Batch,
@@ -110,12 +110,14 @@ class Progress:
     def _draw(self) -> None:
         self.drawn = True
         if self.line is not None:
-            self.stream.write("\r\x1b[K" + self._status())
+            control(self.stream, "\r\x1b[K")
+            self.stream.write(self._status())
         else:
             frac = self.done / self.total if self.total else 1.0
             filled = int(frac * self.WIDTH)
             bar = "#" * filled + "." * (self.WIDTH - filled)
-            self.stream.write(f"\r\x1b[K[{bar}] {self._status()}")
+            control(self.stream, "\r\x1b[K")
+            self.stream.write(f"[{bar}] {self._status()}")
         self.stream.flush()
 
     def grow(self, games: int) -> None:
@@ -141,7 +143,8 @@ class Progress:
     def message(self, text: str) -> None:
         text = printable(text)  # faults and notices carry bots' own text
         if self.tty:
-            self.stream.write("\r\x1b[K" + text + "\n")
+            control(self.stream, "\r\x1b[K")
+            self.stream.write(text + "\n")
             self._draw()
         else:
             self.stream.write(text + "\n")
@@ -175,7 +178,8 @@ class Progress:
         own, and how many faults were not shown."""
         if final is not None:
             if self.tty:
-                self.stream.write("\r\x1b[K" + final + "\n")
+                control(self.stream, "\r\x1b[K")
+                self.stream.write(final + "\n")
             else:
                 self.stream.write(final + "\n")
         elif self.tty and self.drawn:
@@ -397,13 +401,15 @@ class Driver:
 
 def choose_executor(kind: str | None = None, scheduler: str | None = None,
                     jobs: int | None = None, *, default: str = "process",
-                    default_scheduler: str | None = None, ship: bool = True) -> Executor:
+                    default_scheduler: str | None = None, ship: bool = True,
+                    concurrency: int | None = None) -> Executor:
     """The executor a run plays on, from the options (``--executor``, ``--scheduler``,
     ``--jobs``) and the configuration's defaults: ``process`` (this machine's worker
     processes, ``jobs`` of them, default one per CPU) or ``dask`` (the cluster at
     the scheduler, else a local one of ``jobs`` workers; ``ship``: send the bots'
-    folders to its workers).  A scheduler alone means ``dask``.  The same for
-    ``tournament run``, ``match`` and ``league run``."""
+    folders to its workers).  A scheduler alone means ``dask``.  ``concurrency``:
+    games in flight at once over the process workers (a Dask worker plays one at a
+    time).  The same for ``tournament run``, ``match`` and ``league run``."""
     kind = kind or ("dask" if scheduler else default)
     if kind not in EXECUTORS:
         raise TournamentConfigError(f"unknown executor {kind!r}: choose from "
@@ -412,7 +418,10 @@ def choose_executor(kind: str | None = None, scheduler: str | None = None,
         if scheduler:
             raise TournamentConfigError("--scheduler is for the Dask executor: add "
                                         "--executor dask")
-        return ProcessExecutor(jobs)
+        return ProcessExecutor(jobs, concurrency=concurrency)
+    if concurrency is not None:
+        raise TournamentConfigError("--concurrency is for the process executor (a Dask "
+                                    "worker plays one game at a time)")
     # distributed takes a second to import: only when a run asks for it.
     from .dask_executor import DaskExecutor
 

@@ -222,11 +222,16 @@ def _elo_text(s: dict[str, Any]) -> str:
     e = s["elo"]
     if not math.isfinite(e):
         return f"{e:+}"
+    e += 0.0  # -0.0 prints as +0.0
     iv = s.get("elo_interval")
     if iv is None:
         return f"{e:+.1f}"
     lo, hi = iv
-    return f"{e:+.1f} [{lo:+.1f}, {hi:+.1f}]"
+    if lo == hi:  # every set scored alike: no interval to show
+        alike = " (every set even: the two bots never played differently)" if e == 0 else \
+            " (every set scored alike)"
+        return f"{e:+.1f}{alike}"
+    return f"{e:+.1f} [{lo + 0.0:+.1f}, {hi + 0.0:+.1f}]"
 
 
 @dataclass

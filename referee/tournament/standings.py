@@ -310,6 +310,8 @@ def head_to_head_table(st: Standings, compact: bool = False) -> tuple[list[str],
 def _title(st: Standings) -> str:
     if st.complete:
         done = ""
+    elif st.running is False and st.played == 0:
+        done = f" (not started: {st.scheduled} games to play)"
     elif st.running is False:
         done = (f" (stopped at {st.played} of {st.scheduled}: run it again to play the "
                 f"rest)")

@@ -123,16 +123,25 @@ def check(out: Path) -> Report:
     re-run.  Raises StorageError if the database cannot be read."""
     store = Store.open_existing(out)
     try:
+        return check_store(store, out, repair_hint=(
+            f"'referee tournament verify {out} --repair --config CONFIG' rebuilds it "
+            "from the game records"))
+    finally:
+        store.close()
+
+
+def check_store(store: Store, out: Path, *, repair_hint: str = "") -> Report:
+    """Every row of ``store`` (a tournament's or a league's: the same ``games`` and
+    ``seats`` tables) against its record under ``out``, every record re-run, and
+    every record without a row.  Raises StorageError if the database cannot be read."""
+    try:
         report = Report(scheduled=store.scheduled)
         rows = list(store.outcomes())
         seat_rows = {(idx, seat): (bot, place, points, faults) for idx, seat, bot, place,
                      points, faults in store.conn.execute("SELECT * FROM seats")}
     except sqlite3.Error as e:
-        raise StorageError(f"{store.path} cannot be read: {e}; 'referee tournament verify "
-                         f"{out} --repair --config CONFIG' rebuilds it from the game "
-                         "records") from None
-    finally:
-        store.close()
+        raise StorageError(f"{store.path} cannot be read: {e}"
+                           + (f"; {repair_hint}" if repair_hint else "")) from None
     seen: set[str] = set()
     for row in rows:
         report.games += 1

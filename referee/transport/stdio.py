@@ -315,6 +315,12 @@ class StdioTransport:
                     self._exited = True
             self._read_available(drain=self._exited)
 
+    def wait_handles(self) -> tuple[int, ...]:
+        """The descriptors that become readable when ``recv`` has something new (its
+        stdout, the exit fd): for a loop waiting on many bots at once.  A message may
+        already be buffered: call ``recv(0)`` before waiting on them."""
+        return (self.read_fd,) if self.exit_fd is None else (self.read_fd, self.exit_fd)
+
     # -- sending ---------------------------------------------------------------------
 
     def send(self, message: dict[str, Any]) -> None:

@@ -109,15 +109,20 @@ def test_choose_executor() -> None:
     assert isinstance(d, DaskExecutor) and d.scheduler == "tcp://h:1"
     with pytest.raises(TournamentConfigError, match="--scheduler is for the Dask executor"):
         choose_executor("process", "tcp://h:1")
+    ex = choose_executor("process", None, 2, concurrency=8)
+    assert isinstance(ex, ProcessExecutor) and ex.concurrency == 8
+    with pytest.raises(TournamentConfigError, match="--concurrency is for the process"):
+        choose_executor("dask", None, 2, concurrency=8)
 
 
 def test_the_three_commands_offer_the_same_executor_options() -> None:
-    """tournament run, match and league run: --executor (default: the configuration's)
-    and --scheduler, the same words."""
+    """tournament run, match and league run: --executor (default: the configuration's),
+    --scheduler and --concurrency, the same words."""
     helps = [invoke(*cmd, "--help").stdout for cmd in
              (["tournament", "run"], ["match"], ["league", "run"])]
     for h in helps:
         assert "--executor [process|dask]" in h and "--scheduler tcp://HOST:8786" in h
+        assert "-c, --concurrency INTEGER RANGE" in h
         assert "implies --executor dask" in " ".join(h.split())
 
 
@@ -125,3 +130,35 @@ def test_the_three_commands_offer_the_same_executor_options() -> None:
 def test_a_league_command_that_fails_ends_with_one_line(tmp_path: Path) -> None:
     r = invoke("league", "standings", str(tmp_path))
     assert r.exit_code == 2 and r.stderr.startswith("Error: ") and r.stderr.count("\n") == 1
+
+
+def test_a_group_may_keep_the_lines_of_a_message() -> None:
+    """A league's refused configuration changes are one line each (``error_lines``);
+    elsewhere a message is one line."""
+
+    class Lines(Group):
+        error_status = 2
+        error_lines = True
+
+    @click.group(cls=Main)
+    def top() -> None:
+        pass
+
+    @top.group(cls=Lines)
+    def kept() -> None:
+        pass
+
+    @kept.command()
+    def a() -> None:
+        raise ConfigError("it changes them:\nrules.turn_limit: was 1000, now 300\n")
+
+    @top.command()
+    def b() -> None:
+        raise ConfigError("it changes them:\nrules.turn_limit: was 1000, now 300\n")
+
+    r = CliRunner().invoke(top, ["kept", "a"])
+    assert (r.exit_code, r.stderr) == (
+        2, "Error: it changes them:\nrules.turn_limit: was 1000, now 300\n")
+    r = CliRunner().invoke(top, ["b"])
+    assert (r.exit_code, r.stderr) == (
+        1, "Error: it changes them: rules.turn_limit: was 1000, now 300\n")

@@ -8,6 +8,7 @@ told where diagnostics go).
 
 from __future__ import annotations
 
+import json
 import sys
 import textwrap
 from pathlib import Path
@@ -139,3 +140,19 @@ def test_a_debug_print_on_stdout_is_told_where_diagnostics_go(tmp_path: Path) ->
     r = invoke("play", "random", f"{sys.executable} {bot}", "--sandbox", "off", "--seed", "3")
     assert '"debug: choosing 0"; stdout carries protocol messages only: print diagnostics ' \
         "to stderr" in r.stdout
+
+
+def test_schedule_of_a_seedless_file_says_whether_the_run_will_play_those_deals(
+        tmp_path: Path) -> None:
+    cfg = tmp_path / "t.toml"
+    cfg.write_text('[tournament]\ndeals = 1\noutput = "out"\n[[bots]]\nname = "a"\n'
+                   'builtin = "random"\n[[bots]]\nname = "b"\nbuiltin = "lowest"\n')
+    r = invoke("tournament", "schedule", str(cfg))
+    assert r.exit_code == 0, r.stderr
+    assert "it will NOT play these deals" in r.stderr and "add 'seed = " in r.stderr
+    assert invoke("tournament", "run", str(cfg), "-q", "--jobs", "1").exit_code == 0
+    seed = json.loads(invoke("tournament", "standings", str(tmp_path / "out"),
+                             "--format", "json").stdout)["seed"]
+    r = invoke("tournament", "schedule", str(cfg))
+    assert f"these are the deals of the tournament in {tmp_path / 'out'} (seed {seed}," \
+        in r.stderr

@@ -5,6 +5,7 @@ submissions and refused configuration changes."""
 from __future__ import annotations
 
 import json
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -80,11 +81,23 @@ def test_submit_run_resubmit_and_standings(tmp_path: Path, referee: Referee,
     r = referee("league", "verify", league)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "verified: 16 games re-run identically and match the database" in r.stdout
+    # verify catches an edited seats row and a deleted games row (as tournament
+    # verify does: the same check), and a missing record
+    conn = sqlite3.connect(league / "league.sqlite")
+    conn.execute("UPDATE seats SET place = 3 - place WHERE idx = 1")
+    conn.execute("DELETE FROM seats WHERE idx = 2")
+    conn.execute("DELETE FROM games WHERE idx = 2")
+    conn.commit()
+    conn.close()
     (league / "games" / "g000003.jsonl").unlink()
     r = referee("league", "verify", league)
     assert r.returncode == 1
-    assert r.stdout.startswith("g000003: no such file")
-    assert "Error: 1 of 16 games do not verify" in r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0].startswith("g000001: seat 0's row in table seats differs")
+    assert any(x.startswith("g000003: its record games/g000003.jsonl is missing") for x in lines)
+    assert any(x.startswith("g000002: games/g000002.jsonl has no row in the database")
+               for x in lines)
+    assert "Error: 3 of the 15 games in the database do not verify (listed above)" in r.stderr
     store = LeagueStore.open(league)
     try:
         assert [(e.name, e.version, e.active) for e in store.entries("rand")] == [

@@ -47,11 +47,17 @@ def write(tmp_path: Path, body: str) -> Path:
 def test_a_missing_script_or_one_not_executable_is_refused_before_the_first_game(
         tmp_path: Path) -> None:
     (tmp_path / "first.py").write_text("print('never run')\n")  # not executable
+    (tmp_path / "cbot").write_bytes(b"\x7fELF\x02\x01\x01" + bytes(57))  # compiled, no +x
+    (tmp_path / "bot.js").write_text("console.log('never run')\n")
     for command, words in [
         ("python3 frist.py", "bot 'python3 frist.py': no such file 'frist.py'; check the path "
                              "(relative to the bot directory)"),
         ("./first.py", "bot './first.py': './first.py' is not executable; run 'chmod +x "
-                       "./first.py' or give its interpreter, e.g. 'python3 ./first.py'"),
+                       "./first.py' or give its interpreter: 'python3 ./first.py'"),
+        # a compiled program needs only its bit (no interpreter to suggest)
+        ("./cbot", "bot './cbot': './cbot' is not executable; run 'chmod +x ./cbot'"),
+        ("./bot.js", "bot './bot.js': './bot.js' is not executable; run 'chmod +x ./bot.js' "
+                     "or give its interpreter: 'node ./bot.js'"),
     ]:
         p = write(tmp_path, '[tournament]\noutput = "out"\n' + TWO
                   + f'[[bots]]\nname = "mine"\ncommand = "{command}"\n')

@@ -9,41 +9,73 @@
   var st = { k: 0, view: "omni", timer: null };
   var $ = function (id) { return document.getElementById(id); };
 
+  // Every node is built with createElement and textContent: what a bot wrote (its
+  // name, its decisions, a fault's detail) is placed as text, never parsed as HTML.
+  function el(tag, cls, text) {
+    var e = document.createElement(tag);
+    if (cls) e.className = cls;
+    if (text !== undefined && text !== null) e.textContent = String(text);
+    return e;
+  }
+  function add(parent) {
+    for (var i = 1; i < arguments.length; i++) {
+      var c = arguments[i];
+      if (c === null || c === undefined || c === "") continue;
+      parent.appendChild(typeof c === "string" ? document.createTextNode(c) : c);
+    }
+    return parent;
+  }
+  function fill(id) {
+    var e = $(id);
+    e.textContent = "";
+    return add.apply(null, [e].concat(Array.prototype.slice.call(arguments, 1)));
+  }
   function card(t, extra) {
-    if (t === "?") return '<i class="c ch">?</i>';
-    return '<i class="c c' + t.slice(-1) + (extra || "") + '" data-card="' + t + '">' + t + "</i>";
+    if (t === "?") return el("i", "c ch", "?");
+    var e = el("i", "c c" + t.slice(-1) + (extra || ""), t);
+    e.setAttribute("data-card", t);
+    return e;
   }
   function cards(list) {
-    return list.length ? list.map(function (t) { return card(t); }).join("") : '<span class="none">none</span>';
+    var f = document.createDocumentFragment();
+    if (!list.length) return add(f, el("span", "none", "none"));
+    list.forEach(function (t) { f.appendChild(card(t)); });
+    return f;
   }
   function backs(n) {
-    var s = "";
-    for (var i = 0; i < Math.min(n, 12); i++) s += '<i class="c ch">?</i>';
-    return s + (n > 12 ? " +" + (n - 12) : "") + ' <span class="count">' + n + " card" + (n === 1 ? "" : "s") + "</span>";
+    var f = document.createDocumentFragment();
+    for (var i = 0; i < Math.min(n, 12); i++) f.appendChild(el("i", "c ch", "?"));
+    return add(f, (n > 12 ? " +" + (n - 12) : "") + " ", el("span", "count", n + " card" + (n === 1 ? "" : "s")));
   }
-  // An event line: cards are written {7r} (hidden ones {?}), null: as in the omniscient view.
+  function code(text) { return el("code", "", text); }
+  // An event line: text and cards taking turns (every odd item a card's text, "?"
+  // hidden); null: as in the omniscient view.
   function line(v, k, j) {
     var e = D.events[v][k][j];
     if (e === null) e = D.events.omni[k][j];
-    return e.replace(/\{([^{}]+)\}/g, function (m, t) { return card(t); });
+    var f = document.createDocumentFragment();
+    e.forEach(function (part, i) { add(f, i % 2 ? card(part) : part); });
+    return f;
   }
   function ms(x) { return x >= 10 ? x.toFixed(0) : x >= 1 ? x.toFixed(1) : x.toFixed(3); }
   function label(s) { return D.names[s] + " [" + s + "]"; }
-  function esc(s) { return String(s).replace(/[&<>"']/g, function (c) { return "&#" + c.charCodeAt(0) + ";"; }); }
+  function row(name) {
+    return add(el("div", "row"), el("b", "", name), " ");
+  }
 
   function seatBox(t, f, s) {
     var o = { hand: t[s][0], up: t[s][1], down: t[s][2], place: t[s][3], choice: t[s][4] };
-    var down = o.down.map(function (d) {
-      return d === null ? '<i class="c cx">·</i>' : card(d, " down");
-    }).join("");
-    var cls = "seat" + (f.to_move === s ? " to-move" : "") + (st.view === String(s) ? " me" : "");
-    var place = o.place ? ' <span class="place">place ' + o.place + "</span>" : "";
-    var hand = typeof o.hand === "number" ? backs(o.hand) : cards(o.hand);
-    var choice = o.choice ? '<div class="row"><b>3UP chosen</b> ' + cards(o.choice) + "</div>" : "";
-    return '<div class="' + cls + '" data-seat="' + s + '"><div class="name">' + esc(label(s)) + place + "</div>" +
-      '<div class="row hand"><b>' + (f.phase === "setup" ? "dealt" : "hand") + "</b> " + hand + "</div>" + choice +
-      '<div class="row"><b>3UP</b> ' + (o.up === null ? '<span class="none">face down until every seat has chosen</span>' : cards(o.up)) + "</div>" +
-      '<div class="row"><b>3DOWN</b> ' + down + "</div></div>";
+    var box = el("div", "seat" + (f.to_move === s ? " to-move" : "") + (st.view === String(s) ? " me" : ""));
+    box.setAttribute("data-seat", String(s));
+    add(box, add(el("div", "name", label(s)), o.place ? " " : "", o.place ? el("span", "place", "place " + o.place) : null));
+    var hand = row(f.phase === "setup" ? "dealt" : "hand");
+    hand.className = "row hand";
+    add(box, add(hand, typeof o.hand === "number" ? backs(o.hand) : cards(o.hand)));
+    if (o.choice) add(box, add(row("3UP chosen"), cards(o.choice)));
+    add(box, add(row("3UP"), o.up === null ? el("span", "none", "face down until every seat has chosen") : cards(o.up)));
+    var down = row("3DOWN");
+    o.down.forEach(function (d) { down.appendChild(d === null ? el("i", "c cx", "·") : card(d, " down")); });
+    return add(box, down);
   }
 
   function render() {
@@ -52,46 +84,42 @@
     $("turn").textContent = String(f.turn);
     $("step").textContent = k + " / " + last;
     $("slider").value = String(k);
-    var html = "";
-    for (var s = 0; s < D.players; s++) html += seatBox(t, f, s);
-    $("seats").innerHTML = html;
-    $("pile").innerHTML = "<b>pile</b> " + (f.pile.length ? cards(f.pile) + ' <span class="count">(top last)</span>'
-      : '<span class="none">empty: anything may be played</span>');
-    $("stock").innerHTML = "<b>draw pile</b> " + f.draw + " · <b>cleared</b> " + f.cleared +
-      " · play goes " + (f.dir === 1 ? "clockwise" : "counter-clockwise") + " · phase " + f.phase +
+    var seats = fill("seats");
+    for (var s = 0; s < D.players; s++) seats.appendChild(seatBox(t, f, s));
+    fill("pile", el("b", "", "pile"), " ", f.pile.length ? cards(f.pile) : el("span", "none", "empty: anything may be played"),
+      f.pile.length ? " " : "", f.pile.length ? el("span", "count", "(top last)") : null);
+    fill("stock", el("b", "", "draw pile"), " " + f.draw + " · ", el("b", "", "cleared"),
+      " " + f.cleared + " · play goes " + (f.dir === 1 ? "clockwise" : "counter-clockwise") + " · phase " + f.phase +
       (f.extra ? " · an extra action" + (f.pending ? " (" + f.pending + " more after it)" : "")
-        : f.pending ? " · " + f.pending + " extra action(s) pending" : "");
+        : f.pending ? " · " + f.pending + " extra action(s) pending" : ""));
     // The decision that led here: its text and time are shown to the omniscient view
     // and to the seat that made it (another seat saw only its events).
-    var dec = "";
-    if (k === 0) dec = "the deal";
+    if (k === 0) fill("decision", "the deal");
     else if (seat === null || seat === f.seat) {
-      dec = esc(label(f.seat)) + " decided <code>" + f.decision + "</code> in <span class=\"ms\">" +
-        ms(f.ms) + " ms</span>" + (f.sub ? ' <span class="sub">played by the referee</span>' : "");
-    } else dec = esc(label(f.seat)) + " decided";
-    $("decision").innerHTML = dec;
-    var fl = f.faults.map(function (x) {
+      fill("decision", label(f.seat) + " decided ", code(f.decision), " in ", el("span", "ms", ms(f.ms) + " ms"),
+        f.sub ? " " : "", f.sub ? el("span", "sub", "played by the referee") : null);
+    } else fill("decision", label(f.seat) + " decided");
+    var faults = fill("faults");
+    f.faults.forEach(function (x) {
       var own = seat === null || seat === x.seat;
-      return '<div class="fault"><b>fault</b> ' + esc(label(x.seat)) + " at turn " + x.turn + ": " + x.kind +
-        (own ? ": " + x.detail : "") + " <b>→ " + x.action + "</b>" +
-        (own && f.sub && f.seat === x.seat ? "; the referee played <code>" + f.decision + "</code>" : "") + "</div>";
-    }).join("");
-    $("faults").innerHTML = fl;
-    $("events").innerHTML = D.events[v][k].map(function (e, j) { return "<li>" + line(v, k, j) + "</li>"; }).join("");
-    var nx = "";
+      add(faults, add(el("div", "fault"), el("b", "", "fault"),
+        " " + label(x.seat) + " at turn " + x.turn + ": " + x.kind + (own ? ": " + x.detail : "") + " ",
+        el("b", "", "→ " + x.action),
+        own && f.sub && f.seat === x.seat ? "; the referee played " : "",
+        own && f.sub && f.seat === x.seat ? code(f.decision) : null));
+    });
+    var events = fill("events");
+    D.events[v][k].forEach(function (e, j) { events.appendChild(add(el("li"), line(v, k, j))); });
     if (f.next !== undefined && (seat === null || seat === f.next)) {
-      nx = "next: " + esc(label(f.next)) + " decides; legal: " +
-        f.legal.map(function (d) { return "<code>" + d + "</code>"; }).join(" ");
-    } else if (f.next !== undefined) nx = "next: " + esc(label(f.next)) + " decides";
-    else nx = D.result ? "game over: " + D.result : "end of the record";
-    $("next").innerHTML = nx;
-    var log = "";
+      var nx = fill("next", "next: " + label(f.next) + " decides; legal:");
+      f.legal.forEach(function (d) { add(nx, " ", code(d)); });
+    } else if (f.next !== undefined) fill("next", "next: " + label(f.next) + " decides");
+    else fill("next", D.result ? "game over: " + D.result : "end of the record");
+    var lg = fill("log");
     for (var i = 0; i <= k; i++) {
       var evs = D.events[v][i];
-      for (var j = 0; j < evs.length; j++) log += "<li" + (i === k ? ' class="now"' : "") + ">" + line(v, i, j) + "</li>";
+      for (var j = 0; j < evs.length; j++) lg.appendChild(add(el("li", i === k ? "now" : ""), line(v, i, j)));
     }
-    var lg = $("log");
-    lg.innerHTML = log;
     lg.scrollTop = lg.scrollHeight;
     var links = document.querySelectorAll("a.seating");
     for (var a = 0; a < links.length; a++) {

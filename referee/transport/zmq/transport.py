@@ -158,6 +158,15 @@ class ZmqTransport:
                 left = min(left, _PROCESS_CHECK)
             self._router.pump(left, () if exit_fd is None else (exit_fd,))
 
+    def wait_handles(self) -> tuple[Any, ...]:
+        """What becomes readable when ``recv`` has something new (the ROUTER socket,
+        its monitor, the process's exit fd): for a loop waiting on many bots at once
+        (``referee.transport.waiting.Waiter``).  A message may already be queued:
+        call ``recv(0)`` before waiting on them."""
+        router = self._router
+        exit_fd = self.process.exit_fd if self.process is not None else None
+        return (router.sock, router.monitor) + (() if exit_fd is None else (exit_fd,))
+
     def _take(self) -> _Frame | None:
         if self._queue is None:
             router = self._router

@@ -72,7 +72,7 @@ def test_printable_shows_control_characters_instead_of_obeying_them() -> None:
     fake = "x\rXX other REJECTED\x1b[2J\x1b]0;pwned\x07\u202eevil\x9b1m"
     shown = printable(fake)
     assert not re.search(r"[\x00-\x1f\x7f-\x9f\u202a-\u202e]", shown)
-    assert shown == "x\\x0dXX other REJECTED\\x1b[2J\\x1b]0;pwned\\x07\\u202eevil\\x9b1m"
+    assert shown == "x\\x0dXX other REJECTED\\x1b[2J\\x1b]0;pwned\\x07\\u202eevil\\u009b1m"
     assert printable("plain text, é, 🂡") == "plain text, é, 🂡"
 
 

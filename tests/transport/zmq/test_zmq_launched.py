@@ -241,3 +241,82 @@ def test_bench_game_zmq() -> None:
     r = bench_game_zmq(1)
     assert r.games == 1 and r.decisions > 0 and r.seconds > 0
     assert not live_bots()
+
+
+# --- ZeroMQ's wire spoken by the game's thread (transport/zmq/direct.py) ---------------
+
+HEARTBEAT_BOT = r"""
+import os, time, msgpack, zmq
+ctx = zmq.Context()
+sock = ctx.socket(zmq.DEALER)
+sock.setsockopt(zmq.LINGER, 0)
+sock.setsockopt(zmq.HEARTBEAT_IVL, 20)      # a PING every 20 ms ...
+sock.setsockopt(zmq.HEARTBEAT_TIMEOUT, 200)  # ... and the connection dropped without PONGs
+sock.connect(os.environ["UPDOWN_ENDPOINT"])
+sock.send(msgpack.packb({"type": "hello", "protocol": [1], "name": "hb",
+                         "token": os.environ["UPDOWN_TOKEN"]}))
+while True:
+    msg = msgpack.unpackb(sock.recv(), raw=False)
+    if msg["type"] == "request":
+        time.sleep(0.3 if msg["id"] == 1 else 0)  # longer than the heartbeat timeout
+        sock.send(msgpack.packb({"type": "decision", "id": msg["id"], "decision": 0}))
+    elif msg["type"] in ("bye", "error"):
+        break
+sock.close(); ctx.term()
+"""
+
+
+def test_a_launched_bot_is_served_by_the_games_thread_with_no_libzmq_socket(
+        launched: list[LaunchedZmqBot]) -> None:
+    from referee.transport.zmq.direct import DirectZmqTransport
+
+    b = launch(launched)
+    assert isinstance(b.transport, DirectZmqTransport)
+    hello = b.transport.recv(20)
+    assert hello["type"] == "hello"
+    # once the bot is in, its endpoint is closed to anyone else
+    assert not os.path.exists(b.transport.endpoint[len("ipc://"):])
+    assert b.transport.wait_handles()
+
+
+def test_a_bot_with_heartbeats_is_answered_and_keeps_its_connection() -> None:
+    p = zmq_player("hb", [sys.executable, "-c", HEARTBEAT_BOT], time_control=TC,
+                   memory_mb=None)
+    try:
+        rec = run_game(GameConfig(players=2), 4, [p, InProcessPlayer(make_bot("random"))],
+                       time_control=TC)
+    finally:
+        p.close()
+    assert not rec.faults, rec.faults
+    assert not live_bots()
+
+
+def test_zeromq_bots_in_flight_in_one_loop_play_their_games_as_one_at_a_time() -> None:
+    from referee.play.runner import game_steps
+    from referee.players.concurrent import GameLoop
+
+    seats = [zmq_player(f"z{i}", BOT, time_control=TC, memory_mb=None) for i in range(4)]
+    try:
+        got = {}
+        loop = GameLoop()
+        for g in range(2):
+            loop.start(game_steps(GameConfig(players=2), 20 + g, seats[2 * g: 2 * g + 2],
+                                  time_control=TC),
+                       lambda rec, err, g=g: got.__setitem__(g, (rec, err)))
+        loop.run()
+        for g in range(2):
+            rec, err = got[g]
+            assert err is None and not rec.faults
+            again = run_game(GameConfig(players=2), 20 + g, seats[2 * g: 2 * g + 2],
+                             time_control=TC)
+            assert rec.events == again.events and rec.result == again.result
+    finally:
+        for p in seats:
+            p.close()
+    assert not live_bots()
+
+
+def test_bench_game_zmq_through_libzmq_too() -> None:
+    r = bench_game_zmq(1, direct=False)
+    assert r.games == 1 and r.decisions > 0
+    assert not live_bots()

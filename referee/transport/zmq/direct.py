@@ -1,0 +1,447 @@
+"""ZeroMQ's wire (ZMTP 3) spoken directly on an ``ipc://`` socket: no libzmq thread.
+
+Owns ``DirectZmqTransport``: the referee's end of a ZeroMQ bot it launched, as a
+ROUTER peer would be on the wire, but read and written by the game's own thread, on
+the socket's file descriptor -- as a stdio bot's pipe is.  libzmq hands every
+message to and from an I/O thread of its own (two thread hops per message on the
+referee's side, a context switch each on a busy CPU); here a request is one
+``send`` and a reply is read where the game waits (``recv``, or a loop of many
+games: ``wait_handles``).  The bot is unchanged: any ZeroMQ DEALER connects to the
+``ipc://`` endpoint (protocol/ZEROMQ.md).
+
+The wire (ZMTP 3.0, rfc.zeromq.org/spec/23, NULL mechanism): a 64-byte greeting each
+way, a READY command each way (we say ``Socket-Type: ROUTER``; the peer must be a
+DEALER), then frames: a flags byte (MORE 1, LONG 2, COMMAND 4), the size (1 byte,
+or 8 with LONG), the body.  A PING command is answered with PONG (a bot that sets
+``ZMQ_HEARTBEAT_IVL``); other commands are ignored.
+
+Limits and refusals, as ``ZmqTransport`` has them: a message of more than one frame
+is ``MalformedMessage``; a frame over ``max_message_bytes`` is ``MessageTooLarge``
+(skipped as it arrives, never held); one over twice that ends the connection
+(``TransportClosed``, as libzmq's MAXMSGSIZE does).  The first connection whose
+first message is a hello carrying the launch's token is the bot's; any other is
+told why and closed (``impostors`` counts them); once the bot is in, the endpoint
+is closed to everyone else.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import select
+import shutil
+import socket
+import struct
+import tempfile
+import time
+from typing import Any, Protocol
+
+import msgpack
+
+from ..base import MalformedMessage, MessageTooLarge, TransportClosed, TransportTimeout
+from .codec import MAX_MESSAGE_BYTES, _too_large, decode_frame
+
+_GREETING = (b"\xff" + b"\x00" * 8 + b"\x7f" + b"\x03\x00" + b"NULL".ljust(20, b"\x00")
+             + b"\x00" + b"\x00" * 31)
+_MORE, _LONG, _COMMAND = 1, 2, 4
+_READ = 1 << 16
+
+
+class _Process(Protocol):
+    @property
+    def returncode(self) -> int | None: ...
+
+    @property
+    def exit_fd(self) -> int | None: ...
+
+    def exit_description(self, wait: float = 0.0, *, ran: bool = False) -> str: ...
+
+
+def _command(name: bytes, data: bytes = b"") -> bytes:
+    body = bytes([len(name)]) + name + data
+    if len(body) > 255:
+        return bytes([_COMMAND | _LONG]) + struct.pack(">Q", len(body)) + body
+    return bytes([_COMMAND, len(body)]) + body
+
+
+def _frame(payload: bytes) -> bytes:
+    if len(payload) > 255:
+        return bytes([_LONG]) + struct.pack(">Q", len(payload)) + payload
+    return bytes([0, len(payload)]) + payload
+
+
+_READY = _command(b"READY", b"\x0bSocket-Type" + struct.pack(">I", 6) + b"ROUTER")
+
+
+def _properties(data: bytes) -> dict[str, bytes]:
+    """A READY command's metadata."""
+    props: dict[str, bytes] = {}
+    i = 0
+    while i < len(data):
+        n = data[i]
+        name = data[i + 1: i + 1 + n].decode("ascii", "replace").lower()
+        i += 1 + n
+        (size,) = struct.unpack(">I", data[i: i + 4])
+        props[name] = data[i + 4: i + 4 + size]
+        i += 4 + size
+    return props
+
+
+class _Peer:
+    """One connection: its socket, the handshake's progress, the frames read."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+        self.buf = bytearray()
+        self.greeted = False  # its greeting read
+        self.ready = False  # its READY read
+        self.parts: list[bytes] = []  # frames of a message still coming (MORE)
+        self.too_large = 0  # a frame being skipped: its size
+        self.skip = 0  # bytes of it still to skip
+        self.skip_last = False  # the frame being skipped is its message's last
+        self.eof = False
+        self.dropped = False
+
+    def fileno(self) -> int:
+        return self.sock.fileno()
+
+
+class DirectZmqTransport:
+    """``base.Transport`` for one launched ZeroMQ bot, on an ``ipc://`` socket file in
+    a private folder (made here; removed by ``close``)."""
+
+    def __init__(self, *, max_message_bytes: int = MAX_MESSAGE_BYTES, name: str = "bot",
+                 token: str | None = None) -> None:
+        self.max_message_bytes = max_message_bytes
+        self.name = name
+        self.token = token
+        self.process: _Process | None = None
+        self.impostors = 0
+        self.received_bytes = 0
+        self.closed = False
+        self.private_dir = tempfile.mkdtemp(prefix="updown-zmq-")
+        self.path = os.path.join(self.private_dir, "bot")
+        self.endpoint = f"ipc://{self.path}"
+        self._listener: socket.socket | None = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            self._listener.bind(self.path)
+            self._listener.listen(8)
+            self._listener.setblocking(False)
+        except BaseException:
+            self.close()
+            raise
+        self._peers: list[_Peer] = []  # connections not admitted yet
+        self._bot: _Peer | None = None
+        self._queue: list[dict[str, Any] | Exception] = []  # messages (or errors) read
+        self._poll = select.poll()
+        self._poll.register(self._listener.fileno(), select.POLLIN)
+        self._exit_registered = False
+        self._lost = ""  # why the bot's connection is gone, once it is
+
+    # -- the Transport interface ------------------------------------------------------
+
+    def wait_handles(self) -> tuple[int, ...]:
+        """What becomes readable when ``recv`` has something new (for a loop waiting
+        on many bots at once); a message may be read already: ``recv(0)`` first."""
+        fds: list[int] = [p.fileno() for p in self._peers]
+        if self._bot is not None:
+            fds.append(self._bot.fileno())
+        elif self._listener is not None:
+            fds.append(self._listener.fileno())
+        exit_fd = self.process.exit_fd if self.process is not None else None
+        if exit_fd is not None:
+            fds.append(exit_fd)
+        return tuple(fds)
+
+    def send(self, message: dict[str, Any]) -> None:
+        if self.closed:
+            raise TransportClosed("the transport is closed")
+        bot = self._bot
+        if bot is None:
+            raise TransportClosed(f"no bot has connected to {self.endpoint} yet")
+        if self._lost:
+            raise TransportClosed(self._lost)
+        data = _frame(msgpack.packb(message, use_bin_type=True))
+        try:
+            bot.sock.sendall(data)
+        except (BlockingIOError, InterruptedError):
+            self._send_rest(bot, data)
+        except OSError:
+            raise TransportClosed(self._gone()) from None
+
+    def _send_rest(self, bot: _Peer, data: bytes) -> None:
+        # The socket is non-blocking: what did not fit waits for room (2 s at most:
+        # a bot that reads nothing for that long is not reading).
+        view = memoryview(data)
+        deadline = time.monotonic() + 2.0
+        while view:
+            try:
+                n = bot.sock.send(view)
+                view = view[n:]
+                continue
+            except (BlockingIOError, InterruptedError):
+                pass
+            except OSError:
+                raise TransportClosed(self._gone()) from None
+            left = deadline - time.monotonic()
+            if left <= 0:
+                self._lost = "the bot is not reading its messages (its queue is full)"
+                raise TransportClosed(self._lost)
+            select.select([], [bot.sock], [], left)
+
+    def recv(self, timeout: float) -> dict[str, Any]:
+        if self.closed:
+            raise TransportClosed("the transport is closed")
+        deadline: float | None = None
+        while True:
+            if self._queue:
+                item = self._queue.pop(0)
+                if isinstance(item, Exception):
+                    raise item
+                return item
+            if self._lost:
+                raise TransportClosed(self._lost)
+            process = self.process
+            if process is not None and process.returncode is not None:
+                self._read_all()  # what it sent before it died still counts
+                if self._queue:
+                    continue
+                raise TransportClosed(f"the bot process {process.exit_description()}")
+            now = time.monotonic()
+            if deadline is None:
+                deadline = now + timeout
+            left = deadline - now
+            if self._poll_once(left if left > 0 else 0.0):
+                self._read_all()
+                continue
+            if time.monotonic() >= deadline and not self._queue:
+                refused = (f" ({self.impostors} connection(s) refused: the first message "
+                           f"must be a hello carrying this launch's UPDOWN_TOKEN)"
+                           if self._bot is None and self.impostors else "")
+                raise TransportTimeout(f"no message within {timeout:.3f}s{refused}")
+
+    def _poll_once(self, timeout: float) -> bool:
+        """Wait for something to read (or the process's exit); True if there is."""
+        exit_fd = self.process.exit_fd if self.process is not None else None
+        if exit_fd is not None and not self._exit_registered:
+            self._poll.register(exit_fd, select.POLLIN)
+            self._exit_registered = True
+        ms = max(0, int(timeout * 1000 + 0.999)) if timeout > 0 else 0
+        try:
+            return bool(self._poll.poll(ms))
+        except InterruptedError:
+            return False
+
+    # -- reading -------------------------------------------------------------------
+
+    def _read_all(self) -> None:
+        """Accept new connections; read what every connection has sent."""
+        if self._listener is not None:
+            while True:
+                try:
+                    sock, _ = self._listener.accept()
+                except (BlockingIOError, InterruptedError):
+                    break
+                except OSError:
+                    break
+                sock.setblocking(False)
+                peer = _Peer(sock)
+                with contextlib.suppress(OSError):
+                    sock.sendall(_GREETING)
+                self._peers.append(peer)
+                self._poll.register(sock.fileno(), select.POLLIN)
+        for peer in [*self._peers, *([self._bot] if self._bot else [])]:
+            self._read(peer)
+
+    def _read(self, peer: _Peer) -> None:
+        for _ in range(64):  # a flooding peer cannot keep us here for ever
+            try:
+                chunk = peer.sock.recv(_READ)
+            except (BlockingIOError, InterruptedError):
+                break
+            except OSError:
+                chunk = b""
+            if not chunk:
+                peer.eof = True
+                break
+            if peer is self._bot:
+                self.received_bytes += len(chunk)
+            peer.buf += chunk
+            self._frames(peer)
+            if peer.eof or len(chunk) < _READ:
+                break
+        if peer.eof and not peer.dropped:
+            self._drop(peer, "closed")
+
+    def _frames(self, peer: _Peer) -> None:
+        buf = peer.buf
+        while True:
+            if peer.skip:
+                n = min(peer.skip, len(buf))
+                del buf[:n]
+                peer.skip -= n
+                if peer.skip:
+                    return
+                self._message_done(peer, None)
+                if peer.eof:
+                    return
+            if not peer.greeted:
+                if len(buf) < 64:
+                    if len(buf) >= 1 and buf[0] != 0xFF:
+                        self._drop(peer, "not a ZeroMQ peer")
+                    return
+                if buf[0] != 0xFF or buf[9] & 1 == 0 or buf[10] < 3 or \
+                        bytes(buf[12:32]).rstrip(b"\x00") != b"NULL":
+                    self._drop(peer, "not a ZMTP 3 peer with the NULL mechanism")
+                    return
+                del buf[:64]
+                peer.greeted = True
+                with contextlib.suppress(OSError):
+                    peer.sock.sendall(_READY)
+                continue
+            if len(buf) < 2:
+                return
+            flags = buf[0]
+            if flags & _LONG:
+                if len(buf) < 9:
+                    return
+                (size,) = struct.unpack(">Q", bytes(buf[1:9]))
+                head = 9
+            else:
+                size, head = buf[1], 2
+            if flags & _COMMAND:
+                if len(buf) < head + size:
+                    return
+                body = bytes(buf[head: head + size])
+                del buf[: head + size]
+                self._on_command(peer, body)
+                if peer.eof:
+                    return
+                continue
+            if not peer.ready:
+                self._drop(peer, "a message before its READY")
+                return
+            if size > self.max_message_bytes:
+                if size > 2 * self.max_message_bytes:
+                    self._drop(peer, "frame over the hard limit", hard=size)
+                    return
+                peer.too_large = size
+                del buf[:head]
+                peer.skip = size
+                peer.parts.append(b"")
+                peer.skip_last = not flags & _MORE
+                continue
+            if len(buf) < head + size:
+                return
+            peer.parts.append(bytes(buf[head: head + size]))
+            del buf[: head + size]
+            if not flags & _MORE:
+                self._message_done(peer, peer.parts)
+                if peer.eof:
+                    return
+
+    def _message_done(self, peer: _Peer, parts: list[bytes] | None) -> None:
+        """A whole message (all its frames) arrived, or a skipped frame ended."""
+        if parts is None:  # a skipped frame ended: was it the message's last?
+            if not peer.skip_last:
+                return
+            peer.skip_last = False
+        parts, peer.parts = peer.parts, []
+        too_large, peer.too_large = peer.too_large, 0
+        item: dict[str, Any] | Exception
+        try:
+            if too_large and len(parts) == 1:
+                raise MessageTooLarge(_too_large(too_large, self.max_message_bytes))
+            item = decode_frame(parts, self.max_message_bytes)
+        except (MalformedMessage, MessageTooLarge) as e:
+            item = e
+        if peer is self._bot:
+            self._queue.append(item)
+            return
+        # A connection not admitted yet: its first message must be the hello with the
+        # launch's token.
+        if isinstance(item, dict) and item.get("type") == "hello" and (
+                self.token is None or item.get("token") == self.token):
+            self._admit(peer)
+            self._queue.append(item)
+            return
+        self.impostors += 1
+        why = ("its hello does not carry this launch's token (UPDOWN_TOKEN)"
+               if isinstance(item, dict) and item.get("type") == "hello" else
+               "its first message is not a hello carrying this launch's token (UPDOWN_TOKEN)")
+        with contextlib.suppress(OSError):
+            peer.sock.sendall(_frame(msgpack.packb(
+                {"type": "error", "code": "protocol",
+                 "message": f"refused: {why}; only the bot the referee started may connect "
+                            f"here", "action": "disconnect"}, use_bin_type=True)))
+        self._drop(peer, why)
+
+    def _on_command(self, peer: _Peer, body: bytes) -> None:
+        if not body:
+            return
+        n = body[0]
+        name, data = body[1: 1 + n], body[1 + n:]
+        if name == b"READY":
+            socket_type = _properties(data).get("socket-type", b"")
+            if socket_type != b"DEALER":
+                self._drop(peer, f"a {socket_type.decode('ascii', 'replace') or '?'} socket, "
+                                 f"where the bot must connect a DEALER")
+                return
+            peer.ready = True
+        elif name == b"PING" and len(data) >= 2:
+            with contextlib.suppress(OSError):
+                peer.sock.sendall(_command(b"PONG", data[2:]))
+        elif name == b"ERROR":
+            self._drop(peer, "sent ERROR")
+
+    def _admit(self, peer: _Peer) -> None:
+        """``peer`` is the bot: nobody else may connect from now on."""
+        self._peers.remove(peer)
+        self._bot = peer
+        for other in list(self._peers):
+            self._drop(other, "the bot is in")
+        if self._listener is not None:
+            with contextlib.suppress(KeyError, ValueError):
+                self._poll.unregister(self._listener.fileno())
+            self._listener.close()
+            self._listener = None
+            with contextlib.suppress(OSError):
+                os.unlink(self.path)
+
+    def _drop(self, peer: _Peer, why: str, hard: int = 0) -> None:
+        if peer is self._bot:
+            if not self._lost:
+                self._lost = self._gone(hard)
+        elif peer in self._peers:
+            self._peers.remove(peer)
+        with contextlib.suppress(KeyError, ValueError, OSError):
+            self._poll.unregister(peer.sock.fileno())
+        peer.sock.close()
+        peer.eof = peer.dropped = True
+
+    def _gone(self, hard: int = 0) -> str:
+        process = self.process
+        if process is not None and process.returncode is None and not hard:
+            with contextlib.suppress(Exception):
+                process.exit_description(wait=0.5)
+        if process is not None and process.returncode is not None:
+            return f"the bot process {process.exit_description()}"
+        if hard:
+            return (f"the bot's connection to {self.endpoint} was dropped: it sent a frame "
+                    f"of {hard} bytes, over ZeroMQ's hard limit of "
+                    f"{2 * self.max_message_bytes} bytes")
+        return (f"the bot's connection to {self.endpoint} was dropped: it closed its "
+                f"socket, lost its link, or sent a frame over ZeroMQ's hard limit of "
+                f"{2 * self.max_message_bytes} bytes")
+
+    def close(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        for peer in [*self._peers, *([self._bot] if self._bot else [])]:
+            with contextlib.suppress(OSError):
+                peer.sock.close()
+        if self._listener is not None:
+            self._listener.close()
+            self._listener = None
+        shutil.rmtree(self.private_dir, ignore_errors=True)
