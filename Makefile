@@ -9,12 +9,14 @@ STAMP := $(VENV)/.installed
 
 # System packages the tests need, installed with apt-get when missing and we are
 # root (CI); otherwise say what to install.  bubblewrap: the bots' sandbox;
+# libseccomp2: its seccomp filter (built through pyseccomp, a ctypes binding);
 # chromium: the report's browser tests (Debian's, never a downloaded browser);
 # nodejs and npm: the JavaScript example bots.  Without them those tests are
 # skipped, and fail with CI=true.
 system:
 	@missing=""; \
 	command -v bwrap >/dev/null 2>&1 || missing="$$missing bubblewrap"; \
+	ldconfig -p 2>/dev/null | grep -q 'libseccomp\.so\.2' || missing="$$missing libseccomp2"; \
 	[ -x /usr/bin/chromium ] || missing="$$missing chromium"; \
 	command -v node >/dev/null 2>&1 || missing="$$missing nodejs"; \
 	command -v npm >/dev/null 2>&1 || missing="$$missing npm"; \
@@ -60,8 +62,9 @@ demo: $(STAMP) sandbox
 	else echo "make: no Node.js here: the JavaScript example bot sits this one out"; fi
 	$(BIN)/referee league run $(DEMO) --report $(DEMO)/report
 
+# Both CPUs (pytest-xdist): the tests share no port, file or name (tmp_path, port 0).
 test: $(STAMP) system
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n auto
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 	$(BIN)/lint-imports
@@ -69,16 +72,19 @@ test: $(STAMP) system
 # The fast tier (under a minute): the tests not marked slow, ruff, mypy and the
 # layers.  make test runs everything.
 test-fast: $(STAMP)
-	$(BIN)/python -m pytest -q -m "not slow"
+	$(BIN)/python -m pytest -q -n auto -m "not slow"
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 
-# The proof that the suite does not flake: the whole suite RUNS times in a row
-# (every 4th with the other CPU kept busy); see tests/soak.sh.  About 2 hours.
+# The proof that the suite does not flake: the whole suite RUNS times in a row, in
+# MODE busy (every 4th run with the other CPU kept busy), background (started from a
+# background job, SIGINT ignored) or oversubscribed (six spinning processes); see
+# tests/soak.sh.  About an hour for 20 busy runs.
 RUNS ?= 20
+MODE ?= busy
 soak: $(STAMP) system
-	tests/soak.sh $(RUNS)
+	tests/soak.sh --mode $(MODE) $(RUNS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

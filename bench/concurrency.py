@@ -73,6 +73,24 @@ def memory(pids: list[int]) -> tuple[int, int]:
     return rss, pss
 
 
+def cpu_of(pid: int) -> float | None:
+    """CPU seconds (user + system) a process has used so far."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def is_worker(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return b"multiprocessing" in f.read()
+    except OSError:
+        return False
+
+
 class Sampler(threading.Thread):
     """The largest total RSS and PSS of a process tree, sampled every second."""
 
@@ -81,6 +99,8 @@ class Sampler(threading.Thread):
         self.root = root
         self.peak_rss = self.peak_pss = 0
         self.peak_procs = 0
+        self.cpu: dict[int, float] = {}
+        self.kind: dict[int, str] = {}
         self.stop = threading.Event()
 
     def run(self) -> None:
@@ -90,6 +110,21 @@ class Sampler(threading.Thread):
             self.peak_rss = max(self.peak_rss, rss)
             self.peak_pss = max(self.peak_pss, pss)
             self.peak_procs = max(self.peak_procs, len(pids))
+            for pid in pids:
+                cpu = cpu_of(pid)
+                if cpu is None:
+                    continue
+                if pid not in self.kind:
+                    self.kind[pid] = "referee" if pid == self.root or is_worker(pid) else "bots"
+                self.cpu[pid] = max(self.cpu.get(pid, 0.0), cpu)
+
+    def cpu_by_kind(self) -> dict[str, float]:
+        """CPU seconds of the referee's processes (the command, its workers) and of
+        the bots' (the bots, their sandboxes), as last sampled."""
+        out = {"referee": 0.0, "bots": 0.0}
+        for pid, cpu in self.cpu.items():
+            out[self.kind[pid]] += cpu
+        return out
 
 
 def config(folder: Path, games: int, sleep: float, sandbox: str) -> Path:
@@ -174,7 +209,9 @@ def run(n: int, games: int, jobs: int, sleep: float, sandbox: str) -> dict[str, 
             raise SystemExit(f"the run failed ({proc.returncode}): {err.decode()[-2000:]}")
         played, decisions, kinds = faults(folder / "out")
         gaps = latencies(folder / "out")
-    return {"n": n, "games": played, "decisions": decisions, "wall": wall,
+    cpu = sampler.cpu_by_kind()
+    return {"n": n, "games": played, "ref_cpu": cpu["referee"] / max(1, decisions),
+            "bot_cpu": cpu["bots"] / max(1, decisions), "decisions": decisions, "wall": wall,
             "games_s": played / wall, "timeouts": kinds.get("timeout", 0),
             "faults": sum(kinds.values()), "p50": pct(gaps, 0.5), "p99": pct(gaps, 0.99),
             "max": max(gaps) if gaps else float("nan"), "gaps": len(gaps),
@@ -208,7 +245,9 @@ def main() -> int:
               f"referee's added latency per decision p50 {r['p50'] * 1000:.2f} ms, p99 "
               f"{r['p99'] * 1000:.2f} ms, max {r['max'] * 1000:.1f} ms ({r['gaps']} gaps); "
               f"peak memory RSS {r['rss_mb']:.0f} MB, PSS {r['pss_mb']:.0f} MB "
-              f"({r['procs']} processes)", flush=True)
+              f"({r['procs']} processes); CPU per decision: referee "
+              f"{r['ref_cpu'] * 1e6:.0f} us, bots {r['bot_cpu'] * 1e6:.0f} us (start-ups "
+              f"included, sampled each second)", flush=True)
     if len(rows) > 1:
         print("median added latency over all: "
               f"{statistics.median([r['p50'] for r in rows]) * 1000:.2f} ms")

@@ -16,6 +16,7 @@ shows a traceback for one.  Anything else that escapes is a bug of the referee.
     │   ├── UsageError           a command's arguments, as the library checks them
     │   │   ├── BotSpecError                players/botspec.py (a bot spec)
     │   │   │   └── RemoteBotError          players/remote_seats.py
+    │   │   ├── FenceError                  players/sandbox.py (an entry's command path)
     │   │   └── LeagueError                 league/run.py (a name, a table size...)
     │   └── InputError           a file or text given to be read
     │       ├── RecordError                 play/replay.py (a game record)

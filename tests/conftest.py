@@ -1,5 +1,7 @@
-"""Shared pytest configuration: the ``--regen-golden`` option (tests/golden/), and
-``remote_bot``, the test bot started as a remote bot's author would start it."""
+"""Shared pytest configuration: the suite's own signals and the ``children`` fixture
+that owns the processes a test starts (tests/procs.py says why), the
+``--regen-golden`` option (tests/golden/), and ``remote_bot``, the test bot started as
+a remote bot's author would start it."""
 
 from __future__ import annotations
 
@@ -11,7 +13,28 @@ from pathlib import Path
 
 import pytest
 
+from tests.procs import Children, own_signals
+
 ZMQ_BOT = [sys.executable, str(Path(__file__).parent / "transport" / "zmq" / "zmq_bot.py")]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Before any test (in the controller and in every xdist worker): the children of
+    this process start with SIGINT and SIGTERM at their defaults, even when the suite
+    was started with them ignored (from a background job)."""
+    own_signals()
+
+
+@pytest.fixture
+def children() -> Iterator[Children]:
+    """Starts processes for a test (``children.popen(args, **kw)``, each in a session
+    of its own) and kills every group still running when the test ends, also when it
+    failed."""
+    owner = Children()
+    try:
+        yield owner
+    finally:
+        owner.close()
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
@@ -36,25 +59,23 @@ def regen_golden(request: pytest.FixtureRequest) -> bool:
 
 
 @pytest.fixture
-def remote_bot(tmp_path: Path) -> Iterator[Callable[..., subprocess.Popen[bytes]]]:
+def remote_bot(tmp_path: Path,
+               children: Children) -> Iterator[Callable[..., subprocess.Popen[bytes]]]:
     """``start(endpoint, name, env=None, *extra)``: tests/transport/zmq/zmq_bot.py connecting to
     ``endpoint`` with the hello name ``name``, as its author would start it -- no
     UPDOWN_ variable but those in ``env`` (its keys), its messages logged to
     ``tmp_path``, ``extra`` arguments for its misbehaviours.  It connects (and keeps
     trying) whether or not the referee listens yet.  Killed at the end of the test."""
-    procs: list[subprocess.Popen[bytes]] = []
+    procs: list[subprocess.Popen[bytes]] = []  # counted, for the log files' names
 
     def start(endpoint: str, name: str, env: dict[str, str] | None = None,
               *extra: str) -> subprocess.Popen[bytes]:
         e = {k: v for k, v in os.environ.items() if not k.startswith("UPDOWN_")}
         e.update(env or {})
-        p = subprocess.Popen([*ZMQ_BOT, "--connect", endpoint, "--name", name,
-                              "--log", str(tmp_path / f"{name}-{len(procs)}.log"), *extra],
-                             env=e, stderr=subprocess.DEVNULL)
+        p = children.popen([*ZMQ_BOT, "--connect", endpoint, "--name", name,
+                            "--log", str(tmp_path / f"{name}-{len(procs)}.log"), *extra],
+                           env=e, stderr=subprocess.DEVNULL)
         procs.append(p)
         return p
 
-    yield start
-    for p in procs:
-        p.kill()
-        p.wait()
+    yield start  # the children fixture kills them

@@ -30,6 +30,7 @@ LEAVES = [
     ("referee.game.errors", "ConfigError", ConfigError),
     ("referee.players.botspec", "BotSpecError", UsageError),
     ("referee.players.remote_seats", "RemoteBotError", UsageError),
+    ("referee.players.sandbox", "FenceError", UsageError),
     ("referee.league.run", "LeagueError", UsageError),
     ("referee.play.replay", "RecordError", InputError),
     ("referee.play.series", "DeckFileError", InputError),

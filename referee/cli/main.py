@@ -744,7 +744,7 @@ def replay(record_file: str, seat: int | None, check_only: bool, step: bool,
     ok, why = verify(rec)
     if ok:
         res = rec.result
-        summary = (f"; result {res.get('how')}, points {' '.join(map(str, res.get('points', [])))}"
+        summary = (f"; result {res.how}, points {' '.join(map(str, res.points))}"
                    if res else "")
         click.echo(f"verified: {record_file} re-runs identically "
                    f"({len(rec.decisions)} decisions, {len(rec.events)} events{summary})")

@@ -8,14 +8,11 @@ been right.  Must not import anything doing I/O.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from .cards import CLEAR, KIND, KIND_TEXT, card_text
 from .decisions import CHOOSE_UP, DECLINE, DOWN, DRAW, HAND, KEEP, PICKUP, PLAY, SWAP, Decision
 from .phases import SETUP, SWAPPING
-
-if TYPE_CHECKING:
-    from .state import Game
+from .table import Table
 
 
 def legal_now(legal: Sequence[Decision], shown: int = 8) -> str:
@@ -26,7 +23,7 @@ def legal_now(legal: Sequence[Decision], shown: int = 8) -> str:
     return f"legal now: {texts}{more}"
 
 
-def explain(game: Game, seat: int, d: Decision) -> tuple[str, str]:
+def explain(game: Table, seat: int, d: Decision) -> tuple[str, str]:
     """(message, rule) for an illegal decision ``d`` of ``seat``."""
     msg, rule = _why(game, seat, d)
     if game.phase != SETUP or d.code != CHOOSE_UP:
@@ -38,7 +35,7 @@ def explain(game: Game, seat: int, d: Decision) -> tuple[str, str]:
     return msg, rule or "RULES §8"
 
 
-def _why(game: Game, seat: int, d: Decision) -> tuple[str, str]:
+def _why(game: Table, seat: int, d: Decision) -> tuple[str, str]:
     code = d.code
     if game.phase == SETUP:
         if code != CHOOSE_UP:
@@ -104,7 +101,7 @@ def _why(game: Game, seat: int, d: Decision) -> tuple[str, str]:
     return f"'{d.text}' is not a decision here", "RULES §8"
 
 
-def _why_play(game: Game, seat: int, d: Decision, hand_count: int, draw: int) -> tuple[str, str]:
+def _why_play(game: Table, seat: int, d: Decision, hand_count: int, draw: int) -> tuple[str, str]:
     kind = d.kind
     where = "hand" if d.src == HAND else "3UP cards"
     if d.src == HAND and not hand_count:

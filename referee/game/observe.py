@@ -20,14 +20,11 @@ Fields (the protocol documents them for bot authors):
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .cards import ORDER, TEXT
 from .phases import PHASE_NAMES, SETUP
-
-if TYPE_CHECKING:
-    from .state import Game
-
+from .table import Table
 
 _text = TEXT.__getitem__
 _order = ORDER.__getitem__
@@ -44,16 +41,16 @@ def _texts(cards: list[int] | tuple[int, ...]) -> list[str]:
     return list(map(_text, cards))
 
 
-def _cleared(game: Game) -> list[str]:
+def _cleared(game: Table) -> list[str]:
     # The cleared cards only ever grow, so their count identifies them: sort and
     # convert them once per clear, not once per observation.
-    cached = game._cleared
+    cached = game.cleared_cache
     if cached is None or cached[0] != len(game.out):
-        cached = game._cleared = (len(game.out), _texts(sorted(game.out, key=_order)))
+        cached = game.cleared_cache = (len(game.out), _texts(sorted(game.out, key=_order)))
     return cached[1][:]
 
 
-def observation(game: Game, seat: int) -> dict[str, Any]:
+def observation(game: Table, seat: int) -> dict[str, Any]:
     """What ``seat`` may know now (RULES §6).
 
     Written for speed (it is built for every request a bot is sent): locals instead

@@ -89,6 +89,7 @@ from .events import filter_event as _filter_event
 from .explain import explain, legal_now
 from .observe import observation as _observation
 from .phases import OVER, PLAYING, SETUP, SWAPPING
+from .view import View
 
 _ORDER_OF = ORDER.__getitem__  # display order (kind, colour, copy): a C-level sort key
 
@@ -97,6 +98,7 @@ _HAND_PLAYS = PLAYS[HAND]
 _UP_PLAYS = PLAYS[UP]
 _SPECIAL_KINDS = (11, 12, 13)
 _COMBOS_6_3 = tuple(combinations(range(6), 3))
+_NO_SHUFFLE = random.Random(0)  # the generator of a determinized game (never drawn from)
 
 
 #: How a game ends: by the rules' own course (``winner``: a seat finished first,
@@ -155,7 +157,7 @@ class Game:
         "draw_pile", "pile", "top", "run", "colour_run", "run_colour", "out",
         "phase", "to_move", "direction", "turn", "pending", "in_extra", "drawn",
         "draw_ok", "granted", "finished", "place", "events", "_legal", "_result",
-        "perm", "_setup_cache", "_cleared",
+        "perm", "_setup_cache", "cleared_cache",
     )
 
     def __init__(
@@ -240,7 +242,8 @@ class Game:
         self.place: list[int | None] = [None] * n
         self.perm: tuple[int, ...] | None = None
         self._setup_cache: list[list[Decision] | None] = [None] * n
-        self._cleared: tuple[int, list[str]] | None = None  # observe.py's cache
+        #: observe.py's cache of the cleared cards' texts: (how many, texts)
+        self.cleared_cache: tuple[int, list[str]] | None = None
         self._legal: list[Decision] | None = None
         self._result: GameEnd | None = None
         self.events: list[tuple[Any, ...]] = [("deal", s, self.dealt[s]) for s in range(n)]
@@ -307,6 +310,69 @@ class Game:
         self.once_per_clear = "draw_once_per_clear" in v
         self.swap_piles = "swap_piles" in v
         self.turn_limit = config.turn_limit
+
+    @classmethod
+    def determinize(cls, view: View, order: Sequence[Card], *, play_out: bool | None = None,
+                    turn_limit: int | None = None) -> Game:
+        """A game ``view``'s seat could be in, its turn to move: the cards it cannot
+        see (``view.hidden``) dealt in ``order`` (a permutation of them) into the
+        places it cannot see into -- seat by seat, the rest of its hand (after the
+        cards known to be there), then its 3DOWN slots -- and the rest into the draw
+        pile.  ``play_out`` and ``turn_limit`` override the configuration's (a search
+        may end its games sooner).  Such a game has no seed nor deck order, and its
+        events start here.  Built without a shuffle: a search makes many."""
+        n = view.config.players
+        g = cls.__new__(cls)
+        g.set_rules(view.config)
+        if play_out is not None:
+            g.play_out = play_out
+        if turn_limit is not None:
+            g.turn_limit = turn_limit
+        g.n = n
+        g.seed = 0
+        g.rng = _NO_SHUFFLE  # a Game draws from it only when it is made (the shuffle)
+        g.deck = ()
+        g.first_player = 0
+        g.hands = [{} for _ in range(n)]
+        g.hand_count = [0] * n
+        down: list[list[Card | None]] = []
+        g.down = down
+        g.down_count = []
+        it = iter(order)
+        known, sizes, slots_of = view.known, view.hand_sizes, view.down_slots
+        for s in range(n):
+            mine = known[s]
+            g._take(s, [*mine, *[next(it) for _ in range(sizes[s] - len(mine))]])
+            slots = slots_of[s]
+            down.append([next(it) if i in slots else None for i in range(3)])
+            g.down_count.append(len(slots))
+        g.up = [list(u) for u in view.up]
+        g.draw_pile = list(it)
+        g.dealt = [()] * n
+        g.choices = [None] * n
+        g.pile = list(view.pile)
+        g.top = view.top
+        g.run = view.run
+        g.colour_run, g.run_colour = view.colour_run, view.run_colour
+        g.out = list(view.out)
+        g.phase = PLAYING
+        g.to_move = view.seat
+        g.direction = view.direction
+        g.turn = view.turn
+        g.pending = view.pending
+        g.in_extra = view.in_extra
+        g.drawn = view.drawn
+        g.draw_ok = view.draw_ok
+        g.granted = False
+        g.finished = list(view.finished)
+        g.place = list(view.place)
+        g.perm = view.perm
+        g.events = []
+        g._legal = None
+        g._result = None
+        g._setup_cache = [None] * n
+        g.cleared_cache = None
+        return g
 
     def observation(self, seat: int) -> dict[str, Any]:
         """What ``seat`` may know now (RULES §6); see ``observe.py``."""

@@ -13,7 +13,7 @@ File layout (all sections optional)::
     [rules]        variants, colours, deck, turn_limit      (as for tournaments)
     [time]         startup, per_decision, bank
     [faults]       policy, strike_limit
-    [sandbox]      mode, memory_mb, processes, scratch_mb, read_only
+    [sandbox]      mode, memory_mb, processes, scratch_mb, read_only, interpreters
     [limits]       max_bytes, max_files, max_file_bytes, max_depth  (each submission)
 """
 
@@ -226,5 +226,6 @@ def from_dict(d: dict[str, Any]) -> LeagueConfig:
         faults=FaultPolicy(mode=d["faults"]["policy"], strike_limit=d["faults"]["strike_limit"]),
         sandbox=SandboxConfig(mode=sb["mode"], memory_mb=sb["memory_mb"],
                               processes=sb["processes"], scratch_mb=sb["scratch_mb"],
-                              read_only=tuple(sb.get("read_only", ()))),
+                              read_only=tuple(sb.get("read_only", ())),
+                              interpreters=tuple(sb.get("interpreters", ()))),
         limits=Limits(**d["limits"]))

@@ -42,7 +42,14 @@ from ..tournament.store import Store
 from .config import LeagueConfig, LeagueConfigError, changes, from_dict
 from .schedule import LeagueGame, entry_id, interleave, league_schedule, name_of
 from .store import Entry, LeagueStore, Planned, now
-from .submission import content_hash, freeze, make_writable, stage, sweep_staging
+from .submission import (
+    check_entry_command,
+    content_hash,
+    freeze,
+    make_writable,
+    stage,
+    sweep_staging,
+)
 
 NAME_CHARS = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_")
 CONFIG_FILE = "league.toml"
@@ -121,7 +128,7 @@ def _write_config(league_dir: Path, text: str) -> None:
 
 def league_sandbox(config: LeagueConfig, league_dir: Path) -> Sandbox:
     """The sandbox submitted bots run in: the league's, required."""
-    sb = resolve(replace(config.sandbox, mode="on"))
+    sb = resolve(replace(config.sandbox, mode="on", entry_fence=True))
     return sb.hide(str(league_dir))
 
 
@@ -171,6 +178,7 @@ def submit(league_dir: Path, name: str, source: Path, command: Sequence[str], *,
                     and current[0].transport == transport:
                 return SubmitResult(True, name, current[0].version, digest, "",
                                     unchanged=True)
+            check_entry_command(command, staged, config.sandbox)
             freeze(staged)
             if sandbox is None:
                 try:
@@ -280,7 +288,7 @@ def field_config(config: LeagueConfig, entries: Sequence[Entry], table: int,
                             game=config.game_for(table), time=config.time,
                             faults=config.faults, jobs=config.jobs,
                             output=str(league_dir), base_dir=str(league_dir),
-                            sandbox=config.sandbox)
+                            sandbox=replace(config.sandbox, entry_fence=True))
 
 
 def authors_of(config: LeagueConfig, entries: Sequence[Entry]) -> dict[str, str] | None:

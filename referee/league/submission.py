@@ -7,7 +7,11 @@ the league's ``[limits]`` before it is read).  Nothing is written outside the
 staging folder, and a refused or interrupted submission removes it (``stage`` cleans
 up on any exception, KeyboardInterrupt included).
 
-Owns no database and runs no bot.  Imports nothing of the referee but the limits.
+The bot's command is checked against its staged copy (``check_entry_command``):
+every path it names stays inside the submission or is an interpreter the league
+allows (``referee.players.sandbox.check_fence``).
+
+Owns no database and runs no bot.
 """
 
 from __future__ import annotations
@@ -18,10 +22,11 @@ import hashlib
 import os
 import secrets
 import shutil
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from ..errors import InputError
+from ..players.sandbox import FenceError, SandboxConfig, check_fence
 from .archive import ARCHIVES, ArchiveError, is_archive, unpack
 from .config import Limits
 
@@ -162,3 +167,13 @@ def make_writable(root: Path) -> None:
     for dirpath, _, _ in os.walk(root):
         with contextlib.suppress(OSError):
             os.chmod(dirpath, 0o755)
+
+
+def check_entry_command(command: Sequence[str], staged: Path, sandbox: SandboxConfig) -> None:
+    """Refuse (SubmissionError, one line naming the argument) a command that names a
+    path outside the staged submission and the interpreters and read-only paths the
+    league allows: the fence of a league bot is its entry, never its command."""
+    try:
+        check_fence(command, str(staged), sandbox.interpreters, sandbox.read_only)
+    except FenceError as e:
+        raise SubmissionError(str(e)) from None

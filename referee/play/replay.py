@@ -14,14 +14,21 @@ import json
 import shlex
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TextIO
+from typing import Any, TextIO, TypeGuard
 
 from ..bots import BUILTIN_BOTS
 from ..errors import InputError
 from ..game import ConfigError, Game, GameConfig, IllegalDecision
 from ..game.cards import CardError, card_text, parse_deck
 from ..game.events import Event, EventSyntaxError, event_text, filter_event, parse_event
-from .runner import final_places, final_points, replay_check, stop_if_stopped
+from .runner import (
+    Fault,
+    GameResult,
+    final_places,
+    final_points,
+    replay_check,
+    stop_if_stopped,
+)
 from .table import draw_table, omniscient_lines
 
 SOURCE_WORDS = {0: "from the hand", 1: "from the 3UP cards", 2: "from 3DOWN"}
@@ -170,24 +177,103 @@ class RecordError(InputError, ValueError):
     """A file that is not a readable game record; the message says why."""
 
 
+@dataclass(frozen=True)
+class RecordHead:
+    """A record's header line, read as types: the mirror of what ``GameRecord.to_lines``
+    writes first (``game_id`` None when a hand-written record has none)."""
+
+    config: GameConfig
+    seed: int
+    deck: tuple[str, ...]
+    first_player: int
+    bots: tuple[str, ...] = ()
+    game_id: str | None = None
+    format: str | None = None
+    bot_game_id: str | None = None
+    sandbox: dict[str, Any] | None = None
+    tournament_seed: int | None = None
+
+    @classmethod
+    def from_json(cls, row: dict[str, Any], where: str = "the record") -> RecordHead:
+        """The header line ``row``; RecordError saying what is wrong when it is not one."""
+        for key in ("config", "seed", "deck", "first_player"):
+            if key not in row:
+                raise RecordError(f"{where}: the game header has no {key!r}")
+        seed, first, deck, bots = row["seed"], row["first_player"], row["deck"], row.get("bots", [])
+        if not (_is_int(seed) and _is_int(first)):
+            raise RecordError(f"{where}: the game header's seed and first player must be numbers")
+        if not (isinstance(deck, list) and all(isinstance(c, str) for c in deck)):
+            raise RecordError(f"{where}: the game header's deck must be a list of card texts")
+        if not (isinstance(bots, list) and all(isinstance(b, str) for b in bots)):
+            raise RecordError(f"{where}: the game header's bots must be a list of names")
+        optional: dict[str, Any] = {}
+        for key, kind in (("game_id", str), ("format", str), ("bot_game_id", str),
+                          ("sandbox", dict), ("tournament_seed", int)):
+            value = row.get(key)
+            if value is not None and (not isinstance(value, kind) or isinstance(value, bool)):
+                raise RecordError(f"{where}: the game header's {key} has the wrong type")
+            optional[key] = value
+        try:
+            config = GameConfig.from_dict(row["config"])
+        except (ConfigError, TypeError, ValueError, AttributeError) as e:
+            raise RecordError(f"{where}: bad configuration in the header: {e}") from None
+        return cls(config=config, seed=seed, deck=tuple(deck), first_player=first,
+                   bots=tuple(bots), **optional)
+
+
+@dataclass(frozen=True)
+class RecordedDecision:
+    """A record's decision line: the seat, the decision's text, the time the bot took
+    and whether the referee chose it (a substitute)."""
+
+    seat: int
+    decision: str
+    ms: float = 0.0
+    substituted: bool = False
+
+    @classmethod
+    def from_json(cls, row: dict[str, Any], where: str) -> RecordedDecision:
+        seat, decision, ms = row.get("seat"), row.get("decision"), row.get("ms", 0.0)
+        if not (_is_int(seat) and isinstance(decision, str)
+                and isinstance(ms, int | float) and not isinstance(ms, bool)):
+            raise RecordError(f"{where} is not a decision line (a seat, a decision's text, "
+                              "its time in ms)")
+        return cls(seat, decision, float(ms), bool(row.get("substituted", False)))
+
+
+def _is_int(x: object) -> TypeGuard[int]:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
 @dataclass
 class Record:
-    """A game record read back (``GameRecord.to_lines`` format)."""
+    """A game record read back as types: the mirror of ``GameRecord`` (the writer,
+    ``runner.py``), used by replay, verify and the report.  ``result`` holds the
+    record's faults too; ``result_has_finals``: its result line gives the engine's
+    places and points apart from the final ones (``game_places``), as records have
+    since forfeits were scored."""
 
     lines: list[str]
-    head: dict[str, Any]
-    decisions: list[dict[str, Any]] = field(default_factory=list)
+    head: RecordHead
+    decisions: list[RecordedDecision] = field(default_factory=list)
     events: list[str] = field(default_factory=list)
-    faults: list[dict[str, Any]] = field(default_factory=list)
-    result: dict[str, Any] = field(default_factory=dict)
+    faults: list[Fault] = field(default_factory=list)
+    result: GameResult | None = None
+    wall_time: float | None = None
+    result_has_finals: bool = False
 
     @property
     def bots(self) -> list[str]:
-        return [str(b) for b in self.head.get("bots", [])]
+        return list(self.head.bots)
 
     @property
     def config(self) -> GameConfig:
-        return GameConfig.from_dict(self.head["config"])
+        return self.head.config
+
+    @property
+    def game_id(self) -> str:
+        """The game's id, "?" when the record has none."""
+        return self.head.game_id if self.head.game_id is not None else "?"
 
 
 def read_record(path: str) -> Record:
@@ -231,29 +317,35 @@ def parse_record(lines: Sequence[str], where: str = "the record", *,
         kept.append(line)
     if not rows or rows[0]["type"] != "game":
         raise RecordError(f"{where} does not start with a game header: is this a game record?")
-    head = rows[0]
-    for key in ("config", "seed", "deck", "first_player"):
-        if key not in head:
-            raise RecordError(f"{where}: the game header has no {key!r}")
+    head = RecordHead.from_json(rows[0], where)
     rec = Record(kept, head)
-    for row in rows[1:]:
+    result: dict[str, Any] | None = None
+    for i, row in enumerate(rows[1:], 2):
         t = row["type"]
         if t == "decision":
-            rec.decisions.append(row)
+            rec.decisions.append(RecordedDecision.from_json(row, f"{where} line {i}"))
         elif t == "event":
             rec.events.append(str(row.get("event", "")))
         elif t == "fault":
-            rec.faults.append(row)
+            try:
+                rec.faults.append(Fault.from_dict(row))
+            except ValueError as e:
+                raise RecordError(f"{where} line {i}: {e}") from None
         elif t == "result":
-            rec.result = row
+            result = row
         elif t == "game":
             raise RecordError(f"{where} holds more than one game; split it, one game per file")
-    if not rec.result and rows[-1]["type"] in ("decision", "event", "fault"):
+    if result is None and rows[-1]["type"] in ("decision", "event", "fault"):
         raise _truncated(where, f"it ends at line {last} without the game's result line")
-    try:
-        rec.config  # noqa: B018 - validates the configuration
-    except (ConfigError, TypeError) as e:
-        raise RecordError(f"{where}: bad configuration in the header: {e}") from None
+    if result is not None:
+        try:
+            rec.result = GameResult.from_json(result, rec.faults)
+            wall = result.get("wall_time")
+            rec.wall_time = float(wall) if wall is not None else None
+        except (KeyError, TypeError, ValueError) as e:
+            raise RecordError(f"{where}: the result line is not one ({e!r} is wrong or "
+                              "missing)") from None
+        rec.result_has_finals = "game_places" in result
     return rec
 
 
@@ -272,24 +364,20 @@ class Step:
 def rerun(rec: Record) -> tuple[Game, list[Event], list[Step], str]:
     """Re-run the record's decisions through the engine: (game, events before the
     first decision, steps, error).  ``error`` is "" when every decision was legal."""
-    try:
-        game = Game(rec.config, int(rec.head["seed"]), deck=parse_deck(rec.head["deck"]),
-                    first_player=int(rec.head["first_player"]))
-    except (ConfigError, CardError, ValueError, TypeError) as e:
-        raise RecordError(f"the record's game cannot be set up: {e}") from None
+    game = _new_game(rec)
     start = list(game.events)
     steps: list[Step] = []
     for row in rec.decisions:
         before = len(game.events)
         try:
-            game.apply(int(row["seat"]), str(row["decision"]))
-        except (IllegalDecision, KeyError, ValueError) as e:
-            return game, start, steps, (f"decision {len(steps) + 1} ({row.get('decision')!r} of "
-                                        f"seat {row.get('seat')}) is illegal: {e}")
-        steps.append(Step(int(row["seat"]), str(row["decision"]), float(row.get("ms", 0.0)),
-                          bool(row.get("substituted", False)), game.events[before:]))
+            game.apply(row.seat, row.decision)
+        except (IllegalDecision, ValueError) as e:
+            return game, start, steps, (f"decision {len(steps) + 1} ({row.decision!r} of "
+                                        f"seat {row.seat}) is illegal: {e}")
+        steps.append(Step(row.seat, row.decision, row.ms, row.substituted,
+                          game.events[before:]))
     before = len(game.events)
-    stop_if_stopped(game, rec.result)
+    stop_if_stopped(game, rec.result.how if rec.result else None)
     if len(game.events) > before:
         steps.append(Step(-1, "", 0.0, False, game.events[before:]))
     return game, start, steps, ""
@@ -309,42 +397,41 @@ def verify(rec: Record) -> tuple[bool, str]:
     res = game.result()
     if res is None:
         return False, "the record's decisions do not finish the game"
-    if rec.result:
-        # Records before game_points: points were the engine's own.
-        game_points = rec.result.get("game_points", rec.result.get("points"))
-        if game_points != list(res.points):
-            return False, (f"the result's penalty points {game_points} differ from "
-                           f"the engine's {list(res.points)}")
-        forfeits = rec.result.get("forfeits", [])
-        if "game_places" in rec.result and rec.result.get("places") != final_places(
-                res.places, forfeits):
-            return False, (f"the result's places {rec.result.get('places')} are not the "
-                           f"engine's {list(res.places)} after forfeits {forfeits}")
-        if "game_points" in rec.result and rec.result.get("points") != final_points(
-                res.points, forfeits):
-            return False, (f"the result's final penalty points {rec.result.get('points')} are "
-                           f"not the engine's {list(res.points)} after forfeits {forfeits}")
-        if rec.result.get("how") != res.how:
-            return False, f"the result says the game ended by {rec.result.get('how')!r}, the engine {res.how!r}"
+    r = rec.result
+    if r is None:
+        return False, "the record has no result line to check the game's end against"
+    # Records before game_points: points were the engine's own (read as such).
+    if list(r.game_points) != list(res.points):
+        return False, (f"the result's penalty points {list(r.game_points)} differ from "
+                       f"the engine's {list(res.points)}")
+    forfeits = list(r.forfeits)
+    if rec.result_has_finals and list(r.places) != final_places(res.places, forfeits):
+        return False, (f"the result's places {list(r.places)} are not the "
+                       f"engine's {list(res.places)} after forfeits {forfeits}")
+    if rec.result_has_finals and list(r.points) != final_points(res.points, forfeits):
+        return False, (f"the result's final penalty points {list(r.points)} are "
+                       f"not the engine's {list(res.points)} after forfeits {forfeits}")
+    if r.how != res.how:
+        return False, f"the result says the game ended by {r.how!r}, the engine {res.how!r}"
     return True, ""
 
 
-def match_faults(rec: Record, turns: Sequence[int]) -> dict[int, list[dict[str, Any]]]:
+def match_faults(rec: Record, turns: Sequence[int]) -> dict[int, list[Fault]]:
     """Each fault at the decision the referee played because of it: the seat's first
     substituted decision at or after the fault's turn, as a 1-based decision number
     (``turns[i]``: the turn at decision i).  A fault the game did not answer with a
     decision (``recorded``, at the end) goes after the last decision (number
     ``len(rec.decisions) + 1``)."""
     taken: set[int] = set()
-    out: dict[int, list[dict[str, Any]]] = {}
+    out: dict[int, list[Fault]] = {}
     last = len(rec.decisions) + 1
     for f in rec.faults:
-        seat = f.get("seat")
+        seat = f.seat
         at = last
-        if f.get("action") != "recorded":
+        if f.action != "recorded":
             for i, d in enumerate(rec.decisions):
-                if (i not in taken and d.get("seat") == seat and d.get("substituted")
-                        and i < len(turns) and turns[i] >= int(f.get("turn", 0) or 0)):
+                if (i not in taken and d.seat == seat and d.substituted
+                        and i < len(turns) and turns[i] >= f.turn):
                     taken.add(i)
                     at = i + 1
                     break
@@ -352,20 +439,18 @@ def match_faults(rec: Record, turns: Sequence[int]) -> dict[int, list[dict[str, 
     return out
 
 
-def fault_line(f: dict[str, Any], seat: int | None) -> str:
+def fault_line(f: Fault, seat: int | None) -> str:
     """A fault as a replay shows it; another seat's view gets its kind and what the
     referee did, not what the bot sent (which may name its cards)."""
-    if seat is None or f.get("seat") == seat:
-        return (f"FAULT {f.get('bot')} (seat {f.get('seat')}) turn {f.get('turn')}: "
-                f"{f.get('kind')}: {f.get('detail')} [{f.get('action')}]")
-    return (f"FAULT {f.get('bot')} (seat {f.get('seat')}) turn {f.get('turn')}: "
-            f"{f.get('kind')} [{f.get('action')}]")
+    if seat is None or f.seat == seat:
+        return f"FAULT {f.bot} (seat {f.seat}) turn {f.turn}: {f.kind}: {f.detail} [{f.action}]"
+    return f"FAULT {f.bot} (seat {f.seat}) turn {f.turn}: {f.kind} [{f.action}]"
 
 
 def _new_game(rec: Record) -> Game:
     try:
-        return Game(rec.config, int(rec.head["seed"]), deck=parse_deck(rec.head["deck"]),
-                    first_player=int(rec.head["first_player"]))
+        return Game(rec.config, rec.head.seed, deck=parse_deck(list(rec.head.deck)),
+                    first_player=rec.head.first_player)
     except (ConfigError, CardError, ValueError, TypeError) as e:
         raise RecordError(f"the record's game cannot be set up: {e}") from None
 
@@ -391,10 +476,10 @@ def show_record(rec: Record, out: TextIO | Callable[[str], None], seat: int | No
         raise RecordError(f"the game has no turn {turn}: it ended at turn {last_turn}; "
                           f"choose 0 to {last_turn}")
     cfg = rec.config
-    emit_all(f"game {rec.head.get('game_id', '?')}: {n} players, seed {rec.head['seed']}, "
+    emit_all(f"game {rec.game_id}: {n} players, seed {rec.head.seed}, "
              f"deck {cfg.deck}" + (f" ({cfg.colours} colours)" if cfg.colours else "")
              + (f", variants {', '.join(sorted(cfg.variants))}" if cfg.variants else "")
-             + f", first player {labels[int(rec.head['first_player'])]}")
+             + f", first player {labels[rec.head.first_player]}")
     emit_all("view: " + ("omniscient (every card)" if seat is None
                          else f"{labels[seat]} (what this seat knows)"))
     # Before ``turn``, nothing is shown; the table is drawn when it is reached.
@@ -419,8 +504,7 @@ def show_record(rec: Record, out: TextIO | Callable[[str], None], seat: int | No
     game = _new_game(rec)
     # Each forfeit is told at the decision that caused it: the first decision the
     # referee played for the seat at or after the fault's turn.
-    forfeit_turn = {int(f["seat"]): int(f.get("turn", 0)) for f in rec.faults
-                    if f.get("action") == "forfeit"}
+    forfeit_turn = {f.seat: f.turn for f in rec.faults if f.action == "forfeit"}
     for ev in start:
         narr.show(ev)
 
@@ -486,8 +570,8 @@ def play_again_command(rec: Record, deck_file: str = "FILE") -> str:
     bots are the record's when they are all built-in ones, else ``BOT...``."""
     cfg = rec.config
     bots = rec.bots if rec.bots and all(b in BUILTIN_BOTS for b in rec.bots) else ["BOT..."]
-    opts = [*bots, "--deck-file", deck_file, "--first-player", str(rec.head["first_player"]),
-            "--seed", str(rec.head["seed"])]
+    opts = [*bots, "--deck-file", deck_file, "--first-player", str(rec.head.first_player),
+            "--seed", str(rec.head.seed)]
     if cfg.variants:
         opts += ["-V", ",".join(sorted(cfg.variants))]
     if cfg.deck != "standard":
@@ -504,9 +588,9 @@ def deck_file_text(rec: Record) -> str:
     three rounds of 3DOWN cards, six rounds of the six cards, then the draw pile),
     with comments saying how to play it again."""
     n = rec.config.players
-    deck = [str(c) for c in rec.head["deck"]]
+    deck = list(rec.head.deck)
     lines = [
-        f"# The deal of game {rec.head.get('game_id', '?')}: {n} players "
+        f"# The deal of game {rec.game_id}: {n} players "
         + (f"({', '.join(rec.bots)})" if rec.bots else ""),
         "# Play it again with: " + play_again_command(rec),
         "# (the same seed gives built-in bots the same randomness; under swap_piles the",

@@ -28,9 +28,9 @@ from __future__ import annotations
 import contextlib
 import json
 import time
-from collections.abc import Callable, Generator, Sequence
+from collections.abc import Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, NamedTuple, Protocol, TypedDict
+from typing import Any, NamedTuple, Protocol, TypedDict, TypeGuard
 
 import orjson
 
@@ -41,7 +41,7 @@ from ..game.events import UnknownEventKind, event_dict, event_text, events_for
 from ..game.seeds import derive_seed
 from ..game.state import competition_ranks, is_stop
 from ..protocol.errors import RefereeProtocolError
-from ..protocol.messages import FaultAction, FaultKind
+from ..protocol.messages import FAULT_ACTIONS, FAULT_KINDS, FaultAction, FaultKind
 
 #: Errors that are the referee's own bugs, whichever player's call they come from:
 #: they propagate (h11's local/remote split); only what a bot's own code raises is
@@ -177,6 +177,18 @@ class InProcessPlayer:
         pass
 
 
+def _is_int(x: object) -> TypeGuard[int]:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def _is_kind(x: object) -> TypeGuard[FaultKind]:
+    return x in FAULT_KINDS
+
+
+def _is_action(x: object) -> TypeGuard[FaultAction]:
+    return x in FAULT_ACTIONS
+
+
 class FaultJson(TypedDict):
     """A ``Fault`` as records, ``game_over`` and the tournament store write it."""
 
@@ -204,6 +216,23 @@ class Fault:
     def to_dict(self) -> FaultJson:
         return {"seat": self.seat, "bot": self.bot, "kind": self.kind, "detail": self.detail,
                 "turn": self.turn, "action": self.action}
+
+    @classmethod
+    def from_dict(cls, row: Mapping[str, Any]) -> Fault:
+        """A fault as ``to_dict`` wrote it (a record's fault line, a store's row;
+        extra keys such as ``type`` are ignored).  ValueError naming what is wrong
+        when it is not one: a record is input like any other."""
+        kind, action = row.get("kind"), row.get("action")
+        if not _is_kind(kind):
+            raise ValueError(f"a fault of unknown kind {kind!r}")
+        if not _is_action(action):
+            raise ValueError(f"a fault with unknown action {action!r}")
+        seat, turn = row.get("seat"), row.get("turn", 0)
+        bot, detail = row.get("bot", "?"), row.get("detail", "")
+        if not (_is_int(seat) and _is_int(turn) and isinstance(bot, str)
+                and isinstance(detail, str)):
+            raise ValueError("a fault whose seat, turn, bot or detail has the wrong type")
+        return cls(seat=seat, bot=bot, kind=kind, detail=detail, turn=turn, action=action)
 
     def __str__(self) -> str:
         return (f"{self.bot} (seat {self.seat}) turn {self.turn}: {self.kind}: {self.detail} "
@@ -663,7 +692,8 @@ def replay_check(record_lines: Sequence[str]) -> tuple[bool, str]:
                 game.apply(row["seat"], row["decision"])
             except IllegalDecision as e:
                 return False, f"decision {row['decision']!r} of seat {row['seat']} is illegal: {e}"
-    stop_if_stopped(game, next((r for r in rows if r["type"] == "result"), {}))
+    result: dict[str, Any] = next((r for r in rows if r["type"] == "result"), {})
+    stop_if_stopped(game, result.get("how"))
     want = [r["event"] for r in rows if r["type"] == "event"]
     got = [event_text(e) for e in game.events]
     for i, (a, b) in enumerate(zip(want, got, strict=False)):
@@ -674,9 +704,8 @@ def replay_check(record_lines: Sequence[str]) -> tuple[bool, str]:
     return True, ""
 
 
-def stop_if_stopped(game: Game, result: dict[str, Any]) -> None:
-    """A record whose game was stopped (RULES §5.4: ``forfeits``, ``time_limit``) is
-    re-run to the same end: stopped after its last decision."""
-    how = result.get("how")
+def stop_if_stopped(game: Game, how: object) -> None:
+    """A record whose game was stopped (RULES §5.4: ``forfeits``, ``time_limit``: its
+    result's ``how``) is re-run to the same end: stopped after its last decision."""
     if not game.over and is_stop(how):
         game.stop(how)

@@ -57,6 +57,9 @@ class _InFlight:
     time_left: float = 0.0
     asked: int = 0  # which ask this is (deadlines of earlier asks are stale)
     waiting: bool = False
+    #: Up to when the bot is charged: the last look that did not see its reply yet
+    #: (None until a look sees it).
+    arrived: float | None = None
 
 
 @dataclass
@@ -97,6 +100,7 @@ class GameLoop:
         g = _InFlight(steps, done)
         self.games.add(g)
         self._advance(g, None)
+        self._look()
 
     def watch(self, fd: int, callback: Callable[[], None]) -> None:
         """Call ``callback`` whenever ``fd`` is readable (until ``unwatch``)."""
@@ -162,8 +166,21 @@ class GameLoop:
             self.waiter.discard(h)
         g.handles = ()
         g.waiting = False
+        g.arrived = None
         g.player = None
         self._advance(g, answer)
+        self._look()
+
+    def _look(self) -> None:
+        """Note the replies that have arrived, without waiting (one ``epoll`` with no
+        timeout, after each game's step): each is charged up to the previous look,
+        which had not seen it.  Looking this often keeps what a bot may gain while
+        the referee works for other games to one step of one game."""
+        t = self.clock()
+        for key in self.waiter.wait(0.0):
+            if isinstance(key, _InFlight) and key.waiting and key.arrived is None:
+                key.arrived = self._looked if self._looked > key.sent else key.sent
+        self._looked = t
 
     def _finish(self, g: _InFlight, record: GameRecord | None,
                 error: BaseException | None) -> None:
@@ -178,8 +195,8 @@ class GameLoop:
         time out the bots past their deadlines."""
         clock = self.clock
         charged_until = self._looked  # replies there now arrived after this
-        ready: list[Hashable] = self.waiter.wait(0.0)
         now = clock()
+        ready: list[Hashable] = self.waiter.wait(0.0)
         if not ready:
             if self._deadlines:
                 timeout = min(timeout, self._deadlines[0][0] - now)
@@ -196,11 +213,15 @@ class GameLoop:
             assert isinstance(key, _InFlight)
             if not key.waiting:
                 continue
-            answer = self._take(key, charged_until)
-            if answer is not None:
+            seen = key.arrived if key.arrived is not None else (
+                charged_until if charged_until > key.sent else key.sent)
+            answer = self._take(key, seen)
+            if answer is None:
+                key.arrived = None  # only part of it: charged from a later look
+            else:
                 if stats is not None:
                     stats.decisions += 1
-                    stats.noticed.append(clock() - charged_until)
+                    stats.noticed.append(clock() - seen)
                 self._answered(key, answer)
         # Deadlines passed with no reply when the loop looked (at ``now``).
         deadlines = self._deadlines

@@ -102,8 +102,8 @@ def launch_zmq_bot(
     the process with its transport.  The bot is expected to connect a DEALER and
     send ``hello`` with that token; reading it is the protocol's job.  In an active
     sandbox the bot has no network: ``transport`` must be ``ipc`` (the socket's
-    private folder is made writable inside).  Raises BotStartError when the command
-    cannot be run."""
+    private folder is made visible inside, read-only: connecting needs no more).
+    Raises BotStartError when the command cannot be run."""
     sandbox = process_options.get("sandbox")
     if sandbox is not None and sandbox.active and transport != "ipc":
         raise BotStartError(f"a sandboxed ZeroMQ bot has no network: it must use the "

@@ -305,17 +305,39 @@ def _all_pids() -> list[int]:
     return [int(d) for d in os.listdir("/proc") if d.isdigit()]
 
 
-def bot_tree(leader: int, leader_start: int | None = None) -> set[int]:
-    """Live processes of a bot started as the leader of its own session: its session
-    and process group, and their descendants by parent pid (zombies left out).  With
-    ``leader_start`` (the leader's start time): if the leader's pid now belongs to
-    another process, the pid was reused after the whole session ended -- nothing is
-    found, so nothing unrelated is ever signalled."""
-    table: dict[int, tuple[int, int, int, str, int]] = {}
+_Table = dict[int, tuple[int, int, int, str, int]]
+#: The last /proc table read, and when (``_proc_table``).
+_TABLE: tuple[float, _Table] = (float("-inf"), {})
+_TABLE_LOCK = threading.Lock()
+
+
+def _proc_table(max_age: float = 0.0) -> _Table:
+    """Every process's ``_stat``; with ``max_age``, the last table read if it is no
+    older than that (one /proc scan serves the bots of many games in flight)."""
+    global _TABLE
+    now = time.monotonic()
+    with _TABLE_LOCK:
+        when, table = _TABLE
+        if max_age > 0.0 and now - when <= max_age:
+            return table
+    table = {}
     for pid in _all_pids():
         st = _stat(pid)
         if st is not None:
             table[pid] = st
+    with _TABLE_LOCK:
+        _TABLE = (now, table)
+    return table
+
+
+def bot_tree(leader: int, leader_start: int | None = None, max_age: float = 0.0) -> set[int]:
+    """Live processes of a bot started as the leader of its own session: its session
+    and process group, and their descendants by parent pid (zombies left out).  With
+    ``leader_start`` (the leader's start time): if the leader's pid now belongs to
+    another process, the pid was reused after the whole session ended -- nothing is
+    found, so nothing unrelated is ever signalled.  ``max_age``: a /proc table read
+    that long ago will do (``remember_tree``)."""
+    table = _proc_table(max_age)
     if leader_start is not None and leader in table and table[leader][4] != leader_start:
         return set()
     found = {pid for pid, (_, pgrp, sid, *_r) in table.items() if sid == leader or pgrp == leader}
@@ -392,11 +414,16 @@ class BotProcess:
         after each game and before bye): ``end`` will end them even if by then they
         have left its session and lost their parent.  A /proc scan costs a few ms:
         with ``min_interval``, skipped if the last one is more recent than that."""
+        if self.cgroup is not None:
+            # Every process of the bot is in its cgroup, whatever session or parent
+            # it has: ``end`` ends them all there (``kill_all``), without a /proc scan
+            # -- which costs more the more processes run (hundreds of bots in flight).
+            return
         now = time.monotonic()
         if now - self._remembered < min_interval:
             return
         self._remembered = now
-        for pid in self.tree():
+        for pid in bot_tree(self.pid, self.start_time, max_age=min_interval):
             st = _stat(pid)
             if st is not None:
                 self.known[pid] = st[4]
@@ -599,6 +626,12 @@ def start_bot(
             os.close(w)
             pass_fds.append(r)
             options += ["--perms", "0644", "--ro-bind-data", str(r), dest]
+        if prepared.seccomp is not None:
+            r, w = os.pipe()
+            os.write(w, prepared.seccomp)  # ~1 KiB: never more than a pipe holds
+            os.close(w)
+            pass_fds.append(r)
+            options += ["--seccomp", str(r)]
         options += prepared.finish
         # The options through a pipe: bwrap's command line (the bot can read its pid
         # 1's) shows only "--args N".  A pipe holds 64 KiB; the options are ~5 KiB.
@@ -609,12 +642,16 @@ def start_bot(
         os.write(w, data)
         os.close(w)
         pass_fds.append(r)
-        argv = [prepared.bwrap[0], "--args", str(r), "--", *prepared.command]
+        # A new, empty session keyring of its own (prefix), then bwrap.
+        argv = [*prepared.prefix, prepared.bwrap[0], "--args", str(r), "--",
+                *prepared.command]
         memory_kb = None if cgroup is not None and "memory" in cgroup.dirs else \
             (int(sb.config.memory_mb) * 1024 if memory_mb else None)
         procs = cgroup.procs_files if cgroup is not None else []
-        run_env: dict[str, str] | None = {"PATH": os.environ.get("PATH", os.defpath)}
-        run_cwd = None
+        # bwrap starts with nothing of the referee's: no environment (its pid 1's
+        # /proc/1/environ is readable inside), the root as its working directory.
+        run_env: dict[str, str] | None = {}
+        run_cwd: str | None = "/"
     else:
         argv = list(command)
         memory_kb = int(memory_mb) * 1024 if memory_mb else None

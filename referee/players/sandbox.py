@@ -14,18 +14,26 @@ names it.
 * read-only: ``/usr`` (and the ``/bin``, ``/lib``... links or folders into it), a
   short list of ``/etc`` files programs need (the loader's cache, certificates,
   alternatives, the Java, Perl and Python configuration; ``passwd``, ``group`` and
-  ``hosts`` are written afresh), the interpreter the command runs when it lives
+  ``hosts`` are written afresh), the interpreter the command names when it lives
   outside ``/usr`` (a pyenv, conda or nvm install, a virtual environment: the folder
-  above its ``bin``), the bot's own folder (its working directory), and the
-  configuration's extra paths;
-* writable: a size-capped tmpfs at ``/tmp`` (``HOME`` is ``/tmp/home``), and for a
-  ZeroMQ bot the private folder of its ipc socket;
-* new ``/proc`` (its own processes only) and ``/dev`` (null, zero, random, tty...);
+  above its ``bin``), the configuration's ``interpreters`` and ``read_only`` paths,
+  and the bot's own folder, mounted at ``BOT_DIR`` (its working directory);
+* the bot's folder is decided by whoever runs it, never by what its command names
+  (``command_view``): the folder of the program or script it runs, else its working
+  directory (a league's entry: always its working directory).  No other argument, no
+  ``#!`` line and no symbolic link widens it; a league checks its commands when they
+  are submitted (``check_fence``);
+* writable: a size-capped tmpfs at ``/tmp`` (``HOME`` is ``/tmp/home``; ``/dev/shm``
+  links into it); the rest, ``/dev`` included, is read-only;
+* new ``/proc`` (its own processes only) and a ``/dev`` of a few devices;
 * its own user, PID, mount, IPC, UTS, cgroup and network namespaces (loopback only),
   no further user namespaces, no new privileges, a new session (no TIOCSTI), killed
   with the referee (``--die-with-parent``).  Paths the referee must hide that lie
   inside a visible folder (a tournament's output folder under a bot's folder) are
-  covered by an empty tmpfs.
+  covered by an empty tmpfs;
+* a seccomp filter (``seccomp_filter``: built once per process with libseccomp,
+  through pyseccomp), denying what Flatpak denies (keyrings, io_uring, bpf, ptrace,
+  mounts, namespaces...); bwrap itself starts with an empty environment.
 
 Limits for the bot's whole process tree come from a cgroup made for each start:
 memory (including its scratch, which is memory), number of processes, and the CPUs
@@ -41,21 +49,33 @@ Must not import: the rest of the referee (process.py imports this module).
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import errno
 import functools
 import glob
 import os
+import platform
 import re
 import shlex
 import shutil
 import signal
 import subprocess
+import tempfile
 import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..errors import ExecutionError
+from ..errors import ExecutionError, UsageError
+
+try:  # the kernel fence: libseccomp (Debian's libseccomp2) through its ctypes binding
+    import pyseccomp
+    _SECCOMP_MISSING: str | None = None
+except (ImportError, RuntimeError, OSError) as _e:  # RuntimeError: no libseccomp
+    pyseccomp = None
+    _SECCOMP_MISSING = (f"libseccomp cannot be loaded ({_e}; Debian/Ubuntu: apt-get "
+                        f"install libseccomp2, and pip install pyseccomp)")
 
 MODES = ("auto", "on", "off")
 
@@ -87,6 +107,10 @@ _PASSWD = f"bot:x:{SANDBOX_UID}:{SANDBOX_UID}:bot:/tmp/home:/bin/sh\n"
 _GROUP = f"bot:x:{SANDBOX_UID}:\n"
 _HOSTS = "127.0.0.1 localhost sandbox\n::1 localhost\n"
 
+#: Where a bot's folder appears inside the sandbox (its working directory): a
+#: neutral path, so that no host path shows in its mounts or command line.
+BOT_DIR = "/bot"
+
 
 class SandboxError(ExecutionError):
     """The sandbox cannot be had (``mode = "on"``), or its settings are wrong: one
@@ -97,13 +121,19 @@ class SandboxError(ExecutionError):
 class SandboxConfig:
     """The sandbox settings of a run (``--sandbox``, ``[sandbox]``).  ``memory_mb``,
     ``processes`` and ``scratch_mb`` hold for each bot's whole process tree;
-    ``read_only`` are more host paths a bot may read (a model file, a library)."""
+    ``read_only`` are more host paths a bot may read (a model file, a library);
+    ``interpreters``: interpreters outside /usr a league allows its bots' commands to
+    name (a folder, such as a PyPy or a virtual environment, or a file), visible
+    read-only; ``entry_fence``: a bot's folder is its working directory (a league's
+    entry), whatever its command names."""
 
     mode: str = "auto"
     memory_mb: int = DEFAULT_MEMORY_MB
     processes: int = DEFAULT_PROCESSES
     scratch_mb: int = DEFAULT_SCRATCH_MB
     read_only: tuple[str, ...] = ()
+    interpreters: tuple[str, ...] = ()
+    entry_fence: bool = False
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -115,8 +145,12 @@ class SandboxConfig:
                                    f"{getattr(self, name)}")
 
     def to_dict(self) -> dict[str, Any]:
-        return {"mode": self.mode, "memory_mb": self.memory_mb, "processes": self.processes,
-                "scratch_mb": self.scratch_mb, "read_only": list(self.read_only)}
+        d: dict[str, Any] = {"mode": self.mode, "memory_mb": self.memory_mb,
+                             "processes": self.processes, "scratch_mb": self.scratch_mb,
+                             "read_only": list(self.read_only)}
+        if self.interpreters:  # only when set: earlier records compare equal
+            d["interpreters"] = list(self.interpreters)
+        return d
 
 
 # --- what this machine allows --------------------------------------------------------------
@@ -132,6 +166,12 @@ class Machine:
     problem: str | None
     cgroups: Mapping[str, tuple[str, str]]  # controller -> (version "1"|"2", parent dir)
     cgroup_problems: Mapping[str, str]
+    #: Why bwrap cannot load the seccomp filter here (None: it can).
+    seccomp_problem: str | None = None
+    #: The command that starts bwrap in a new session keyring (empty: none), and
+    #: why there is none where there should be.
+    keyring: tuple[str, ...] = ()
+    keyring_problem: str | None = None
 
 
 def _read(path: str) -> str | None:
@@ -255,7 +295,148 @@ def probe() -> Machine:
     bwrap = shutil.which("bwrap")
     cgroups, problems = _find_cgroups()
     _sweep(cgroups)
-    return Machine(bwrap, _bwrap_problem(bwrap), cgroups, problems)
+    problem = _bwrap_problem(bwrap)
+    if problem is not None or bwrap is None:
+        return Machine(bwrap, problem, cgroups, problems)
+    keyring, keyring_problem = _keyring_prefix(bwrap)
+    return Machine(bwrap, problem, cgroups, problems, _seccomp_problem(bwrap), keyring,
+                   keyring_problem)
+
+
+def _seccomp_problem(bwrap: str) -> str | None:
+    """Why bwrap cannot start a program under the seccomp filter here; None if it can."""
+    program, problem = seccomp_filter()
+    if program is None:
+        return problem
+    r, w = os.pipe()
+    try:
+        os.write(w, program)
+        os.close(w)
+        done = subprocess.run([bwrap, "--unshare-all", "--unshare-user", "--die-with-parent",
+                               "--ro-bind", "/", "/", "--seccomp", str(r), "true"],
+                              capture_output=True, timeout=10, stdin=subprocess.DEVNULL,
+                              pass_fds=[r])
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return f"bubblewrap cannot load a seccomp filter: {e}"
+    finally:
+        os.close(r)
+    if done.returncode != 0:
+        err = done.stderr.decode("utf-8", "replace").strip().splitlines()
+        return f"bubblewrap cannot load a seccomp filter: {err[-1] if err else done.returncode}"
+    return None
+
+
+# --- the kernel fence ------------------------------------------------------------------------
+
+#: System calls no bot makes, denied (EPERM) as Flatpak denies them to its sandboxes:
+#: the kernel keyrings (shared with the referee's session otherwise), kernel modules,
+#: mounts, namespaces, tracing, BPF, userfaultfd, accounting and the NUMA calls.
+DENIED_SYSCALLS = (
+    "add_key", "keyctl", "request_key",
+    "init_module", "finit_module", "delete_module", "kexec_load", "kexec_file_load",
+    "mount", "umount", "umount2", "pivot_root", "chroot", "unshare", "setns",
+    "ptrace", "process_vm_readv", "process_vm_writev", "kcmp", "perf_event_open", "bpf",
+    "userfaultfd", "syslog", "uselib", "acct", "quotactl", "modify_ldt", "swapon",
+    "swapoff", "reboot", "move_pages", "mbind", "get_mempolicy", "set_mempolicy",
+    "migrate_pages", "name_to_handle_at", "open_by_handle_at", "fanotify_init",
+)
+#: Denied with ENOSYS, so that a runtime falls back to what it did before they
+#: existed (clone3 to clone, whose flags the filter can read; io_uring to read/write).
+UNSUPPORTED_SYSCALLS = (
+    "clone3", "io_uring_setup", "io_uring_enter", "io_uring_register",
+    "open_tree", "move_mount", "fsopen", "fsconfig", "fsmount", "fspick", "mount_setattr",
+)
+#: Socket families a bot may open (the rest: EAFNOSUPPORT): Unix sockets (ZeroMQ's
+#: ipc), IP (its loopback), netlink (what libc asks about interfaces).
+SOCKET_FAMILIES = (1, 2, 10, 16)  # AF_UNIX, AF_INET, AF_INET6, AF_NETLINK
+_AF_MAX = 46
+_CLONE_NEWUSER = 0x10000000
+_TIOCSTI = 0x5412
+_TIOCLINUX = 0x541C
+
+
+def _build_filter() -> bytes:
+    """The seccomp program every sandboxed bot runs under, as BPF that bwrap loads
+    (``--seccomp FD``), built by libseccomp for this machine's architecture."""
+    assert pyseccomp is not None
+    sc = pyseccomp
+    f = sc.SyscallFilter(sc.ALLOW)
+    for name in DENIED_SYSCALLS:
+        with contextlib.suppress(ValueError, OSError):  # not on this architecture
+            f.add_rule(sc.ERRNO(errno.EPERM), name)
+    for name in UNSUPPORTED_SYSCALLS:
+        with contextlib.suppress(ValueError, OSError):  # unknown to this libseccomp
+            f.add_rule(sc.ERRNO(errno.ENOSYS), name)
+    f.add_rule(sc.ERRNO(errno.EPERM), "clone",
+               sc.Arg(0, sc.MASKED_EQ, _CLONE_NEWUSER, _CLONE_NEWUSER))
+    for request in (_TIOCSTI, _TIOCLINUX):
+        f.add_rule(sc.ERRNO(errno.EPERM), "ioctl", sc.Arg(1, sc.MASKED_EQ, 0xFFFFFFFF, request))
+    # Only Linux's own personality (no other execution domain, no ASLR switched off).
+    f.add_rule(sc.ERRNO(errno.EPERM), "personality", sc.Arg(0, sc.NE, 0))
+    for family in range(_AF_MAX + 1):
+        if family not in SOCKET_FAMILIES:
+            f.add_rule(sc.ERRNO(errno.EAFNOSUPPORT), "socket", sc.Arg(0, sc.EQ, family))
+    with tempfile.TemporaryFile() as out:
+        f.export_bpf(out)
+        out.seek(0)
+        return out.read()
+
+
+@functools.lru_cache(maxsize=1)
+def seccomp_filter() -> tuple[bytes | None, str | None]:
+    """The seccomp program (built once per process), or None and why it cannot be
+    had here."""
+    if pyseccomp is None:
+        return None, _SECCOMP_MISSING
+    try:
+        return _build_filter(), None
+    except (OSError, ValueError, RuntimeError) as e:
+        return None, f"libseccomp cannot build the filter: {e}"
+
+
+# --- its own keyring ---------------------------------------------------------------------------
+
+#: The number of ``keyctl`` per machine (``KEYCTL_JOIN_SESSION_KEYRING`` is 1 on all).
+_KEYCTL_NR = {"x86_64": 250, "aarch64": 219, "riscv64": 219, "ppc64le": 311, "s390x": 280}
+#: Perl is part of every Debian system (perl-base is essential): the smallest way to
+#: make one system call between fork and exec without a preexec_fn (see process.py).
+PERL = "/usr/bin/perl"
+
+
+def _keyctl_usable() -> bool:
+    """Can this process use the kernel keyrings at all (not denied by a container's
+    own seccomp profile, the kernel has them)?"""
+    nr = _KEYCTL_NR.get(platform.machine())
+    if nr is None:
+        return True  # unknown: assume it can (and say it is not fenced)
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.syscall.restype = ctypes.c_long
+    # KEYCTL_GET_KEYRING_ID (0) of the session keyring (-3), without creating one.
+    r = libc.syscall(ctypes.c_long(nr), ctypes.c_long(0), ctypes.c_long(-3), ctypes.c_long(0))
+    return r >= 0 or ctypes.get_errno() not in (errno.ENOSYS, errno.EPERM, errno.EACCES)
+
+
+def _keyring_prefix(bwrap: str) -> tuple[tuple[str, ...], str | None]:
+    """What puts a bot in a new, empty session keyring of its own before bwrap runs
+    (bwrap keeps the referee's), and why it cannot be had (None: it can, or no
+    process here can use keyrings anyway)."""
+    if not _keyctl_usable():
+        return (), None
+    nr = _KEYCTL_NR.get(platform.machine())
+    if nr is None:
+        return (), f"no keyctl system call number is known for {platform.machine()}"
+    if not os.access(PERL, os.X_OK):
+        return (), f"{PERL} is missing (Debian/Ubuntu: apt-get install perl-base)"
+    prefix = (PERL, "-e", f"syscall({nr}, 1, 0) >= 0 or exit 126; exec {{$ARGV[0]}} @ARGV; "
+                          f"exit 127")
+    try:
+        done = subprocess.run([*prefix, bwrap, "--version"], capture_output=True, timeout=10,
+                              stdin=subprocess.DEVNULL, env={})
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return (), f"a new session keyring cannot be joined: {e}"
+    if done.returncode != 0:
+        return (), f"a new session keyring cannot be joined (exit code {done.returncode})"
+    return prefix, None
 
 
 # --- the sandbox in force --------------------------------------------------------------------
@@ -303,7 +484,8 @@ class Sandbox:
         c, lim = self.config, self.limits
         return (f"sandbox: bubblewrap; memory {c.memory_mb} MB ({lim['memory']}), "
                 f"{c.processes} processes ({lim['processes']}), scratch {c.scratch_mb} MB "
-                f"({lim['scratch']}), CPUs ({lim['cpu']}), no network")
+                f"({lim['scratch']}), CPUs ({lim['cpu']}), system calls "
+                f"({lim.get('syscalls', 'none')}), no network")
 
     def prepare(self, command: Sequence[str], *, cwd: str | None,
                 env: Mapping[str, str], writable: Sequence[str] = (),
@@ -318,50 +500,53 @@ class Sandbox:
         assert machine.bwrap is not None
         c = self.config
         base = os.path.abspath(cwd or os.getcwd())
-        argv = absolute_args(command, base)
-        bot_dir = os.path.abspath(folder) if folder else bot_folder(argv, base)
-        exe, binds, path_dirs = resolve_program(argv, base)
-        argv[0] = exe
+        if folder is None and c.entry_fence:
+            folder = base
+        view = command_view(command, base, folder,
+                            league_path(c.interpreters) if c.entry_fence else None)
+        bot_dir = view.folder
         args: list[str] = [machine.bwrap, "--unshare-all", "--unshare-user",
                            "--disable-userns", "--die-with-parent", "--new-session",
                            "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID),
                            "--hostname", "sandbox", "--clearenv"]
-        for d in SYSTEM_DIRS:
-            if os.path.islink(d):
-                args += ["--symlink", os.readlink(d), d]
-            elif os.path.isdir(d):
-                args += ["--ro-bind", d, d]
-        for pattern in ETC_PATHS:
-            for p in sorted(glob.glob(pattern)) if "*" in pattern else [pattern]:
-                if os.path.lexists(p):
-                    args += ["--ro-bind-try", p, p]
-        args += ["--proc", "/proc", "--dev", "/dev",
-                 "--size", str(c.scratch_mb << 20), "--tmpfs", "/tmp", "--dir", "/tmp/home"]
+        args += _system_view()
+        args += ["--size", str(c.scratch_mb << 20), "--tmpfs", "/tmp", "--dir", "/tmp/home",
+                 # POSIX shared memory goes to the scratch, under its cap; the rest of
+                 # /dev is read-only.
+                 "--symlink", "/tmp", "/dev/shm", "--remount-ro", "/dev"]
         visible: list[str] = []
-        for p in (*binds, *c.read_only):
+        for p in (*view.binds, *c.interpreters, *c.read_only):
             p = os.path.abspath(p)
             if not os.path.exists(p) or _under(p, SYSTEM_DIRS) or p in visible:
                 continue
             args += ["--ro-bind", p, p]
             visible.append(p)
-        if bot_dir not in visible:
-            args += ["--ro-bind", bot_dir, bot_dir]
-            visible.append(bot_dir)
+        args += ["--ro-bind", bot_dir, BOT_DIR]
         for d in writable:
-            args += ["--bind", d, d]
+            # A ZeroMQ ipc socket's folder: connecting needs no write to the folder.
+            args += ["--ro-bind", d, d]
         for h in (*self.hidden, _package_dir()):
-            if any(_under(h, (v,)) for v in visible) and os.path.exists(h):
-                # Cover it: an empty tmpfs over a folder, /dev/null over a file.
-                args += (["--tmpfs", h] if os.path.isdir(h) else ["--ro-bind", "/dev/null", h])
-        env_all = {**BASE_ENV, "PATH": ":".join([*path_dirs, SYSTEM_PATH]), **env}
+            if not os.path.exists(h):
+                continue
+            inside = _inside(h, bot_dir)
+            if inside is None and not any(_under(h, (v,)) for v in visible):
+                continue
+            # Cover it: an empty tmpfs over a folder, /dev/null over a file.
+            where = inside or h
+            args += (["--tmpfs", where] if os.path.isdir(h) else
+                     ["--ro-bind", "/dev/null", where])
+        env_all = {**BASE_ENV, "PATH": ":".join([*view.path_dirs, SYSTEM_PATH]),
+                   **{k: _seen_in(v, bot_dir) for k, v in env.items()}}
         for k, v in env_all.items():
             args += ["--setenv", k, v]
         # Last (after the files written into the view): the root, a tmpfs bwrap made
         # and where /etc's own folder is, read-only too.
-        finish = ["--remount-ro", "/", "--chdir", bot_dir]
+        finish = ["--remount-ro", "/", "--chdir", BOT_DIR]
         files = {"/etc/passwd": _PASSWD, "/etc/group": _GROUP, "/etc/hosts": _HOSTS,
                  "/etc/hostname": "sandbox\n"}
-        return Prepared(args, argv, files, self._cgroup(), finish)
+        argv = list(view.argv)
+        program = seccomp_filter()[0] if machine.seccomp_problem is None else None
+        return Prepared(args, argv, files, self._cgroup(), finish, program, machine.keyring)
 
     def _cgroup(self) -> Cgroup | None:
         """A new cgroup for one start with the limits this machine lets us set."""
@@ -369,6 +554,35 @@ class Sandbox:
         if not machine.cgroups:
             return None
         return Cgroup.create(machine.cgroups, self.config)
+
+
+#: The devices a bot has (the rest of /dev is not there).
+_DEVICES = ("null", "zero", "full", "random", "urandom", "tty")
+
+
+@functools.lru_cache(maxsize=1)
+def _system_view() -> tuple[str, ...]:
+    """bwrap's options for what every bot sees of the system (the same for every
+    start: worked out once per process)."""
+    args: list[str] = []
+    for d in SYSTEM_DIRS:
+        if os.path.islink(d):
+            args += ["--symlink", os.readlink(d), d]
+        elif os.path.isdir(d):
+            args += ["--ro-bind", d, d]
+    for pattern in ETC_PATHS:
+        for p in sorted(glob.glob(pattern)) if "*" in pattern else [pattern]:
+            if os.path.lexists(p):
+                args += ["--ro-bind-try", p, p]
+    # /dev built here rather than with bwrap's --dev, whose /dev/shm is a writable
+    # folder outside the scratch's cap.
+    args += ["--proc", "/proc", "--tmpfs", "/dev"]
+    for d in _DEVICES:
+        args += ["--dev-bind-try", f"/dev/{d}", f"/dev/{d}"]
+    for name, target in (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"),
+                         ("stdout", "/proc/self/fd/1"), ("stderr", "/proc/self/fd/2")):
+        args += ["--symlink", target, f"/dev/{name}"]
+    return tuple(args)
 
 
 def _under(path: str, roots: Sequence[str]) -> bool:
@@ -412,8 +626,16 @@ def resolve(config: SandboxConfig) -> Sandbox:
         s = unsandboxed(config)
         return replace(s, warnings=(f"warning: bots run WITHOUT a sandbox: "
                                     f"{machine.problem}; or --sandbox off to silence this",))
-    limits: dict[str, str] = {"scratch": "tmpfs"}
+    limits: dict[str, str] = {"scratch": "tmpfs",
+                              "syscalls": "none" if machine.seccomp_problem else "seccomp"}
     warnings: list[str] = []
+    if machine.keyring_problem:
+        warnings.append(f"warning: bots share the referee's session keyring (the seccomp "
+                        f"filter still denies them the keyring calls): "
+                        f"{machine.keyring_problem}")
+    if machine.seccomp_problem:
+        warnings.append(f"warning: bots run WITHOUT the seccomp filter (keyrings, io_uring, "
+                        f"bpf... are open to them): {machine.seccomp_problem}")
     for controller, limit, held, fallback, missing in _LIMITS:
         if controller in machine.cgroups:
             limits[limit] = held
@@ -483,6 +705,9 @@ class Prepared:
     files: Mapping[str, str]
     cgroup: Cgroup | None
     finish: list[str] = field(default_factory=list)  # bwrap's last options
+    seccomp: bytes | None = None  # the filter bwrap loads before the bot starts
+    #: What runs bwrap (``prefix + [bwrap, ...]``): a new session keyring's joiner.
+    prefix: tuple[str, ...] = ()
 
 
 def absolute_args(command: Sequence[str], base: str) -> list[str]:
@@ -505,18 +730,60 @@ _INTERPRETER = re.compile(r"(python|pypy|node|nodejs|perl|ruby|java|bash|sh|dash
                           r"luajit|deno|bun|php|rscript|julia|env|uv|dotnet|mono|guile|"
                           r"racket|sbcl|escript|elixir|tclsh|wish)[\d.]*(-\w+)?", re.I)
 
+#: Interpreter options after which no script comes (the code or module is given).
+_NO_SCRIPT = frozenset(("-c", "-m", "-e", "--eval", "-p", "--print"))
+#: Interpreter options whose value is the next word (not a script).
+_VALUE_OPTIONS = frozenset(("-W", "-X", "-r", "--require", "--import", "-C", "--conditions",
+                            "-cp", "-classpath", "--class-path"))
+
+
+def script_index(argv: Sequence[str]) -> int | None:
+    """Where the script an interpreter runs is in ``argv`` (``python3 -u bot.py``: 2;
+    ``java -jar bot.jar``: 2; ``env X=1 python3 bot.py``: 3), None when the command
+    names none (``python3 -c CODE ...``, ``python3 -m pkg``, not an interpreter)."""
+    if not argv or not _INTERPRETER.fullmatch(os.path.basename(argv[0])):
+        return None
+    i = 1
+    while i < len(argv):
+        w = argv[i]
+        if w == "-jar":
+            return i + 1 if i + 1 < len(argv) else None
+        if w in _NO_SCRIPT:
+            return None
+        if w == "--":
+            return i + 1 if i + 1 < len(argv) else None
+        if w in _VALUE_OPTIONS:
+            i += 2
+            continue
+        if w.startswith("-"):
+            i += 1
+            continue
+        if "=" in w and os.path.basename(argv[0]) == "env":
+            i += 1
+            continue
+        if _INTERPRETER.fullmatch(os.path.basename(w)) and os.sep not in w:
+            i += 1  # the program ``env`` or ``uv run`` runs
+            continue
+        if w == "run" and os.path.basename(argv[0]) == "uv":
+            i += 1
+            continue
+        return i
+    return None
+
 
 def bot_folder(argv: Sequence[str], base: str) -> str:
-    """A bot's folder: that of its program file (``./bot``; the script of
-    ``python3 bot.py``, ``java -jar bot.jar``), else the working directory it was
-    given."""
-    if _INTERPRETER.fullmatch(os.path.basename(argv[0])):
-        for a in argv[1:]:
-            if os.path.isabs(a) and os.path.isfile(a):
-                return os.path.dirname(a)
-        return base
-    if os.sep in argv[0] and os.path.isfile(argv[0]) and not _under(argv[0], SYSTEM_DIRS):
-        return os.path.dirname(argv[0])
+    """A bot's folder, the one folder of its own the sandbox shows it: that of the
+    program it runs (``./bot``) or of the script its interpreter runs (``python3
+    bot.py``, ``java -jar bot.jar``), else its working directory ``base``.  No other
+    argument counts (``python3 -c CODE /some/file`` names no script: ``base``)."""
+    i = script_index(argv)
+    if i is not None:
+        return os.path.dirname(os.path.normpath(os.path.join(base, argv[i])))
+    prog = argv[0]
+    if os.sep in prog and not _INTERPRETER.fullmatch(os.path.basename(prog)):
+        full = os.path.normpath(os.path.join(base, prog))
+        if not _under(full, SYSTEM_DIRS):
+            return os.path.dirname(full)
     return base
 
 
@@ -563,39 +830,188 @@ def _shebang(path: str) -> list[str]:
     return head[2:].split(b"\n")[0].decode("utf-8", "replace").split()
 
 
-def resolve_program(argv: Sequence[str], base: str) -> tuple[str, list[str], list[str]]:
-    """The bot's program as a real file, the folders it needs visible (an interpreter
-    outside /usr: its prefix; a virtual environment and its base), and the folders to
-    put first on its PATH (so that ``#!/usr/bin/env python3`` finds the same
-    interpreter inside as outside)."""
-    path_env = os.environ.get("PATH", os.defpath)
-    exe = _program(argv[0], path_env) or argv[0]
+def _inside(path: str, folder: str) -> str | None:
+    """``path`` as the bot sees it, when it lies in ``folder`` (mounted at
+    ``BOT_DIR``); else None."""
+    if path == folder:
+        return BOT_DIR
+    if path.startswith(folder.rstrip("/") + "/"):
+        return BOT_DIR + path[len(folder.rstrip("/")):]
+    return None
+
+
+def _seen_in(value: str, folder: str) -> str:
+    """An environment variable's value as the bot sees it: each of its paths (a
+    ``:``-separated list too) that lies in its folder, under ``BOT_DIR``."""
+    if folder not in value:
+        return value
+    return os.pathsep.join(_inside(p, folder) or p for p in value.split(os.pathsep))
+
+
+@dataclass(frozen=True)
+class View:
+    """What a command shows its bot: ``folder`` (the host folder mounted at
+    ``BOT_DIR``), ``argv`` as the bot runs it (paths in its folder as ``BOT_DIR/...``,
+    the program resolved), ``binds``: the prefix of the interpreter the command
+    names when it lives outside /usr (a venv, pyenv), ``path_dirs``: folders put
+    first on the bot's PATH (the same interpreter inside as outside)."""
+
+    folder: str
+    argv: tuple[str, ...]
+    binds: tuple[str, ...]
+    path_dirs: tuple[str, ...]
+
+
+def league_path(interpreters: Sequence[str]) -> str:
+    """Where a league bot's program named without a path is looked up: the
+    interpreters its league allows (their ``bin``), then the system's -- never the
+    PATH of whoever runs the league."""
+    dirs: list[str] = []
+    for p in interpreters:
+        d = os.path.join(p, "bin") if os.path.isdir(os.path.join(p, "bin")) else \
+            p if os.path.isdir(p) else os.path.dirname(p)
+        if d not in dirs:
+            dirs.append(d)
+    return ":".join([*dirs, SYSTEM_PATH])
+
+
+def command_view(command: Sequence[str], base: str, folder: str | None = None,
+                 path_env: str | None = None) -> View:
+    """What ``command``, started in ``base``, shows its bot (see ``View``).  The
+    bot's folder is ``folder`` when given (a league's entry), else ``bot_folder``;
+    nothing else the command names is shown -- not the folder of another argument,
+    not the interpreter of a ``#!`` line (inside, ``#!/usr/bin/env python3`` finds
+    the command's own interpreter or the system's)."""
+    argv = absolute_args(command, base)
+    bot_dir = os.path.abspath(folder) if folder else bot_folder(argv, base)
+    path_env = path_env or os.environ.get("PATH", os.defpath)
+    out = list(argv)
     binds: list[str] = []
     path_dirs: list[str] = []
-
-    def need(program: str) -> None:
-        for p in (program, os.path.realpath(program)):
-            if _under(p, SYSTEM_DIRS):
+    mine = _inside(argv[0], bot_dir) if os.sep in argv[0] else None
+    if mine is not None:
+        out[0] = mine
+    else:
+        exe = _program(argv[0], path_env) or argv[0]
+        out[0] = exe
+        # The interpreter the command names (the organiser's; in a league, one the
+        # league allows): its prefix when outside /usr, with its real file's.
+        for p in (exe, os.path.realpath(exe)):
+            if not os.path.isabs(p) or _under(p, SYSTEM_DIRS) or _inside(p, bot_dir):
                 continue
             root = _root_of(p)
             if root not in binds:
                 binds.append(root)
-        d = os.path.dirname(program)
-        if d not in path_dirs and not _under(d, SYSTEM_DIRS):
+        d = os.path.dirname(exe)
+        if os.path.isabs(exe) and not _under(d, SYSTEM_DIRS) and not _inside(d, bot_dir):
             path_dirs.append(d)
+    for i, a in enumerate(argv[1:], 1):
+        if os.path.isabs(a):
+            seen = _inside(a, bot_dir)
+            if seen is not None:
+                out[i] = seen
+    return View(bot_dir, tuple(out), tuple(binds), tuple(path_dirs))
 
-    need(exe)
-    interp = _shebang(exe)
-    if interp:
-        prog = interp[1] if os.path.basename(interp[0]) == "env" and len(interp) > 1 else interp[0]
-        real = _program(prog, path_env)
-        if real:
-            need(real)
-    elif os.path.basename(os.path.realpath(exe)).startswith(("python", "node", "perl",
-                                                             "java", "ruby")):
-        # An interpreter: the script it runs may be a shebang'd helper; nothing more.
-        pass
-    return exe, binds, path_dirs
+
+def resolve_program(argv: Sequence[str], base: str) -> tuple[str, list[str], list[str]]:
+    """The bot's program as a real file, the folders it needs visible (an interpreter
+    outside /usr: its prefix), and the folders to put first on its PATH."""
+    v = command_view(argv, base)
+    return v.argv[0], list(v.binds), list(v.path_dirs)
+
+
+# --- the fence of a league entry -----------------------------------------------------------
+
+
+class FenceError(UsageError, ValueError):
+    """A league entry's command names a path outside its entry: one line naming the
+    argument."""
+
+
+def _looks_like_path(word: str) -> bool:
+    return bool(word) and not any(c.isspace() for c in word) and (
+        "/" in word or word in (".", "..") or word.startswith("~"))
+
+
+def check_fence(command: Sequence[str], entry: str, interpreters: Sequence[str] = (),
+                read_only: Sequence[str] = ()) -> None:
+    """Refuse (FenceError, one line naming the argument) a league entry's command
+    that names anything outside ``entry``: its program, its script, any argument
+    that looks like a path (also after ``--option=``), the ``#!`` interpreter of a
+    program or script of the entry, each followed through symbolic links.  Allowed
+    besides the entry: the system (``/usr`` and its links ``/bin``, ``/lib``...)
+    and the ``interpreters`` and ``read_only`` paths the league's organiser lists.  A
+    program named without a path is looked up as the sandbox will (``league_path``).
+    The check runs at submission: the sandbox of every later game shows the entry
+    and those paths only."""
+    allowed = (*interpreters, *read_only)
+    root = os.path.realpath(entry)
+    ok_roots = [*SYSTEM_DIRS, *(os.path.abspath(a) for a in allowed),
+                *(os.path.realpath(a) for a in allowed)]
+
+    def fits(path: str) -> bool:
+        real = os.path.realpath(path)
+        if _under(real, (root,)):
+            return True  # in the entry, whatever the lexical path
+        return _under(os.path.normpath(path), ok_roots) and _under(real, ok_roots)
+
+    def refuse(word: str, what: str) -> FenceError:
+        return FenceError(
+            f"the command's {what} {word!r} lies outside the bot's folder: a league bot "
+            f"may name only files of its own submission, the system's interpreters (/usr) "
+            f"and those the league allows ([sandbox] interpreters)")
+
+    def at(word: str) -> str:
+        w = os.path.expanduser(word) if word.startswith("~") else word
+        return os.path.normpath(os.path.join(root, w))
+
+    def shebang_ok(path: str, word: str) -> None:
+        interp = _shebang(path) if os.path.isfile(path) else []
+        if not interp:
+            return
+        prog = interp[0]
+        if os.path.basename(prog) == "env":
+            rest = [w for w in interp[1:] if not w.startswith("-") and "=" not in w]
+            if rest and os.sep in rest[0] and not fits(rest[0]):
+                raise refuse(rest[0], f"#! interpreter (of {word!r})")
+        if not fits(prog):
+            raise refuse(prog, f"#! interpreter (of {word!r})")
+
+    if not command:
+        raise FenceError("the command is empty")
+    prog = command[0]
+    if os.sep in prog or prog.startswith("~"):
+        path = at(prog)
+        if not fits(path):
+            raise refuse(prog, "program")
+        shebang_ok(path, prog)
+    else:
+        found = _program(prog, league_path(interpreters))
+        if found is None:
+            raise FenceError(f"the command's program {prog!r} is not among this league's "
+                             f"interpreters nor the system's: "
+                             f"name a system interpreter (python3, node, java...) or a file "
+                             f"of the submission (./bot)")
+        if not fits(found):
+            raise refuse(prog, "program")
+    skip = False
+    script = script_index(command)
+    for i, word in enumerate(command[1:], 1):
+        if skip:
+            skip = False
+            continue
+        if word in _NO_SCRIPT:
+            skip = True  # code, not a path
+            continue
+        value = word.partition("=")[2] if word.startswith("-") and "=" in word else word
+        if i == script or _looks_like_path(value) or \
+                (value and os.path.lexists(os.path.join(root, value))):
+            what = "script" if i == script else "argument"
+            path = at(value)
+            if not fits(path):
+                raise refuse(word, what)
+            if i == script:
+                shebang_ok(path, word)
 
 
 # --- cgroups ------------------------------------------------------------------------------------

@@ -3,9 +3,11 @@ same store, a league's) results -- standings, charts, a page per bot and a repla
 viewer per game -- and the one-file replay of a single game.
 
 Modules: ``frames`` (a record re-run into the viewer's frames, every view built by
-the engine), ``svg`` (charts drawn as inline SVG), ``pages`` (page skeleton, viewer
-page), ``results`` (what a results folder holds, read once), ``site`` (the whole
-site).  Layering: the CLI imports this package; this package imports the
+the engine; plain text, never HTML), ``svg`` (charts drawn as inline SVG, labels
+escaped through MarkupSafe), ``pages`` (the Jinja2 environment -- autoescaping on --
+and the Content-Security-Policy by hashes; the viewer page), ``templates/`` (the pages'
+markup), ``results`` (what a results folder holds, read once), ``site`` (the whole
+site's data, page by page).  Layering: the CLI imports this package; this package imports the
 tournament store and standings, ``replay`` and the engine, never the CLI.
 """
 

@@ -149,17 +149,17 @@ def build_frames(rec: Record) -> Frames:
     n = cfg.players
     names = rec.bots if len(rec.bots) == n else [f"seat {s}" for s in range(n)]
     try:
-        game = Game(cfg, int(rec.head["seed"]), deck=parse_deck(rec.head["deck"]),
-                    first_player=int(rec.head["first_player"]))
+        game = Game(cfg, rec.head.seed, deck=parse_deck(list(rec.head.deck)),
+                    first_player=rec.head.first_player)
     except (ConfigError, CardError, ValueError, TypeError) as e:
         raise RecordError(f"the record's game cannot be set up: {e}") from None
     views = [OMNI] + [str(s) for s in range(n)]
     names = [plain(nm) for nm in names]
     labels = [f"{nm} [{s}]" for s, nm in enumerate(names)]
-    header = (f"{n} players, seed {rec.head['seed']}, deck {cfg.deck}"
+    header = (f"{n} players, seed {rec.head.seed}, deck {cfg.deck}"
               + (f" ({cfg.colours} colours)" if cfg.colours else "")
               + (f", variants {', '.join(sorted(cfg.variants))}" if cfg.variants else ""))
-    fr = Frames(game_id=str(rec.head.get("game_id", "?")), names=names, players=n,
+    fr = Frames(game_id=rec.game_id, names=names, players=n,
                 header=header, views=views)
     fr.tables = {v: [] for v in views}
     fr.events = {v: [] for v in views}
@@ -179,7 +179,7 @@ def build_frames(rec: Record) -> Frames:
     def snapshot(k: int, evs: Sequence[Event], step: dict[str, Any]) -> None:
         nxt = rec.decisions[k] if k < len(rec.decisions) and not game.over else None
         if nxt is not None:
-            seat = int(nxt["seat"])
+            seat = nxt.seat
             step["next"] = seat
             step["legal"] = [d.text for d in game.legal(seat)]
         step.update(public(game))
@@ -198,20 +198,20 @@ def build_frames(rec: Record) -> Frames:
         before = len(game.events)
         turns.append(game.turn)
         try:
-            game.apply(int(d["seat"]), str(d["decision"]))
-        except (IllegalDecision, KeyError, ValueError) as e:
-            fr.error = plain(f"decision {k} ({d.get('decision')!r} of seat {d.get('seat')}) is "
-                           f"illegal: {e}; the game is shown up to there")
+            game.apply(d.seat, d.decision)
+        except (IllegalDecision, ValueError) as e:
+            fr.error = plain(f"decision {k} ({d.decision!r} of seat {d.seat}) is "
+                             f"illegal: {e}; the game is shown up to there")
             break
         snapshot(k, game.events[before:], {
-            "turn": game.turn, "seat": int(d["seat"]), "decision": plain(d["decision"]),
-            "ms": float(d.get("ms", 0.0)), "sub": bool(d.get("substituted", False)),
+            "turn": game.turn, "seat": d.seat, "decision": plain(d.decision),
+            "ms": d.ms, "sub": d.substituted,
         })
     else:
         # A game the referee stopped (RULES §5.4) ends after its last decision: its
         # end is told on the last frame.
         before = len(game.events)
-        stop_if_stopped(game, rec.result)
+        stop_if_stopped(game, rec.result.how if rec.result else None)
         extra = game.events[before:]
         if extra:
             fr.events[OMNI][-1].extend(lines(extra))
@@ -223,17 +223,16 @@ def build_frames(rec: Record) -> Frames:
         # faults after the last decision shown go on the last frame
         here = [f for at, fs in faults.items() if at == k or (k == last and at > k) for f in fs]
         frame["faults"] = [{
-            "seat": f.get("seat"), "kind": plain(f.get("kind")),
-            "detail": plain(f.get("detail")), "action": plain(f.get("action")),
-            "turn": f.get("turn"),
+            "seat": f.seat, "kind": plain(f.kind), "detail": plain(f.detail),
+            "action": plain(f.action), "turn": f.turn,
         } for f in here]
     res = rec.result
-    if res:
-        fr.result = plain(f"{HOW_WORDS.get(str(res.get('how')), res.get('how'))}: places "
-                        + ", ".join(f"{names[s]} {p}" for s, p in enumerate(res.get("places", [])))
+    if res is not None:
+        fr.result = plain(f"{HOW_WORDS.get(res.how, res.how)}: places "
+                        + ", ".join(f"{names[s]} {p}" for s, p in enumerate(res.places))
                         + "; penalty points "
-                        + ", ".join(f"{names[s]} {p}" for s, p in enumerate(res.get("points", [])))
-                        + (f"; forfeits: {', '.join(names[s] for s in res['forfeits'])}"
-                           if res.get("forfeits") else ""))
+                        + ", ".join(f"{names[s]} {p}" for s, p in enumerate(res.points))
+                        + (f"; forfeits: {', '.join(names[s] for s in res.forfeits)}"
+                           if res.forfeits else ""))
     return fr
 

@@ -273,8 +273,8 @@ def write_results(res: Results, out: Path, *, games: bool = True) -> None:
                 rec = read_record(str(res.record_path(o)))
                 fr = build_frames(rec) if games else None
                 # a decision the referee played for a forfeited seat took the bot no time
-                taken = [(o.seats[int(d["seat"])], float(d.get("ms", 0.0)))
-                         for d in rec.decisions if not (d.get("substituted") and not d.get("ms"))]
+                taken = [(o.seats[d.seat], d.ms)
+                         for d in rec.decisions if not (d.substituted and not d.ms)]
             except (RecordError, KeyError, IndexError, TypeError, ValueError) as e:
                 missing.append(f"{o.game_id}: {e}")
                 continue

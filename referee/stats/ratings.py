@@ -135,7 +135,10 @@ def _fit(t: _Tally, bots: Sequence[str], prior: float, tol: float = 1e-10,
         return {}
     index = {b: i for i, b in enumerate(bots)}
     wins = [t.wins.get(b, 0.0) for b in bots]
-    stages = [([index[b] for b in r], c) for r, c in t.stages.items()]
+    # A set's members in the bots' order, not the set's (that follows the strings'
+    # hashes, which change with PYTHONHASHSEED): every sum below is then taken in
+    # one order, and its rounding too -- the same games give the same bytes.
+    stages = [(sorted(index[b] for b in r), c) for r, c in t.stages.items()]
     theta = [0.0] * n
     ll = _loglik(theta, wins, stages, prior)
     for _ in range(max_iter):

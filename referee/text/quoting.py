@@ -22,13 +22,6 @@ from typing import Any, TextIO
 LIMIT = 60
 
 
-def _escape_controls(text: str) -> str:
-    # json.dumps escapes U+0000..U+001F but leaves DEL and the C1 controls as they are.
-    if not any(0x7F <= ord(c) <= 0x9F for c in text):
-        return text
-    return "".join(f"\\u{ord(c):04x}" if 0x7F <= ord(c) <= 0x9F else c for c in text)
-
-
 class _Escapes(dict[int, str]):
     """``printable``'s table for ``str.translate``: a character's code -> its escape
     (or the character itself), worked out when first met and kept (the Basic
@@ -62,8 +55,8 @@ def printable(text: str, *, keep_tabs: bool = False, keep_newlines: bool = False
     move the cursor, rewrite a line, clear the screen, set the window title, nor
     reorder or hide what a line shows.
 
-    The one function that does this (the command line's output streams, ``Guard``,
-    and the bots' stderr logs use it).  Not printable, as Python's
+    The one function that does this: the command line's output streams (``Guard``),
+    ``quote``, ``show`` and ``excerpt`` below, and the bots' stderr logs use it.  Not printable, as Python's
     ``str.isprintable`` has it: the C0 controls (escape, carriage return, bell...),
     DEL, the C1 controls (U+009B is a CSI on many terminals), the format characters
     (the bidirectional overrides and isolates, zero-width characters), the line and
@@ -140,15 +133,15 @@ def quote(data: bytes | bytearray | memoryview | str, limit: int = LIMIT) -> str
     cut = len(text) > limit
     if cut:
         text = text[:limit]
-    return _escape_controls(json.dumps(text, ensure_ascii=False)) + ("..." if cut else "")
+    # json.dumps escapes the C0 controls; printable the rest (DEL, C1, bidi...)
+    return printable(json.dumps(text, ensure_ascii=False)) + ("..." if cut else "")
 
 
 def excerpt(data: bytes | bytearray | memoryview, limit: int = LIMIT) -> str:
     """The start of a line of valid JSON, as the bot wrote it (no quotes: it is JSON
     already), control characters escaped, cut to ``limit`` characters."""
     text = bytes(data[: 4 * limit + 4]).decode("utf-8", "replace")
-    text = "".join(f"\\u{ord(c):04x}" if ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F else c
-                   for c in text.strip()[: limit + 1])
+    text = printable(text.strip()[: limit + 1])
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
@@ -163,7 +156,7 @@ def show(value: Any, limit: int = LIMIT) -> str:
         text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
     except (TypeError, ValueError):
         return kind(value, "msgpack")
-    text = _escape_controls(text)
+    text = printable(text)
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 

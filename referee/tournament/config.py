@@ -14,7 +14,7 @@ File layout (all sections but ``[[bots]]`` optional)::
     [time]         startup, per_decision, bank, game        (seconds)
     [faults]       policy, strike_limit, stop_after
     [remote]       listen, keys, server_key, wait, rewait   (remote bots only)
-    [sandbox]      mode, memory_mb, processes, scratch_mb, read_only
+    [sandbox]      mode, memory_mb, processes, scratch_mb, read_only, interpreters
     [[bots]]       name, and one of: builtin = "heuristic" | python = "file.py:Class"
                    | command = "..." (with transport, cwd, env, memory_mb, sandbox)
                    | remote = true (a bot its author runs, connecting over ZeroMQ)
@@ -61,7 +61,7 @@ _FAULT_KEYS = ("policy", "strike_limit", "stop_after")
 #: stopped: its remaining games are forfeited without starting it.
 DEFAULT_STOP_AFTER = 3
 _REMOTE_KEYS = ("listen", "keys", "server_key", "wait", "rewait")
-_SANDBOX_KEYS = ("mode", "memory_mb", "processes", "scratch_mb", "read_only")
+_SANDBOX_KEYS = ("mode", "memory_mb", "processes", "scratch_mb", "read_only", "interpreters")
 _BOT_KEYS = ("name", "builtin", "python", "command", "remote", "transport", "cwd", "env",
              "memory_mb", "sandbox")
 
@@ -375,13 +375,21 @@ def parse_config(raw: dict[str, Any], *, base_dir: str = ".", source: str = "con
             sb.fail("sandbox.read_only", f"{p!r} does not exist (as {full}); a path a bot may "
                     f"read must exist, relative to the configuration's folder")
         read_only.append(str(full))
+    interpreters = []
+    for p in sb.str_list("interpreters") or []:
+        full = (Path(base_dir) / p).resolve()
+        if not full.exists():
+            sb.fail("sandbox.interpreters", f"{p!r} does not exist (as {full}); an "
+                    f"interpreter a league's bots may name (a folder such as a PyPy's or a "
+                    f"virtual environment's, or a file) must exist")
+        interpreters.append(str(full))
     try:
         sandbox = SandboxConfig(
             mode=sb.text("mode", "auto", SANDBOX_MODES),
             memory_mb=sb.whole("memory_mb", SandboxConfig.memory_mb, 16),
             processes=sb.whole("processes", SandboxConfig.processes, 1),
             scratch_mb=sb.whole("scratch_mb", SandboxConfig.scratch_mb, 1),
-            read_only=tuple(read_only))
+            read_only=tuple(read_only), interpreters=tuple(interpreters))
     except SandboxError as e:
         raise TournamentConfigError(f"{source}: sandbox: {e}") from None
     if rm.table and not any(b.remote for b in bots):

@@ -130,6 +130,8 @@ def folder_of(spec: BotSpec, config: TournamentConfig) -> str | None:
     if spec.command:
         cwd = config.resolve(spec.cwd or ".")
         assert cwd is not None
+        if config.sandbox.entry_fence:
+            return cwd  # a league's entry: its folder is its working directory
         return bot_folder(absolute_args(spec.command, cwd), cwd)
     if spec.python:
         where = spec.python.rpartition(":")[0]

@@ -100,14 +100,15 @@ class Standings:
 
 def mean_ci(units: Sequence[float]) -> tuple[float | None, float | None]:
     """Mean and half-width of the 95 % interval (normal approximation) of independent
-    units; no interval below 2 units."""
+    units; no interval below 2 units.  Exact sums (``math.fsum``): the same units in
+    any order give the same bytes."""
     n = len(units)
     if n == 0:
         return None, None
-    m = sum(units) / n
+    m = math.fsum(units) / n
     if n < 2:
         return m, None
-    var = sum((x - m) ** 2 for x in units) / (n - 1)
+    var = math.fsum((x - m) ** 2 for x in units) / (n - 1)
     return m, Z95 * math.sqrt(var / n)
 
 
@@ -179,7 +180,7 @@ def compute(outcomes: Iterable[GameOutcome], bots: Sequence[str], seats: int, *,
         deals = list(per_deal[b].values())
         if r.games:
             r.win_rate = r.wins / r.games
-            r.avg_place = sum(d[2] for d in deals) / r.games
+            r.avg_place = math.fsum(d[2] for d in deals) / r.games
             r.avg_penalty = penalty[b] / r.games
             _, r.win_ci = mean_ci([d[1] / d[0] for d in deals])
             _, r.place_ci = mean_ci([d[2] / d[0] for d in deals])

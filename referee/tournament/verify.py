@@ -16,11 +16,10 @@ import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 from ..errors import StorageError
 from ..play.replay import Record, RecordError, read_record, verify
-from ..play.runner import FaultJson
 from .outcome import GameOutcome
 from .store import DB_NAME, Store, record_problem
 
@@ -70,16 +69,15 @@ class Report:
 def outcome_of(rec: Record, index: int, deal: int, rel: str, worker: int | str = 0) -> GameOutcome:
     """What the store keeps of the game a record holds."""
     r = rec.result
+    if r is None:
+        raise RecordError(f"the record of game {rec.game_id} has no result line")
     return GameOutcome(
-        index=index, game_id=str(rec.head.get("game_id", "")), deal=deal,
-        deal_seed=int(rec.head["seed"]), seats=tuple(rec.bots),
-        places=tuple(r.get("places", [])), points=tuple(r.get("points", [])),
-        how=r.get("how", ""), turns=int(r.get("turns", 0)),
+        index=index, game_id=rec.head.game_id or "", deal=deal,
+        deal_seed=rec.head.seed, seats=tuple(rec.bots), places=r.places, points=r.points,
+        how=r.how, turns=r.turns,
         # As the record says (verify checks it against the engine, not its form).
-        faults=tuple(cast("FaultJson", {k: v for k, v in f.items() if k != "type"})
-                     for f in rec.faults),
-        forfeits=tuple(r.get("forfeits", [])), wall_time=float(r.get("wall_time", 0.0)),
-        worker=worker, record=rel)
+        faults=tuple(f.to_dict() for f in rec.faults),
+        forfeits=r.forfeits, wall_time=rec.wall_time or 0.0, worker=worker, record=rel)
 
 
 #: What is compared, row against record: (name, the row's value, the record's).
@@ -112,9 +110,9 @@ def _check_record(out: Path, rel: str, game_id: str) -> tuple[Record | None, Fin
     if not ok:
         return None, Finding(game_id, "invalid",
                              f"its record {rel} does not re-run identically: {why}")
-    if rec.head.get("game_id") != game_id:
+    if rec.head.game_id != game_id:
         return None, Finding(game_id, "invalid",
-                             f"its record {rel} holds game {rec.head.get('game_id')!r}")
+                             f"its record {rel} holds game {rec.head.game_id!r}")
     return rec, None
 
 
@@ -240,7 +238,7 @@ def repair(out: Path, schedule_of: Callable[[], dict[int, int]] | None = None,
                 continue
             old = rows.get(index)
             deal = old.deal if old is not None else deals.get(
-                index, deal_of_seed.get(int(rec.head["seed"]), -1))
+                index, deal_of_seed.get(rec.head.seed, -1))
             if deal < 0:
                 result.left.append(p.stem)
                 continue

@@ -28,7 +28,9 @@ class Waiter:
     def __init__(self) -> None:
         self._keys: dict[Any, Hashable] = {}
         self._epoll = select.epoll()
-        self._poller = zmq.Poller()
+        # Built only while ZeroMQ sockets are among the handles (pyzmq's Poller
+        # forgets a handle in time proportional to how many it holds).
+        self._poller: zmq.Poller | None = None
         self._sockets = 0  # ZeroMQ sockets among the handles
 
     def __len__(self) -> int:
@@ -39,7 +41,7 @@ class Waiter:
         if handle in self._keys:
             self.discard(handle)
         self._keys[handle] = key
-        self._poller.register(handle, zmq.POLLIN)
+        self._poller = None
         if isinstance(handle, int):
             self._epoll.register(handle, select.EPOLLIN)
         else:
@@ -50,8 +52,7 @@ class Waiter:
         if handle not in self._keys:
             return
         del self._keys[handle]
-        with contextlib.suppress(KeyError, zmq.ZMQError):
-            self._poller.unregister(handle)
+        self._poller = None
         if isinstance(handle, int):
             with contextlib.suppress(OSError, ValueError):  # closed already: epoll forgot it
                 self._epoll.unregister(handle)
@@ -63,7 +64,12 @@ class Waiter:
         seconds for one (0: only look)."""
         timeout = max(0.0, timeout)
         if self._sockets:
-            ready = [h for h, _ in self._poller.poll(int(timeout * 1000 + 0.999))]
+            poller = self._poller
+            if poller is None:
+                poller = self._poller = zmq.Poller()
+                for h in self._keys:
+                    poller.register(h, zmq.POLLIN)
+            ready = [h for h, _ in poller.poll(int(timeout * 1000 + 0.999))]
         else:
             try:
                 ready = [fd for fd, _ in self._epoll.poll(timeout)]

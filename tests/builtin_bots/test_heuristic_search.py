@@ -241,3 +241,22 @@ def test_the_heuristic_only_makes_legal_decisions(config: GameConfig) -> None:
         rec = run_game(config, seed, [InProcessPlayer(make_bot(n, seed)) for n in lineup])
         assert rec.faults == [], [str(f) for f in rec.faults]
         assert rec.ended.how in ("winner", "played_out", "turn_limit")
+
+
+def test_the_search_touches_no_private_name_of_the_engine() -> None:
+    """The engine builds the search's games (``Game.determinize``): search.py reads no
+    name starting with an underscore of another module's object, nor makes a Game
+    with ``__new__`` -- a new field in Game cannot silently break it."""
+    import ast
+    from pathlib import Path
+
+    import referee.bots.search as search
+
+    tree = ast.parse(Path(search.__file__).read_text())
+    own = {n.name for n in tree.body if isinstance(n, ast.FunctionDef | ast.ClassDef)}
+    private = [f"line {node.lineno}: .{node.attr}" for node in ast.walk(tree)
+               if isinstance(node, ast.Attribute) and node.attr.startswith("_")]
+    imported = [f"{a.name} from {node.module}" for node in ast.walk(tree)
+                if isinstance(node, ast.ImportFrom) for a in node.names
+                if a.name.startswith("_") and a.name not in own]
+    assert private == [] and imported == []

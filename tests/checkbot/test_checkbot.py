@@ -19,6 +19,7 @@ from referee.checkbot.report import FAIL, PASS
 from referee.checkbot.scenarios import KINDS, SCENARIOS
 from referee.cli.check_bot import check_bot
 from referee.play.runner import TimeControl
+from tests.procs import scaled
 
 pytestmark = pytest.mark.slow
 
@@ -184,6 +185,6 @@ def test_installed_command_passes_the_js_bot() -> None:
     import subprocess
 
     done = subprocess.run([referee, "check-bot", f"{node} {BOTS / 'js' / 'bot.js'}"],
-                          capture_output=True, text=True, timeout=60)
+                          capture_output=True, text=True, timeout=scaled(60))
     assert done.returncode == 0, done.stdout + done.stderr
     assert "PASSED" in done.stdout and "decision: swap/keep" in done.stdout

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.cli.cli_helpers import env_for_subprocess, invoke, referee_command
+from tests.procs import scaled
 
 pytestmark = pytest.mark.slow
 
@@ -21,7 +22,7 @@ PY = sys.executable
 
 def _run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run([referee_command(), *args], capture_output=True, text=True,
-                          timeout=60, env=env_for_subprocess(), cwd=cwd)
+                          timeout=scaled(60), env=env_for_subprocess(), cwd=cwd)
 
 
 def test_an_unquoted_command_is_detected_and_the_quoting_suggested(tmp_path: Path) -> None:

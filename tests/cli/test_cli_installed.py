@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.cli.cli_helpers import env_for_subprocess, referee_command, write_deal
+from tests.procs import Children, scaled
 
 pytestmark = pytest.mark.slow
 
@@ -20,7 +21,7 @@ PIPE_PAGE = 4096
 
 def _run(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([referee_command(), *args], capture_output=True, text=True,
-                          timeout=30, env=env_for_subprocess())
+                          timeout=scaled(30), env=env_for_subprocess())
 
 
 def test_play_record_and_replay(tmp_path: Path) -> None:
@@ -52,7 +53,8 @@ def test_a_mistake_is_one_line_without_a_traceback(tmp_path: Path) -> None:
     assert p.returncode == 1 and "Traceback" not in p.stderr and "no such file" in p.stderr
 
 
-def test_output_into_a_reader_that_stops_ends_quietly(tmp_path: Path) -> None:
+def test_output_into_a_reader_that_stops_ends_quietly(tmp_path: Path,
+                                                     children: Children) -> None:
     rec = tmp_path / "g.jsonl"
     assert _run("play", "heuristic", "random", "--seed", "3", "--quiet", "--record",
                 str(rec)).returncode == 0
@@ -63,13 +65,13 @@ def test_output_into_a_reader_that_stops_ends_quietly(tmp_path: Path) -> None:
     r, w = os.pipe()
     fcntl.fcntl(w, fcntl.F_SETPIPE_SZ, PIPE_PAGE)
     # 'head -1' reads one line and exits; the replay goes on writing into a closed pipe.
-    referee = subprocess.Popen([referee_command(), "replay", str(rec)], stdout=w,
-                               stderr=subprocess.PIPE, env=env_for_subprocess())
+    referee = children.popen([referee_command(), "replay", str(rec)], stdout=w,
+                             stderr=subprocess.PIPE, env=env_for_subprocess())
     os.close(w)
     assert referee.stderr is not None
     head = subprocess.run(["head", "-1"], stdin=r, capture_output=True, text=True)
     os.close(r)
     err = referee.stderr.read().decode()
-    assert referee.wait(30) == 141, err
+    assert referee.wait(scaled(30)) == 141, err
     assert head.stdout.startswith("game g")
     assert err == ""  # no 'Error: cannot write the deck file None', no traceback

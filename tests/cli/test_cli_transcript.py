@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.cli.cli_helpers import env_for_subprocess, invoke, referee_command
+from tests.procs import Children, scaled
 
 pytestmark = pytest.mark.slow
 
@@ -46,14 +47,16 @@ def test_full_shows_every_message_whole() -> None:
     assert '"observation": {"seat": ' in first and '"legal": ["3up ' in first
 
 
-def test_a_terminal_gets_the_short_form_a_pipe_the_full_one(tmp_path: Path) -> None:
+def test_a_terminal_gets_the_short_form_a_pipe_the_full_one(tmp_path: Path,
+                                                           children: Children) -> None:
     args = [referee_command(), "play", "heuristic", "lowest", "--seed", "3", "--quiet",
             "--transcript", "--no-colour"]
     piped = subprocess.run(args, capture_output=True, text=True, env=env_for_subprocess(),
-                           timeout=60)
+                           timeout=scaled(60))
     assert '"observation": {"seat"' in piped.stdout
     leader, follower = pty.openpty()
-    p = subprocess.Popen(args, stdout=follower, stderr=follower, env=env_for_subprocess())
+    p = children.popen(args, stdout=follower, stderr=follower, env=env_for_subprocess(),
+                       start_new_session=False)  # the terminal's session, as a user's
     os.close(follower)
     chunks = []
     while True:
@@ -65,7 +68,7 @@ def test_a_terminal_gets_the_short_form_a_pipe_the_full_one(tmp_path: Path) -> N
             break
         chunks.append(chunk)
     os.close(leader)
-    assert p.wait(60) == 0
+    assert p.wait(scaled(60)) == 0
     shown = b"".join(chunks).decode()
     assert '"observation": {...}' in shown and '"observation": {"seat"' not in shown
 

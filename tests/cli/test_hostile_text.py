@@ -24,6 +24,7 @@ import pytest
 
 from tests.league.conftest import env_for_subprocess, need_sandbox, referee_command
 from tests.league.leaguehelpers import games_stored, wait_for
+from tests.procs import scaled
 
 pytestmark = pytest.mark.slow
 __all__ = ["need_sandbox"]  # a fixture of the league tests, used here
@@ -142,7 +143,7 @@ def on_terminal(where: Path, *args: str) -> str:
                             cwd=where, close_fds=True)
     os.close(slave)
     seen = b""
-    deadline = time.monotonic() + 120  # a bound for a hung child, not a wait
+    deadline = time.monotonic() + scaled(120)  # a bound for a hung child, not a wait
     try:
         while time.monotonic() < deadline:
             if not select.select([master], [], [], 1.0)[0]:
@@ -154,7 +155,7 @@ def on_terminal(where: Path, *args: str) -> str:
             if not chunk:
                 break
             seen += chunk
-        assert proc.wait(timeout=60) == 0, seen[-2000:]
+        assert proc.wait(timeout=scaled(60)) == 0, seen[-2000:]
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -208,7 +209,7 @@ def served_league(tmp_path: Path, need_sandbox: None) -> Iterator[tuple[Path, st
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGINT)
         try:
-            proc.wait(30)
+            proc.wait(scaled(30))
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
@@ -251,7 +252,7 @@ def test_a_league_shows_its_authors_text_escaped(
         assert not raw_controls(text), log
     # The server's own log: everything it said while the submissions came in.
     os.killpg(server.pid, signal.SIGINT)
-    _, err = server.communicate(timeout=60)
+    _, err = server.communicate(timeout=scaled(60))
     assert not raw_controls(err), repr(raw_controls(err))
     assert "alice" in err
     # the command, escaped (through a pipe click drops ESC [ ... m sequences itself;

@@ -24,6 +24,7 @@ import zmq
 from referee.players.botspec import BotSpecError, parse_spec, parse_specs
 from referee.transport.zmq.keys import new_keypair
 from tests.cli.cli_helpers import env_for_subprocess, invoke, referee_command
+from tests.procs import Children, scaled
 
 pytestmark = pytest.mark.slow
 
@@ -62,11 +63,12 @@ def keys_env(secret_file: Path, server_key: Path) -> dict[str, str]:
     return dict(re.findall(r"export (\w+)='?([^'\n]*)'?", out))
 
 
-def referee_waiting(*args: str) -> tuple[subprocess.Popen[str], str]:
-    """Start ``referee play ARGS --json`` and read, from its stderr, the line saying
-    where the remote bots connect: the process and that endpoint."""
-    p = subprocess.Popen([referee_command(), "play", *args, "--json"], stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True, env=env_for_subprocess())
+def referee_waiting(children: Children, *args: str) -> tuple[subprocess.Popen[str], str]:
+    """Start ``referee play ARGS --json`` (owned by ``children``) and read, from its
+    stderr, the line saying where the remote bots connect: the process and that
+    endpoint."""
+    p = children.popen([referee_command(), "play", *args, "--json"], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, text=True, env=env_for_subprocess())
     assert p.stderr is not None
     line = p.stderr.readline()
     m = re.search(r"^waiting up to \S+ for remote bots? .*: connect to (\S+) \(", line)
@@ -107,21 +109,23 @@ def one_error_line(stderr: str) -> str:
 # --- a remote bot plays --------------------------------------------------------------------
 
 
-def test_remote_bot_with_its_keys_plays_a_game(keys: Path, start_bot: StartBot) -> None:
+def test_remote_bot_with_its_keys_plays_a_game(keys: Path, start_bot: StartBot,
+                                               children: Children) -> None:
     alice_env = keys_env(keys / "alice.key_secret", keys / "referee.key")
     ref, endpoint = referee_waiting(
-        "heuristic", "remote:alice", "random", "--seed", "5", "--listen", "tcp://127.0.0.1:*",
+        children, "heuristic", "remote:alice", "random", "--seed", "5", "--listen",
+        "tcp://127.0.0.1:*",
         "--keys", str(keys / "bots"), "--server-key", str(keys / "referee.key_secret"),
         "--wait", "30", "--move-time", "20")
     assert re.fullmatch(r"tcp://127\.0\.0\.1:\d+", endpoint)
     bot = start_bot(endpoint, "alice", alice_env)
-    out, err = ref.communicate(timeout=60)
+    out, err = ref.communicate(timeout=scaled(60))
     assert ref.returncode == 0, err
     assert "remote bot alice connected" in err and "refused" not in err
     game = json.loads(out)["games"][0]
     assert game["bots"] == ["heuristic", "alice", "random"]
     assert game["faults"] == [] and game["forfeits"] == []
-    assert bot.wait(10) == 0  # it was told bye
+    assert bot.wait(scaled(10)) == 0  # it was told bye
 
 
 def test_loopback_without_keys_admits_by_name(tmp_path: Path, start_bot: StartBot) -> None:
@@ -152,7 +156,7 @@ def test_in_a_match_a_lost_bot_connects_again(tmp_path: Path, start_bot: StartBo
     first = start_bot(endpoint, "alice", None, "--die-after", "3")
 
     def author_restarts_it() -> None:
-        first.wait(60)
+        first.wait(scaled(60))
         start_bot(endpoint, "alice")
 
     restart = threading.Thread(target=author_restarts_it)
@@ -189,15 +193,15 @@ def test_remote_spec() -> None:
     ("hello names another bot", r'its hello names "bob", but its CURVE key is "alice"\'s'),
 ])
 def test_refused_bot_is_reported_after_wait(keys: Path, start_bot: StartBot, case: str,
-                                            reason: str) -> None:
+                                            reason: str, children: Children) -> None:
     secret = keys / ("mallory" if case == "unknown key" else "") / "alice.key_secret"
     bot_env = keys_env(secret, keys / "referee.key")
     ref, endpoint = referee_waiting(
-        "heuristic", "remote:alice", "--listen", f"tcp://127.0.0.1:{free_port()}",
+        children, "heuristic", "remote:alice", "--listen", f"tcp://127.0.0.1:{free_port()}",
         "--keys", str(keys / "bots"), "--server-key", str(keys / "referee.key_secret"),
         "--wait", "3")
     start_bot(endpoint, "alice" if case == "unknown key" else "bob", bot_env)
-    out, err = ref.communicate(timeout=30)
+    out, err = ref.communicate(timeout=scaled(30))
     assert ref.returncode == 1 and out == ""
     line = one_error_line(err)
     assert line.startswith(f"Error: remote bot 'alice' did not connect to {endpoint} within 3s; "

@@ -25,6 +25,7 @@ from referee.game import GameConfig
 from referee.play.runner import InProcessPlayer, TimeControl, replay_check, run_game
 from referee.players.external import ExternalPlayer, zmq_player
 from referee.transport.zmq.keys import new_keypair
+from tests.procs import Children, scaled
 
 pytestmark = pytest.mark.slow
 
@@ -52,7 +53,7 @@ def node_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     where = tmp_path_factory.mktemp("js-zmq")
     shutil.copy(BOT.parent / "package.json", where / "package.json")
     done = subprocess.run([npm, "install", "--no-audit", "--no-fund", "--silent"], cwd=where,
-                          capture_output=True, text=True, timeout=600)
+                          capture_output=True, text=True, timeout=scaled(600))
     assert done.returncode == 0, done.stderr
     env = {k: v for k, v in os.environ.items() if not k.startswith("UPDOWN_")}
     env["NODE_PATH"] = str(where / "node_modules")
@@ -90,7 +91,7 @@ def test_launched_through_the_cli(node_env: dict[str, str]) -> None:
     done = subprocess.run([_referee(), "play", "heuristic",
                            f"zmq:env NODE_PATH={modules} node {BOT}", "--allow-read", modules,
                            "--seed", "3", "--json"], capture_output=True, text=True,
-                          env=node_env, timeout=120)
+                          env=node_env, timeout=scaled(120))
     assert done.returncode == 0, done.stderr
     game = json.loads(done.stdout)["games"][0]
     assert game["faults"] == [] and game["forfeits"] == []
@@ -111,12 +112,12 @@ def _keys_env(secret: Path, server: Path, endpoint: str) -> dict[str, str]:
     return dict(re.findall(r"export (\w+)='?([^'\n]*)'?", out))
 
 
-def _listen(keys: Path, *extra: str) -> tuple[subprocess.Popen[str], str]:
+def _listen(children: Children, keys: Path, *extra: str) -> tuple[subprocess.Popen[str], str]:
     """``referee play heuristic remote:alice`` with CURVE, and the endpoint it prints."""
-    p = subprocess.Popen([_referee(), "play", "heuristic", "remote:alice", "--listen",
-                          "tcp://127.0.0.1:*", "--keys", str(keys / "bots"), "--server-key",
-                          str(keys / "referee.key_secret"), "--move-time", "20", "--json",
-                          *extra], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    p = children.popen([_referee(), "play", "heuristic", "remote:alice", "--listen",
+                        "tcp://127.0.0.1:*", "--keys", str(keys / "bots"), "--server-key",
+                        str(keys / "referee.key_secret"), "--move-time", "20", "--json",
+                        *extra], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert p.stderr is not None
     line = p.stderr.readline()
     m = re.search(r"connect to (tcp://\S+) \(", line)
@@ -126,20 +127,21 @@ def _listen(keys: Path, *extra: str) -> tuple[subprocess.Popen[str], str]:
     return p, m.group(1)
 
 
-def test_remote_bot_with_curve_plays(node_env: dict[str, str], keys: Path) -> None:
-    ref, endpoint = _listen(keys, "--wait", "60", "--seed", "5")
+def test_remote_bot_with_curve_plays(node_env: dict[str, str], keys: Path,
+                                     children: Children) -> None:
+    ref, endpoint = _listen(children, keys, "--wait", "60", "--seed", "5")
     env = {**node_env, **_keys_env(keys / "bots" / "alice.key_secret",
                                    keys / "referee.key", endpoint)}
     assert env["UPDOWN_NAME"] == "alice" and env["UPDOWN_SERVER_KEY"]
-    bot = subprocess.Popen(["node", str(BOT)], env=env, stderr=subprocess.PIPE, text=True)
+    bot = children.popen(["node", str(BOT)], env=env, stderr=subprocess.PIPE, text=True)
     try:
-        out, err = ref.communicate(timeout=120)
+        out, err = ref.communicate(timeout=scaled(120))
         assert ref.returncode == 0, err
         assert "remote bot alice connected" in err and "refused" not in err
         game = json.loads(out)["games"][0]
         assert game["bots"] == ["heuristic", "alice"]
         assert game["faults"] == [] and game["forfeits"] == []
-        assert bot.wait(20) == 0  # told bye, it exits with 0
+        assert bot.wait(scaled(20)) == 0  # told bye, it exits with 0
         assert bot.stderr is not None and "alice: welcome from" in bot.stderr.read()
     finally:
         bot.kill()
@@ -147,17 +149,17 @@ def test_remote_bot_with_curve_plays(node_env: dict[str, str], keys: Path) -> No
 
 
 def test_remote_bot_with_the_wrong_server_key_says_so_and_exits(
-        node_env: dict[str, str], keys: Path, tmp_path: Path) -> None:
-    ref, endpoint = _listen(keys, "--wait", "30")
+        node_env: dict[str, str], keys: Path, tmp_path: Path, children: Children) -> None:
+    ref, endpoint = _listen(children, keys, "--wait", "30")
     new_keypair(tmp_path / "other", "referee")  # not the key the referee listens with
     env = {**node_env, **_keys_env(keys / "bots" / "alice.key_secret",
                                    tmp_path / "other" / "referee.key", endpoint)}
     bot = subprocess.run(["node", str(BOT), "--welcome-timeout", "3"], env=env,
-                         capture_output=True, text=True, timeout=60)
+                         capture_output=True, text=True, timeout=scaled(60))
     try:
         assert bot.returncode == 1
         assert f"no welcome from {endpoint} within 3s" in bot.stderr
     finally:
         ref.kill()
-        _, err = ref.communicate(timeout=30)
+        _, err = ref.communicate(timeout=scaled(30))
     assert "wrong server key" in err

@@ -20,6 +20,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "example_bots" / "p
 import heuristic_bot  # noqa: E402
 import updown_bot  # noqa: E402
 
+from tests.procs import scaled
+
 CONFIGS = [
     GameConfig(players=2),
     GameConfig(players=3, variants=frozenset({"four_of_a_colour", "may_decline"})),
@@ -76,7 +78,7 @@ def _run_script(bot: str, messages: list[dict[str, object]], name: str | None = 
     if name is not None:
         env["UPDOWN_NAME"] = name
     done = subprocess.run([sys.executable, str(path)], input=stdin, capture_output=True,
-                          text=True, timeout=20, env=env)
+                          text=True, timeout=scaled(20), env=env)
     return done.returncode, [json.loads(x) for x in done.stdout.splitlines()], done.stderr
 
 

@@ -5,8 +5,11 @@ independent game), ``events_for`` (offsets), observations JSON-ready."""
 from __future__ import annotations
 
 import json
+import random
 
 from referee.game import Game, GameConfig
+from referee.game.phases import PLAYING
+from referee.game.view import view_of
 from tests.game.position import act, position, render
 
 
@@ -64,3 +67,47 @@ def test_events_for_offsets_and_observations_are_json_ready() -> None:
     assert g.events_for(0, n) == g.events_for(0)[n:]
     json.dumps(g.observation(0))
     json.dumps(g.observation(1))
+
+
+def test_a_game_determinized_from_a_seats_view_shows_that_seat_the_same() -> None:
+    """``view_of`` reads an observation back into card ids; ``Game.determinize``
+    deals the cards the seat cannot see (in any order) into the places it cannot see
+    into: the game it builds shows the seat its observation and legal list, and the
+    cards it deals are those of the real game's hidden places."""
+    checked = 0
+    for seed in range(6):
+        game = Game(GameConfig(players=3, variants={"may_decline"}), seed)
+        rng = random.Random(seed)
+        while not game.over:
+            for seat in game.to_decide():
+                legal = game.legal(seat)
+                obs = game.observation(seat)
+                if obs["phase"] == "play" and rng.random() < 0.2:
+                    view = view_of(obs, legal)
+                    assert view is not None and view.seat == seat
+                    order = list(view.hidden)
+                    rng.shuffle(order)
+                    sim = Game.determinize(view, order)
+                    assert sim.observation(seat) == obs
+                    assert [d.text for d in sim.legal(seat)] == [d.text for d in legal]
+                    assert sim.events == [] and sim.turn_limit == game.turn_limit
+                    unseen = sorted(
+                        [c for s in range(3) if s != seat for c in sim.hand(s)]
+                        + [c for d in sim.down for c in d if c is not None] + sim.draw_pile)
+                    assert unseen == sorted(view.hidden)
+                    short = Game.determinize(view, order, play_out=True, turn_limit=5)
+                    assert (short.play_out, short.turn_limit) == (True, 5)
+                    checked += 1
+                game.apply(seat, legal[rng.randrange(len(legal))])
+    assert checked > 10
+
+
+def test_an_observation_no_deck_fits_has_no_view() -> None:
+    game = Game(GameConfig(players=2), 1)
+    while game.phase != PLAYING:
+        for seat in game.to_decide():
+            game.apply(seat, game.legal(seat)[0])
+    seat = game.to_move
+    obs = game.observation(seat)
+    obs["hand"] = obs["hand"] + ["5g"] * 4  # more copies than any deck holds
+    assert view_of(obs, game.legal(seat)) is None

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from referee.players.sandbox import SandboxConfig, SandboxError, resolve
+from tests.procs import scaled
 
 
 def referee_command() -> str:
@@ -50,6 +51,6 @@ def referee(tmp_path: Path) -> Referee:
 
     def run(*args: str | Path, timeout: float = 300) -> subprocess.CompletedProcess[str]:
         return subprocess.run([exe, *map(str, args)], capture_output=True, text=True,
-                              env=env_for_subprocess(), timeout=timeout, cwd=tmp_path)
+                              env=env_for_subprocess(), timeout=scaled(timeout), cwd=tmp_path)
 
     return run

@@ -12,6 +12,7 @@ from referee.league.schedule import name_of
 from referee.tournament.executor import Job, Report
 from referee.tournament.outcome import GameOutcome
 from referee.tournament.schedule import GameSpec
+from tests.procs import scaled
 
 EXAMPLE_BOTS = Path(__file__).resolve().parents[2] / "example_bots" / "python"
 
@@ -120,7 +121,7 @@ def wait_for(what: str, condition: Callable[[], bool], timeout: float = 240.0) -
     """Poll ``condition`` until it holds (a process elsewhere is making it true)."""
     import time
 
-    deadline = time.monotonic() + timeout
+    deadline = time.monotonic() + scaled(timeout)
     while not condition():
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out waiting for {what}")

@@ -25,6 +25,7 @@ from referee.league.store import LeagueStore
 from referee.league.submission import stage
 from tests.league.conftest import Referee, env_for_subprocess, referee_command
 from tests.league.leaguehelpers import league_toml
+from tests.procs import scaled
 
 pytestmark = pytest.mark.slow
 
@@ -54,7 +55,7 @@ def refused(league: Path, source: Path, *words: str) -> str:
     done = subprocess.run(
         [sys.executable, "-c", MEASURE, referee_command(), "league", "submit", str(league),
          "evil", str(source), "--command", "python3 bot.py"],
-        capture_output=True, text=True, env=env_for_subprocess(), timeout=120,
+        capture_output=True, text=True, env=env_for_subprocess(), timeout=scaled(120),
         cwd=league.parent)
     r = json.loads(done.stdout)
     out = r["out"] + r["err"]

@@ -22,6 +22,7 @@ from referee.league.store import LeagueStore
 from referee.league.submission import SubmissionError, stage
 from tests.league.conftest import Referee, env_for_subprocess, referee_command
 from tests.league.leaguehelpers import EXAMPLE_BOTS, league_toml
+from tests.procs import Children, scaled
 
 pytestmark = pytest.mark.slow
 
@@ -198,24 +199,21 @@ def test_an_archive_bomb_is_stopped_at_the_limit(tmp_path: Path, referee: Refere
 
 
 def test_an_interrupted_submission_leaves_nothing(tmp_path: Path, league: Path,
-                                                  need_sandbox: None) -> None:
+                                                  need_sandbox: None,
+                                                  children: Children) -> None:
     """Ctrl-C while check-bot plays the bot: no entry, no copy, no staging folder."""
-    proc = subprocess.Popen(
+    proc = children.popen(
         [referee_command(), "league", "submit", str(league), "heur", str(EXAMPLE_BOTS),
          "--command", "python3 heuristic_bot.py"], stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE, text=True, env=env_for_subprocess(), start_new_session=True)
-    try:
-        staged: list[Path] = []
-        while not staged and proc.poll() is None:  # the copy is made before the check
-            staged = [p for p in (league / "entries").glob(".incoming-*")
-                      if (p / "heuristic_bot.py").exists()]
-            time.sleep(0.01)  # polling another process's progress, not waiting it out
-        assert staged, "the submission ended before it could be interrupted"
-        os.killpg(proc.pid, signal.SIGINT)
-        out, err = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
+        stderr=subprocess.PIPE, text=True, env=env_for_subprocess())
+    staged: list[Path] = []
+    while not staged and proc.poll() is None:  # the copy is made before the check
+        staged = [p for p in (league / "entries").glob(".incoming-*")
+                  if (p / "heuristic_bot.py").exists()]
+        time.sleep(0.01)  # polling another process's progress, not waiting it out
+    assert staged, "the submission ended before it could be interrupted"
+    os.killpg(proc.pid, signal.SIGINT)
+    out, err = proc.communicate(timeout=scaled(60))  # else killed by children
     assert proc.returncode == 130, err
     assert "interrupted: nothing was submitted" in err
     assert list((league / "entries").iterdir()) == []

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from referee.league.submission import STAGING_PREFIX, sweep_staging
+from tests.procs import scaled
 
 # Stages a folder, says where, and waits with it staged (until killed).
 HOLDER = """\
@@ -41,7 +42,7 @@ def test_a_killed_submissions_staging_is_swept_a_live_one_kept(tmp_path: Path) -
     dead, dead_root = _holder(src, parent)
     try:
         os.kill(dead.pid, signal.SIGKILL)
-        dead.wait(timeout=60)
+        dead.wait(timeout=scaled(60))
         assert dead_root.is_dir()  # what SIGKILL leaves
         assert sweep_staging(parent) == [dead_root.name]
         assert not dead_root.exists()
@@ -52,7 +53,7 @@ def test_a_killed_submissions_staging_is_swept_a_live_one_kept(tmp_path: Path) -
         for p in (live, dead):
             if p.poll() is None:
                 p.kill()
-            p.wait(timeout=60)
+            p.wait(timeout=scaled(60))
     # the live one, once gone by SIGKILL too, goes with the next sweep; nothing stays
     assert sweep_staging(parent) == [live_root.name]
     assert [n for n in os.listdir(parent) if n.startswith(STAGING_PREFIX)] == []

@@ -14,12 +14,14 @@ import pytest
 
 from tests.league.conftest import Referee, env_for_subprocess, referee_command
 from tests.league.leaguehelpers import EXAMPLE_BOTS, games_stored, league_toml, wait_for
+from tests.procs import Children, scaled
 
 pytestmark = pytest.mark.slow
 
 
 def test_a_submission_arriving_while_watch_plays(tmp_path: Path, referee: Referee,
-                                                 need_sandbox: None) -> None:
+                                                 need_sandbox: None,
+                                                 children: Children) -> None:
     league = tmp_path / "league"
     cfg = league_toml(tmp_path / "league.toml", seats=[2], deals=12, seed=4)
     assert referee("league", "new", league, "--config", cfg).returncode == 0
@@ -27,10 +29,9 @@ def test_a_submission_arriving_while_watch_plays(tmp_path: Path, referee: Refere
                       ("rand", "python3 random_bot.py --seed 1")):
         r = referee("league", "submit", league, name, EXAMPLE_BOTS, "--command", cmd)
         assert r.returncode == 0, r.stdout + r.stderr
-    proc = subprocess.Popen([referee_command(), "league", "run", str(league), "--watch",
-                             "--jobs", "1", "--quiet"], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=env_for_subprocess(),
-                            start_new_session=True)
+    proc = children.popen([referee_command(), "league", "run", str(league), "--watch",
+                           "--jobs", "1", "--quiet"], stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True, env=env_for_subprocess())
     try:
         wait_for("the first game", lambda: games_stored(league) >= 1)
         r = referee("league", "submit", league, "late", EXAMPLE_BOTS, "--command",
@@ -46,7 +47,7 @@ def test_a_submission_arriving_while_watch_plays(tmp_path: Path, referee: Refere
         assert st["played"] == st["scheduled"] == 72
     finally:
         os.killpg(proc.pid, signal.SIGINT)
-        out, err = proc.communicate(timeout=60)
+        out, err = proc.communicate(timeout=scaled(60))  # else killed by children
     assert proc.returncode == 130, err
     assert "the finished games are saved" in err
     assert games_stored(league) == 72

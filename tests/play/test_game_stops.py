@@ -17,6 +17,7 @@ from referee.bots import make_bot
 from referee.game import Decision, GameConfig
 from referee.play.replay import parse_record, verify
 from referee.play.runner import InProcessPlayer, TimeControl, replay_check, run_game
+from tests.procs import scaled
 
 pytestmark = pytest.mark.slow
 
@@ -89,12 +90,12 @@ def test_play_with_game_time_stops_the_game_and_says_how(tmp_path: Path) -> None
     r = subprocess.run([sys.executable, "-m", "referee.cli.main", "play", "heuristic", "random",
                         "--seed", "3", "--game-time", "0.000001", "--json",
                         "--record", str(record)],
-                       capture_output=True, text=True, timeout=60, cwd=REPO)
+                       capture_output=True, text=True, timeout=scaled(60), cwd=REPO)
     assert r.returncode == 0, r.stderr
     game = json.loads(r.stdout)["games"][0]
     assert game["how"] == "time_limit"
     check = subprocess.run([sys.executable, "-m", "referee.cli.main", "replay", str(record)],
-                           capture_output=True, text=True, timeout=60, cwd=REPO)
+                           capture_output=True, text=True, timeout=scaled(60), cwd=REPO)
     assert check.returncode == 0, check.stderr
     assert "stopped at the game's time limit" in check.stdout
     assert "verified:" in check.stdout
@@ -119,13 +120,13 @@ builtin = "random"
 """)
     r = subprocess.run([sys.executable, "-m", "referee.cli.main", "tournament", "run", str(cfg),
                         "--format", "json", "-q", "--jobs", "1"],
-                       capture_output=True, text=True, timeout=120, cwd=REPO)
+                       capture_output=True, text=True, timeout=scaled(120), cwd=REPO)
     assert r.returncode == 0, r.stderr
     data = json.loads(r.stdout)
     assert data["played"] == 4 and {s["games"] for s in data["standings"]} == {4}
     for rec in (tmp_path / "out" / "games").glob("*.jsonl"):
         assert json.loads(rec.read_text().splitlines()[-1])["how"] == "time_limit"
     v = subprocess.run([sys.executable, "-m", "referee.cli.main", "tournament", "verify",
-                        str(tmp_path / "out")], capture_output=True, text=True, timeout=120,
+                        str(tmp_path / "out")], capture_output=True, text=True, timeout=scaled(120),
                        cwd=REPO)
     assert v.returncode == 0, v.stdout + v.stderr

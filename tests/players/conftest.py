@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from referee.players.process import alive, live_bots
+from tests.procs import scaled
 
 BOTS = Path(__file__).resolve().parent.parent / "bots"
 
@@ -26,7 +27,7 @@ def bot_command(script: str, *args: str) -> list[str]:
 
 def wait_gone(pids: list[int], within: float = 2.0) -> list[int]:
     """The pids still alive after up to ``within`` seconds (init reaps orphans)."""
-    deadline = time.monotonic() + within
+    deadline = time.monotonic() + scaled(within)
     while True:
         left = [p for p in pids if alive(p)]
         if not left or time.monotonic() > deadline:

@@ -15,13 +15,16 @@ from referee.game import GameConfig
 from referee.play.runner import FaultPolicy, GameRecord, TimeControl, run_game
 from referee.players.external import ExternalPlayer, stdio_player
 from tests.players.conftest import bot_command, wait_gone
+from tests.procs import scaled
 
 pytestmark = pytest.mark.slow
 
 # Generous enough that a well-behaved Python bot on a loaded 2-core machine answers in
-# time; tests of silent bots use SHORT and count only the silent bot's faults.
-FAST = TimeControl(startup=5.0, per_decision=1.0, bank=0.0)
-SHORT = TimeControl(startup=5.0, per_decision=0.3, bank=0.0)
+# time; tests of silent bots use SHORT and count only the silent bot's faults.  Both
+# scaled by REFEREE_TEST_TIME_FACTOR (tests/procs.py) on a machine busier still.
+FAST = TimeControl(startup=scaled(5.0), per_decision=scaled(1.0), bank=0.0)
+SHORT = TimeControl(startup=scaled(5.0), per_decision=scaled(0.3), bank=0.0)
+S_SHORT = f"{SHORT.per_decision:.3f}s"
 Pids = Callable[[], list[int]]
 
 
@@ -76,12 +79,12 @@ def test_never_answers(pidfile: Pids) -> None:
                policy=FaultPolicy(strike_limit=1), tc=SHORT)
     assert [(f.kind, f.action) for f in rec.faults if f.seat == 0] == [
         ("timeout", "substituted"), ("timeout", "forfeit")]
-    assert "no decision for request 1 within 0.300s" in rec.faults[0].detail
+    assert f"no decision for request 1 within {S_SHORT}" in rec.faults[0].detail
     assert rec.places == [2, 1]
 
 
 def test_never_says_hello(pidfile: Pids) -> None:
-    tc = TimeControl(startup=0.3, per_decision=0.3, bank=0.0)
+    tc = TimeControl(startup=0.3, per_decision=scaled(0.3), bank=0.0)  # mute: never on time
     rec = play([bot("mute", "mute.sh", tc=tc), bot("ok", "first.py")], tc=tc)
     assert [(f.kind, f.action) for f in rec.faults] == [("timeout", "forfeit")]
     assert "no hello within the startup limit of 0.300s" in rec.faults[0].detail
@@ -115,12 +118,12 @@ def test_a_banner_before_the_hello_spoils_the_handshake(pidfile: Pids) -> None:
 
 def test_late_answer_is_discarded_and_the_next_request_answered(pidfile: Pids) -> None:
     notes: list[str] = []
-    tc = TimeControl(startup=5.0, per_decision=0.5, bank=0.0)
-    late = bot("late", "late.py", "0.9", tc=tc,
+    tc = TimeControl(startup=scaled(5.0), per_decision=scaled(0.5), bank=0.0)
+    late = bot("late", "late.py", str(scaled(0.9)), tc=tc,
                on_message=lambda d, n, x, ts: notes.append(x) if d == "note" else None)
     rec = play([late, bot("ok", "first.py", tc=tc)], tc=tc)
     assert [(f.kind, f.detail) for f in rec.faults if f.seat == 0] == [
-        ("timeout", "late sent no decision for request 1 within 0.500s")]
+        ("timeout", f"late sent no decision for request 1 within {scaled(0.5):.3f}s")]
     first_decision = [d for d in rec.decisions if d["seat"] == 0][0]
     assert first_decision.get("substituted")  # the late (last-index) answer was not applied
     assert sum("ignored: reply to request 1, which is no longer pending" in n
@@ -166,10 +169,10 @@ def test_killed_bot_is_restarted_for_the_next_game(pidfile: Pids) -> None:
 
 
 def test_exit_with_children_holding_the_pipes_is_seen_at_once(pidfile: Pids) -> None:
-    slow = TimeControl(startup=5.0, per_decision=30.0, bank=0.0)
+    slow = TimeControl(startup=scaled(5.0), per_decision=scaled(30.0), bank=0.0)
     t0 = time.monotonic()
     rec = play([bot("orphans", "orphans.sh", tc=slow), bot("ok", "first.py")], tc=slow)
-    assert time.monotonic() - t0 < 10  # not the 30 s decision limit: the exit was noticed
+    assert time.monotonic() - t0 < scaled(10)  # not the 30 s decision limit: the exit was noticed
     assert [(f.kind, f.action) for f in rec.faults] == [("crash", "forfeit")]
     assert "exited with code 5" in rec.faults[0].detail
     assert len(pidfile()) == 5  # the bot, a child, a subshell and its child; ok
@@ -188,11 +191,11 @@ def test_a_flood_of_stale_replies_does_not_hold_the_referee(pidfile: Pids) -> No
     t0 = time.monotonic()
     rec = play([bot("flood", "flood.py", tc=SHORT), bot("ok", "first.py", tc=SHORT)],
                tc=SHORT)
-    assert time.monotonic() - t0 < 12
+    assert time.monotonic() - t0 < scaled(12)
     faults = [f for f in rec.faults if f.seat == 0]
     assert [(f.kind, f.action) for f in faults] == [("timeout", "substituted")] * 3 + [
         ("timeout", "forfeit")]
-    assert faults[0].detail == ("flood sent no decision for request 1 within 0.300s (only "
+    assert faults[0].detail == (f"flood sent no decision for request 1 within {S_SHORT} (only "
                                 "replies to other requests)")
 
 

@@ -30,6 +30,7 @@ from referee.players.concurrent import GameLoop
 from referee.players.external import ExternalPlayer
 from referee.players.launcher import Connection
 from referee.transport.stdio import StdioTransport
+from tests.procs import scaled
 
 HUB = r"""
 import json, os, select, sys, time
@@ -82,7 +83,7 @@ while open_fds or due:
 def stop(hub: subprocess.Popen[bytes]) -> None:
     """The hub ends once every bot's pipe is closed; ended by force if not."""
     try:
-        hub.wait(10)
+        hub.wait(scaled(10))
     finally:
         if hub.poll() is None:
             hub.kill()

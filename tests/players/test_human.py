@@ -5,7 +5,6 @@ from __future__ import annotations
 import io
 import os
 import select
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -24,6 +23,7 @@ from tests.cli.cli_helpers import (
     referee_command,
     write_deal,
 )
+from tests.procs import Children, scaled
 
 pytestmark = pytest.mark.slow
 
@@ -123,19 +123,19 @@ def test_human_seat_through_the_cli(tmp_path: Path) -> None:
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="needs a pseudo-terminal")
-def test_human_seat_in_a_pseudo_terminal(tmp_path: Path) -> None:
+def test_human_seat_in_a_pseudo_terminal(tmp_path: Path, children: Children) -> None:
     import pty
 
     deal = write_deal(tmp_path)
     cmd = [referee_command(), "play", "human", "heuristic", "--deck-file", str(deal),
            "--first-player", "0"]
     master, slave = pty.openpty()
-    proc = subprocess.Popen(cmd, stdin=slave, stdout=slave, stderr=slave,
-                            env=env_for_subprocess(), close_fds=True)
+    proc = children.popen(cmd, stdin=slave, stdout=slave, stderr=slave,
+                          env=env_for_subprocess(), close_fds=True, start_new_session=False)
     os.close(slave)
     seen = b""
     answers = ["10g 10r 10b", "3", "3", "1", "1", "1"]
-    deadline = time.monotonic() + 15
+    deadline = time.monotonic() + scaled(15)
     try:
         while time.monotonic() < deadline:
             ready, _, _ = select.select([master], [], [], 0.5)
@@ -152,7 +152,7 @@ def test_human_seat_in_a_pseudo_terminal(tmp_path: Path) -> None:
                     os.write(master, (answers.pop(0) + "\n").encode())
             elif proc.poll() is not None:
                 break
-        proc.wait(timeout=5)
+        proc.wait(timeout=scaled(5))
     finally:
         if proc.poll() is None:
             proc.kill()

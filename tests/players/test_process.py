@@ -22,6 +22,7 @@ from referee.players.process import (
     start_bot,
 )
 from tests.players.conftest import wait_gone
+from tests.procs import Children, scaled
 
 pytestmark = pytest.mark.slow
 
@@ -45,7 +46,7 @@ def test_cwd_env_memory_limit_and_no_other_fds(tmp_path: Path, pidfile: Pids) ->
         out = read_all(proc.stdout_fd).decode().split(" ", 3)
         assert out[:3] == [str(tmp_path), "yes", str(512 << 20)]
         assert out[3].strip() == "['0', '1', '2', '3']"  # its pipes, and listdir's own fd
-        assert proc.wait(5.0) == 0
+        assert proc.wait(scaled(5.0)) == 0
     finally:
         proc.end()
         os.close(proc.stdin_fd)
@@ -90,8 +91,8 @@ def test_the_grace_ends_when_the_last_process_of_the_tree_exits(tmp_path: Path) 
         assert os.read(proc.stdout_fd, 6) == b"ready\n"
         tree = bot_tree(proc.pid)
         start = time.monotonic()
-        proc.end(grace=20.0)
-        assert time.monotonic() - start < 10.0
+        proc.end(grace=scaled(20.0))
+        assert time.monotonic() - start < scaled(10.0)  # not the grace
         assert done.read_text() == "done\n"
         assert wait_gone(list(tree)) == [] and proc.returncode == 0
     finally:
@@ -109,7 +110,7 @@ def test_the_stderr_cap_holds_for_the_file_across_restarts(tmp_path: Path,
     for _ in range(20):
         proc = start_bot([sys.executable, "-c", code], stderr_path=str(log), stderr_cap=10_000)
         try:
-            assert proc.wait(5.0) == 1
+            assert proc.wait(scaled(5.0)) == 1
             proc.stderr.join(5.0)
         finally:
             proc.end()
@@ -126,7 +127,7 @@ def test_stderr_is_capped_and_its_tail_kept(tmp_path: Path, pidfile: Pids) -> No
     code = "import sys\nfor i in range(5000): sys.stderr.write(f'line {i}\\n')\nsys.exit(4)"
     proc = start_bot([sys.executable, "-c", code], stderr_path=str(log), stderr_cap=1000)
     try:
-        assert proc.wait(5.0) == 4
+        assert proc.wait(scaled(5.0)) == 4
         proc.stderr.join(5.0)
         text = log.read_text()
         first, second = text.split("\n")[:2]
@@ -195,7 +196,8 @@ def test_a_library_that_starts_a_bot_installs_no_signal_handler(pidfile: Pids) -
         os.close(proc.stdout_fd)
 
 
-def test_terminated_referee_ends_its_bots(tmp_path: Path, pidfile: Pids) -> None:
+def test_terminated_referee_ends_its_bots(tmp_path: Path, pidfile: Pids,
+                                          children: Children) -> None:
     import subprocess
     import textwrap
 
@@ -207,15 +209,15 @@ def test_terminated_referee_ends_its_bots(tmp_path: Path, pidfile: Pids) -> None
         print("started", flush=True)
         time.sleep(600)
     """)
-    referee = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE)
+    referee = children.popen([sys.executable, "-c", script], stdout=subprocess.PIPE)
     try:
         assert referee.stdout is not None
         assert referee.stdout.readline() == b"started\n"
-        deadline = time.monotonic() + 5
+        deadline = time.monotonic() + scaled(5)
         while not pidfile() and time.monotonic() < deadline:
             time.sleep(0.01)
         referee.terminate()
-        assert referee.wait(10) == 128 + signal.SIGTERM
+        assert referee.wait(scaled(10)) == 128 + signal.SIGTERM
     finally:
         referee.kill()
         referee.wait()
@@ -233,7 +235,7 @@ def test_a_failing_stderr_callback_never_stops_the_draining(tmp_path: Path,
     proc = start_bot([sys.executable, "-c", code], stderr_path=str(tmp_path / "log"),
                      on_stderr=broken)
     try:
-        assert proc.wait(10.0) == 0  # 2 MB of stderr: it would block if nobody read
+        assert proc.wait(scaled(10.0)) == 0  # 2 MB of stderr: it would block if nobody read
         assert read_all(proc.stdout_fd) == b"done\n"
     finally:
         proc.end()
@@ -251,12 +253,12 @@ def test_the_stderr_tail_has_what_is_still_in_the_pipe_when_the_bot_exits() -> N
     def on_line(line: str) -> None:
         if line == "starting":  # held up telling the first line only
             entered.set()
-            release.wait(10)
+            release.wait(scaled(10))
 
     log = StderrLog(r, None, on_line=on_line)
     try:
         os.write(w, b"starting\n")
-        assert entered.wait(10)
+        assert entered.wait(scaled(10))
         os.write(w, b"Traceback (most recent call last):\nMemoryError\n")
         os.close(w)
         log.drain()

@@ -15,6 +15,7 @@ import pytest
 from referee.protocol import BotProtocolError, BotSession, DecisionReply, IgnoredReply
 from referee.transport.base import MalformedMessage, MessageTooLarge, TransportTimeout
 from referee.transport.stdio import StdioTransport
+from tests.procs import scaled
 
 
 @pytest.fixture
@@ -151,10 +152,11 @@ def test_a_line_never_completed_times_out_within_the_limit(
     # The fast path's wait counts against the limit: the general path only gets what
     # is left of it, so a bot dribbling a partial line cannot double its time.
     t, out = pipes
-    th = _write_later(out, b'{"never":', 0.2)
+    th = _write_later(out, b'{"never":', scaled(0.2))
     t0 = time.monotonic()
-    with pytest.raises(TransportTimeout, match="no complete message within 0.300s"):
-        t.recv(0.3)
+    limit = scaled(0.3)
+    with pytest.raises(TransportTimeout, match=f"no complete message within {limit:.3f}s"):
+        t.recv(limit)
     took = time.monotonic() - t0
     th.join()
-    assert 0.29 <= took < 0.45  # not 0.2 + 0.3
+    assert limit - 0.01 <= took < scaled(0.45)  # not 0.2 + 0.3

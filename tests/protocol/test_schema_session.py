@@ -20,6 +20,7 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from referee.protocol.game_schema import EVENT_TYPES
+from tests.procs import scaled
 
 pytestmark = pytest.mark.slow
 
@@ -55,7 +56,7 @@ def recorded(tmp_path_factory: pytest.TempPathFactory) -> list[tuple[str, dict[s
         # Unsandboxed: the recorder writes its log outside its folder.
         args = [_referee(), "play", bot, *others, *options, "--games", "2", "--quiet",
                 "--sandbox", "off"]
-        done = subprocess.run(args, capture_output=True, text=True, timeout=120)
+        done = subprocess.run(args, capture_output=True, text=True, timeout=scaled(120))
         assert done.returncode == 0, done.stderr
     out = []
     for line in log.read_text(encoding="utf-8").splitlines():
@@ -133,11 +134,11 @@ def test_every_recorded_message_is_valid_with_ajv_in_strict_mode(
             pytest.fail("Node.js and npm are needed for the ajv check (apt-get install nodejs npm)")
         pytest.skip("Node.js/npm not installed")
     subprocess.run([npm, "install", "--no-audit", "--no-fund", "--silent", "ajv@8"],
-                   cwd=tmp_path, check=True, capture_output=True, timeout=300)
+                   cwd=tmp_path, check=True, capture_output=True, timeout=scaled(300))
     log = tmp_path / "session.jsonl"
     log.write_text("".join(f"{d} {json.dumps(m)}\n" for d, m in recorded), encoding="utf-8")
     (tmp_path / "check.js").write_text(AJV_CHECK, encoding="utf-8")
     done = subprocess.run([node, "check.js", str(SCHEMA_DIR), str(log)], cwd=tmp_path,
-                          capture_output=True, text=True, timeout=120)
+                          capture_output=True, text=True, timeout=scaled(120))
     assert done.returncode == 0, done.stdout + done.stderr
     assert f"{len(recorded)} messages, 0 invalid" in done.stdout

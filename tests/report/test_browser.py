@@ -28,8 +28,8 @@ def steps_of(record: Path) -> tuple[Any, list[int], list[list[list[str]]]]:
     (frame 0: the deal), counted by re-running it with the engine, whose events
     must be the record's; and per frame, each seat's hand (in set-up: its six cards)."""
     rec = read_record(str(record))
-    game = Game(rec.config, int(rec.head["seed"]), deck=parse_deck(rec.head["deck"]),
-                first_player=int(rec.head["first_player"]))
+    game = Game(rec.config, rec.head.seed, deck=parse_deck(list(rec.head.deck)),
+                first_player=rec.head.first_player)
     cum = [len(game.events)]
 
     def hands() -> list[list[str]]:
@@ -38,10 +38,10 @@ def steps_of(record: Path) -> tuple[Any, list[int], list[list[list[str]]]]:
 
     held = [hands()]
     for d in rec.decisions:
-        game.apply(int(d["seat"]), d["decision"])
+        game.apply(d.seat, d.decision)
         cum.append(len(game.events))
         held.append(hands())
-    stop_if_stopped(game, rec.result)  # a game stopped by the referee (RULES §5.4)
+    stop_if_stopped(game, rec.result.how if rec.result else None)  # a game stopped by the referee (RULES §5.4)
     cum[-1] = len(game.events)  # its end is told with its last decision
     assert [event_text(e) for e in game.events] == rec.events
     return rec, cum, held

@@ -34,12 +34,12 @@ def test_frames_follow_the_record(results_dir: Path) -> None:
     assert ["".join(x) for x in lines if x is not None] == want
     # every other segment of a line is a card's text
     assert all(CARD.match(c) for x in lines if x for c in x[1::2])
-    game = Game(rec.config, int(rec.head["seed"]), deck=parse_deck(rec.head["deck"]),
-                first_player=int(rec.head["first_player"]))
+    game = Game(rec.config, rec.head.seed, deck=parse_deck(list(rec.head.deck)),
+                first_player=rec.head.first_player)
     for k, d in enumerate(rec.decisions, 1):
-        game.apply(int(d["seat"]), d["decision"])
+        game.apply(d.seat, d.decision)
         f = fr.frames[k]
-        assert (f["seat"], f["turn"], f["pile"]) == (int(d["seat"]), game.turn,
+        assert (f["seat"], f["turn"], f["pile"]) == (d.seat, game.turn,
                                                      [card_text(c) for c in game.pile])
         for s in range(game.n):
             obs = game.observation(s)
@@ -53,7 +53,7 @@ def test_frames_follow_the_record(results_dir: Path) -> None:
             # the same deal drawn omnisciently holds the real cards
             assert fr.tables[OMNI][k][s][0] == [card_text(c) for c in game.hand(s)] \
                 or obs["phase"] == "setup"
-    stop_if_stopped(game, rec.result)  # a game the referee stopped (RULES §5.4)
+    stop_if_stopped(game, rec.result.how if rec.result else None)  # a game the referee stopped (RULES §5.4)
     assert game.over
 
 

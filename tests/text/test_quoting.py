@@ -3,11 +3,13 @@ Python repr (referee/text/quoting.py)."""
 
 from __future__ import annotations
 
+import io
+import json
 from typing import Any
 
 import pytest
 
-from referee.text.quoting import excerpt, kind, quote, show
+from referee.text.quoting import Guard, control, excerpt, kind, printable, quote, show
 
 
 @pytest.mark.parametrize("data, shown", [
@@ -46,3 +48,30 @@ def test_kind_names_the_value_in_the_codecs_terms(value: Any, json_kind: str,
                                                   msgpack_kind: str) -> None:
     assert kind(value, "JSON") == json_kind
     assert kind(value, "msgpack") == msgpack_kind
+
+
+def test_printable_escapes_every_character_a_terminal_would_act_on() -> None:
+    hostile = ("a\x1b]0;t\x07\x1b[2J\rb\x7f\x85\x9b\u202e\u2066\u200b\u200d\u2028\ufeff"
+               "\U000e0001\tc\nd")
+    shown = printable(hostile)
+    assert shown == ("a\\x1b]0;t\\x07\\x1b[2J\\x0db\\u007f\\u0085\\u009b\\u202e\\u2066"
+                     "\\u200b\\u200d\\u2028\\ufeff\\udb40\\udc01\\x09c\\x0ad")
+    assert all(c.isprintable() for c in shown)
+    assert printable(hostile, keep_tabs=True, keep_newlines=True).endswith("\tc\nd")
+    assert printable("é 🂡 日本 plain") == "é 🂡 日本 plain"  # printable text is left alone
+    # JSON output stays valid JSON, meaning the same
+    data = {"name": "x\u202e\x7f\x85\U000e0001"}
+    assert json.loads(printable(json.dumps(data, ensure_ascii=False))) == data
+
+
+def test_the_guard_escapes_writes_and_lets_only_the_referees_own_sequences_past() -> None:
+    out = io.StringIO()
+    g = Guard(out)  # type: ignore[arg-type]
+    g.write("bot\x1b[31m\r\n")
+    control(g, "\r\x1b[K")
+    control(g, "\x1b[0m")
+    with pytest.raises(ValueError):
+        control(g, "\x1b]0;title\x07")  # not one of the referee's: refused
+    assert out.getvalue() == "bot\\x1b[31m\\x0d\n\r\x1b[K\x1b[0m"
+    with pytest.raises(AttributeError):
+        g.buffer  # noqa: B018  # nothing writes around it

@@ -23,6 +23,7 @@ from referee.tournament.match import MatchConfig, describe, run_match, set_games
 from referee.tournament.outcome import GameOutcome
 from referee.tournament.schedule import GameSpec
 from tests.cli.cli_helpers import env_for_subprocess, referee_command
+from tests.procs import scaled
 
 pytestmark = pytest.mark.slow
 
@@ -158,7 +159,7 @@ def test_fixed_games_rounds_up_to_whole_sets_and_counts_faults(tmp_path: Path) -
 
 def _run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run([referee_command(), *args], capture_output=True, text=True,
-                          timeout=120, env=env_for_subprocess(), cwd=cwd)
+                          timeout=scaled(120), env=env_for_subprocess(), cwd=cwd)
 
 
 def test_match_through_the_installed_command(tmp_path: Path) -> None:

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.cli.cli_helpers import env_for_subprocess, referee_command
+from tests.procs import scaled
 
 pytestmark = pytest.mark.slow
 
@@ -19,7 +20,7 @@ pytestmark = pytest.mark.slow
 def _match(tmp_path: Path, name: str, *extra: str) -> dict[str, object]:
     done = subprocess.run([referee_command(), "match", "heuristic", "random", "--games", "16",
                            "--jobs", "2", "--json", "-o", str(tmp_path / name), *extra],
-                          capture_output=True, text=True, timeout=300,
+                          capture_output=True, text=True, timeout=scaled(300),
                           env=env_for_subprocess(), cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     out: dict[str, object] = json.loads(done.stdout)

@@ -34,6 +34,7 @@ from referee.tournament.driver import Progress
 from referee.tournament.executor import ProcessExecutor
 from referee.tournament.run import run_tournament, standings_of
 from referee.tournament.schedule import schedule
+from tests.procs import scaled
 
 pytestmark = pytest.mark.slow
 
@@ -103,7 +104,7 @@ def toml(raw: dict[str, Any]) -> str:
 def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     """The installed ``referee`` command."""
     assert os.access(REFEREE, os.X_OK), f"{REFEREE} is not installed: run make test"
-    return subprocess.run([REFEREE, *args], capture_output=True, text=True, timeout=120,
+    return subprocess.run([REFEREE, *args], capture_output=True, text=True, timeout=scaled(120),
                           env={**os.environ, **(env or {})})
 
 
@@ -120,7 +121,7 @@ def left_running(piddir: Path, within: float = 5.0) -> list[str]:
     after up to ``within`` seconds (orphans take a moment to be reaped)."""
     import time
 
-    deadline = time.monotonic() + within
+    deadline = time.monotonic() + scaled(within)
     while True:
         left = [f"{p.name} ({p.read_text() or 'child'})" for p in piddir.iterdir()
                 if p.name.isdigit() and alive(int(p.name))]

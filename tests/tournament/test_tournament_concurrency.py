@@ -97,3 +97,33 @@ def test_concurrency_is_refused_with_the_dask_executor(tmp_path: Path) -> None:
                                   "--executor", "dask", "--concurrency", "4", "-q"])
     assert r.exit_code != 0
     assert "--concurrency is for the process executor" in r.stderr
+
+
+@pytest.mark.slow
+def test_a_worker_that_dies_with_games_in_flight_loses_only_those(tmp_path: Path) -> None:
+    # Games in flight die with their worker: each is reported as not played (and
+    # played again on resume); the games not begun go to the replacement worker.
+    cfg_path = tmp_path / "t.toml"
+    cfg_path.write_text(f"""
+[tournament]
+seats = 2
+deals = 2
+output = "out"
+[[bots]]
+name = "heuristic"
+builtin = "heuristic"
+[[bots]]
+name = "lowest"
+builtin = "lowest"
+[[bots]]
+name = "exiter"
+python = "{HERE / 'fakebots.py'}:Exiter"
+""")
+    r = CliRunner().invoke(main, ["tournament", "run", str(cfg_path), "--jobs", "2",
+                                  "--concurrency", "6", "--format", "json", "-q"])
+    assert r.exit_code == 1, r.stderr
+    data = json.loads(r.stdout)
+    assert data["played"] == 4 and data["scheduled"] == 12  # heuristic-lowest only
+    last = r.stderr.strip().splitlines()[-1]
+    assert last.startswith("Error: 8 games could not be played")
+    assert "died while playing it (exit code 3)" in last

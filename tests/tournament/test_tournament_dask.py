@@ -41,6 +41,7 @@ from referee.tournament.executor import Batch, Job
 from referee.tournament.outcome import GameOutcome
 from referee.tournament.run import run_tournament
 from referee.tournament.schedule import GameSpec, derive_seed, schedule
+from tests.procs import Children, scaled
 
 pytestmark = pytest.mark.slow
 
@@ -244,22 +245,23 @@ sys.stdin.read()  # until the test kills us
 """
 
 
-def test_the_scheduler_killed_mid_run_stops_cleanly_and_the_run_resumes(tmp_path: Path) -> None:
+def test_the_scheduler_killed_mid_run_stops_cleanly_and_the_run_resumes(
+        tmp_path: Path, children: Children) -> None:
     env = {**os.environ, "STALL": "1", "UPDOWN_WORKER_DIR": str(tmp_path / "wd")}
-    helper = subprocess.Popen([sys.executable, "-c", STALLED_CLUSTER], stdin=subprocess.PIPE,
-                              stdout=subprocess.PIPE, text=True, env=env, start_new_session=True)
+    helper = children.popen([sys.executable, "-c", STALLED_CLUSTER], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, text=True, env=env)
     try:
         assert helper.stdout is not None
         address = helper.stdout.readline().strip()
         assert address.startswith("tcp://")
         body = HEURISTIC + RANDOM + bot("staller", f'python = "{HERE / "dask_bots.py"}:Stalls"')
         cfg = tournament(tmp_path, body, deals=4)
-        run = subprocess.Popen([*REFEREE, "tournament", "run", str(cfg), "-q", "--executor",
-                                "dask", "--scheduler", address], cwd=REPO,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                               env={k: v for k, v in os.environ.items() if k != "STALL"})
+        run = children.popen([*REFEREE, "tournament", "run", str(cfg), "-q", "--executor",
+                              "dask", "--scheduler", address], cwd=REPO,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             env={k: v for k, v in os.environ.items() if k != "STALL"})
         out = tmp_path / "out"
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + scaled(60)
         # Each worker plays the staller's first deal whole, then holds: at least 2
         # games are committed, and the run cannot end by itself.
         while time.monotonic() < deadline and run.poll() is None:
@@ -268,7 +270,7 @@ def test_the_scheduler_killed_mid_run_stops_cleanly_and_the_run_resumes(tmp_path
             time.sleep(0.05)
         assert run.poll() is None, run.communicate()
         os.killpg(helper.pid, signal.SIGKILL)  # the scheduler (and its workers) die
-        stdout, stderr = run.communicate(timeout=60)
+        stdout, stderr = run.communicate(timeout=scaled(60))
     finally:
         kill_group(helper)
     assert run.returncode == 1, stderr
@@ -298,7 +300,7 @@ def committed(out: Path) -> int:
 def kill_group(p: subprocess.Popen[str]) -> None:
     with contextlib.suppress(ProcessLookupError):
         os.killpg(p.pid, signal.SIGKILL)
-    p.wait(timeout=30)
+    p.wait(timeout=scaled(30))
 
 
 def test_without_a_scheduler_a_local_cluster_plays(tmp_path: Path,

@@ -19,6 +19,7 @@ from click.testing import CliRunner
 from referee.cli.main import main
 from referee.tournament.config import load_config
 from referee.tournament.driver import Progress
+from tests.procs import scaled
 
 pytestmark = pytest.mark.slow
 
@@ -137,7 +138,7 @@ def test_quick_through_the_installed_command(tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     p = subprocess.run([str(referee), "tournament", "quick", "heuristic", "lowest", "random",
                         "--seats", "2", "--deals", "3", "--jobs", "2", "--format", "csv"],
-                       capture_output=True, text=True, timeout=120, cwd=tmp_path, env=env)
+                       capture_output=True, text=True, timeout=scaled(120), cwd=tmp_path, env=env)
     assert p.returncode == 0, p.stderr
     lines = p.stdout.splitlines()
     assert lines[0].startswith("bot,rank,games") and len(lines) == 4

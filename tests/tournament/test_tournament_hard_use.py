@@ -18,6 +18,7 @@ from referee.tournament.config import load_config
 from referee.tournament.executor import Job, ProcessExecutor, Report
 from referee.tournament.outcome import GameOutcome
 from referee.tournament.schedule import schedule
+from tests.procs import scaled
 from tests.tournament.fakebots import KillOnce
 
 pytestmark = pytest.mark.slow
@@ -53,7 +54,7 @@ def config(tmp_path: Path, deals: int = 2, extra: str = "") -> Path:
 
 def referee(*args: str, timeout: float = 120, env: dict[str, str] | None = None
             ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*REFEREE, *args], capture_output=True, text=True, timeout=timeout,
+    return subprocess.run([*REFEREE, *args], capture_output=True, text=True, timeout=scaled(timeout),
                           cwd=REPO, env={**os.environ, **(env or {})})
 
 
@@ -94,12 +95,12 @@ python = "{HERE / 'fakebots.py'}:DiesHoldingLocks"
 """)
     marker = tmp_path / "killed"
     r = referee("tournament", "run", str(path), "--jobs", "2", "--format", "json", "-q",
-                env={"KILL_MARKER": str(marker)}, timeout=120)
+                env={"KILL_MARKER": str(marker)}, timeout=scaled(120))
     assert marker.exists()
     assert r.returncode == 1 and "died while playing it (exit code -9)" in r.stderr
     assert json.loads(r.stdout)["played"] == 35  # every game but the one it was playing
     again = referee("tournament", "run", str(path), "--jobs", "2", "--format", "json", "-q",
-                    env={"KILL_MARKER": str(marker)}, timeout=120)
+                    env={"KILL_MARKER": str(marker)}, timeout=scaled(120))
     assert again.returncode == 0 and json.loads(again.stdout)["played"] == 36
 
 

@@ -25,6 +25,7 @@ from referee.tournament.executor import Notice, SerialExecutor
 from referee.tournament.players import check_bots
 from referee.tournament.run import run_tournament
 from referee.transport.zmq.keys import load_public_key, load_secret_key, new_keypair
+from tests.procs import scaled
 
 pytestmark = pytest.mark.slow
 
@@ -169,7 +170,7 @@ def test_a_remote_bot_with_its_keys_plays_its_games_in_worker_0(
     assert len(played) == 8  # 2 deals x 2 seatings x 2 opponents
     assert {w for w, _ in played} == {0}
     assert all(f == "[]" for _, f in played)
-    assert bot.wait(10) == 0  # told bye at the end, it exited
+    assert bot.wait(scaled(10)) == 0  # told bye at the end, it exited
 
 
 def test_an_absent_remote_bot_forfeits_its_games_without_stopping_the_others(
@@ -182,7 +183,7 @@ def test_an_absent_remote_bot_forfeits_its_games_without_stopping_the_others(
     summary = run_tournament(load_config(path), quiet=True, executor=_Collecting(notices))
     took = time.monotonic() - t0
     assert summary.errors == [] and summary.played == 18
-    assert took < 8  # waited once (0.3 s), not once per game (12 x 2 s)
+    assert took < scaled(8)  # waited once (0.3 s), not once per game (12 x 2 s)
     out = tmp_path / "out"
     faults = rows(out, "SELECT g.faults, g.forfeits FROM games g JOIN seats s "
                        "ON s.idx = g.idx WHERE s.bot = 'alice'")
@@ -232,9 +233,9 @@ def test_an_absent_bot_is_not_waited_for_and_comes_back_when_it_connects(
         t0 = time.monotonic()
         with pytest.raises(BotFault, match="remote bot alice is absent"):
             player.start_game("g1", 0, GameConfig(), 1)
-        assert time.monotonic() - t0 < 0.15  # no wait for an absent bot
+        assert time.monotonic() - t0 < scaled(0.15)  # no wait for an absent bot
         bot = start_bot(endpoint, "alice")
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + scaled(20)
         while True:  # each game looks once for it, without waiting
             try:
                 player.start_game("g2", 0, GameConfig(), 1)
@@ -245,7 +246,7 @@ def test_an_absent_bot_is_not_waited_for_and_comes_back_when_it_connects(
         assert seats.absent == set()
         assert status[-1] == "remote bot alice is back"
         player.close()
-        assert bot.wait(10) == 0
+        assert bot.wait(scaled(10)) == 0
     finally:
         seats.close()
 

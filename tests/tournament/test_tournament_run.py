@@ -19,6 +19,7 @@ from click.testing import CliRunner
 
 from referee.cli.main import main
 from referee.play.runner import replay_check
+from tests.procs import Children, scaled
 
 pytestmark = pytest.mark.slow
 
@@ -183,7 +184,8 @@ def _alive(pid: int) -> bool:
         return False
 
 
-def test_sigkill_mid_run_then_resume_gives_the_uninterrupted_standings(tmp_path: Path) -> None:
+def test_sigkill_mid_run_then_resume_gives_the_uninterrupted_standings(
+        tmp_path: Path, children: Children) -> None:
     body = f"""
 [tournament]
 name = "kill"
@@ -199,11 +201,11 @@ builtin = "heuristic"
     total = 4 * 15 * 3
     killed, whole = tmp_path / "killed", tmp_path / "whole"
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    proc = subprocess.Popen([*REFEREE, "tournament", "run", str(cfg), "-o", str(killed), "-q",
-                             "--jobs", "2"], env=env, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE)
+    proc = children.popen([*REFEREE, "tournament", "run", str(cfg), "-o", str(killed), "-q",
+                           "--jobs", "2"], env=env, stdout=subprocess.DEVNULL,
+                          stderr=subprocess.PIPE)
     db = killed / "tournament.sqlite"
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + scaled(60)
     done = 0
     while done < 30:
         assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
@@ -220,7 +222,7 @@ builtin = "heuristic"
     saved = db_rows(killed, "SELECT idx, finished, worker FROM games ORDER BY idx")
     assert 30 <= len(saved) < total
     # the workers die with the referee (no orphans)
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + scaled(10)
     while any(_alive(w) for w in workers):
         assert time.monotonic() < deadline, "workers outlived the killed referee"
         time.sleep(0.05)
@@ -356,13 +358,13 @@ def test_a_changed_schedule_is_refused(tmp_path: Path) -> None:
 @pytest.mark.parametrize("sig, code, how", [(signal.SIGINT, 130, "interrupted"),
                                            (signal.SIGTERM, 143, "terminated")])
 def test_ctrl_c_or_kill_stops_saves_and_resumes(tmp_path: Path, sig: int, code: int,
-                                                how: str) -> None:
+                                                how: str, children: Children) -> None:
     cfg = write(tmp_path, '[tournament]\nseats = 2\ndeals = 200\noutput = "out"\n' + BUILTINS)
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    proc = subprocess.Popen([*REFEREE, "tournament", "run", str(cfg), "--jobs", "2"], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = children.popen([*REFEREE, "tournament", "run", str(cfg), "--jobs", "2"], env=env,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     out = tmp_path / "out"
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + scaled(60)
     done = 0
     while done < 10:
         assert proc.poll() is None and time.monotonic() < deadline
@@ -371,7 +373,7 @@ def test_ctrl_c_or_kill_stops_saves_and_resumes(tmp_path: Path, sig: int, code: 
                 done = int(str(db_rows(out, "SELECT COUNT(*) FROM games")[0][0]))
         time.sleep(0.02)
     proc.send_signal(sig)
-    stdout, stderr = proc.communicate(timeout=30)
+    stdout, stderr = proc.communicate(timeout=scaled(30))
     assert proc.returncode == code
     assert stderr.strip().splitlines()[-1] == (
         f"Error: {how}; the finished games are saved in {out}: run the same command "
@@ -410,7 +412,7 @@ run_tournament(parse_config(raw), output_dir=Path({str(tmp_path / 'out')!r}), jo
 """)
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     r = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True,
-                       timeout=60)
+                       timeout=scaled(60))
     assert r.returncode != 0
     assert "ExecutionError: worker" in r.stderr and "died before its first game" in r.stderr
 

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.procs import scaled
+
 pytestmark = pytest.mark.slow
 
 REPO = Path(__file__).resolve().parents[2]
@@ -38,7 +40,7 @@ builtin = "random"
 
 
 def referee(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*REFEREE, *args], capture_output=True, text=True, timeout=120,
+    return subprocess.run([*REFEREE, *args], capture_output=True, text=True, timeout=scaled(120),
                           cwd=REPO)
 
 

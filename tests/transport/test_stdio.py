@@ -16,6 +16,7 @@ from referee.transport.base import (
     TransportTimeout,
 )
 from referee.transport.stdio import READ_CHUNK, StdioTransport, decode
+from tests.procs import scaled
 
 
 class Pipes:
@@ -48,10 +49,10 @@ def p() -> Iterator[Pipes]:
 
 def test_lines_split_and_joined_across_reads(p: Pipes) -> None:
     p.write(b'{"a":1}\n\n  \n{"b":')
-    assert p.t.recv(1.0) == {"a": 1}
+    assert p.t.recv(scaled(1.0)) == {"a": 1}
     p.write(b'2}\r\n{"c":3}\n')
-    assert p.t.recv(1.0) == {"b": 2}
-    assert p.t.recv(1.0) == {"c": 3}
+    assert p.t.recv(scaled(1.0)) == {"b": 2}
+    assert p.t.recv(scaled(1.0)) == {"c": 3}
 
 
 def test_send_writes_one_json_line(p: Pipes) -> None:
@@ -84,8 +85,8 @@ def test_undecodable_lines_are_malformed_and_the_stream_goes_on(line: bytes, wor
     try:
         p.write(line + b'\n{"ok":1}\n')
         with pytest.raises(MalformedMessage, match=words):
-            p.t.recv(1.0)
-        assert p.t.recv(1.0) == {"ok": 1}
+            p.t.recv(scaled(1.0))
+        assert p.t.recv(scaled(1.0)) == {"ok": 1}
     finally:
         p.close()
 
@@ -94,9 +95,9 @@ def test_oversized_line_is_refused_early_and_its_rest_skipped(p: Pipes) -> None:
     p.write(b"x" * 1500)
     with pytest.raises(MessageTooLarge, match="1500 bytes without a newline: a message may have "
                                                "at most 1000 bytes"):
-        p.t.recv(1.0)
+        p.t.recv(scaled(1.0))
     p.write(b"y" * 3000 + b'\n{"ok":2}\n')
-    assert p.t.recv(1.0) == {"ok": 2}
+    assert p.t.recv(scaled(1.0)) == {"ok": 2}
 
 
 def test_huge_line_is_never_buffered_whole() -> None:
@@ -114,10 +115,10 @@ def test_huge_line_is_never_buffered_whole() -> None:
     writer.start()
     try:
         with pytest.raises(MessageTooLarge):
-            p.t.recv(5.0)
+            p.t.recv(scaled(5.0))
         while True:
             try:
-                msg = p.t.recv(5.0)
+                msg = p.t.recv(scaled(5.0))
                 break
             except TransportTimeout:
                 continue
@@ -133,17 +134,17 @@ def test_huge_line_is_never_buffered_whole() -> None:
 def test_end_of_stream_after_the_last_line(p: Pipes) -> None:
     p.write(b'{"last":1}\n{"cut')
     os.close(p.bot_out)
-    assert p.t.recv(1.0) == {"last": 1}
+    assert p.t.recv(scaled(1.0)) == {"last": 1}
     with pytest.raises(TransportClosed, match="closed its stdout"):
-        p.t.recv(1.0)
+        p.t.recv(scaled(1.0))
 
 
 def test_exit_fd_ends_the_stream_even_if_the_pipe_stays_open(p: Pipes) -> None:
     p.write(b'{"said":"before exiting"}\n')
     os.write(p.exit_w, b"x")  # as a pidfd does when the bot exits
-    assert p.t.recv(1.0) == {"said": "before exiting"}
+    assert p.t.recv(scaled(1.0)) == {"said": "before exiting"}
     with pytest.raises(TransportClosed, match="process exited"):
-        p.t.recv(5.0)
+        p.t.recv(scaled(5.0))
 
 
 def test_peer_that_never_reads_cannot_block_the_sender(p: Pipes) -> None:

@@ -32,6 +32,7 @@ from referee.tournament.executor import Job, ProcessExecutor
 from referee.tournament.run import run_tournament, standings_of
 from referee.tournament.schedule import schedule
 from tests.players.sandbox.conftest import BOTS, Attack, need_sandbox
+from tests.procs import Children, scaled
 
 pytestmark = pytest.mark.slow
 
@@ -90,8 +91,9 @@ def test_a_referee_folder_inside_a_bots_folder_is_covered(attack: Attack,
     attack.players.append(p)
     attack.play([p, first_bot(attack)])
     said = attack.said("attack_spy")
-    assert f"ATTACK read {out / 'tournament.sqlite'}: blocked: No such file or directory" in said
-    assert any(line.startswith(f"ATTACK read {own}: SUCCEEDED") for line in said)  # its own
+    # Paths in its folder reach it as it sees them, under /bot (the neutral path).
+    assert "ATTACK read /bot/runs/tournament.sqlite: blocked: No such file or directory" in said
+    assert any(line.startswith("ATTACK read /bot/_attack.py: SUCCEEDED") for line in said)
 
 
 def test_a_bot_cannot_read_the_referees_memory_or_environment(
@@ -274,28 +276,28 @@ def test_a_daemon_ends_with_its_bot(attack: Attack) -> None:
     attack.play([p, first_bot(attack)])
     assert _marked(mark), "the daemon did not start"
     attack.close()
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + scaled(5)
     while _marked(mark) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert _marked(mark) == []
 
 
-def test_a_referee_killed_with_sigkill_leaves_no_bot_running(tmp_path: Path,
-                                                            sandbox: object) -> None:
+def test_a_referee_killed_with_sigkill_leaves_no_bot_running(tmp_path: Path, sandbox: object,
+                                                            children: Children) -> None:
     mark = f"updown-daemon-{os.getpid()}-{time.monotonic_ns()}"
     referee = shutil.which("referee", path=str(Path(sys.executable).parent))
     assert referee is not None
     bot = f"env ATTACK_MARK={mark} ATTACK_SLOW=0.2 {sys.executable} {BOTS / 'attack_daemon.py'}"
-    proc = subprocess.Popen([referee, "play", "heuristic", bot, "--sandbox", "on", "--quiet"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = children.popen([referee, "play", "heuristic", bot, "--sandbox", "on", "--quiet"],
+                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + scaled(30)
         while not _marked(mark) and time.monotonic() < deadline:
             time.sleep(0.05)
         assert _marked(mark), "the daemon did not start"
         proc.kill()
-        proc.wait(10)
-        deadline = time.monotonic() + 5
+        proc.wait(scaled(10))
+        deadline = time.monotonic() + scaled(5)
         while _marked(mark) and time.monotonic() < deadline:
             time.sleep(0.05)
         assert _marked(mark) == []

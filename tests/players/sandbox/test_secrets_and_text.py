@@ -23,6 +23,7 @@ from referee.tournament.executor import SerialExecutor
 from referee.tournament.run import Progress, run_tournament, standings_of
 from referee.tournament.schedule import derive_seed
 from referee.tournament.standings import render
+from tests.procs import scaled
 
 pytestmark = pytest.mark.slow
 
@@ -82,7 +83,7 @@ def test_a_bots_text_reaches_the_organisers_terminal_escaped(tmp_path: Path) -> 
     done = subprocess.run(
         [referee, "play", f"{sys.executable} {BOTS / 'attack_text.py'}", "heuristic",
          "--seed", "3", "--transcript", "--no-colour", "--sandbox", "off"],
-        capture_output=True, text=True, timeout=120, cwd=tmp_path)
+        capture_output=True, text=True, timeout=scaled(120), cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     for stream in (done.stdout, done.stderr):
         assert not re.search(r"[\r\x1b\x07\u202e]", stream), repr(stream[:2000])

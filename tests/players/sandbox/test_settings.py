@@ -19,6 +19,7 @@ from referee.players.process import start_bot
 from referee.players.sandbox import SandboxConfig, SandboxError, explain, resolve
 from referee.tournament.config import TournamentConfigError, parse_config
 from tests.players.sandbox.conftest import BOTS, need_sandbox
+from tests.procs import scaled
 
 pytestmark = pytest.mark.slow
 
@@ -98,7 +99,7 @@ def test_an_interpreter_outside_usr_is_found_from_path(tmp_path: Path) -> None:
     proc = start_bot(["python3", "-c", "import sys; print(sys.version, file=sys.stderr)"],
                      cwd=str(tmp_path), sandbox=sb, stderr_path=str(log))
     try:
-        assert proc.wait(20) == 0, log.read_text()
+        assert proc.wait(scaled(20)) == 0, log.read_text()
     finally:
         proc.end()
     assert "3." in log.read_text()
@@ -111,7 +112,7 @@ def test_check_bot_says_in_words_what_the_sandbox_stopped(tmp_path: Path) -> Non
     model.write_bytes(b"weights")
     done = subprocess.run([_referee(), "check-bot", "--sandbox", "on", "--startup", "10", "--",
                            sys.executable, str(BOTS / "needs_model.py"), str(model)],
-                          capture_output=True, text=True, timeout=120)
+                          capture_output=True, text=True, timeout=scaled(120))
     assert done.returncode == 1
     assert "sandbox: bubblewrap; memory 1024 MB (cgroup)" in done.stdout
     assert (f"sandbox: the bot tried to use {model}, which the sandbox does not show (add it "
@@ -123,7 +124,7 @@ def test_check_bot_says_in_words_what_the_sandbox_stopped(tmp_path: Path) -> Non
     done = subprocess.run([_referee(), "check-bot", "--config", str(tmp_path / "league.toml"),
                            "--sandbox", "on", "--", sys.executable,
                            str(BOTS / "needs_model.py"), str(model)],
-                          capture_output=True, text=True, timeout=180)
+                          capture_output=True, text=True, timeout=scaled(180))
     assert done.returncode == 0, done.stdout[-3000:]
 
 
@@ -159,7 +160,7 @@ def test_the_example_bots_pass_check_bot_in_the_sandbox(bot: list[str]) -> None:
         pytest.skip("no Node.js")
     args = bot if bot[0].startswith("-") else ["--", *_example(bot[0])]
     done = subprocess.run([_referee(), "check-bot", "--sandbox", "on", *args],
-                          capture_output=True, text=True, timeout=240)
+                          capture_output=True, text=True, timeout=scaled(240))
     assert done.returncode == 0, done.stdout[-3000:]
     assert "PASSED" in done.stdout and "sandbox: bubblewrap" in done.stdout
 
@@ -177,7 +178,7 @@ def test_a_bots_cgroup_is_removed_when_it_ends(tmp_path: Path) -> None:
     assert proc.cgroup is not None
     dirs = [d for _, d in proc.cgroup.dirs.values()]
     assert all(os.path.isdir(d) for d in dirs)
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + scaled(10)
     while len(proc.cgroup.pids()) < 3 and time.monotonic() < deadline:
         time.sleep(0.01)  # sh-exec'd bwrap, its init, the bot and its child
     assert len(proc.cgroup.pids()) >= 3

@@ -29,6 +29,7 @@ from referee.transport.base import (
     TransportTimeout,
 )
 from referee.transport.zmq.codec import decode_frame
+from tests.procs import scaled
 
 pytestmark = pytest.mark.slow
 
@@ -104,19 +105,19 @@ def test_handshake_and_decision(launched: list[LaunchedZmqBot], transport: str) 
     b = launch(launched, transport=transport)
     t = b.transport
     assert t.endpoint.startswith(f"{transport}://")
-    assert t.recv(20) == {"type": "hello", "protocol": [1], "name": "zmqbot",
+    assert t.recv(scaled(20)) == {"type": "hello", "protocol": [1], "name": "zmqbot",
                           "token": t.token}
     t.send({"type": "request", "id": 7, "legal": ["a"]})
-    assert t.recv(20) == {"type": "decision", "id": 7, "decision": 0}
+    assert t.recv(scaled(20)) == {"type": "decision", "id": 7, "decision": 0}
     t.send({"type": "bye", "reason": "test"})
     with pytest.raises(TransportClosed, match="exited with code 0"):
-        t.recv(20)
+        t.recv(scaled(20))
 
 
 def test_ipc_files_and_process_cleaned_up(launched: list[LaunchedZmqBot]) -> None:
     b = launch(launched)
     path = Path(b.transport.endpoint.removeprefix("ipc://"))
-    assert b.transport.recv(20)["type"] == "hello"
+    assert b.transport.recv(scaled(20))["type"] == "hello"
     assert path.parent.is_dir() and oct(path.parent.stat().st_mode & 0o777) == "0o700"
     b.close()
     b.close()  # idempotent
@@ -128,7 +129,7 @@ def test_ipc_files_and_process_cleaned_up(launched: list[LaunchedZmqBot]) -> Non
 
 def test_timeout(launched: list[LaunchedZmqBot]) -> None:
     t = launch(launched, "--silent").transport
-    assert t.recv(20)["type"] == "hello"
+    assert t.recv(scaled(20))["type"] == "hello"
     t.send({"type": "request", "id": 1})
     with pytest.raises(TransportTimeout):
         t.recv(0.05)
@@ -136,11 +137,11 @@ def test_timeout(launched: list[LaunchedZmqBot]) -> None:
 
 def test_killed_bot_is_transport_closed(launched: list[LaunchedZmqBot]) -> None:
     b = launch(launched, "--silent")
-    assert b.transport.recv(20)["type"] == "hello"
+    assert b.transport.recv(scaled(20))["type"] == "hello"
     os.kill(b.process.pid, signal.SIGKILL)
     # Noticed at once through the process, not after the (long) timeout.
     with pytest.raises(TransportClosed, match="killed by signal 9"):
-        b.transport.recv(60)
+        b.transport.recv(scaled(60))
 
 
 def test_garbage_and_multipart_are_malformed(launched: list[LaunchedZmqBot]) -> None:
@@ -150,31 +151,31 @@ def test_garbage_and_multipart_are_malformed(launched: list[LaunchedZmqBot]) -> 
                         ("--two-frames", "a message of 2 frames, where a message must be "
                                          "exactly one frame")):
         t = launch(launched, flag).transport
-        assert t.recv(20)["type"] == "hello"
+        assert t.recv(scaled(20))["type"] == "hello"
         t.send({"type": "request", "id": 1})
         with pytest.raises(MalformedMessage, match=match):
-            t.recv(20)
+            t.recv(scaled(20))
         t.send({"type": "request", "id": 2})  # the connection is still good
-        assert t.recv(20) == {"type": "decision", "id": 2, "decision": 0}
+        assert t.recv(scaled(20)) == {"type": "decision", "id": 2, "decision": 0}
 
 
 def test_oversized_frame(launched: list[LaunchedZmqBot]) -> None:
     t = launch(launched, "--oversize", "6000", max_message_bytes=4096).transport
-    assert t.recv(20)["type"] == "hello"
+    assert t.recv(scaled(20))["type"] == "hello"
     t.send({"type": "request", "id": 1})
     with pytest.raises(MessageTooLarge, match="6000 bytes, over the limit of 4096"):
-        t.recv(20)
+        t.recv(scaled(20))
     t.send({"type": "request", "id": 2})
-    assert t.recv(20)["id"] == 2
+    assert t.recv(scaled(20))["id"] == 2
 
 
 def test_frame_over_zmq_limit_drops_connection(launched: list[LaunchedZmqBot]) -> None:
     # Over twice the limit libzmq refuses to read the frame at all (MAXMSGSIZE).
     t = launch(launched, "--oversize", "50000", max_message_bytes=4096).transport
-    assert t.recv(20)["type"] == "hello"
+    assert t.recv(scaled(20))["type"] == "hello"
     t.send({"type": "request", "id": 1})
     with pytest.raises(TransportClosed, match="hard limit of 8192 bytes"):
-        t.recv(20)
+        t.recv(scaled(20))
 
 
 # --- whole games -------------------------------------------------------------------------

@@ -32,6 +32,7 @@ from referee.transport.base import (
 )
 from referee.transport.zmq.listener import RemoteListener, wait_for_remote_bot
 from referee.transport.zmq.router import Refusal, is_loopback
+from tests.procs import scaled
 
 pytestmark = pytest.mark.slow
 
@@ -63,7 +64,7 @@ def start_bot(remote_bot: Start) -> Start:
 
 def wait_for(cond: Callable[[], bool], listener: RemoteListener, limit: float = 20.0) -> None:
     """Let the listener work (refusing what comes) until ``cond`` holds."""
-    end = time.monotonic() + limit
+    end = time.monotonic() + scaled(limit)
     while not cond():
         assert time.monotonic() < end, "condition not reached"
         with pytest.raises(TransportTimeout):
@@ -163,9 +164,9 @@ def test_wait_for_remote_bot(start_bot: Start) -> None:
     name, t = wait_for_remote_bot(endpoint, {"alice": ALICE[0]}, SERVER_SECRET, 20)
     try:
         assert name == "alice"
-        assert t.recv(5) == {"type": "hello", "protocol": [1], "name": "alice"}
+        assert t.recv(scaled(5)) == {"type": "hello", "protocol": [1], "name": "alice"}
         t.send({"type": "request", "id": 4})
-        assert t.recv(20) == {"type": "decision", "id": 4, "decision": 0}
+        assert t.recv(scaled(20)) == {"type": "decision", "id": 4, "decision": 0}
     finally:
         t.close()
         t.close()
@@ -175,12 +176,12 @@ def test_remote_bot_gone_is_transport_closed(start_bot: Start) -> None:
     listener = RemoteListener("tcp://127.0.0.1:*", {"alice": ALICE[0]}, SERVER_SECRET)
     try:
         bot = start_bot(listener.endpoint, "alice", ALICE, SERVER_PUBLIC, "--silent")
-        _, t = listener.accept(20)
-        assert t.recv(5)["type"] == "hello"
+        _, t = listener.accept(scaled(20))
+        assert t.recv(scaled(5))["type"] == "hello"
         bot.kill()
         # No process to watch: the dropped connection tells (well before the timeout).
         with pytest.raises(TransportClosed, match="connection to tcp://127.0.0.1:.* was dropped"):
-            t.recv(60)
+            t.recv(scaled(60))
         t.close()
         assert not listener.admitted  # alice may connect again
     finally:
@@ -267,31 +268,31 @@ def test_a_bot_that_connects_again_is_a_new_connection(routing_id: bytes | None)
     bot: _Dealer | None = None
     try:
         bot = _Dealer(listener.endpoint, routing_id)
-        _, first = listener.accept(5, "alice")
-        assert first.recv(5)["type"] == "hello"
+        _, first = listener.accept(scaled(5), "alice")
+        assert first.recv(scaled(5))["type"] == "hello"
         first.send({"type": "welcome"})
         assert bot.hears() == {"type": "welcome"}
         # It drops and connects again; its old connection is noticed, then closed.
         bot.close()
         with pytest.raises(TransportClosed, match="was dropped"):
-            first.recv(10)
+            first.recv(scaled(10))
         first.close()
         bot = _Dealer(listener.endpoint, routing_id)
-        _, second = listener.accept(5, "alice")
-        assert second.recv(5)["type"] == "hello"
+        _, second = listener.accept(scaled(5), "alice")
+        assert second.recv(scaled(5))["type"] == "hello"
         second.send({"type": "welcome", "n": 2})
         assert bot.hears() == {"type": "welcome", "n": 2}
         # It drops and connects again before anyone looks at its old connection:
         # the new one is admitted, the old one is gone.
         bot.close()
         bot = _Dealer(listener.endpoint, routing_id)
-        _, third = listener.accept(10, "alice")
+        _, third = listener.accept(scaled(10), "alice")
         assert third is not second
         with pytest.raises(TransportClosed):
-            second.recv(5)
+            second.recv(scaled(5))
         with pytest.raises(TransportClosed):
             second.send({"type": "new_game"})
-        assert third.recv(5)["type"] == "hello"
+        assert third.recv(scaled(5))["type"] == "hello"
         third.send({"type": "welcome", "n": 3})
         assert bot.hears() == {"type": "welcome", "n": 3}
         second.close()
@@ -310,15 +311,15 @@ def test_a_routing_id_used_again_is_told_apart_from_its_old_connection() -> None
     try:
         for i in range(3):
             bot = _Dealer(listener.endpoint, b"alice-7")
-            _, t = listener.accept(5, "alice")
-            assert t.recv(5)["type"] == "hello"
+            _, t = listener.accept(scaled(5), "alice")
+            assert t.recv(scaled(5))["type"] == "hello"
             t.send({"type": "welcome", "n": i})
             assert bot.hears() == {"type": "welcome", "n": i}
             bot.sock.send(msgpack.packb({"type": "decision", "id": i, "decision": 0}))
             bot.close()  # its decision sent, then gone: both are there to be read
-            assert t.recv(5) == {"type": "decision", "id": i, "decision": 0}
+            assert t.recv(scaled(5)) == {"type": "decision", "id": i, "decision": 0}
             with pytest.raises(TransportClosed):
-                t.recv(5)
+                t.recv(scaled(5))
             t.close()
         hello = msgpack.packb({"type": "hello", "protocol": [1], "name": "alice"})
         for _ in range(3):  # a refused connection, then another: each is told why
@@ -384,14 +385,14 @@ def test_a_flood_of_large_frames_is_not_held_in_memory() -> None:
     bot = _Dealer(listener.endpoint, None)
     tracemalloc.start()
     try:
-        _, t = listener.accept(5, "alice")
-        assert t.recv(5)["type"] == "hello"
+        _, t = listener.accept(scaled(5), "alice")
+        assert t.recv(scaled(5))["type"] == "hello"
         over, at_limit = b"o" * (3 << 19), b"\xc1" * (1 << 20)  # sent without copies
         for _ in range(150):
             bot.sock.send(over, copy=False)
             bot.sock.send(at_limit, copy=False)
         bot.sock.send(msgpack.packb({"type": "decision", "id": 1, "decision": 0}))
-        time.sleep(0.5)  # let them queue up
+        time.sleep(scaled(0.5))  # let them queue up (if not, the test asks less, never fails)
         tracemalloc.reset_peak()
         seen: list[str] = []
         with contextlib.suppress(TransportTimeout):
@@ -423,7 +424,7 @@ def test_a_refused_connection_cannot_crowd_out_a_bot_that_comes_later() -> None:
     bob: _Dealer | None = None
     try:
         alice = _Dealer(listener.endpoint, None)
-        _, playing = listener.accept(5, "alice")
+        _, playing = listener.accept(scaled(5), "alice")
         mallory.connect(listener.endpoint)
         mallory.send(msgpack.packb({"type": "hello", "protocol": [1], "name": "mallory"}))
         with pytest.raises(TransportTimeout):
@@ -431,16 +432,16 @@ def test_a_refused_connection_cannot_crowd_out_a_bot_that_comes_later() -> None:
         junk = b"\xc1" * (1 << 20)
         for _ in range(10):
             mallory.send(junk, copy=False)
-        time.sleep(0.3)
-        assert playing.recv(1)["type"] == "hello"  # alice's game reads the socket
+        time.sleep(scaled(0.3))  # the junk arrives (if not yet, the test asks less)
+        assert playing.recv(scaled(1))["type"] == "hello"  # alice's game reads the socket
         with pytest.raises(TransportTimeout):
             playing.recv(0.3)
         bob = _Dealer(listener.endpoint, None, "bob")
-        time.sleep(0.3)
+        time.sleep(scaled(0.3))
         with pytest.raises(TransportTimeout):
             playing.recv(0.3)  # reads bob's hello too
-        name, t = listener.accept(5, "bob")
-        assert name == "bob" and t.recv(1)["type"] == "hello"
+        name, t = listener.accept(scaled(5), "bob")
+        assert name == "bob" and t.recv(scaled(1))["type"] == "hello"
     finally:
         for b in (alice, bob):
             if b is not None:
