@@ -18,12 +18,17 @@ both; a mirror match (heuristic against itself, a deterministic bot) under
 duplicate deals comes out at exactly 0.
 
     .venv/bin/python bench/fairness.py [--games 2000] [--jobs N] [--seed 1]
+
+``--lineup-decks DEALS`` measures instead what a league gives up by dealing each
+lineup its own decks (issue 26): the standard error of comparing two entries through
+their common opponents, with lineup-own decks and with decks shared across lineups.
 """
 
 from __future__ import annotations
 
 import argparse
 import math
+import multiprocessing
 import sys
 import tempfile
 import time
@@ -32,6 +37,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from referee.bots import make_bot  # noqa: E402
+from referee.game import GameConfig  # noqa: E402
+from referee.league.schedule import deal_seed, league_schedule  # noqa: E402
+from referee.play.runner import InProcessPlayer, run_game  # noqa: E402
 from referee.tournament.config import parse_config, seatings_per_deal  # noqa: E402
 from referee.tournament.run import run_tournament  # noqa: E402
 from referee.tournament.store import Store  # noqa: E402
@@ -75,12 +84,76 @@ def estimate(diffs: list[tuple[int, float]]) -> tuple[float, float, int]:
     return m, sd / math.sqrt(n), n
 
 
+# --- lineup-own decks (a league's rule, issue 26) vs decks shared across lineups ---------
+
+
+def _lineup_game(job: tuple[int, str, tuple[str, ...], dict[str, str]]) -> tuple[int, str, str, int]:
+    """Play one league game in process: (deal, A-or-B entry, opponent, 1 if it won)."""
+    seed, key, seats, builtin = job
+    players = [InProcessPlayer(make_bot(builtin[n], 0), n, stream=n) for n in seats]
+    rec = run_game(GameConfig(players=len(seats), variants=frozenset({"play_out"})), seed,
+                   players)
+    deal = int(key)
+    mine = [s for s, n in enumerate(seats) if n[0] in "ab"]
+    s = mine[0]
+    other = seats[1 - s]
+    return deal, seats[s], other, int(rec.places[s] == 1)
+
+
+def lineup_decks(deals: int, seed: int, jobs: int | None) -> None:
+    """What sharing decks across lineups was worth: a league of heuristic (A), lowest
+    (B) and a field of three (heuristic, lowest, random), two seats, ``deals`` deals
+    per lineup in both seatings.  A and B are compared through their common
+    opponents: per deal, A's win rate against the field minus B's.  With shared decks
+    (the old rule: a deal's deck the same in every lineup) A and B meet each
+    opponent on the same cards and the luck of the deck cancels; with lineup-own
+    decks it does not.  Printed: the difference and its standard error over deals,
+    under each rule, and their ratio."""
+    builtin = {"a-heuristic": "heuristic", "b-lowest": "lowest", "f1-heuristic": "heuristic",
+               "f2-lowest": "lowest", "f3-random": "random"}
+    ids = [f"{n}@1" for n in builtin]
+    by_id = {f"{n}@1": b for n, b in builtin.items()}
+    secret = b"bench-fairness"
+    games = league_schedule(ids, [2], deals, seed, "rotate", secret=secret)
+    games = [g for g in games if sum(e[0] in "ab" for e in g.seats) == 1]
+    print(f"lineup-own decks vs shared decks: a league of {len(builtin)} bots, 2 seats, "
+          f"{deals} deals per lineup (both seatings); A = heuristic, B = lowest, compared "
+          f"through their {len(builtin) - 2} common opponents (win rate A - B)")
+    results = {}
+    t0 = time.perf_counter()
+    for rule in ("shared", "own"):
+        work = []
+        for g in games:
+            ds = g.deal_seed if rule == "own" else deal_seed(seed, 2, g.deal, secret=secret)
+            work.append((ds, str(g.deal), g.seats, by_id))
+        with multiprocessing.Pool(jobs) as pool:
+            out = pool.map(_lineup_game, work, chunksize=16)
+        per: dict[int, dict[str, list[int]]] = defaultdict(lambda: {"a": [], "b": []})
+        for deal, who, _, won in out:
+            per[deal][who[0]].append(won)
+        diffs = [(d, sum(v["a"]) / len(v["a"]) - sum(v["b"]) / len(v["b"]))
+                 for d, v in per.items()]
+        results[rule] = estimate(diffs)
+    own, shared = results["own"], results["shared"]
+    for label, est in (("shared decks (old rule)", shared), ("lineup-own decks", own)):
+        print(f"  {label:<24} {est[0]:+.4f}  SE {est[1]:.4f}  ({est[2]} deals)")
+    z = (own[0] - shared[0]) / math.sqrt(own[1] ** 2 + shared[1] ** 2)
+    print(f"  SE ratio own / shared {own[1] / shared[1]:.3f} (what sharing decks across "
+          f"lineups was worth); agreement z = {z:+.2f}; {time.perf_counter() - t0:.1f} s")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     ap.add_argument("--games", type=int, default=2000, help="games per schedule and table size")
     ap.add_argument("--jobs", type=int, default=None)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--lineup-decks", type=int, metavar="DEALS", default=None,
+                    help="only measure a league's lineup-own decks against decks shared "
+                         "across lineups, with DEALS deals per lineup (e.g. 300)")
     args = ap.parse_args()
+    if args.lineup_decks is not None:
+        lineup_decks(args.lineup_decks, args.seed, args.jobs)
+        return 0
     ok = True
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)

@@ -106,6 +106,9 @@ while True:
 """
 
 TC = TimeControl(startup=30.0, per_decision=10.0, bank=0.0)
+#: The interpreter itself, not the virtual environment's link to it inside this
+#: folder (the sandbox shows a bot's folder at a neutral path of its own).
+PYTHON = os.path.realpath(sys.executable)
 
 
 class First:
@@ -142,7 +145,7 @@ def bench_stdio(games: int, seed: int, requests: list[tuple[int, bytes]] | None 
             if requests is not None and direction == "send":
                 requests.append((int(bot[1:]), line))
 
-    cmd = [sys.executable, "-c", TRIVIAL_BOT]
+    cmd = [PYTHON, "-c", TRIVIAL_BOT]
     seats: list[ExternalPlayer] = [stdio_player(f"t{i}", cmd, time_control=TC, memory_mb=None,
                                               sandbox=sandbox) for i in range(2)]
     try:
@@ -178,7 +181,7 @@ def bench_stdio(games: int, seed: int, requests: list[tuple[int, bytes]] | None 
 def bench_startup(sandbox: Sandbox | None, n: int) -> float:
     """Median seconds from starting the trivial bot to its hello being read (the
     handshake included), over ``n`` starts."""
-    cmd = [sys.executable, "-c", TRIVIAL_BOT]
+    cmd = [PYTHON, "-c", TRIVIAL_BOT]
     times = []
     for _ in range(n):
         p = stdio_player("s", cmd, time_control=TC, memory_mb=None, sandbox=sandbox)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import shlex
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import NoReturn
 
@@ -19,7 +20,15 @@ from ..league.browse import games as list_games
 from ..league.browse import show as show_entry
 from ..league.config import load_league_config
 from ..league.remote import DEFAULT_SUBMIT_LISTEN, Server, pack, request
-from ..league.run import league_config, new_league, pending, run_league, standings, submit
+from ..league.run import (
+    league_config,
+    new_league,
+    pending,
+    run_league,
+    secret_of,
+    standings,
+    submit,
+)
 from ..league.store import LeagueStore
 from ..report.site import write_site
 from ..tournament.driver import choose_executor
@@ -56,12 +65,17 @@ def league() -> None:
 @click.argument("league_dir", metavar="DIR", type=click.Path(file_okay=False))
 @click.option("--config", "config_file", required=True, type=click.Path(dir_okay=False),
               help="The league file (league.toml).")
-def new(league_dir: str, config_file: str) -> None:
+@click.option("--secret-from", "secret_from", metavar="LEAGUE", default=None,
+              type=click.Path(file_okay=False, exists=True),
+              help="Take the secret (the key of the decks) of the league in LEAGUE: the "
+                   "same bots and settings then play the same games there and here.")
+def new(league_dir: str, config_file: str, secret_from: str | None) -> None:
     """Make a league in DIR from --config; on an existing league, take the edited
     file (more deals, another table size) or say what it would change."""
     cfg = load_league_config(config_file)
     text = Path(config_file).read_text(encoding="utf-8")
-    for line in new_league(Path(league_dir).resolve(), cfg, text):
+    secret = secret_of(Path(secret_from)) if secret_from is not None else None
+    for line in new_league(Path(league_dir).resolve(), cfg, text, secret=secret):
         click.echo(line)
 
 
@@ -284,7 +298,11 @@ def serve_cmd(league_dir: str, listen: str, keys_dir: str | None, server_key: st
                     on_line=lambda text: click.echo(text, err=True))
     click.echo(f"accepting submissions on {server.endpoint}"
                + (" (CURVE: authors' keys from " + str(keys_dir) + ")" if keys_dir else
-                  " (no keys: loopback only)"), err=True)
+                  " (no keys: loopback only)")
+               + f"; per author: {server.limits.in_flight} submissions waiting, "
+                 f"{server.limits.submissions_per_hour} submissions and "
+                 f"{server.limits.requests_per_hour} requests an hour; checks up to "
+                 f"{server.limits.check_seconds} s ([server])", err=True)
     try:
         with running("the league and its finished games are saved",
                      "run it again to go on"):
@@ -318,21 +336,27 @@ def serve_cmd(league_dir: str, listen: str, keys_dir: str | None, server_key: st
 @click.option("--status", is_flag=True, help="Show your entries: standings, latest games.")
 @click.option("--game", default=None, metavar="ID",
               help="With --status: your bot's record and stderr in game ID.")
-@click.option("--timeout", type=float, default=600.0, show_default=True,
-              help="Seconds to wait for the answer (the check plays games).")
+@click.option("--ticket", type=int, default=None, metavar="N",
+              help="With --status: how submission #N is doing (its check's report when done).")
+@click.option("--wait", is_flag=True,
+              help="After submitting, follow the check to its end and print its report.")
+@click.option("--timeout", type=float, default=60.0, show_default=True,
+              help="Seconds to wait for each answer.")
 def submit_remote(path: str | None, endpoint: str, key: str | None, server_key: str | None,
                   name: str | None, command: str | None, transport: str, status: bool,
-                  game: str | None, timeout: float) -> None:
+                  game: str | None, ticket: int | None, wait: bool, timeout: float) -> None:
     """Submit the bot in the folder PATH to a league on another machine (or, with
-    --status, see your entries there).  The league checks it in its sandbox and
-    prints the check's report and the version it was given."""
+    --status, see your entries there).  The league queues it and answers at once
+    with a ticket ("queued as #12"); it checks it in its sandbox, and
+    'submit --status' shows how it went (--wait follows it to its end)."""
     if name is None:
         if key is None:
             _fail("--name is needed without --key (your key's NAME is your bot's name)")
         name = Path(key).name.removesuffix(".key_secret")
-    if status or game:
-        reply = request(endpoint, {"op": "status", "name": name, "game": game}, key=key,
-                        server_key=server_key, timeout=timeout)
+    if status or game or ticket is not None:
+        reply = request(endpoint, {"op": "status", "name": name, "game": game,
+                                   "ticket": ticket}, key=key, server_key=server_key,
+                        timeout=timeout)
     else:
         if path is None or command is None:
             _fail("give the bot's folder and --command (or --status)")
@@ -340,8 +364,16 @@ def submit_remote(path: str | None, endpoint: str, key: str | None, server_key: 
         reply = request(endpoint, {"op": "submit", "name": name, "command": words,
                                    "transport": transport}, pack(Path(path)), key=key,
                         server_key=server_key, timeout=timeout)
+        if wait and reply.get("ok"):
+            click.echo(reply.get("text", ""))
+            number = reply["ticket"]["number"]
+            while reply.get("ok") and reply["ticket"]["state"] in ("queued", "checking"):
+                time.sleep(0.5)  # polling the league's queue, once a half second
+                reply = request(endpoint, {"op": "status", "name": name,
+                                           "ticket": number}, key=key,
+                                server_key=server_key, timeout=timeout)
     if not reply.get("ok"):
         _fail(f"the league refused: {reply.get('error')}")
     click.echo(reply.get("text", ""))
-    if reply.get("accepted") is False:
+    if (reply.get("ticket") or {}).get("accepted") is False:
         sys.exit(1)

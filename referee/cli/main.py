@@ -552,7 +552,7 @@ class _PlayView:
                 control(self.out, "\x1b[0m")
                 self.out.write("\n")
         if f.action == "forfeit" and self.narrate:
-            self.narrator.forfeit(f.seat)
+            self.narrator.forfeit(f.seat, f.held)
 
     def on_game(self, i: int, gid: str) -> None:
         seating = self.session.seating(i)

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from ..report.results import is_league
 from ..report.site import ReportError, write_site
 
 
@@ -24,5 +25,6 @@ def report(folder: str, out: str | None, no_games: bool) -> None:
         res = write_site(Path(folder), where, games=not no_games)
     except ReportError as e:
         raise click.ClickException(str(e)) from None
-    click.echo(f"report of {res.name} ({res.standings.played} games): "
-               f"{(where / 'index.html').resolve()}")
+    what = (f"league {res.standings.name} (a site per table size, and its history)"
+            if is_league(Path(folder)) else f"{res.name} ({res.standings.played} games)")
+    click.echo(f"report of {what}: {(where / 'index.html').resolve()}")

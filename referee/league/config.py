@@ -15,6 +15,8 @@ File layout (all sections optional)::
     [faults]       policy, strike_limit
     [sandbox]      mode, memory_mb, processes, scratch_mb, read_only, interpreters
     [limits]       max_bytes, max_files, max_file_bytes, max_depth  (each submission)
+    [server]       in_flight, submissions_per_hour, requests_per_hour, queue,
+                   check_seconds                           (``league serve``)
 """
 
 from __future__ import annotations
@@ -39,11 +41,13 @@ from ..tournament.config import (
     read_config_text,
 )
 
-_SECTIONS = ("league", "rules", "time", "faults", "sandbox", "limits")
+_SECTIONS = ("league", "rules", "time", "faults", "sandbox", "limits", "server")
 _LEAGUE_KEYS = ("name", "seats", "deals", "seed", "seating", "jobs", "separate_authors",
                 "fault_alert")
 DEFAULT_FAULT_ALERT = 10.0  # percent of an entry's games
 _LIMIT_KEYS = ("max_bytes", "max_files", "max_file_bytes", "max_depth")
+_SERVER_KEYS = ("in_flight", "submissions_per_hour", "requests_per_hour", "queue",
+                "check_seconds")
 
 
 class LeagueConfigError(ConfigError, ValueError):
@@ -67,6 +71,24 @@ class Limits:
 
 
 @dataclass(frozen=True)
+class ServerLimits:
+    """What ``league serve`` lets one author (one key) cost: submissions queued or
+    under check at once, submissions and requests per hour, submissions queued in
+    all, and the wall-clock budget of one submission's check."""
+
+    in_flight: int = 2
+    submissions_per_hour: int = 20
+    requests_per_hour: int = 1200
+    queue: int = 50
+    check_seconds: int = 600
+
+    def to_dict(self) -> dict[str, int]:
+        return {"in_flight": self.in_flight, "submissions_per_hour": self.submissions_per_hour,
+                "requests_per_hour": self.requests_per_hour, "queue": self.queue,
+                "check_seconds": self.check_seconds}
+
+
+@dataclass(frozen=True)
 class LeagueConfig:
     name: str = "league"
     seats: tuple[int, ...] = (2,)
@@ -83,6 +105,7 @@ class LeagueConfig:
     faults: FaultPolicy = field(default_factory=FaultPolicy)
     sandbox: SandboxConfig = field(default_factory=SandboxConfig)
     limits: Limits = field(default_factory=Limits)
+    server: ServerLimits = field(default_factory=ServerLimits)
 
     def game_for(self, seats: int) -> GameConfig:
         return replace(self.game, players=seats)
@@ -104,7 +127,8 @@ class LeagueConfig:
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "seats": list(self.seats), "deals": self.deals,
                 "jobs": self.jobs, "fault_alert": self.fault_alert,
-                "limits": self.limits.to_dict(), **self.fixed()}
+                "limits": self.limits.to_dict(), "server": self.server.to_dict(),
+                **self.fixed()}
 
 
 def changes(old: dict[str, Any], new: LeagueConfig) -> tuple[list[str], list[str]]:
@@ -128,7 +152,7 @@ def changes(old: dict[str, Any], new: LeagueConfig) -> tuple[list[str], list[str
                        f"dropped: {', '.join(map(str, dropped))})")
     elif nd["seats"] != old["seats"]:
         accepted.append(f"seats: {old['seats']} -> {nd['seats']}")
-    for key in ("name", "jobs", "fault_alert", "limits"):
+    for key in ("name", "jobs", "fault_alert", "limits", "server"):
         if old.get(key) != nd[key]:
             accepted.append(f"{key}: {json.dumps(old.get(key))} -> {json.dumps(nd[key])}")
     return refused, accepted
@@ -169,6 +193,7 @@ def parse_league_config(raw: dict[str, Any], *, base_dir: str = ".", source: str
         _Reader(source, "", raw, _SECTIONS)
         lg = _Reader(source, "league", raw.get("league", {}), _LEAGUE_KEYS)
         lim = _Reader(source, "limits", raw.get("limits", {}), _LIMIT_KEYS)
+        srv = _Reader(source, "server", raw.get("server", {}), _SERVER_KEYS)
         seats_raw = lg.table.get("seats", 2)
         seats_list = seats_raw if isinstance(seats_raw, list) else [seats_raw]
         if (not seats_list or any(isinstance(s, bool) or not isinstance(s, int) or not 2 <= s <= 6
@@ -193,6 +218,13 @@ def parse_league_config(raw: dict[str, Any], *, base_dir: str = ".", source: str
                         max_files=lim.whole("max_files", d.max_files, 1),
                         max_file_bytes=lim.whole("max_file_bytes", d.max_file_bytes, 1),
                         max_depth=lim.whole("max_depth", d.max_depth, 1))
+        ds = ServerLimits()
+        server = ServerLimits(
+            in_flight=srv.whole("in_flight", ds.in_flight, 1),
+            submissions_per_hour=srv.whole("submissions_per_hour", ds.submissions_per_hour, 1),
+            requests_per_hour=srv.whole("requests_per_hour", ds.requests_per_hour, 1),
+            queue=srv.whole("queue", ds.queue, 1),
+            check_seconds=srv.whole("check_seconds", ds.check_seconds, 1))
         # The shared tables, checked by the tournament's own reader (with a stand-in
         # field: a league's bots arrive later).
         stand_in = {k: v for k, v in raw.items() if k in ("rules", "time", "faults", "sandbox")}
@@ -206,7 +238,7 @@ def parse_league_config(raw: dict[str, Any], *, base_dir: str = ".", source: str
     return LeagueConfig(name=name, seats=seats, deals=deals, seed=seed or 0, seating=seating,
                         jobs=jobs, separate_authors=separate, fault_alert=float(alert),
                         game=t.game, time=t.time, faults=t.faults, sandbox=t.sandbox,
-                        limits=limits)
+                        limits=limits, server=server)
 
 
 def from_dict(d: dict[str, Any]) -> LeagueConfig:
@@ -228,4 +260,4 @@ def from_dict(d: dict[str, Any]) -> LeagueConfig:
                               processes=sb["processes"], scratch_mb=sb["scratch_mb"],
                               read_only=tuple(sb.get("read_only", ())),
                               interpreters=tuple(sb.get("interpreters", ()))),
-        limits=Limits(**d["limits"]))
+        limits=Limits(**d["limits"]), server=ServerLimits(**d.get("server", {})))

@@ -36,11 +36,11 @@ from ..tournament.config import DEFAULT_STOP_AFTER, TournamentConfig
 from ..tournament.driver import Driver, Progress, Work
 from ..tournament.executor import Executor, Job, NotPlayed, ProcessExecutor
 from ..tournament.outcome import GameOutcome
-from ..tournament.schedule import GameSpec, derive_seed
+from ..tournament.schedule import GameSpec
 from ..tournament.standings import Standings, compute
 from ..tournament.store import Store
 from .config import LeagueConfig, LeagueConfigError, changes, from_dict
-from .schedule import LeagueGame, entry_id, interleave, league_schedule, name_of
+from .schedule import LeagueGame, entry_id, game_alias, interleave, league_schedule, name_of
 from .store import Entry, LeagueStore, Planned, now
 from .submission import (
     check_entry_command,
@@ -81,10 +81,13 @@ def league_config(league_dir: Path) -> LeagueConfig:
 # --- making a league -------------------------------------------------------------------
 
 
-def new_league(league_dir: Path, config: LeagueConfig, config_text: str) -> list[str]:
+def new_league(league_dir: Path, config: LeagueConfig, config_text: str, *,
+               secret: bytes | None = None) -> list[str]:
     """Make the league in ``league_dir``, or take an edited configuration into the
     league there.  Returns the lines saying what changed; raises LeagueConfigError
-    listing, one line each, the changes an existing league refuses."""
+    listing, one line each, the changes an existing league refuses.  ``secret``: a
+    new league's secret (the key of its decks; default: drawn at random), e.g.
+    another league's to play the same games."""
     if config.sandbox.mode == "off":
         raise LeagueConfigError("sandbox.mode: a league runs other people's bots: it must be "
                                 "\"on\" or \"auto\" (both require the sandbox), not \"off\"")
@@ -107,13 +110,22 @@ def new_league(league_dir: Path, config: LeagueConfig, config_text: str) -> list
         finally:
             store.close()
     league_dir.mkdir(parents=True, exist_ok=True)
-    store = LeagueStore.create(league_dir, config.to_dict())
+    store = LeagueStore.create(league_dir, config.to_dict(), secret)
     store.close()
     for sub in ("entries", "games", "logs"):
         (league_dir / sub).mkdir(exist_ok=True)
     _write_config(league_dir, config_text)
     return [f"made league {config.name!r} in {league_dir}: seats {list(config.seats)}, "
             f"{config.deals} deals per lineup, seed {config.seed}"]
+
+
+def secret_of(league_dir: Path) -> bytes:
+    """The secret of the league in ``league_dir`` (``league new --secret-from``)."""
+    store = LeagueStore.open(league_dir)
+    try:
+        return store.secret()
+    finally:
+        store.close()
 
 
 def _seed_drawn(text: str) -> bool:
@@ -269,12 +281,15 @@ def run_check(command: Sequence[str], transport: str, folder: Path, config: Leag
 
 @dataclass(frozen=True)
 class LeagueJob(Job):
+    #: The league's secret: the key of the game ids its bots are sent.
+    secret: bytes = b""
+
     def bot_game_id(self, spec: GameSpec) -> str:
-        """Like a tournament's alias, but from the game itself (its deal and seating),
-        not its place in the schedule: the same game gets the same alias however the
-        league grew."""
-        names = [name_of(s) for s in spec.seats]
-        return f"t{derive_seed(self.config.seed or 0, 'league-alias', spec.deal, *names):016x}"[:13]
+        """Like a tournament's alias, but from the game itself (its lineup-own deal
+        and seating, keyed by the league's secret), not its place in the schedule:
+        the same game gets the same alias however the league grew, and no alias links
+        a game to another lineup's or another version's."""
+        return game_alias(self.secret, spec.deal_seed, spec.seats)
 
 
 def field_config(config: LeagueConfig, entries: Sequence[Entry], table: int,
@@ -296,13 +311,21 @@ def authors_of(config: LeagueConfig, entries: Sequence[Entry]) -> dict[str, str]
     return {e.id: e.author for e in entries} if config.separate_authors else None
 
 
+def schedule_of(store: LeagueStore, config: LeagueConfig, entries: Sequence[Entry],
+                tables: Sequence[int]) -> list[LeagueGame]:
+    """Every game of ``entries`` (one version per name) at ``tables``: its decks
+    keyed by the league's secret and by what each entry is."""
+    return league_schedule([e.id for e in entries], tables, config.deals, config.seed,
+                           config.seating, authors=authors_of(config, entries),
+                           secret=store.secret(), idents={e.id: e.ident for e in entries})
+
+
 def pending(store: LeagueStore) -> list[tuple[LeagueGame, int]]:
     """The games of the active field not played yet, in schedule order (deal-major:
     interleaved across lineups), with their idx."""
     config = config_of(store)
     active = store.active()
-    games = league_schedule([e.id for e in active], config.seats, config.deals, config.seed,
-                            config.seating, authors=authors_of(config, active))
+    games = schedule_of(store, config, active, config.seats)
     played = store.played_keys()
     keys = {g.key for g in games}
     counts: dict[str, int] = {}
@@ -405,8 +428,8 @@ class _PendingSchedule:
                 continue
             in_play = sorted({s for spec in specs for s in spec.seats})
             tcfg = field_config(config, [active[e] for e in in_play], table, self.league_dir)
-            work.append(Work(LeagueJob(tcfg, str(self.league_dir), sandbox=self.sandbox),
-                             specs))
+            work.append(Work(LeagueJob(tcfg, str(self.league_dir), sandbox=self.sandbox,
+                                       secret=self.store.secret()), specs))
         return work
 
     def arrived(self, games: Sequence[GameOutcome]) -> list[list[GameOutcome]]:
@@ -513,8 +536,7 @@ def tables(league_dir: Path, *, table: int | None = None, history: bool = False
                 games = [o for o in outcomes if len(o.seats) == k]
                 scheduled = len(games)
             else:
-                plan = league_schedule(ids, [k], config.deals, config.seed, config.seating,
-                                       authors=authors_of(config, entries))
+                plan = schedule_of(store, config, entries, [k])
                 keys = {g.key for g in plan}
                 games = [o for o in outcomes if by_idx[o.index].key in keys]
                 scheduled = len(plan)

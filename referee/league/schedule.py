@@ -1,28 +1,34 @@
 """Which games a league plays: a pure function of its active field, its table sizes,
-its deals per lineup and its seed.
+its deals per lineup, its seed and its secret.
 
 Each game is a function of its lineup and its deal number only, never of when it
-was scheduled (unlike a tournament's one global list): the deal's seed comes from
-the league seed, the table size and the deal number; the seating from those and the
-lineup's bot *names* (not their versions, so that a resubmitted bot meets the same
-deals in the same seats).  So a league grown one submission at a time, with deals
-raised on the way, ends up with exactly the games of a fresh league of its final
-field, and adding a bot schedules only its new lineups.
+was scheduled (unlike a tournament's one global list).  **A deck is dealt to one
+lineup only**: a deal's seed is a keyed hash (HMAC-SHA256) under the league's
+*secret* of the seed, the table size, the deal number and the *whole lineup*: each
+entry's name and what it is (``ident``: its content hash, command and transport).
+So a new entry or a new version plays decks no game has played before -- whatever
+its author read of earlier games (its bot's stderr, ``submit --status``) says
+nothing of them -- while a league grown one submission at a time still ends up with
+exactly the games of a fresh league of its final field (the same bots, the same
+secret), and adding a bot schedules only its new lineups.  The seatings come from
+the same key; within a lineup, a deal is played in every seating (duplicate).
 
 The list is deal-major (deal 0 of every lineup and table size, then deal 1...), so
 pending games are handed out interleaved across lineups and the standings are fair
-at any moment.  Uses ``referee.tournament.schedule`` for the seeds and seatings.
-Does no I/O.
+at any moment.  Uses ``referee.tournament.schedule`` for the seatings.  Does no I/O.
 """
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import itertools
+import json
 import random
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from ..tournament.schedule import derive_seed, seatings
+from ..tournament.schedule import seatings
 
 
 def entry_id(name: str, version: int) -> str:
@@ -55,28 +61,45 @@ class LeagueGame:
         return tuple(sorted(self.seats))
 
 
-def deal_seed(seed: int, table: int, deal: int) -> int:
-    return derive_seed(seed, "league-deal", table, deal)
+def keyed(secret: bytes, *parts: object) -> int:
+    """A 63-bit number only the holder of ``secret`` can compute from ``parts``."""
+    msg = json.dumps(parts, separators=(",", ":")).encode()
+    return int.from_bytes(hmac.new(secret, msg, hashlib.sha256).digest()[:8], "big") >> 1
+
+
+def lineup_key(lineup: Sequence[str], idents: Mapping[str, str] | None) -> list[list[str]]:
+    """What a lineup is, for its decks: each entry's name and ident, by name."""
+    return [[name_of(e), (idents or {}).get(e, e)] for e in sorted(lineup, key=name_of)]
+
+
+def deal_seed(seed: int, table: int, deal: int, lineup: Sequence[str] = (), *,
+              secret: bytes = b"", idents: Mapping[str, str] | None = None) -> int:
+    """The seed of ``lineup``'s deal number ``deal`` at a ``table``-seat table: its
+    own, dealt to no other lineup."""
+    return keyed(secret, "league-deal", seed, table, deal, lineup_key(lineup, idents))
 
 
 def lineup_games(lineup: Sequence[str], table: int, deal: int, seed: int,
-                 seating: str) -> list[LeagueGame]:
+                 seating: str, *, secret: bytes = b"",
+                 idents: Mapping[str, str] | None = None) -> list[LeagueGame]:
     """The games of one deal of one lineup (entries sorted by name)."""
     ordered = tuple(sorted(lineup, key=name_of))
-    names = [name_of(e) for e in ordered]
-    rng = random.Random(derive_seed(seed, "league-seating", table, deal, *names))
-    ds = deal_seed(seed, table, deal)
+    key = lineup_key(ordered, idents)
+    rng = random.Random(keyed(secret, "league-seating", seed, table, deal, key))
+    ds = deal_seed(seed, table, deal, ordered, secret=secret, idents=idents)
     return [LeagueGame(table, deal, ds, i, seats)
             for i, seats in enumerate(seatings(ordered, seating, rng))]
 
 
 def league_schedule(field: Iterable[str], tables: Sequence[int], deals: int, seed: int,
                     seating: str = "rotate", *,
-                    authors: Mapping[str, str] | None = None) -> list[LeagueGame]:
+                    authors: Mapping[str, str] | None = None, secret: bytes = b"",
+                    idents: Mapping[str, str] | None = None) -> list[LeagueGame]:
     """Every game of a league whose active entries are ``field`` (one per name),
     deal-major: deal 0 of every table size and lineup, then deal 1, ...
     ``authors`` (entry -> its author): a lineup holding two entries of one author is
-    not played (``[league] separate_authors``)."""
+    not played (``[league] separate_authors``).  ``secret`` and ``idents`` (entry ->
+    what it is: ``Entry.ident``) key the decks (without them: the entry ids)."""
     entries = sorted(field, key=name_of)
     names = [name_of(e) for e in entries]
     if len(set(names)) != len(names):
@@ -87,7 +110,8 @@ def league_schedule(field: Iterable[str], tables: Sequence[int], deals: int, see
             for lineup in itertools.combinations(entries, table):
                 if authors is not None and not apart(lineup, authors):
                     continue
-                out += lineup_games(lineup, table, deal, seed, seating)
+                out += lineup_games(lineup, table, deal, seed, seating, secret=secret,
+                                    idents=idents)
     return out
 
 
@@ -95,6 +119,17 @@ def apart(lineup: Sequence[str], authors: Mapping[str, str]) -> bool:
     """No two entries of ``lineup`` have one author."""
     owners = [authors.get(e, name_of(e)) for e in lineup]
     return len(set(owners)) == len(owners)
+
+
+def game_alias(secret: bytes, deal_seed: int, seats: Sequence[str]) -> str:
+    """The game id a league's bots are sent: ``t`` and 12 hex digits, keyed by the
+    secret from the game's own (lineup-own) deal and seating, so that it links the
+    game to nothing of another lineup, or of another version."""
+    # Names, not versions: the deal seed already says which bots these are, and a
+    # grown league's games must be a fresh league's to the letter (bots seeded by
+    # their game id play them alike).
+    msg = json.dumps(["league-alias", deal_seed, [name_of(s) for s in seats]]).encode()
+    return "t" + hmac.new(secret, msg, hashlib.sha256).hexdigest()[:12]
 
 
 def interleave(games: Sequence[LeagueGame], counts: dict[str, int]) -> list[LeagueGame]:

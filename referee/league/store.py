@@ -8,6 +8,7 @@ short ``BEGIN IMMEDIATE`` transactions keep them apart.
 Tables (besides the tournament's)::
 
     entries(name, version, hash, command, transport, folder, author, submitted, retired)
+    meta: secret -- the league's secret key (hex), drawn when it is made
     planned(idx, key, tbl, deal, deal_seed, seating, seats, cancelled)
                        -- every game ever scheduled; idx is its game id's number
 
@@ -18,7 +19,9 @@ from its ``key`` (``LeagueGame.key``), a function of the game alone.
 
 from __future__ import annotations
 
+import hashlib
 import json
+import secrets
 import sqlite3
 import time
 from collections.abc import Iterable
@@ -83,6 +86,14 @@ class Entry:
     def active(self) -> bool:
         return self.retired is None
 
+    @property
+    def ident(self) -> str:
+        """What the bot is, whatever its version number: its content, command and
+        transport (a version identical to an earlier one is that bot again, and
+        plays its decks; it can carry nothing its author learned since)."""
+        text = json.dumps([self.hash, list(self.command), self.transport])
+        return hashlib.sha256(text.encode()).hexdigest()
+
 
 @dataclass(frozen=True)
 class Planned:
@@ -104,13 +115,17 @@ class LeagueStore(Store):
     """The league's database (a ``Store``, whose ``add`` and ``outcomes`` it uses)."""
 
     @classmethod
-    def create(cls, league_dir: Path, config: dict[str, Any]) -> LeagueStore:
+    def create(cls, league_dir: Path, config: dict[str, Any],
+               secret: bytes | None = None) -> LeagueStore:
+        """A new league's database, with its ``secret`` (drawn at random unless
+        given: the key of its decks, seatings and game aliases)."""
         league_dir.mkdir(parents=True, exist_ok=True)
         store = cls._connect(league_dir / DB_NAME)
         with store.transaction():
             if store.meta("config") is not None:
                 raise StorageError(f"{league_dir} holds a league already")
             store._set_meta("config", json.dumps(config, sort_keys=True))
+            store._set_meta("secret", (secret or secrets.token_bytes(32)).hex())
             store._set_meta("kind", "league")
             store._set_meta("created", now())
         return store
@@ -131,6 +146,20 @@ class LeagueStore(Store):
         conn.execute("PRAGMA busy_timeout=30000")
         conn.executescript(_SCHEMA + _LEAGUE_SCHEMA)
         return cls(path, conn)
+
+    def secret(self) -> bytes:
+        """The league's secret: the key of its decks, seatings and game aliases.  It
+        is kept here only (never in league.toml, never shown), so that nobody who
+        reads the seed -- or a bot that reads its games -- can compute a deal.  A
+        league made before it had one is given one now."""
+        raw = self.meta("secret")
+        if raw is None:
+            with self.transaction():
+                raw = self.meta("secret")
+                if raw is None:
+                    raw = secrets.token_bytes(32).hex()
+                    self._set_meta("secret", raw)
+        return bytes.fromhex(raw)
 
     def set_config(self, config: dict[str, Any]) -> None:
         with self.transaction():

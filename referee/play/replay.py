@@ -139,11 +139,14 @@ class Narrator:
         #: Seats that forfeited this game, in order: the game-over line gives the
         #: places and points after them (the cards alone would say otherwise).
         self.forfeits: list[int] = []
+        self.held: list[int] = []  # what each held when it forfeited
 
-    def forfeit(self, seat: int) -> None:
-        """``seat`` forfeited: say so at once, and count it at the end."""
+    def forfeit(self, seat: int, held: int | None = None) -> None:
+        """``seat`` forfeited (holding ``held`` penalty points): say so at once, and
+        count it at the end."""
         if seat not in self.forfeits:
             self.forfeits.append(seat)
+            self.held.append(held or 0)
             self.out(f"   {self.names[seat]} forfeits the game: it will be placed last; the "
                      f"referee plays its first legal decision from now on")
 
@@ -162,8 +165,9 @@ class Narrator:
         elif ev[0] == "end" and self.forfeits:
             _, how, places, points = ev
             forfeits, self.forfeits = self.forfeits, []
+            held, self.held = self.held, []
             final = ("end", how, tuple(final_places(places, forfeits)),
-                     tuple(final_points(points, forfeits)))
+                     tuple(final_points(points, forfeits, held)))
             self.out(f"   {describe(final, self.names)} (after forfeits: "
                      + ", ".join(self.names[s] for s in forfeits) + " placed last)")
         else:
@@ -383,6 +387,25 @@ def rerun(rec: Record) -> tuple[Game, list[Event], list[Step], str]:
     return game, start, steps, ""
 
 
+def held_at_forfeits(rec: Record, forfeits: Sequence[int], at: Sequence[int]) -> list[int]:
+    """What each forfeiting seat held (penalty points) when it forfeited: the game
+    re-run to the number of decisions the result gives for it (RULES §5.4), in the
+    order of ``forfeits``.  A record written before the result said so: none."""
+    if not at:
+        return []
+    if len(at) != len(forfeits) or list(at) != sorted(at):
+        raise ValueError("it must give, for each forfeit in order, the decisions played")
+    game = _new_game(rec)
+    held: list[int] = []
+    done = 0
+    for seat, k in zip(forfeits, at, strict=True):
+        for row in rec.decisions[done:int(k)]:
+            game.apply(row.seat, row.decision)
+        done = max(done, int(k))
+        held.append(game.points(seat))
+    return held
+
+
 def verify(rec: Record) -> tuple[bool, str]:
     """The record re-runs identically (events and result)?  (ok, why not)."""
     try:
@@ -408,7 +431,11 @@ def verify(rec: Record) -> tuple[bool, str]:
     if rec.result_has_finals and list(r.places) != final_places(res.places, forfeits):
         return False, (f"the result's places {list(r.places)} are not the "
                        f"engine's {list(res.places)} after forfeits {forfeits}")
-    if rec.result_has_finals and list(r.points) != final_points(res.points, forfeits):
+    try:
+        held = held_at_forfeits(rec, forfeits, r.forfeit_at)
+    except (IllegalDecision, RecordError, IndexError, ValueError, TypeError) as e:
+        return False, f"the result's forfeit_at {list(r.forfeit_at)} is wrong: {e}"
+    if rec.result_has_finals and list(r.points) != final_points(res.points, forfeits, held):
         return False, (f"the result's final penalty points {list(r.points)} are "
                        f"not the engine's {list(res.points)} after forfeits {forfeits}")
     if r.how != res.how:
@@ -541,7 +568,7 @@ def show_record(rec: Record, out: TextIO | Callable[[str], None], seat: int | No
             emit(f"   {fault_line(f, seat)}")
         if (step.seat in forfeit_turn and step.seat not in narr.forfeits
                 and step.substituted and current >= forfeit_turn[step.seat]):
-            narr.forfeit(step.seat)
+            narr.forfeit(step.seat, game.points(step.seat))
         if decisions and (seat is None or seat == step.seat):
             note = " (substituted by the referee)" if step.substituted else ""
             emit(f"   > {labels[step.seat]} decides '{step.decision}' in {step.ms:.1f} ms{note}")

@@ -19,8 +19,11 @@ Fault semantics (documented for bot authors in protocol/PROTOCOL.md):
   seat's ``game_over``).
 * A forfeited seat finishes last; the game goes on for the others, and the forfeited
   seat plays on with the substitute policy (first legal decision) so that the other
-  seats' game is not changed in kind.  Several forfeits: the earlier forfeit ranks
-  lower.  The others keep the order the game gives them.
+  seats' game is not changed in kind, to its natural end (RULES §5.4: a forfeit
+  never pays).  Several forfeits: the earlier forfeit ranks lower.  The others keep
+  the order the game gives them.  A forfeited seat's points: one more than the
+  highest of every seat's final points and of what each forfeiting seat held when
+  it forfeited (``final_points``).
 """
 
 from __future__ import annotations
@@ -212,6 +215,9 @@ class Fault:
     detail: str
     turn: int
     action: FaultAction
+    #: A forfeit: the penalty points of every card the seat held at that moment
+    #: (the result charges it more; not part of the record's fault line).
+    held: int | None = field(default=None, compare=False)
 
     def to_dict(self) -> FaultJson:
         return {"seat": self.seat, "bot": self.bot, "kind": self.kind, "detail": self.detail,
@@ -259,16 +265,21 @@ class GameResult:
     turns: int
     forfeits: tuple[int, ...] = ()
     faults: tuple[Fault, ...] = ()
+    #: For each forfeit: how many decisions had been applied when it came (so a
+    #: re-run knows what the seat held then: ``final_points``'s ``held``).
+    forfeit_at: tuple[int, ...] = ()
 
     @classmethod
-    def of(cls, end: GameEnd, forfeits: Sequence[int],
-           faults: Sequence[Fault] = ()) -> GameResult:
-        """The result of a game the rules ended with ``end``, after ``forfeits``."""
+    def of(cls, end: GameEnd, forfeits: Sequence[int], faults: Sequence[Fault] = (),
+           held: Sequence[int] = (), forfeit_at: Sequence[int] = ()) -> GameResult:
+        """The result of a game the rules ended with ``end``, after ``forfeits``
+        (``held``: what each forfeiting seat held when it forfeited)."""
         return cls(how=end.how, places=tuple(final_places(end.places, forfeits)),
-                   points=tuple(final_points(end.points, forfeits)),
+                   points=tuple(final_points(end.points, forfeits, held)),
                    game_places=end.places, game_points=end.points,
                    finish_order=end.finish_order, turns=end.turns,
-                   forfeits=tuple(forfeits), faults=tuple(faults))
+                   forfeits=tuple(forfeits), faults=tuple(faults),
+                   forfeit_at=tuple(forfeit_at))
 
     def seen_by(self, seat: int) -> GameResult:
         """The result as ``seat`` may know it (``game_over``): its own faults in full,
@@ -287,6 +298,7 @@ class GameResult:
             "finish_order": list(self.finish_order),
             "turns": self.turns,
             "forfeits": list(self.forfeits),
+            **({"forfeit_at": list(self.forfeit_at)} if self.forfeit_at else {}),
         }
 
     @classmethod
@@ -299,7 +311,8 @@ class GameResult:
                    game_places=tuple(row.get("game_places", row["places"])),
                    game_points=tuple(row.get("game_points", row["points"])),
                    finish_order=tuple(row["finish_order"]), turns=int(row["turns"]),
-                   forfeits=tuple(row.get("forfeits", ())), faults=tuple(faults))
+                   forfeits=tuple(row.get("forfeits", ())), faults=tuple(faults),
+                   forfeit_at=tuple(row.get("forfeit_at", ())))
 
 
 class Applied(NamedTuple):
@@ -410,15 +423,18 @@ def final_places(engine_places: Sequence[int], forfeits: Sequence[int]) -> list[
     return out
 
 
-def final_points(engine_points: Sequence[int], forfeits: Sequence[int]) -> list[int]:
-    """Penalty points after forfeits, to agree with ``final_places``: a forfeited seat
-    scores one more than the highest score of the game (its own included), and one
-    more again for each forfeit placed above it -- whatever the referee's substitute
-    decisions made of its cards.  Otherwise a seat that forfeited could finish its
-    cards on those decisions, hold 0 points, and win a match scored in points."""
+def final_points(engine_points: Sequence[int], forfeits: Sequence[int],
+                 held: Sequence[int] = ()) -> list[int]:
+    """Penalty points after forfeits, to agree with ``final_places`` (RULES §5.4): a
+    forfeited seat scores one more than the highest of the game's final points (its
+    own included) and of what each forfeiting seat held when it forfeited
+    (``held``, in the order of ``forfeits``), and one more again for each forfeit
+    placed above it.  So a forfeit costs more than finishing last with every card it
+    held, and more than the referee's substitute decisions made of its cards (a seat
+    that forfeited could otherwise finish on them and win a match scored in points)."""
     out = list(engine_points)
     if forfeits:
-        top = max(engine_points)
+        top = max([*engine_points, *held])
         for i, s in enumerate(reversed(forfeits)):  # the latest forfeit ranks highest
             out[s] = top + 1 + i
     return out
@@ -427,14 +443,10 @@ def final_points(engine_points: Sequence[int], forfeits: Sequence[int]) -> list[
 def _stop_reason(game: Game, forfeited: Sequence[int], elapsed: float,
                  game_time: float | None) -> Stop | None:
     """Why the game must be stopped before its next decision (RULES §5.4), or None:
-    ``forfeits`` when at most one seat still playing has not forfeited (the places
-    can no longer change: forfeits are last whatever the cards do), ``time_limit``
-    when the game has run over its wall-clock limit."""
-    if forfeited:
-        place = game.place
-        playing = sum(1 for s in range(game.n) if place[s] is None and s not in forfeited)
-        if playing <= 1:
-            return "forfeits"
+    ``time_limit`` when the game has run over its wall-clock limit.  A game with
+    forfeits is not stopped (``forfeits`` is a stop of records written before
+    RULES §5.4 said so): it is played out, the referee deciding for the forfeited
+    seats, so that no other seat does worse than against a bot that plays on."""
     if game_time is not None and elapsed > game_time:
         return "time_limit"
     return None
@@ -550,6 +562,8 @@ def game_steps(
     n = config.players
     strikes = [0] * n
     forfeited: list[int] = []
+    held: list[int] = []  # what each forfeiting seat held then (penalty points)
+    forfeit_at: list[int] = []  # decisions applied by then
     bank = [tc.bank] * n
     seen = [0] * n  # index of the first event a seat has not been sent yet
     request_id = 0
@@ -562,8 +576,10 @@ def game_steps(
         )
         if forfeit:
             forfeited.append(seat)
+            held.append(game.points(seat))
+            forfeit_at.append(len(record.decisions))
         f = Fault(seat, players[seat].name, kind, detail, game.turn,
-                  "forfeit" if forfeit else "substituted")
+                  "forfeit" if forfeit else "substituted", held[-1] if forfeit else None)
         record.faults.append(f)
         if on_event:
             on_event("fault", f)
@@ -658,7 +674,7 @@ def game_steps(
     end = game.result()
     assert end is not None
     record.events = [event_text(e) for e in game.events]
-    result = GameResult.of(end, forfeited, record.faults)
+    result = GameResult.of(end, forfeited, record.faults, held, forfeit_at)
     record.result = result
     record.wall_time = clock() - t0
     for seat, p in enumerate(players):

@@ -81,7 +81,8 @@ class StderrLog:
     written: an escape sequence or a carriage return is written as ``\\x1b``,
     ``\\x0d``; invalid UTF-8 as ``\\xff``), so that ``cat``, ``tail -f`` or a
     pager show what the bot wrote and never obey it; the cap counts the bot's own
-    bytes.  ``tail`` and ``on_line`` get the bytes as they came."""
+    bytes (an earlier start's, by the size it takes in the file: escaped, at least
+    as many).  ``tail`` and ``on_line`` get the bytes as they came."""
 
     def __init__(self, fd: int, path: str | None, cap: int = DEFAULT_STDERR_CAP,
                  on_line: Callable[[str], None] | None = None, *,

@@ -427,10 +427,13 @@ def _keyring_prefix(bwrap: str) -> tuple[tuple[str, ...], str | None]:
         return (), f"no keyctl system call number is known for {platform.machine()}"
     if not os.access(PERL, os.X_OK):
         return (), f"{PERL} is missing (Debian/Ubuntu: apt-get install perl-base)"
-    prefix = (PERL, "-e", f"syscall({nr}, 1, 0) >= 0 or exit 126; exec {{$ARGV[0]}} @ARGV; "
-                          f"exit 127")
+    # A join that fails at a start (the user's key quota, kernel.keys.maxkeys, reached
+    # by many bots at once) still starts the bot: the seccomp filter is the fence,
+    # the own keyring is the floor under it.
+    prefix = (PERL, "-e", f"syscall({nr}, 1, 0); exec {{$ARGV[0]}} @ARGV; exit 127")
     try:
-        done = subprocess.run([*prefix, bwrap, "--version"], capture_output=True, timeout=10,
+        strict = (PERL, "-e", f"syscall({nr}, 1, 0) >= 0 or exit 126; exec {{$ARGV[0]}} @ARGV")
+        done = subprocess.run([*strict, bwrap, "--version"], capture_output=True, timeout=10,
                               stdin=subprocess.DEVNULL, env={})
     except (OSError, subprocess.TimeoutExpired) as e:
         return (), f"a new session keyring cannot be joined: {e}"

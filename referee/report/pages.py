@@ -56,15 +56,17 @@ def _hash(text: str) -> str:
 
 def render(template: str, *, title: str, nav: Sequence[tuple[str, str]] = (),
            scripts: Sequence[str] = (), subtitle: str = "", css: str = "",
-           heading: str | None = None, **context: Any) -> str:
+           heading: str | None = None, stamp: str = "", **context: Any) -> str:
     """A whole page from ``templates/TEMPLATE``: ``title``, ``subtitle``, ``nav``
     (text, href) and every value in ``context`` are text (escaped by the template)
     unless they are ``Markup``; ``scripts`` name assets run on the page; ``css`` is
-    extra style (the page's own, made here of figures, never of text)."""
+    extra style (the page's own, made here of figures, never of text); ``stamp``: a
+    line on every page saying when and in what state it was written (a live league's
+    report; empty, so that the same results give the same bytes, otherwise)."""
     style = asset("style.css") + css
     js = [asset(s) for s in scripts]
     return environment().get_template(template).render(
-        title=title, heading=heading, subtitle=subtitle, nav=list(nav),
+        title=title, heading=heading, subtitle=subtitle, nav=list(nav), stamp=stamp,
         css=Markup(style), scripts=[Markup(j) for j in js],
         # base64 and quotes: nothing to escape in an attribute
         style_hashes=Markup(_hash(style)),

@@ -22,6 +22,7 @@ from typing import Any
 from ..errors import StorageError
 from ..league.run import LeagueError, tables
 from ..league.store import DB_NAME as LEAGUE_DB
+from ..league.store import LeagueStore
 from ..protocol.messages import FAULT_KINDS
 from ..stats.ratings import RatedGame, fit_plackett_luce
 from ..tournament.outcome import GameOutcome
@@ -39,6 +40,14 @@ class Results:
     outcomes: list[GameOutcome]
     standings: Standings
     config: dict[str, Any] = field(default_factory=dict)
+    #: A league's deal numbers as ``league games`` shows them (the lineup's deal,
+    #: 0 to deals - 1), by game id; the outcomes' ``deal`` numbers the duplicate sets
+    #: the statistics are taken over, which a league counts across its lineups.
+    deal_numbers: dict[str, int] = field(default_factory=dict)
+
+    def shown_deal(self, o: GameOutcome) -> int:
+        """The deal number shown for ``o``: as ``league games`` shows it in a league."""
+        return self.deal_numbers.get(o.game_id, o.deal)
 
     @property
     def standings_json(self) -> str:
@@ -89,18 +98,25 @@ def is_league(folder: Path) -> bool:
     return (folder / LEAGUE_DB).is_file()
 
 
-def load_league(folder: Path) -> list[Results]:
+def load_league(folder: Path, *, history: bool = False) -> list[Results]:
     """A league's results (``referee league``), one per table size: its active
-    entries over the games among them, as ``league standings`` counts them."""
+    entries over the games among them, as ``league standings`` counts them (with
+    ``history``: every version, retired ones included, over every game played)."""
     try:
-        found = tables(folder)
+        found = tables(folder, history=history)
     except (LeagueError, StorageError) as e:
         raise StorageError(str(e)) from None
+    store = LeagueStore.open(folder)
+    try:
+        numbers = {p.game_id: p.deal for p in store.planned()}
+    finally:
+        store.close()
     out = []
     for st, games in found:
         out.append(Results(folder=folder, name=f"{st.name}, {st.seats} seats",
                            bots=[r.bot for r in st.rows], seats=st.seats,
-                           scheduled=st.scheduled, outcomes=games, standings=st))
+                           scheduled=st.scheduled, outcomes=games, standings=st,
+                           deal_numbers=numbers))
     return out
 
 

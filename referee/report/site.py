@@ -202,7 +202,7 @@ def game_rows(res: Results, games: Sequence[GameOutcome], prefix: str, bot: str 
                 "opp": "|".join(opp), "result": "won" if o.places[s] == 1 else "lost",
                 "faults": "yes" if mine else "no", "how": o.how,
                 "link": f"{prefix}games/{o.game_id}.html" if o.game_id in pages else "",
-                "game_id": o.game_id, "deal": o.deal, "seat": s,
+                "game_id": o.game_id, "deal": res.shown_deal(o), "seat": s,
                 "opponents": ", ".join(opp), "lineup": " vs ".join(o.seats),
                 "places": o.places[s] if bot else " ".join(map(str, o.places)),
                 "points": o.points[s] if bot else " ".join(map(str, o.points)),
@@ -225,33 +225,44 @@ def games_table(res: Results, games: Sequence[GameOutcome], prefix: str, bot: st
             "rows": game_rows(res, games, prefix, bot, faults_of, pages)}
 
 
-def write_site(folder: Path, out: Path, *, games: bool = True) -> Results:
+def write_site(folder: Path, out: Path, *, games: bool = True, stamp: str = "") -> Results:
     """Write the report of the results in ``folder`` (a tournament's or a match's,
     or a league's) into ``out``.  A league with several table sizes gets a site per
     size (``out/2-seats/``...) and an index linking them; the first table's results
-    are returned."""
+    are returned.  ``stamp``: a line on every page saying when and in what state it
+    was written (``league run --report``), none by default."""
+    league = is_league(folder)
     try:
-        found = load_league(folder) if is_league(folder) else [load(folder)]
+        found = load_league(folder) if league else [load(folder)]
+        history = load_league(folder, history=True) if league else []
     except StorageError as e:
         raise ReportError(str(e)) from None
     if not found:
         raise ReportError(f"{folder}: the league has no table sizes to report")
     try:
-        if len(found) == 1:
-            write_results(found[0], out, games=games)
+        if not league:
+            write_results(found[0], out, games=games, stamp=stamp)
         else:
+            # A league: a site per table size (SITE/2-seats/...), whatever their
+            # number, an index linking them, and the history of every version
+            # (retired and withdrawn ones too) under SITE/history/.
             for res in found:
-                write_results(res, out / f"{res.seats}-seats", games=games)
+                write_results(res, out / f"{res.seats}-seats", games=games, stamp=stamp)
+            for res in history:  # the figures and the games, without replays
+                write_results(res, out / "history" / f"{res.seats}-seats", games=False,
+                              stamp=stamp)
             _write(out / "index.html", render(
-                "tables.html", title=f"{found[0].standings.name}: results",
+                "tables.html", title=f"{found[0].standings.name}: results", stamp=stamp,
                 tables=[(res.name, f"{res.seats}-seats/index.html", res.standings.played)
-                        for res in found]))
+                        for res in found],
+                history=[(res.name, f"history/{res.seats}-seats/index.html",
+                          len(res.bots), res.standings.played) for res in history]))
     except OSError as e:
         raise ReportError(f"cannot write the report into {out}: {e}") from None
     return found[0]
 
 
-def write_results(res: Results, out: Path, *, games: bool = True) -> None:
+def write_results(res: Results, out: Path, *, games: bool = True, stamp: str = "") -> None:
     """Write the report of ``res`` into ``out`` (a league builds its ``Results`` and
     calls this, after each batch of games if it likes)."""
     try:
@@ -318,13 +329,14 @@ def write_results(res: Results, out: Path, *, games: bool = True) -> None:
     done = "" if res.standings.complete else " (in progress)"
     sub = f"{res.standings.played} of {res.scheduled} games{done}"
     _write(out / "index.html", render(
-        "index.html", title=title, nav=nav, subtitle=sub, css=heat_css,
+        "index.html", title=title, nav=nav, subtitle=sub, css=heat_css, stamp=stamp,
+        scripts=("sort.js",),
         **standings_context(res, slug), charts=figures, endings=ends,
         faults=faults_context(res), heat=heat, latency=latency_table,
         bots=[(b, f"bots/{slug[b]}.html") for b in res.bots], missing=unread))
     _write(out / "games.html", render(
-        "games.html", title=f"{res.name}: every game", nav=nav, subtitle=sub,
-        scripts=("filter.js",), count=len(res.outcomes),
+        "games.html", title=f"{res.name}: every game", nav=nav, subtitle=sub, stamp=stamp,
+        scripts=("filter.js", "sort.js"), count=len(res.outcomes),
         table=games_table(res, res.outcomes, "", None, pages)))
     bnav = [("standings", "../index.html"), ("all games", "../games.html")]
     rows = {r.bot: r for r in res.standings.rows}
@@ -338,8 +350,8 @@ def write_results(res: Results, out: Path, *, games: bool = True) -> None:
                    + ("-" if lat[b].median is None or lat[b].p99 is None else
                       f"{lat[b].median:.3g} ms, p99 {lat[b].p99:.3g} ms"))
         _write(out / "bots" / f"{slug[b]}.html", render(
-            "bot.html", title=f"{res.name}: {b}", nav=bnav, subtitle=sub,
-            scripts=("filter.js",), summary=summary,
+            "bot.html", title=f"{res.name}: {b}", nav=bnav, subtitle=sub, stamp=stamp,
+            scripts=("filter.js", "sort.js"), summary=summary,
             table=games_table(res, mine, "../", b, pages)))
 
 

@@ -68,6 +68,12 @@ def printable(text: str, *, keep_tabs: bool = False, keep_newlines: bool = False
     """
     if text.isprintable():
         return text
+    if (keep_newlines or keep_tabs) and not text.isascii():
+        # lines of non-ASCII text (str.translate is fast on ASCII only): checked at C speed
+        probe = text.replace("\n", " ") if keep_newlines else text
+        probe = probe.replace("\t", " ") if keep_tabs else probe
+        if probe.isprintable():
+            return text
     table = (_KEEP_BOTH if keep_newlines else _KEEP_TABS) if keep_tabs else (
         _KEEP_LINES if keep_newlines else _ESCAPES)
     return text.translate(table)

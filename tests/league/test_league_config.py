@@ -22,11 +22,16 @@ def test_every_key(tmp_path: Path) -> None:
                    "jobs": 2},
         "rules": {"turn_limit": 300}, "time": {"per_decision": 0.5},
         "faults": {"policy": "forfeit"}, "sandbox": {"memory_mb": 256},
-        "limits": {"max_bytes": 1000, "max_files": 5, "max_file_bytes": 100}})
+        "limits": {"max_bytes": 1000, "max_files": 5, "max_file_bytes": 100, "max_depth": 4},
+        "server": {"in_flight": 1, "submissions_per_hour": 3, "requests_per_hour": 60,
+                   "queue": 7, "check_seconds": 30}})
     assert cfg.seats == (2, 4) and cfg.deals == 3 and cfg.seed == 9 and cfg.seating == "all"
     assert cfg.game.turn_limit == 300 and cfg.game_for(4).players == 4
     assert cfg.time.per_decision == 0.5 and cfg.faults.mode == "forfeit"
     assert cfg.sandbox.memory_mb == 256 and cfg.limits.max_files == 5
+    assert cfg.limits.max_depth == 4
+    assert (cfg.server.in_flight, cfg.server.submissions_per_hour, cfg.server.requests_per_hour,
+            cfg.server.queue, cfg.server.check_seconds) == (1, 3, 60, 7, 30)
 
 
 @pytest.mark.parametrize(("raw", "message"), [
@@ -35,6 +40,8 @@ def test_every_key(tmp_path: Path) -> None:
     ({"league": {"deals": 0}}, "league.deals: must be a whole number of 1 or more"),
     ({"league": {"deal": 3}}, "did you mean 'deals'?"),
     ({"limits": {"max_bytes": "big"}}, "limits.max_bytes"),
+    ({"server": {"in_flight": 0}}, "server.in_flight: must be a whole number of 1 or more"),
+    ({"server": {"check_second": 5}}, "did you mean 'check_seconds'?"),
     ({"rules": {"turn_limit": -1}}, "rules.turn_limit"),
     ({"bots": []}, "unknown key"),
 ])
@@ -74,10 +81,12 @@ def test_a_game_does_not_depend_on_the_rest_of_the_field() -> None:
     small = league_schedule(["a@1", "b@1"], [2], 2, seed=5)
     big = league_schedule(["a@1", "b@1", "c@1", "d@1"], [2, 3], 3, seed=5)
     assert set(small) <= set(big)
-    # a new version meets the same deals in the same seats
+    # a new version (another bot) meets other decks: a deck is dealt to one lineup only
     again = league_schedule(["a@2", "b@1"], [2], 2, seed=5)
-    assert [(g.deal_seed, [s.split("@")[0] for s in g.seats]) for g in again] == \
-        [(g.deal_seed, [s.split("@")[0] for s in g.seats]) for g in small]
-    # every game of a deal has that deal's seed, whatever its lineup
-    assert len({g.deal_seed for g in big if g.deal == 1 and g.table == 2}) == 1
+    assert {g.deal_seed for g in again}.isdisjoint({g.deal_seed for g in small})
+    # every lineup has decks of its own; within a lineup, a deal is played in every seating
+    k2 = [g for g in big if g.table == 2]
+    assert len({g.deal_seed for g in k2}) == len(k2) // 2
+    assert all(len({g.deal_seed for g in k2 if (g.lineup, g.deal) == (x.lineup, x.deal)}) == 1
+               for x in k2)
     assert interleave(big, {}) != big and sorted(interleave(big, {}), key=big.index) == big

@@ -17,10 +17,11 @@ from tests.league.leaguehelpers import EXAMPLE_BOTS, league_toml
 pytestmark = pytest.mark.slow
 
 
-def _league(tmp_path: Path, referee: Referee, name: str) -> Path:
+def _league(tmp_path: Path, referee: Referee, name: str, *same: Path) -> Path:
     league = tmp_path / name
     cfg = league_toml(tmp_path / f"{name}.toml", seats=[2], deals=1, seed=9)
-    assert referee("league", "new", league, "--config", cfg).returncode == 0
+    secret = ["--secret-from", str(same[0])] if same else []  # the same decks
+    assert referee("league", "new", league, "--config", cfg, *secret).returncode == 0
     for bot, cmd in (("heur", "python3 heuristic_bot.py"),
                      ("rand", "python3 random_bot.py --seed 1")):
         r = referee("league", "submit", league, bot, EXAMPLE_BOTS, "--command", cmd)
@@ -30,7 +31,8 @@ def _league(tmp_path: Path, referee: Referee, name: str) -> Path:
 
 def test_a_league_on_a_local_dask_cluster_equals_the_process_pool(
         tmp_path: Path, referee: Referee, need_sandbox: None) -> None:
-    on_dask, on_pool = _league(tmp_path, referee, "dask"), _league(tmp_path, referee, "pool")
+    on_dask = _league(tmp_path, referee, "dask")
+    on_pool = _league(tmp_path, referee, "pool", on_dask)
     r = referee("league", "run", on_dask, "--executor", "dask", "--jobs", "2", "--quiet")
     assert r.returncode == 0, r.stderr
     assert "played 2 games" in r.stderr

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from referee.game import Game, GameConfig
 from referee.league.config import LeagueConfigError, load_league_config
 from referee.league.run import new_league, pending, run_league, standings, submit
 from referee.league.schedule import league_schedule, name_of
@@ -116,7 +117,12 @@ def test_a_grown_league_equals_a_fresh_league_of_its_final_field(tmp_path: Path,
 
     fresh = tmp_path / "fresh"
     cfg = league_toml(tmp_path / "fresh.toml", seats=seats, deals=deals, seed=seed)
-    new_league(fresh, load_league_config(cfg), cfg.read_text())
+    store = LeagueStore.open(grown)
+    try:
+        secret = store.secret()  # the same key: the same decks for the same bots
+    finally:
+        store.close()
+    new_league(fresh, load_league_config(cfg), cfg.read_text(), secret=secret)
     for name in sorted(bots, reverse=True):  # another order of arrival
         put(fresh, name, bots[name])
     run_all(fresh)
@@ -124,6 +130,13 @@ def test_a_grown_league_equals_a_fresh_league_of_its_final_field(tmp_path: Path,
     assert played(grown) == played(fresh)
     expected = league_schedule(list(bots), seats, deals, seed)
     assert len(played(fresh)) == len(expected)
+    # ... and with any other secret, other decks altogether
+    other = tmp_path / "other"
+    new_league(other, load_league_config(cfg), cfg.read_text())
+    for name in sorted(bots):
+        put(other, name, bots[name])
+    run_all(other)
+    assert {g[2] for g in played(other)}.isdisjoint({g[2] for g in played(fresh)})
     assert table_rows(grown) == table_rows(fresh)
 
 
@@ -231,3 +244,33 @@ def test_separate_authors_can_be_turned_off(tmp_path: Path) -> None:
     (tmp_path / "l.toml").write_text(on)
     with pytest.raises(LeagueConfigError, match="separate_authors: was false, now true"):
         new_league(league, load_league_config(tmp_path / "l.toml"), on)
+
+
+@pytest.mark.parametrize("scenario", range(4))
+def test_no_deck_is_dealt_to_two_lineups(tmp_path: Path, scenario: int) -> None:
+    # Issue 26, item 1: a new entry or a new version never plays a deck a game has
+    # already played (its author may have read that game: its bot's stderr, status).
+    rng = random.Random(1000 + scenario)
+    league = tmp_path / "l"
+    cfg = league_toml(tmp_path / "l.toml", seats=[2, 3], deals=2, seed=rng.randrange(99))
+    new_league(league, load_league_config(cfg), cfg.read_text())
+    for step in range(8):
+        name = rng.choice("abcd")
+        put(league, name, fake_bot(tmp_path / f"s{step}", 10 * step + rng.randrange(4)))
+        if step % 2:
+            run_all(league)
+    run_all(league)
+    store = LeagueStore.open(league)
+    try:
+        ident = {e.id: e.ident for e in store.entries()}
+        lineup_of: dict[tuple[int, ...], set[frozenset[tuple[str, str]]]] = {}
+        games = list(store.outcomes())
+        for o in games:
+            lineup = frozenset((name_of(s), ident[s]) for s in o.seats)
+            deck = tuple(Game(GameConfig(players=len(o.seats)), o.deal_seed).deck)
+            lineup_of.setdefault(deck, set()).add(lineup)
+    finally:
+        store.close()
+    assert len(games) > 20
+    shared = {d: ls for d, ls in lineup_of.items() if len(ls) > 1}
+    assert not shared

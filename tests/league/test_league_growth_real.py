@@ -61,7 +61,9 @@ def test_grown_with_real_bots_equals_fresh(tmp_path: Path, referee: Referee,
     assert referee("league", "run", grown, "--quiet").returncode == 0
 
     fresh = tmp_path / "fresh"
-    assert referee("league", "new", fresh, "--config", cfg).returncode == 0
+    # the same secret: the same decks for the same bots
+    assert referee("league", "new", fresh, "--config", cfg, "--secret-from",
+                   grown).returncode == 0
     submit(referee, fresh, "other", "python3 random_bot.py --seed 2")
     submit(referee, fresh, "rand", "python3 random_bot.py --seed 3")
     submit(referee, fresh, "heur", "python3 heuristic_bot.py")

@@ -65,7 +65,7 @@ def test_remote_submissions_and_an_authors_own_status(tmp_path: Path, referee: R
         secret = authors / f"{key or who}.key_secret"
         return referee("submit", "--to", endpoint, "--key", secret, "--server-key",
                        keys / "referee.key", bot, "--command", f"python3 talk_bot.py {who}",
-                       *extra)
+                       "--wait", *extra)
 
     r = send("alice")
     assert r.returncode == 0, r.stdout + r.stderr
@@ -97,9 +97,12 @@ def test_remote_submissions_and_an_authors_own_status(tmp_path: Path, referee: R
     mid = talker_bot(tmp_path / "mid")
     (mid / "weights.bin").write_bytes(os.urandom(400_000))  # over max_bytes unpacked
     r = referee("submit", "--to", endpoint, "--key", authors / "alice.key_secret",
-                "--server-key", keys / "referee.key", mid, "--command", "python3 x.py")
-    assert r.returncode == 2
-    assert "the league refused: the submission is bigger than 300000 bytes" in r.stderr
+                "--server-key", keys / "referee.key", mid, "--command", "python3 x.py",
+                "--wait")
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert re.search(r"^queued as #\d+", r.stdout, re.M), r.stdout
+    assert re.search(r"#\d+ refused: the submission is bigger than 300000 bytes", r.stdout)
+    assert str(league) not in r.stdout + r.stderr
 
     # serve --play plays the pair's 2 deals x 2 seatings
     wait_for("the 4 games", lambda: games_stored(league) == 4)

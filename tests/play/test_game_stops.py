@@ -1,6 +1,6 @@
-"""RULES §5.4: a game whose places can no longer change is stopped at once
-(``forfeits``), and a game over its wall-clock limit is stopped (``time_limit``);
-either is recorded, re-runs identically, and counts in the standings."""
+"""RULES §5.4: a game with forfeits is played out (a forfeit never pays), and a
+game over its wall-clock limit is stopped (``time_limit``); either is recorded,
+re-runs identically, and counts in the standings."""
 
 from __future__ import annotations
 
@@ -50,27 +50,39 @@ class Counting:
         return legal[0]
 
 
-def test_a_game_left_to_one_seat_by_forfeits_is_stopped_at_once() -> None:
+def test_a_game_left_to_one_seat_by_forfeits_is_played_out() -> None:
+    # RULES §5.4 (a forfeit never pays): the game goes on to its end, the referee
+    # deciding for the forfeited seats, so the points of the seat left are its own.
     cfg = GameConfig(players=3, variants=frozenset({"play_out"}))
     alone = Counting()
     rec = run_game(cfg, 5, [InProcessPlayer(Breaks(), "a"), InProcessPlayer(Breaks(), "b"),
                             InProcessPlayer(alone, "c")])
     assert rec.forfeits == [0, 1] or rec.forfeits == [1, 0]
-    assert rec.ended.how == "forfeits"
+    assert rec.ended.how == "played_out"
     assert rec.places[2] == 1 and sorted(rec.places[:2]) == [2, 3]
-    assert alone.n <= 2  # not played on alone to the end (it used to play ~100 turns)
+    assert alone.n > 2  # played on to the end
+    held = [f.held for f in rec.ended.faults if f.action == "forfeit"]
+    assert all(h is not None for h in held)
+    top = max([*rec.ended.game_points, *[h for h in held if h is not None]])
+    assert sorted(rec.points[:2]) == [top + 1, top + 2]
     assert replay_check(rec.to_lines()) == (True, "")
     assert verify(parse_record(rec.to_lines())) == (True, "")
 
 
-def test_a_two_player_game_stops_when_one_seat_forfeits() -> None:
-    # Without play_out too: the other seat is first whatever the cards do.
+def test_a_two_player_game_with_a_forfeit_is_played_out() -> None:
     cfg = GameConfig(players=2)
     rec = run_game(cfg, 3, [InProcessPlayer(make_bot("heuristic", 1)),
                             InProcessPlayer(Breaks(), "b")])
-    assert rec.ended.how == "forfeits" and rec.places == [1, 2]
-    assert rec.points[1] == max(rec.ended.game_points) + 1
+    assert rec.ended.how == "winner" and rec.places == [1, 2]
+    held = rec.ended.faults[0].held
+    assert held is not None and held > 0
+    assert rec.points[1] == max(*rec.ended.game_points, held) + 1
     assert verify(parse_record(rec.to_lines())) == (True, "")
+    # a record whose result lies about what the forfeiter held does not verify
+    lines = rec.to_lines()
+    row = json.loads(lines[-1])
+    row["points"][1] -= 1
+    assert not verify(parse_record([*lines[:-1], json.dumps(row)]))[0]
 
 
 def test_a_game_over_its_time_limit_is_stopped_and_replays() -> None:

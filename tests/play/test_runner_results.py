@@ -64,13 +64,16 @@ def test_the_record_keeps_its_result_line_to_the_byte_and_reads_back_typed() -> 
     assert [f.kind for f in result.faults] == ["illegal", "illegal"]
     assert [f.action for f in result.faults] == ["substituted", "forfeit"]
     assert result.forfeits == (0,) and rec.forfeits == [0]
-    assert result.places[0] == 3 and result.points[0] == max(result.game_points) + 1
+    # RULES §5.4: one more than every final point and than what it held when it forfeited
+    held = result.faults[1].held
+    assert held is not None and result.forfeit_at == (3,)
+    assert result.places[0] == 3 and result.points[0] == max(*result.game_points, held) + 1
     lines = rec.to_lines()
     line = lines[-1]
     row = json.loads(line)
     # The result line's keys, in the order the record format has always had.
     assert list(row) == ["type", "how", "places", "points", "game_places", "game_points",
-                         "finish_order", "turns", "forfeits", "wall_time"]
+                         "finish_order", "turns", "forfeits", "forfeit_at", "wall_time"]
     faults = [Fault(**{k: v for k, v in r.items() if k != "type"})
               for r in _rows(lines) if r["type"] == "fault"]
     again = GameResult.from_json(row, faults)

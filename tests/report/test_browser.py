@@ -137,6 +137,15 @@ def test_the_standings_page_shows_the_figures_of_standings_json(
                                            "cs => cs.map(c => [c.dataset.how, Number(c.innerText)])"))
     assert sum(v for k, v in ended.items() if k != "with a forfeit") == data["played"]
     assert ended.get("turn_limit", 0) > 0
+    # the standings sort by any column: the rating header, then again the other way
+    def order() -> list[str]:
+        return list(page.eval_on_selector_all("#standings tr[data-bot]",
+                                              "rs => rs.map(r => r.dataset.bot)"))
+    by_rating = sorted(data["standings"], key=lambda r: r["rating"])
+    page.click("#standings th:nth-child(9)")
+    assert order() == [r["bot"] for r in by_rating]
+    page.click("#standings th:nth-child(9)")
+    assert order() == [r["bot"] for r in reversed(by_rating)]
     assert w.errors == []
     page.close()
 
@@ -198,9 +207,9 @@ def test_viewer_forward_back_and_jump_show_the_records_turns(
         text = page.inner_text("#faults")
         if text:
             assert "banana" in text and "substituted" in text and "the referee played" in text
-            assert f"at turn {fault['turn']}" in text
+            assert f"at turn {fault.turn}" in text
             assert "played by the referee" in page.inner_text("#decision")
-            assert rec.decisions[k - 1].get("substituted")
+            assert rec.decisions[k - 1].substituted
             seen = True
             page.screenshot(path=str(tmp_path / "viewer-fault.png"), full_page=True)
             break

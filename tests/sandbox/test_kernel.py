@@ -14,8 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from referee.players import sandbox as sandbox_module
 from referee.players.process import start_bot
-from referee.players.sandbox import Sandbox
+from referee.players.sandbox import Sandbox, SandboxConfig, resolve
 from tests.sandbox.conftest import REPO, bot_folder, run_bot, system_python
 
 KEYCTL_JOIN_SESSION_KEYRING = 1
@@ -117,3 +118,20 @@ def test_pid_1_and_the_mounts_name_no_path_of_the_referees(sandbox: Sandbox,
         assert str(REPO) not in line and os.getcwd() not in line, line
     for line in (*environ, *cmdline):
         assert str(tmp_path) not in line, line
+
+
+def test_a_machine_that_cannot_apply_the_filter_says_so_in_one_line(
+        sandbox: Sandbox, tmp_path: Path) -> None:
+    """No libseccomp (or a kernel without seccomp): one warning line, the limits say
+    "none", and bots start without the filter rather than not at all."""
+    assert sandbox.machine is not None
+    why = "libseccomp cannot be loaded (Unable to find libseccomp; ...)"
+    broken = replace(sandbox.machine, seccomp_problem=why)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(sandbox_module, "probe", lambda: broken)
+        sb = resolve(SandboxConfig(mode="on"))
+    lines = [w for w in sb.warnings if "seccomp" in w]
+    assert len(lines) == 1 and "\n" not in lines[0] and why in lines[0], sb.warnings
+    assert sb.limits["syscalls"] == "none" and "system calls (none)" in sb.summary()
+    ran = run_bot(sb, [system_python(), "syscalls.py"], bot_folder(tmp_path, "syscalls.py"))
+    assert ran.said("SECCOMP") == ["0"], ran.log

@@ -1,0 +1,251 @@
+#!/usr/bin/env python3
+"""``league serve`` under load (issue 21): the front door's answer times and memory.
+
+1. A real league served on loopback with CURVE keys, ``--play`` (its games played as
+   they become pending), with two accepted entries, and a slow bot (one second per
+   decision) whose check is running: N concurrent authors (default 20) each ask for
+   a status in a loop for ``--seconds`` (every other one an accepted entry's, with
+   its standings and games), and each submits once; printed:
+   requests/s, p50/p99/max answer time of the status requests (target: p99 <= 1 s
+   with 20 clients and a check running), and whether the check was still running
+   at the end (the figures count only if it was).
+2. A flood of 100 x 50 MB frames from 100 fresh (unknown) keys: the server's RSS
+   idle, under the flood (every handshake refused) and its peak (VmHWM); target:
+   RSS under the flood <= 1.2 x idle.
+
+``[server] requests_per_hour`` is raised for the run (the default, 1,200 an hour
+per author, would refuse this load by design).
+
+    .venv/bin/python bench/serve.py [--clients 20] [--seconds 15] [--flood 100]
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import os
+import re
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tarfile
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import zmq
+import zmq.auth
+from zmq.utils.monitor import recv_monitor_message
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+from referee.league.remote import request  # noqa: E402
+
+BOTS = REPO / "example_bots" / "python"
+SLOW_BOT = '''\
+import sys
+import time
+
+import updown_bot
+from heuristic_bot import HeuristicBot
+
+
+class Slow(HeuristicBot):
+    def decide(self, observation, legal):
+        time.sleep(1.0)
+        return super().decide(observation, legal)
+
+
+if __name__ == "__main__":
+    sys.exit(updown_bot.run(Slow()))
+'''
+
+
+def referee(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    exe = Path(sys.executable).parent / "referee"
+    return subprocess.run([str(exe), *map(str, args)], capture_output=True, text=True,
+                          check=True)
+
+
+def rss_kb(pid: int, field: str = "VmRSS") -> int:
+    m = re.search(rf"{field}:\s+(\d+) kB", Path(f"/proc/{pid}/status").read_text())
+    assert m
+    return int(m.group(1))
+
+
+def tgz(files: dict[str, bytes]) -> bytes:
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as t:
+        for name, data in files.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            t.addfile(info, io.BytesIO(data))
+    return buf.getvalue()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--clients", type=int, default=20)
+    ap.add_argument("--seconds", type=float, default=15.0)
+    ap.add_argument("--flood", type=int, default=100)
+    ap.add_argument("--frame-mb", type=int, default=50)
+    a = ap.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="bench-serve-"))
+    try:
+        run(work, a)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def run(work: Path, a: argparse.Namespace) -> None:
+    keys = work / "keys"
+    names = [f"a{i:02d}" for i in range(a.clients)] + ["honest1", "honest2", "slow"]
+    referee("keys", "server", "--out", keys)
+    for n in names:
+        referee("keys", "new", n, "--out", keys / "authors")
+    (keys / "bots").mkdir()
+    for n in names:
+        (keys / "bots" / f"{n}.key").write_bytes((keys / "authors" / f"{n}.key").read_bytes())
+    cfg = work / "league.toml"
+    cfg.write_text('[league]\nname = "bench"\nseats = [2]\ndeals = 20\nseed = 1\n\n'
+                   "[server]\nrequests_per_hour = 1000000\ncheck_seconds = 3600\n")
+    league = work / "league"
+    referee("league", "new", league, "--config", cfg)
+    exe = Path(sys.executable).parent / "referee"
+    proc = subprocess.Popen([str(exe), "league", "serve", str(league), "--listen",
+                             "tcp://127.0.0.1:*", "--keys", str(keys / "bots"), "--server-key",
+                             str(keys / "referee.key_secret"), "--play", "--jobs", "1"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    try:
+        assert proc.stderr is not None
+        m = re.search(r"accepting submissions on (tcp://\S+)", proc.stderr.readline())
+        assert m
+        endpoint = m.group(1)
+        threading.Thread(target=lambda: [None for _ in proc.stderr or []], daemon=True).start()
+
+        def ask(who: str, header: dict[str, object], payload: bytes = b"") -> dict[str, object]:
+            return request(endpoint, {"name": who, **header}, payload,
+                           key=str(keys / "authors" / f"{who}.key_secret"),
+                           server_key=str(keys / "referee.key"), timeout=120)
+
+        def follow(who: str, number: int) -> dict[str, object]:
+            while True:
+                r = ask(who, {"op": "status", "ticket": number})
+                t = r["ticket"]
+                assert isinstance(t, dict)
+                if t["state"] not in ("queued", "checking"):
+                    return t
+                time.sleep(0.5)
+
+        random_bot = tgz({f: (BOTS / f).read_bytes() for f in ("random_bot.py", "updown_bot.py")})
+        for who in ("honest1", "honest2"):
+            r = ask(who, {"op": "submit", "command": ["python3", "random_bot.py"],
+                          "transport": "stdio"}, random_bot)
+            t = follow(who, r["ticket"]["number"])  # type: ignore[index]
+            assert t["state"] == "accepted", t
+        print(f"2 entries accepted; the league is playing their {2 * 20} games")
+        slow = tgz({**{f: (BOTS / f).read_bytes() for f in ("heuristic_bot.py", "updown_bot.py")},
+                    "slow_bot.py": SLOW_BOT.encode()})
+        r = ask("slow", {"op": "submit", "command": ["python3", "slow_bot.py"],
+                         "transport": "stdio"}, slow)
+        slow_ticket = r["ticket"]["number"]  # type: ignore[index]
+        while ask("slow", {"op": "status", "ticket": slow_ticket})["ticket"]["state"] \
+                == "queued":  # type: ignore[index]
+            time.sleep(0.1)
+        print("a slow bot's check is running (1 s per decision)")
+
+        times: list[float] = []
+        errors: list[str] = []
+        lock = threading.Lock()
+        stop_at = time.monotonic() + a.seconds
+
+        def client(who: str) -> None:
+            sent = False
+            while time.monotonic() < stop_at:
+                t0 = time.monotonic()
+                try:
+                    if not sent:
+                        ask(who, {"op": "submit", "command": ["python3", "random_bot.py"],
+                                  "transport": "stdio"}, random_bot)
+                        sent = True
+                        continue
+                    # every other request: an author with entries (standings, games)
+                    asker = who if len(times) % 2 else "honest1"
+                    r = ask(asker, {"op": "status"})
+                except Exception as e:  # noqa: BLE001 (counted, printed)
+                    with lock:
+                        errors.append(str(e))
+                    continue
+                with lock:
+                    (times if r.get("ok") else errors).append(time.monotonic() - t0)
+
+        threads = [threading.Thread(target=client, args=(f"a{i:02d}",))
+                   for i in range(a.clients)]
+        start = time.monotonic()
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        wall = time.monotonic() - start
+        still = ask("slow", {"op": "status", "ticket": slow_ticket})["ticket"]["state"]  # type: ignore[index]
+        times.sort()
+        p99 = times[min(len(times) - 1, int(0.99 * len(times)))]
+        print(f"{a.clients} clients, {wall:.1f} s: {len(times)} status answers, "
+              f"{len(times) / wall:.1f} requests/s; answer time p50 "
+              f"{statistics.median(times) * 1000:.0f} ms, p99 {p99 * 1000:.0f} ms, "
+              f"max {times[-1] * 1000:.0f} ms; {len(errors)} errors; the slow check "
+              f"{'was still running' if still == 'checking' else 'had ended: ' + str(still)}"
+              f" (target p99 <= 1000 ms: {'met' if p99 <= 1.0 else 'NOT met'})")
+
+        # The flood: fresh keys, 50 MB frames, every handshake refused.
+        idle = rss_kb(proc.pid)
+        server_key = zmq.auth.load_certificate(keys / "referee.key")[0]
+        frame = b"\x01" * (a.frame_mb << 20)
+        ctx: zmq.Context[zmq.Socket[bytes]] = zmq.Context()
+        socks = []
+        t0 = time.monotonic()
+        for _ in range(a.flood):
+            public, secret = zmq.curve_keypair()
+            s = ctx.socket(zmq.DEALER)
+            s.setsockopt(zmq.LINGER, 0)
+            s.setsockopt(zmq.CURVE_SECRETKEY, secret)
+            s.setsockopt(zmq.CURVE_PUBLICKEY, public)
+            s.setsockopt(zmq.CURVE_SERVERKEY, server_key)
+            mon = s.get_monitor_socket(zmq.EVENT_HANDSHAKE_FAILED_AUTH
+                                       | zmq.EVENT_HANDSHAKE_SUCCEEDED)
+            s.connect(endpoint)
+            s.send(frame, copy=False)
+            socks.append((s, mon))
+        refused = 0
+        for _, mon in socks:
+            if mon.poll(60000) and recv_monitor_message(mon)["event"] == \
+                    zmq.EVENT_HANDSHAKE_FAILED_AUTH:
+                refused += 1
+        flooded = rss_kb(proc.pid)
+        r = ask("a00", {"op": "status"})
+        for s, mon in socks:
+            s.disable_monitor()
+            mon.close(0)
+            s.close(0)
+        ctx.term()
+        print(f"flood: {a.flood} x {a.frame_mb} MB frames from unknown keys, {refused} "
+              f"refused at the handshake in {time.monotonic() - t0:.1f} s; server RSS idle "
+              f"{idle / 1024:.1f} MB, under the flood {flooded / 1024:.1f} MB "
+              f"({flooded / idle:.2f} x idle; target <= 1.2 x: "
+              f"{'met' if flooded <= 1.2 * idle else 'NOT met'}), peak (VmHWM) "
+              f"{rss_kb(proc.pid, 'VmHWM') / 1024:.1f} MB; an author answered after: "
+              f"{bool(r.get('ok'))}")
+    finally:
+        os.killpg(proc.pid, signal.SIGINT)
+        try:
+            proc.wait(30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+if __name__ == "__main__":
+    main()
