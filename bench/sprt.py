@@ -30,12 +30,18 @@ OLD = mix(P_OLD); the field at 4 seats is heuristic, lowest and random.
    external bot that seeds itself per game).  Target: paired <= 0.6 x independent
    at 4 seats.
 
+4. ``--luck SETS`` (only this): the same paired sets scored raw and luck-adjusted
+   (``referee match --scores``), and the mean games to a decision of each, same
+   alpha, beta and elo1 (the raw pool's mean).  Target: adjusted <= 0.5 x raw.
+
     .venv/bin/python bench/sprt.py [--sets 3000] [--runs 300] [--seed 1]
+    .venv/bin/python bench/sprt.py --luck 200 [--pair det|mix] [--seats 2 4]
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import math
 import random
 import statistics
@@ -54,7 +60,7 @@ from referee.play.runner import InProcessPlayer, run_game  # noqa: E402
 from referee.stats.sprt import PENTANOMIAL, Sprt, SprtState, elo_of_score  # noqa: E402
 from referee.tournament.config import BotSpec, TournamentConfig  # noqa: E402
 from referee.tournament.match import PAIRED_STREAM, MatchConfig, reduce_set, set_games  # noqa: E402
-from referee.tournament.outcome import GameOutcome  # noqa: E402
+from referee.tournament.outcome import GameOutcome, luck_of  # noqa: E402
 from referee.tournament.schedule import derive_seed, seatings  # noqa: E402
 
 P_NEW, P_OLD = 0.75, 0.6
@@ -83,8 +89,10 @@ class Mix(Bot):
 class Table:
     """In-process players by name, and one game played through ``run_game``."""
 
-    def __init__(self, k: int, bots: dict[str, Bot], crn: bool = False) -> None:
+    def __init__(self, k: int, bots: dict[str, Bot], crn: bool = False,
+                 luck: bool = False) -> None:
         self.config = GameConfig(players=k, variants=frozenset({"play_out"}))
+        self.luck = luck  # compute each game's luck-adjusted scores
         # crn: NEW and OLD draw the same random numbers, as ``referee match`` has them
         self.players = {n: InProcessPlayer(b, n, stream=PAIRED_STREAM
                                            if crn and n in ("new", "old") else n)
@@ -96,7 +104,8 @@ class Table:
         r = rec.ended
         return GameOutcome(index=index, game_id=f"g{index}", deal=deal, deal_seed=deal_seed,
                            seats=tuple(seats), places=r.places, points=r.points, how=r.how,
-                           turns=r.turns, faults=tuple(f.to_dict() for f in rec.faults))
+                           turns=r.turns, faults=tuple(rec.faults),
+                           adjusted=luck_of(rec) if self.luck else None)
 
 
 def match_config(k: int, seed: int) -> MatchConfig:
@@ -130,6 +139,52 @@ def paired_pool(k: int, which: str, sets: int, seed: int, crn: bool = True) -> l
         games = [table.play(g.index, g.deal, g.deal_seed, g.seats) for g in set_games(mc, s)]
         out.append(reduce_set(mc, s, games).score)
     return out
+
+
+def luck_pools(k: int, which: str, sets: int, seed: int) -> tuple[list[float], list[float]]:
+    """The same paired sets scored raw and luck-adjusted (``referee match --scores``)."""
+    mc = match_config(k, seed)
+    raw_mc = dataclasses.replace(mc, scores="raw")
+    table = Table(k, bots_for(*pair(which), k), True, luck=True)
+    raw, adjusted = [], []
+    for s in range(sets):
+        games = [table.play(g.index, g.deal, g.deal_seed, g.seats) for g in set_games(mc, s)]
+        raw.append(reduce_set(raw_mc, s, games).score)
+        adjusted.append(reduce_set(mc, s, games).score)
+    return raw, adjusted
+
+
+def luck_section(k: int, which: str, sets: int, runs: int, seed: int, alpha: float,
+                 beta: float) -> bool:
+    """Mean games to a decision, adjusted against raw set scores: the same sets, the
+    same test (elo1 at the raw pool's mean: the true difference, which the adjusted
+    pool shares), the same alpha and beta.  Target: <= 0.5 x."""
+    t0 = time.perf_counter()
+    per_set = match_config(k, seed).per_set
+    raw, adj = luck_pools(k, which, sets, seed)
+    m = statistics.fmean(raw)
+    test = Sprt(0.0, elo_of_score(m), alpha, beta)
+    names = (f"mix({P_NEW}) - mix({P_OLD})" if which == "mix"
+             else "heuristic - lowest (deterministic)")
+    print(f"{k} seats, {names}: {sets} paired sets scored raw and luck-adjusted "
+          f"({time.perf_counter() - t0:.0f} s)")
+    print(f"  set score raw {m:.4f} (sd {statistics.pstdev(raw):.4f}), adjusted "
+          f"{statistics.fmean(adj):.4f} (sd {statistics.pstdev(adj):.4f}); test elo1 "
+          f"{test.elo1:+.1f}")
+    means = {}
+    for label, pool, support in (("raw", raw, PENTANOMIAL if k == 2 else ()),
+                                 ("adjusted", adj, ())):
+        mirror = pool + [round(1.0 - x, 3) for x in pool]
+        v0, n0 = simulate(mirror, test, runs, seed, support)
+        v1, n1 = simulate(pool, test, runs, seed + 7, support)
+        means[label] = (statistics.fmean(n0) + statistics.fmean(n1)) / 2
+        print(f"  {label:<9} false positives {v0.count('H1') / runs:.3f}, false negatives "
+              f"{v1.count('H0') / runs:.3f}, mean games to a decision "
+              f"{means[label] * per_set:.0f}")
+    ratio = means["adjusted"] / means["raw"]
+    print(f"  adjusted / raw: {ratio:.2f} x the games ({'meets' if ratio <= 0.5 else 'MISSES'}"
+          f" <= 0.5)\n")
+    return ratio <= 0.5
 
 
 def live_runs(test: Sprt, runs: int, seed: int) -> tuple[list[str], list[int]]:
@@ -228,12 +283,22 @@ def main() -> int:
                     "with its own random numbers: no difference), instead of a pool")
     ap.add_argument("--live-elo1", type=float, default=100.0,
                     help="elo1 of the --live runs (larger: shorter runs)")
+    ap.add_argument("--luck", type=int, default=0, metavar="SETS",
+                    help="only the luck-adjusted comparison: SETS paired sets per table "
+                    "size, scored raw and adjusted, and the mean games to a decision of each")
+    ap.add_argument("--pair", choices=["mix", "det"], default="det",
+                    help="--luck's NEW and OLD: the mixtures, or heuristic against lowest")
     ap.add_argument("--no-extremes", action="store_true",
                     help="also run the SPRTs with 0 and 1 left out of the support unless "
                     "needed (referee match keeps them: see referee/stats/sprt.py)")
     args = ap.parse_args()
     P_NEW = args.p_new
     ok = True
+    if args.luck:
+        for k in args.seats:
+            ok &= luck_section(k, args.pair, args.luck, args.runs, args.seed, args.alpha,
+                               args.beta)
+        return 0 if ok else 1
     print(f"NEW = mix({P_NEW}), OLD = mix({P_OLD}); field at 4 seats: {', '.join(FIELD)}; "
           f"alpha = {args.alpha}, beta = {args.beta}\n")
     for k in args.seats:

@@ -32,7 +32,7 @@ from ..league.run import (
 from ..league.store import LeagueStore
 from ..report.site import write_site
 from ..tournament.driver import choose_executor
-from ..tournament.standings import FORMATS, render
+from ..tournament.standings import FORMATS, SCORE_KINDS, render
 from .kit import Command, Group, ending, executor_options, fail, running
 from .tournament import REPORT_EVERY, _Refresh, render_standings
 
@@ -168,12 +168,16 @@ def run_cmd(league_dir: str, jobs: int | None, watch: bool, quiet: bool,
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="plain", show_default=True)
 @click.option("--wide", is_flag=True, help="Every column (default: what fits the terminal, "
               "fault columns only for faults that happened).")
+@click.option("--scores", type=click.Choice(SCORE_KINDS), default="adjusted", show_default=True,
+              help="Rank by the luck-adjusted score or by the raw average place (the raw "
+                   "figures are shown either way).")
 def standings_cmd(league_dir: str, history: bool, seats: int | None, fmt: str,
-                  wide: bool) -> None:
+                  wide: bool, scores: str) -> None:
     """The standings of the active entries over the games among them, one table per
     table size (works while the league runs).  With --format json and no --seats: a
     list of tables."""
-    tables = standings(Path(league_dir).resolve(), table=seats, history=history)
+    tables = standings(Path(league_dir).resolve(), table=seats, history=history,
+                       scores=scores)
     if fmt == "json" and seats is None:  # one document: a list, a table per size
         click.echo("[\n" + ",\n".join(render(st, fmt) for st in tables) + "\n]")
     else:

@@ -54,6 +54,7 @@ from .check_bot import check_bot
 from .keys import keys
 from .kit import Main, UserError, exit_codes_help, variant_names
 from .league import league, submit_remote
+from .luck import luck
 from .match import match
 from .report import report
 from .tournament import tournament
@@ -758,6 +759,7 @@ main.add_command(tournament)
 main.add_command(match)
 main.add_command(check_bot)
 main.add_command(keys)
+main.add_command(luck)
 main.add_command(report)
 main.add_command(league)
 main.add_command(submit_remote)

@@ -132,6 +132,10 @@ def _slug(text: str) -> str:
 @click.option("--sandbox", "sandbox_mode", type=click.Choice(SANDBOX_MODES), default=None,
               help="Run the external bots in the bubblewrap sandbox: auto (where it works, "
                    "else with a warning), on, off (default: the --config file's, else auto).")
+@click.option("--scores", type=click.Choice(["adjusted", "raw"]), default="adjusted",
+              show_default=True,
+              help="The set scores the test reads: luck-adjusted (each game's shares less "
+                   "the luck of the cards drawn and turned; unbiased, less variance) or raw.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON only.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress line.")
 def match(new: str, old: str, field_bots: tuple[str, ...], seats: int | None,
@@ -140,8 +144,8 @@ def match(new: str, old: str, field_bots: tuple[str, ...], seats: int | None,
           deck_name: str | None, turn_limit: int | None, startup: float | None,
           move_time: float | None, bank: float | None, fault_mode: str | None,
           strikes: int | None, jobs: int | None, output: str | None, config_file: str | None,
-          executor_kind: str | None, scheduler: str | None, concurrency: int | None, sandbox_mode: str | None,
-          as_json: bool, quiet: bool) -> None:
+          executor_kind: str | None, scheduler: str | None, concurrency: int | None,
+          sandbox_mode: str | None, scores: str, as_json: bool, quiet: bool) -> None:
     if sprt_text is not None and games is not None:
         raise MatchCliError("give --sprt or --games, not both: an SPRT decides when to stop")
     try:
@@ -151,6 +155,7 @@ def match(new: str, old: str, field_bots: tuple[str, ...], seats: int | None,
     mc = _config(new, old, field_bots, seats, test, games, max_sets, seating, seed,
                  variant_opts, colours, deck_name, turn_limit, startup, move_time, bank,
                  fault_mode, strikes, jobs, output, config_file)
+    mc = dataclasses.replace(mc, scores=scores)
     t = mc.tournament
     out = t.output_dir
     sandbox = sandbox_of(t, sandbox_mode)

@@ -40,7 +40,14 @@ from ..tournament.config import (
 from ..tournament.driver import choose_executor
 from ..tournament.run import RunSummary, run_tournament, sandbox_of, standings_of, with_seed
 from ..tournament.schedule import schedule, schedule_digest
-from ..tournament.standings import FORMATS, Standings, by_worker, render, render_by_worker
+from ..tournament.standings import (
+    FORMATS,
+    SCORE_KINDS,
+    Standings,
+    by_worker,
+    render,
+    render_by_worker,
+)
 from ..tournament.store import Store
 from .kit import Group, executor_options, fail, running
 
@@ -370,7 +377,11 @@ def init(file: str, force: bool) -> None:
 @click.option("--faults", "faults_view", is_flag=True,
               help="Instead: the faults by the worker (machine and process) that played "
                    "the games, to tell a sick machine from a faulty bot.")
-def standings(where: str, fmt: str, wide: bool, faults_view: bool) -> None:
+@click.option("--scores", type=click.Choice(SCORE_KINDS), default="adjusted", show_default=True,
+              help="Rank by the luck-adjusted score (the share of opponents beaten less the "
+                   "luck of the cards drawn and turned: unbiased, less variance) or by the "
+                   "raw average place; the raw figures are shown either way.")
+def standings(where: str, fmt: str, wide: bool, faults_view: bool, scores: str) -> None:
     """Standings of the tournament in the folder WHERE (or of the configuration file
     WHERE); works while the tournament runs.
 
@@ -391,7 +402,7 @@ def standings(where: str, fmt: str, wide: bool, faults_view: bool) -> None:
         finally:
             store.close()
         return
-    click.echo(render_standings(standings_of(out), fmt, wide))
+    click.echo(render_standings(standings_of(out, scores), fmt, wide))
 
 
 @tournament.command("verify")

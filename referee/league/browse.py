@@ -57,7 +57,7 @@ def games(store: LeagueStore, *, bot: str | None = None, vs: str | None = None,
             continue
         if lost and all(o.places[s] == 1 for s in mine):
             continue
-        if faults and not any(f["seat"] in mine for f in o.faults):
+        if faults and not any(f.seat in mine for f in o.faults):
             continue
         if ended is not None and o.how != ended:
             continue
@@ -95,7 +95,7 @@ def fault_rate(store: LeagueStore, entry: str) -> tuple[int, int]:
         seats = [s for s, b in enumerate(o.seats) if b == entry]
         if seats:
             played += 1
-            faulted += any(f["seat"] in seats for f in o.faults)
+            faulted += any(f.seat in seats for f in o.faults)
     return played, faulted
 
 
@@ -151,8 +151,8 @@ def game_view(store: LeagueStore, league_dir: Path, game_id: str, *,
         lines.append(f"  seat {s}  {b:24s} place {o.places[s]}  penalty {o.points[s]}")
     lines.append(f"faults: {len(o.faults)}")
     for f in o.faults:
-        lines.append(f"  seat {f['seat']} ({o.seats[f['seat']]}) turn {f.get('turn')}: "
-                     f"{f['kind']}: {f.get('detail', '')} [{f.get('action', '')}]")
+        lines.append(f"  seat {f.seat} ({o.seats[f.seat]}) turn {f.turn}: "
+                     f"{f.kind}: {f.detail} [{f.action}]")
     for s, b in enumerate(o.seats):
         text = stderr_of(league_dir, b, game_id)
         body = (text or "").rstrip("\n").split("\n") if text else []
@@ -177,7 +177,7 @@ def overview(store: LeagueStore, pending: int) -> str:
     for o in store.outcomes():
         for seat, b in enumerate(o.seats):
             played[b] += 1
-            faulted[b] += any(f["seat"] == seat for f in o.faults)
+            faulted[b] += any(f.seat == seat for f in o.faults)
     by_name: dict[str, list[Entry]] = defaultdict(list)
     for e in entries:
         by_name[e.name].append(e)
@@ -224,10 +224,10 @@ def show(store: LeagueStore, league_dir: Path, name: str) -> str:
             lines.append(f"  vs {other:20s} {r.games:5d} games  {r.wins:5d} wins  "
                          f"{r.ahead:g} ahead ({100 * r.ahead / r.games:.0f}%)")
         fl = [(o.game_id, f) for o in store.outcomes() for f in o.faults
-              if o.seats[f["seat"]] == e.id]
+              if o.seats[f.seat] == e.id]
         lines.append(f"{e.id} faults: {len(fl)}")
         for gid, f in fl[:20]:
-            lines.append(f"  {gid}  {f['kind']}: {f.get('detail', '')}")
+            lines.append(f"  {gid}  {f.kind}: {f.detail}")
         if len(fl) > 20:
             lines.append(f"  ... and {len(fl) - 20} more ('referee league games DIR --bot "
                          f"{e.id} --faults')")

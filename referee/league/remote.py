@@ -69,6 +69,7 @@ from zmq.utils import z85
 from zmq.utils.monitor import recv_monitor_message
 
 from ..errors import ExecutionError
+from ..tournament.standings import Standings
 from ..transport.zmq.keys import KeyFileError, load_allowed_keys, load_public_key, load_secret_key
 from ..transport.zmq.router import is_loopback
 from .browse import games as list_games
@@ -210,6 +211,7 @@ class Server:
         self._queue: list[Ticket] = []
         self._last_served: dict[str, float] = {}
         self._refused_keys: set[bytes] = set()
+        self._standings = StandingsCache()
         self._check: subprocess.Popen[bytes] | None = None
         self.ctx = zmq.Context()
         self.auth: _Allowed | None = None
@@ -407,7 +409,8 @@ class Server:
         if mine:
             lines.append("submissions: " + "; ".join(
                 t.line(queue.index(t) + 1 if t in queue else None) for t in mine[-5:]))
-        lines.append(status_text(self.league_dir, name, header.get("game")))
+        lines.append(status_text(self.league_dir, name, header.get("game"),
+                                 cache=self._standings))
         return {"ok": True, "text": "\n".join(lines)}
 
     # --- the checker --------------------------------------------------------------
@@ -501,7 +504,26 @@ def _kill(proc: subprocess.Popen[bytes]) -> None:
         os.killpg(proc.pid, signal.SIGKILL)  # what the check left behind
 
 
-def status_text(league_dir: Path, name: str, game: object = None) -> str:
+class StandingsCache:
+    """The league's standings, worked out again only when a game or an entry has
+    been added (or retired) or the configuration changed since: every author's
+    status reads the same tables, and working them out is most of its cost."""
+
+    def __init__(self) -> None:
+        self.key: tuple[object, ...] | None = None
+        self.tables: list[Standings] = []
+
+    def get(self, league_dir: Path, store: LeagueStore) -> list[Standings]:
+        key = (*store.conn.execute("SELECT COUNT(*), MAX(rowid) FROM games").fetchone(),
+               *store.conn.execute("SELECT COUNT(*), MAX(submitted), COUNT(retired) "
+                                   "FROM entries").fetchone(), store.meta("config"))
+        if key != self.key:
+            self.tables, self.key = standings(league_dir), key
+        return self.tables
+
+
+def status_text(league_dir: Path, name: str, game: object = None, *,
+                cache: StandingsCache | None = None) -> str:
     """What ``submit --status`` shows ``name``: their standings lines, latest games,
     and for ``game``, their own bot's record and stderr in it."""
     store = LeagueStore.open(league_dir)
@@ -511,7 +533,7 @@ def status_text(league_dir: Path, name: str, game: object = None) -> str:
             return f"{name} has no entries in this league"
         lines = [f"{name}: " + ", ".join(f"v{e.version} {'active' if e.active else 'retired'}"
                                          for e in entries)]
-        for st in standings(league_dir):
+        for st in (cache or StandingsCache()).get(league_dir, store):
             for r in st.rows:
                 if name_of(r.bot) == name:
                     lines.append(f"{st.name}, {st.seats} seats: {r.bot} rank {r.rank} of {len(st.rows)}, "
@@ -525,7 +547,7 @@ def status_text(league_dir: Path, name: str, game: object = None) -> str:
         for row in rows[-10:]:
             o = row.outcome
             mine = [s for s, b in enumerate(o.seats) if name_of(b) == name]
-            own_faults = [f for f in o.faults if f["seat"] in mine]
+            own_faults = [f for f in o.faults if f.seat in mine]
             places = "  ".join(f"{b}:{p}" for b, p in zip(o.seats, o.places, strict=True))
             lines.append(f"  {o.game_id}  {places}  {o.how}"
                          + (f"  your faults: {len(own_faults)}" if own_faults else ""))
@@ -549,8 +571,8 @@ def _game_text(store: LeagueStore, league_dir: Path, name: str, game_id: str) ->
         if name_of(b) != name:
             continue
         for f in o.faults:
-            if f["seat"] == s:
-                lines.append(f"  your fault, turn {f.get('turn')}: {f['kind']}: {f.get('detail', '')}")
+            if f.seat == s:
+                lines.append(f"  your fault, turn {f.turn}: {f.kind}: {f.detail}")
         text = stderr_of(league_dir, b, game_id)
         lines.append(f"--- {b} (seat {s}) stderr in {game_id} ---")
         lines.append(text.rstrip("\n") if text else "(nothing)")

@@ -510,15 +510,15 @@ def canonical(p: Planned) -> tuple[int, int, int, tuple[str, ...]]:
 
 
 def standings(league_dir: Path, *, table: int | None = None,
-              history: bool = False) -> list[Standings]:
+              history: bool = False, scores: str = "adjusted") -> list[Standings]:
     """One table per table size: the active entries over the games among the active
     field (``history``: every version over every game), games taken in schedule
     order (deal-major), whatever order they were played in."""
-    return [st for st, _ in tables(league_dir, table=table, history=history)]
+    return [st for st, _ in tables(league_dir, table=table, history=history, scores=scores)]
 
 
-def tables(league_dir: Path, *, table: int | None = None, history: bool = False
-           ) -> list[tuple[Standings, list[GameOutcome]]]:
+def tables(league_dir: Path, *, table: int | None = None, history: bool = False,
+           scores: str = "adjusted") -> list[tuple[Standings, list[GameOutcome]]]:
     """``standings``, each table with the games it counts (in its order): what
     ``referee report`` draws of a league."""
     store = LeagueStore.open(league_dir)
@@ -550,7 +550,7 @@ def tables(league_dir: Path, *, table: int | None = None, history: bool = False
             games = [replace(o, deal=number[_set_key(by_idx[o.index])]) for o in games]
             if history:
                 st = compute(games, ids, k, name=config.name + " (every version)",
-                             scheduled=scheduled)
+                             scheduled=scheduled, scores=scores)
             else:
                 # Counted under the entries' names (one version each is active), then
                 # labelled with their versions: the figures (the rating's bootstrap
@@ -558,7 +558,7 @@ def tables(league_dir: Path, *, table: int | None = None, history: bool = False
                 label = {name_of(i): i for i in ids}
                 named = [replace(o, seats=tuple(name_of(b) for b in o.seats)) for o in games]
                 st = _relabel(compute(named, list(label), k, name=config.name,
-                                      scheduled=scheduled), label)
+                                      scheduled=scheduled, scores=scores), label)
             st.seed, st.seed_source = config.seed, "given"
             st.running = Store.in_use(league_dir) if not st.complete else None
             described = store.meta("sandbox")

@@ -145,7 +145,9 @@ class LeagueStore(Store):
         conn.execute("PRAGMA synchronous=FULL")
         conn.execute("PRAGMA busy_timeout=30000")
         conn.executescript(_SCHEMA + _LEAGUE_SCHEMA)
-        return cls(path, conn)
+        store = cls(path, conn)
+        store.fill_luck()  # a league made before luck-adjusted scores: from its records
+        return store
 
     def secret(self) -> bytes:
         """The league's secret: the key of its decks, seatings and game aliases.  It

@@ -33,7 +33,7 @@ import json
 import time
 from collections.abc import Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, NamedTuple, Protocol, TypedDict, TypeGuard
+from typing import Any, NamedTuple, Protocol, TypedDict, TypeGuard, cast
 
 import orjson
 
@@ -150,13 +150,23 @@ class Player(Protocol):
     #       the seat.  Not called for crashes.
 
 
+#: ``InProcessPlayer(stream=SEAT_STREAM)``: the bot's random numbers come from the deal
+#: and the seat (duplicate deals: whoever sits in a seat of a deal draws that seat's numbers).
+SEAT_STREAM = "@seat"
+
+
 class InProcessPlayer:
     """A bot run inside the referee (``new_game(seed)`` / ``decide(observation,
     legal)``: ``referee.bots``, or a tournament's Python bot) behind the Player
     interface.  Each game's seed for the bot comes from the game's seed and its seat;
-    with ``stream``, from the game's seed and that name instead: every replay of a
-    duplicate deal then gives the bot the same random stream, wherever it sits (two
-    bots with one stream draw the same numbers)."""
+    with ``stream=SEAT_STREAM`` (tournaments: duplicate deals), from the deal's seed and
+    the seat, hashed: every bot that sits in a seat of a deal draws that seat's numbers,
+    so two copies of one bot in the same seat of the same deal play the same game (a
+    mirror match comes out at exactly 0) and the seat's luck in the bots' own
+    randomness cancels like the cards' luck; with another ``stream``, from the game's
+    seed and that name instead: every replay of a duplicate deal then gives the bot the
+    same random stream, wherever it sits (two bots with one stream draw the same
+    numbers)."""
 
     def __init__(self, bot: Any, name: str | None = None, *,
                  stream: str | None = None) -> None:
@@ -165,8 +175,12 @@ class InProcessPlayer:
         self.stream = stream
 
     def start_game(self, game_id: str, seat: int, config: GameConfig, seed: int) -> None:
-        self.bot.new_game(seed * 7919 + seat if self.stream is None
-                          else derive_seed(seed, "bot", self.stream))
+        if self.stream is None:
+            self.bot.new_game(seed * 7919 + seat)
+        elif self.stream == SEAT_STREAM:
+            self.bot.new_game(derive_seed(seed, "bot", "seat", seat))
+        else:
+            self.bot.new_game(derive_seed(seed, "bot", self.stream))
 
     def decide(self, request: DecisionRequest) -> Decision | str:
         observe = getattr(self.bot, "observe", None)
@@ -239,6 +253,20 @@ class Fault:
                 and isinstance(detail, str)):
             raise ValueError("a fault whose seat, turn, bot or detail has the wrong type")
         return cls(seat=seat, bot=bot, kind=kind, detail=detail, turn=turn, action=action)
+
+    @classmethod
+    def as_stored(cls, row: object) -> Fault:
+        """A fault row as a store holds it, read even when it was damaged by hand (a
+        seat that is not a number reads -1; a missing field, empty): ``tournament
+        verify`` compares it with the game's record and reports the difference, so
+        the row must be read as it is rather than refused."""
+        if not isinstance(row, Mapping):
+            row = {}
+        seat, turn = row.get("seat"), row.get("turn", 0)
+        return cls(seat=seat if _is_int(seat) else -1, bot=str(row.get("bot", "")),
+                   kind=cast(FaultKind, str(row.get("kind", ""))),
+                   detail=str(row.get("detail", "")), turn=turn if _is_int(turn) else 0,
+                   action=cast(FaultAction, str(row.get("action", ""))))
 
     def __str__(self) -> str:
         return (f"{self.bot} (seat {self.seat}) turn {self.turn}: {self.kind}: {self.detail} "

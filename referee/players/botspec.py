@@ -116,7 +116,8 @@ class BotSpec:
     #: False: a bot the organiser trusts, run without the sandbox (``sandbox = "off"``).
     sandboxed: bool = True
     #: The name an in-process bot's random stream is drawn under, from the game's
-    #: seed and not from its seat (a tournament's bots: their own name).  A match gives
+    #: seed and not from its seat (a tournament's bots have none: they draw from the
+    #: deal and the seat, ``play.runner.SEAT_STREAM``).  A match gives
     #: NEW and OLD the same one: the same cards and the same random numbers in the
     #: same seat (``referee.tournament.match``).  None: drawn from the seat.
     stream: str | None = None

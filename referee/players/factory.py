@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ..bots import make_bot
-from ..play.runner import InProcessPlayer, Player, TimeControl
+from ..play.runner import SEAT_STREAM, InProcessPlayer, Player, TimeControl
 from .botspec import BotSpec, BotSpecError
 from .external import TranscriptHook, external_player
 from .human import HumanPlayer
@@ -55,10 +55,11 @@ def make_player(
     limit.  ``base_dir``: the folder ``spec.cwd`` and a Python bot's file are
     relative to (a tournament's configuration folder); None: the current directory.
     An in-process bot is made with ``seed`` and draws each game's numbers from its
-    seat -- or, with ``streams`` (duplicate deals), from its ``spec.stream`` (default:
-    its name), the same wherever it sits.  A remote bot is a seat of
+    seat -- or, with ``streams`` (duplicate deals), from the deal and the seat
+    (``SEAT_STREAM``: identical bots in identical positions choose identically), or
+    from its ``spec.stream`` when it has one, the same wherever it sits.  A remote bot is a seat of
     ``remote_seats``; a human reads ``human_io`` (default: this terminal)."""
-    stream = (spec.stream or spec.name) if streams else spec.stream
+    stream = spec.stream or (SEAT_STREAM if streams else None)
     if spec.builtin:
         return InProcessPlayer(make_bot(spec.builtin, seed), spec.name, stream=stream)
     if spec.python:

@@ -403,7 +403,14 @@ class BotProcess:
         self._remembered = -1e9
 
     def tree(self) -> set[int]:
-        """The live processes of the bot's tree now (``bot_tree``)."""
+        """The live processes of the bot's tree now: its cgroup's, when it has one
+        (every process of the bot, wherever it went; no /proc scan, whose cost grows
+        with every process on the machine -- hundreds of bots in flight), else
+        ``bot_tree``'s."""
+        if self.cgroup is not None:
+            pids = self.cgroup.pids()
+            if pids or self.popen.poll() is not None:
+                return pids
         return bot_tree(self.pid, self.start_time)
 
     def _leader_reused(self) -> bool:

@@ -33,7 +33,9 @@ names it.
   covered by an empty tmpfs;
 * a seccomp filter (``seccomp_filter``: built once per process with libseccomp,
   through pyseccomp), denying what Flatpak denies (keyrings, io_uring, bpf, ptrace,
-  mounts, namespaces...); bwrap itself starts with an empty environment.
+  mounts, namespaces...; ``/proc/keys`` covered); where it cannot be applied, a new
+  empty session keyring per bot (``_keyring_prefix``).  bwrap itself starts with an
+  empty environment.
 
 Limits for the bot's whole process tree come from a cgroup made for each start:
 memory (including its scratch, which is memory), number of processes, and the CPUs
@@ -549,7 +551,11 @@ class Sandbox:
                  "/etc/hostname": "sandbox\n"}
         argv = list(view.argv)
         program = seccomp_filter()[0] if machine.seccomp_problem is None else None
-        return Prepared(args, argv, files, self._cgroup(), finish, program, machine.keyring)
+        # Where the filter holds, no keyring call reaches the kernel: no keyring to
+        # join (a join costs a perl start, ~5 ms).  Where it does not, the bot starts
+        # in a new, empty session keyring of its own.
+        keyring = machine.keyring if program is None else ()
+        return Prepared(args, argv, files, self._cgroup(), finish, program, keyring)
 
     def _cgroup(self) -> Cgroup | None:
         """A new cgroup for one start with the limits this machine lets us set."""
@@ -579,7 +585,10 @@ def _system_view() -> tuple[str, ...]:
                 args += ["--ro-bind-try", p, p]
     # /dev built here rather than with bwrap's --dev, whose /dev/shm is a writable
     # folder outside the scratch's cap.
-    args += ["--proc", "/proc", "--tmpfs", "/dev"]
+    # /proc/keys lists every key its user may view -- the referee's included, since
+    # the bot runs as the referee's user on the host: covered, with the quota counts.
+    args += ["--proc", "/proc", "--ro-bind-try", "/dev/null", "/proc/keys",
+             "--ro-bind-try", "/dev/null", "/proc/key-users", "--tmpfs", "/dev"]
     for d in _DEVICES:
         args += ["--dev-bind-try", f"/dev/{d}", f"/dev/{d}"]
     for name, target in (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"),

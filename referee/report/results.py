@@ -69,8 +69,9 @@ class Results:
         return any(len(g) > 1 for g in self.deals().values())
 
 
-def load(folder: Path) -> Results:
-    """The results in ``folder``; StorageError when it holds none."""
+def load(folder: Path, scores: str = "adjusted") -> Results:
+    """The results in ``folder``, ranked by ``scores`` (adjusted or raw); StorageError
+    when it holds none."""
     store = Store.open_existing(folder)
     try:
         cfg = store.config
@@ -86,7 +87,7 @@ def load(folder: Path) -> Results:
         name = str(cfg["name"])
     except (KeyError, TypeError, ValueError) as e:
         raise StorageError(f"{folder}: the stored configuration is not a tournament's ({e})") from None
-    st = compute(outcomes, bots, seats, name=name, scheduled=scheduled)
+    st = compute(outcomes, bots, seats, name=name, scheduled=scheduled, scores=scores)
     # As ``tournament standings`` gives them: with the seed and the sandbox.
     st.seed, st.seed_source = cfg.get("seed"), seed_source
     st.sandbox = json.loads(sandbox) if sandbox else None
@@ -98,12 +99,13 @@ def is_league(folder: Path) -> bool:
     return (folder / LEAGUE_DB).is_file()
 
 
-def load_league(folder: Path, *, history: bool = False) -> list[Results]:
+def load_league(folder: Path, *, history: bool = False,
+                scores: str = "adjusted") -> list[Results]:
     """A league's results (``referee league``), one per table size: its active
     entries over the games among them, as ``league standings`` counts them (with
     ``history``: every version, retired ones included, over every game played)."""
     try:
-        found = tables(folder, history=history)
+        found = tables(folder, history=history, scores=scores)
     except (LeagueError, StorageError) as e:
         raise StorageError(str(e)) from None
     store = LeagueStore.open(folder)
@@ -192,8 +194,8 @@ def faults_by_kind(outcomes: Sequence[GameOutcome], bots: Sequence[str]
     out = {b: dict.fromkeys((*FAULT_KINDS, "forfeit"), 0) for b in bots}
     for o in outcomes:
         for f in o.faults:
-            bot = o.seats[int(f["seat"])]
-            kind = str(f.get("kind"))
+            bot = o.seats[f.seat]
+            kind = str(f.kind)
             out[bot][kind if kind in FAULT_KINDS else "protocol"] += 1
         for s in o.forfeits:
             out[o.seats[s]]["forfeit"] += 1

@@ -98,7 +98,14 @@ def standings_context(res: Results, slug: dict[str, str], prefix: str = "") -> d
         cells = [
             _cell("rank", r.rank, str(r.rank)),
             _cell("bot", r.bot, r.bot, "l", f"{prefix}bots/{slug[r.bot]}.html"),
-            _cell("games", r.games, str(r.games)), _cell("wins", r.wins, str(r.wins)),
+            _cell("games", r.games, str(r.games)),
+            # luck-adjusted and raw score (share of opponents beaten), side by side
+            _cell("adj_score", r.adj_score, _pm(r.adj_score, r.adj_score_ci, ".1f", 100),
+                  ci=r.adj_score_ci),
+            _cell("score", r.score, _pm(r.score, r.score_ci, ".1f", 100), ci=r.score_ci),
+            _cell("variance_removed", r.variance_removed,
+                  "-" if r.variance_removed is None else f"{100 * r.variance_removed:.0f}%"),
+            _cell("wins", r.wins, str(r.wins)),
             # the interval's half-width is on the same cell, read back on its own
             _cell("win_rate", r.win_rate, _pm(r.win_rate, r.win_ci, ".1f", 100), ci=r.win_ci),
             _cell("avg_place", r.avg_place, _pm(r.avg_place, r.place_ci, ".2f"), ci=r.place_ci),
@@ -113,7 +120,12 @@ def standings_context(res: Results, slug: dict[str, str], prefix: str = "") -> d
                   for k in kinds]
         rows.append({"bot": r.bot, "cells": cells})
     done = "" if st.complete else f" — in progress: {st.played} of {st.scheduled} games"
-    return {"st": st, "kinds": kinds, "standings": rows, "done": done}
+    ranked = ("Ranked by luck-adjusted score: the share of opponents beaten, less what the "
+              "cards drawn and the 3DOWN cards turned were worth (an unbiased estimate with "
+              "less variance; raw score beside it, and how much of its variance the "
+              "adjustment removed)." if st.scores == "adjusted" else
+              "Ranked by average place (raw scores).")
+    return {"st": st, "kinds": kinds, "standings": rows, "done": done, "ranked": ranked}
 
 
 def charts(res: Results) -> dict[str, Markup]:
@@ -194,8 +206,8 @@ def game_rows(res: Results, games: Sequence[GameOutcome], prefix: str, bot: str 
         seats = list(range(len(o.seats))) if bot is None else [o.seats.index(bot)]
         for s in seats:
             opp = [b for t, b in enumerate(o.seats) if t != s]
-            mine = [f for f in o.faults if int(f["seat"]) == s]
-            kinds = sorted({str(f.get("kind")) for f in mine})
+            mine = [f for f in o.faults if f.seat == s]
+            kinds = sorted({str(f.kind) for f in mine})
             text = ", ".join(kinds) if bot else ", ".join(faults_of.get(o.game_id, []))
             forfeit = s in o.forfeits if bot else bool(o.forfeits)
             rows.append({
@@ -218,14 +230,15 @@ def game_rows(res: Results, games: Sequence[GameOutcome], prefix: str, bot: str 
 def games_table(res: Results, games: Sequence[GameOutcome], prefix: str, bot: str | None,
                 pages: set[str]) -> dict[str, Any]:
     hows = sorted({o.how for o in games})
-    faults_of = {o.game_id: sorted({f"{o.seats[int(f['seat'])]}: {f.get('kind')}"
+    faults_of = {o.game_id: sorted({f"{o.seats[f.seat]}: {f.kind}"
                                     for f in o.faults}) for o in games}
     return {"bot": bot, "opponents": sorted({b for o in games for b in o.seats if b != bot}),
             "hows": [(h, _how(h)) for h in hows],
             "rows": game_rows(res, games, prefix, bot, faults_of, pages)}
 
 
-def write_site(folder: Path, out: Path, *, games: bool = True, stamp: str = "") -> Results:
+def write_site(folder: Path, out: Path, *, games: bool = True, stamp: str = "",
+               scores: str = "adjusted") -> Results:
     """Write the report of the results in ``folder`` (a tournament's or a match's,
     or a league's) into ``out``.  A league with several table sizes gets a site per
     size (``out/2-seats/``...) and an index linking them; the first table's results
@@ -233,8 +246,8 @@ def write_site(folder: Path, out: Path, *, games: bool = True, stamp: str = "") 
     was written (``league run --report``), none by default."""
     league = is_league(folder)
     try:
-        found = load_league(folder) if league else [load(folder)]
-        history = load_league(folder, history=True) if league else []
+        found = load_league(folder, scores=scores) if league else [load(folder, scores)]
+        history = load_league(folder, history=True, scores=scores) if league else []
     except StorageError as e:
         raise ReportError(str(e)) from None
     if not found:

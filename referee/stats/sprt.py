@@ -273,6 +273,8 @@ class SetSummary:
     faults_new: int = 0
     faults_old: int = 0
     faults_field: int = 0
+    #: The raw set score, when ``score`` is luck-adjusted (``referee.play.luck``).
+    raw: float | None = None
 
     @property
     def faulty(self) -> bool:
@@ -287,8 +289,12 @@ def set_score(new_shares: Sequence[float], old_shares: Sequence[float]) -> float
 
 def summarize(sets: Sequence[SetSummary], test: Sprt | None, seats: int) -> dict[str, Any]:
     """Every figure of a match over ``sets`` (in set order; an SPRT stops at its
-    bound, and the sets after it are left out and counted apart)."""
-    support = PENTANOMIAL if seats == 2 else ()
+    bound, and the sets after it are left out and counted apart).  Luck-adjusted set
+    scores (``SetSummary.raw`` set) take any value: the test's support is then the
+    values seen (and 0 and 1), and the raw scores' mean and pentanomial are given
+    beside them."""
+    adjusted = any(s.raw is not None for s in sets)
+    support = PENTANOMIAL if seats == 2 and not adjusted else ()
     state = run_sprt(test, (s.score for s in sets), support) if test else None
     used = list(sets[: state.sets]) if state else list(sets)
     scores = [s.score for s in used]
@@ -312,12 +318,18 @@ def summarize(sets: Sequence[SetSummary], test: Sprt | None, seats: int) -> dict
         out["place_diff"] = pm
         out["place_diff_ci"] = phw
         out["los"] = los(m, hw)
+    out["scores"] = "adjusted" if adjusted else "raw"
+    if adjusted:
+        rm, rhw = mean_interval([s.score if s.raw is None else s.raw for s in used])
+        out["raw_score"] = rm
+        out["raw_score_ci"] = rhw
     if seats == 2:
         # The pentanomial: how many sets NEW scored 0, 1/2, 1, 3/2, 2 in (2 games).
         penta = [0] * 5
         for s in used:
-            if s.games == 2:
-                penta[round(s.score * 4)] += 1
+            x = s.score if s.raw is None else s.raw
+            if s.games == 2 and 0 <= round(x * 4) <= 4:
+                penta[round(x * 4)] += 1
         out["pentanomial"] = penta
     out["faulty_sets"] = sum(s.faulty for s in used)
     out["faults"] = {"new": sum(s.faults_new for s in used),

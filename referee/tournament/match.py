@@ -85,6 +85,9 @@ class MatchConfig:
     sprt: Sprt | None = None
     games: int | None = None  # fixed-games mode
     max_sets: int = DEFAULT_MAX_SETS
+    #: "adjusted": the test reads luck-adjusted set scores (``referee.play.luck``);
+    #: "raw": the places as they fell.
+    scores: str = "adjusted"
 
     def __post_init__(self) -> None:
         # Common random numbers: NEW and OLD in-process bots draw their random numbers
@@ -93,6 +96,8 @@ class MatchConfig:
             dataclasses.replace(b, stream=PAIRED_STREAM) if b.name in (self.new, self.old)
             else b for b in self.tournament.bots))
         object.__setattr__(self, "tournament", t)
+        if self.scores not in ("adjusted", "raw"):
+            raise TournamentConfigError(f"scores must be adjusted or raw, not {self.scores!r}")
         if (self.sprt is None) == (self.games is None):
             raise TournamentConfigError("a match stops either by an SPRT or after a number of "
                                         "games: give one of --sprt and --games")
@@ -149,6 +154,8 @@ class MatchConfig:
         d["match"] = {"new": self.new, "old": self.old, "field": list(self.field),
                       "sprt": self.sprt.to_dict() if self.sprt else None,
                       "games": self.games, "max_sets": self.sets}
+        if self.scores != "adjusted":  # a match made before adjusted scores: adjusted
+            d["match"]["scores"] = self.scores
         return d
 
 
@@ -178,8 +185,10 @@ def reduce_set(mc: MatchConfig, s: int, games: Sequence[GameOutcome]) -> SetSumm
     """One set's score (``referee.stats.sprt``), place difference and faults."""
     k = mc.seats
     shares: dict[str, list[float]] = {mc.new: [], mc.old: []}
+    adjusted: dict[str, list[float]] = {mc.new: [], mc.old: []}
     places: dict[str, list[int]] = {mc.new: [], mc.old: []}
     faults = {"new": 0, "old": 0, "field": 0}
+    use_luck = mc.scores == "adjusted" and all(o.adjusted is not None for o in games)
     for o in games:
         for seat, bot in enumerate(o.seats):
             if bot in shares:
@@ -187,15 +196,21 @@ def reduce_set(mc: MatchConfig, s: int, games: Sequence[GameOutcome]) -> SetSumm
                 pp = sum(1.0 if p > mine else 0.5 if p == mine else 0.0
                          for t, p in enumerate(o.places) if t != seat)
                 shares[bot].append(pp / (k - 1))
+                if use_luck and o.adjusted is not None:
+                    adjusted[bot].append(o.adjusted[0][seat])
                 places[bot].append(mine)
         for f in o.faults:
-            bot = o.seats[f["seat"]]
+            bot = o.seats[f.seat]
             faults["new" if bot == mc.new else "old" if bot == mc.old else "field"] += 1
     pn, po = places[mc.new], places[mc.old]
-    return SetSummary(index=s, score=set_score(shares[mc.new], shares[mc.old]),
+    raw = set_score(shares[mc.new], shares[mc.old])
+    # Adjusted set scores are rounded to 1/1000 (unbiased to within that), so that
+    # the test's multinomial support stays a few hundred values.
+    score = round(set_score(adjusted[mc.new], adjusted[mc.old]), 3) if use_luck else raw
+    return SetSummary(index=s, score=score,
                       place_diff=sum(po) / len(po) - sum(pn) / len(pn), games=len(games),
                       faults_new=faults["new"], faults_old=faults["old"],
-                      faults_field=faults["field"])
+                      faults_field=faults["field"], raw=raw if use_luck else None)
 
 
 def _pm(x: float | None, hw: float | None, fmt: str) -> str:
@@ -256,7 +271,7 @@ class _Sets:
         self.mc = mc
         self.done: dict[int, SetSummary] = {}
         self.prefix = 0
-        support = PENTANOMIAL if mc.head_to_head else ()
+        support = PENTANOMIAL if mc.head_to_head and mc.scores == "raw" else ()
         self.state = SprtState.over(mc.sprt, support) if mc.sprt else None
         # running sums over the sets the figures count: n, x, x^2, games, faulty
         self.sums = [0, 0.0, 0.0, 0, 0]
@@ -426,8 +441,14 @@ def describe(result: MatchResult) -> list[str]:
                  + (f"; {s['sets_after_verdict']} more played after the verdict, not counted"
                     if s.get("sets_after_verdict") else "") + ")")
     if s.get("score") is not None:
+        adjusted = s.get("scores") == "adjusted"
         lines.append(f"  set score       {_pm(s['score'], s.get('score_ci'), '.4f')} "
-                     f"(equal bots: 0.5000)")
+                     f"(equal bots: 0.5000; "
+                     + ("luck-adjusted: less the luck of the cards drawn and turned)"
+                        if adjusted else "raw)"))
+        if adjusted and s.get("raw_score") is not None:
+            lines.append(f"  raw set score   {_pm(s['raw_score'], s.get('raw_score_ci'), '.4f')}"
+                         f" (the places as they fell; --scores raw tests these)")
         lines.append(f"  {'Elo':<15} {_elo_text(s)}  ({scale}; 95 % interval)")
         lines.append(f"  score diff      {_pm(s['score_diff'], s.get('score_diff_ci'), '+.4f')} "
                      f"(share of opponents beaten, {new} minus {old})")

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..game import How
-from ..play.runner import FaultJson, GameRecord
+from ..game import GameError, How
+from ..game.cards import parse_deck
+from ..play.luck import game_luck
+from ..play.runner import Fault, GameRecord
 from .schedule import GameSpec
 
 
@@ -27,11 +29,14 @@ class GameOutcome:
     points: tuple[int, ...]
     how: How
     turns: int
-    faults: tuple[FaultJson, ...] = ()
+    faults: tuple[Fault, ...] = ()
     forfeits: tuple[int, ...] = ()
     wall_time: float = 0.0
     worker: int | str = 0  # a process-pool worker's number; a Dask worker's HOST:PID
     record: str = ""  # path of the JSONL record, relative to the output folder
+    #: Luck-adjusted scores, ``adjusted[score][seat]`` for ``play.luck.SCORES``
+    #: (share, win, points); None: not computed (a store older than them).
+    adjusted: tuple[tuple[float, ...], ...] | None = None
 
     @classmethod
     def of(cls, record: GameRecord, spec: GameSpec, *, worker: int | str = 0,
@@ -39,8 +44,22 @@ class GameOutcome:
         """The outcome of ``spec``'s game, played into ``record`` (written to
         ``record_path``, relative to the output folder)."""
         r = record.ended
-        return cls(index=spec.index, game_id=spec.game_id, deal=spec.deal,
+        return cls(adjusted=luck_of(record), index=spec.index, game_id=spec.game_id, deal=spec.deal,
                    deal_seed=spec.deal_seed, seats=spec.seats, places=r.places, points=r.points,
-                   how=r.how, turns=r.turns, faults=tuple(f.to_dict() for f in r.faults),
+                   how=r.how, turns=r.turns, faults=r.faults,
                    forfeits=r.forfeits, wall_time=record.wall_time, worker=worker,
                    record=record_path)
+
+
+def luck_of(record: GameRecord) -> tuple[tuple[float, ...], ...] | None:
+    """The game's luck-adjusted scores (``play.luck``), from its deck and decisions;
+    None if they cannot be computed (no value function file): the result is kept, and
+    the standings count its raw scores."""
+    r = record.ended
+    try:
+        luck = game_luck(record.config, record.seed, parse_deck(record.deck), record.first_player,
+                         [(int(d["seat"]), str(d["decision"])) for d in record.decisions],
+                         r.places, r.points)
+    except (OSError, ValueError, KeyError, IndexError, GameError):
+        return None
+    return luck.adjusted_all()

@@ -120,15 +120,15 @@ def run_tournament(
         return summary
 
 
-def standings_of(output_dir: Path) -> Standings:
+def standings_of(output_dir: Path, scores: str = "adjusted") -> Standings:
     """Standings of the tournament in ``output_dir`` (finished or running), with
-    its seed and the sandbox its bots ran in."""
+    its seed and the sandbox its bots ran in, ranked by ``scores`` (adjusted or raw)."""
     store = Store.open_existing(output_dir)
     try:
         cfg = store.config
         bots = [b["name"] for b in cfg["bots"]]
         st = compute(list(store.outcomes()), bots, cfg["seats"], name=cfg["name"],
-                     scheduled=store.scheduled)
+                     scheduled=store.scheduled, scores=scores)
         st.seed = cfg.get("seed")
         st.seed_source = store.meta("seed_source") or "given"
         st.running = Store.in_use(output_dir) if not st.complete else None

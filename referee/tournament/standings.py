@@ -22,6 +22,15 @@ Definitions (documented here because users read the table, not the code):
   protocol: PROTOCOL.md's fault kinds); the plain and markdown tables show malformed
   and oversized messages together as "malformed" (messages that could not be read);
   forfeits count games the bot forfeited.
+* score: the share of opponents a bot finished ahead of per game (place points /
+  (seats - 1): the win rate at 2 seats), with its 95 % interval over deals.
+  ``scores="adjusted"`` (the default): **luck-adjusted** (``referee.play.luck``): each
+  game's score less what the cards drawn and the 3DOWN cards turned were worth to the
+  seat, by a value function of the state; an unbiased estimate of the raw score with
+  less variance.  The bots are ranked by it (raw: by average place); ``variance
+  removed`` is 1 - (adjusted interval / raw interval)^2.  The raw figures (score, win
+  rate, place, penalty) are always shown beside it.  A game whose luck cannot be
+  computed (no record) counts its raw score.
 * head-to-head: with 2 seats, each pair's score (wins + half of shared places); with
   more, the share of the games two bots played together in which the row bot
   finished ahead of the column bot (level counts half).  A cell is *significant*
@@ -47,6 +56,7 @@ from .outcome import GameOutcome
 from .stopping import STOPPED_WORDS
 
 FORMATS = ("plain", "markdown", "csv", "json")
+SCORE_KINDS = ("adjusted", "raw")
 Z95 = 1.959964
 
 
@@ -73,6 +83,14 @@ class BotStanding:
     protocol: int = 0
     forfeits: int = 0
     stopped: int = 0  # games forfeited without starting it: the bot was stopped
+    score: float | None = None  # raw: mean share of opponents beaten
+    score_ci: float | None = None
+    adj_score: float | None = None  # luck-adjusted
+    adj_score_ci: float | None = None
+    adj_win_rate: float | None = None
+    adj_avg_place: float | None = None
+    adj_avg_penalty: float | None = None
+    variance_removed: float | None = None  # 1 - (adj_score_ci / score_ci)^2
 
 
 @dataclass
@@ -92,6 +110,7 @@ class Standings:
     sandbox: dict[str, Any] | None = None  # what its bots ran in (Sandbox.describe)
     # significant[a][b]: the 95 % interval of a's share against b excludes 1/2
     significant: dict[str, dict[str, bool]] = field(default_factory=dict)
+    scores: str = "adjusted"  # which scores rank the bots: SCORE_KINDS
 
     @property
     def complete(self) -> bool:
@@ -119,8 +138,16 @@ def place_points(places: Sequence[int], seat: int) -> float:
 
 
 def compute(outcomes: Iterable[GameOutcome], bots: Sequence[str], seats: int, *,
-            name: str = "tournament", scheduled: int | None = None) -> Standings:
-    """Standings from finished games (in any order: no figure depends on it)."""
+            name: str = "tournament", scheduled: int | None = None,
+            scores: str = "adjusted") -> Standings:
+    """Standings from finished games (in any order: no figure depends on it), the
+    bots ranked by their luck-adjusted score (``scores="adjusted"``) or by their raw
+    average place (``"raw"``)."""
+    if scores not in SCORE_KINDS:
+        raise ValueError(f"unknown scores {scores!r}: choose from {', '.join(SCORE_KINDS)}")
+    # per bot, per deal: [games, raw share, adjusted share, adj. win, adj. place, adj. points]
+    luck_deal: dict[str, dict[int, list[float]]] = {
+        b: defaultdict(lambda: [0, 0.0, 0.0, 0.0, 0.0, 0.0]) for b in bots}
     rated: list[RatedGame] = []
     # per pair, per deal: [row bot's score against the column bot, games]
     pair_deal: dict[tuple[str, str], dict[int, list[float]]] = defaultdict(
@@ -147,6 +174,22 @@ def compute(outcomes: Iterable[GameOutcome], bots: Sequence[str], seats: int, *,
             d[2] += o.places[s]
             if s in o.forfeits:
                 r.forfeits += 1
+            k = len(o.seats)
+            share = place_points(o.places, s) / (k - 1)
+            lk = luck_deal[bot][o.deal]
+            lk[0] += 1
+            lk[1] += share
+            if o.adjusted is not None:
+                adj_share, adj_win, adj_points = (o.adjusted[i][s] for i in range(3))
+                lk[2] += adj_share
+                lk[3] += adj_win
+                lk[4] += o.places[s] - (k - 1) * (adj_share - share)
+                lk[5] += adj_points
+            else:
+                lk[2] += share
+                lk[3] += won
+                lk[4] += o.places[s]
+                lk[5] += o.points[s]
             for t, other in enumerate(o.seats):
                 if t != s:
                     met[bot][other] += 1
@@ -157,9 +200,9 @@ def compute(outcomes: Iterable[GameOutcome], bots: Sequence[str], seats: int, *,
                     cell[0] += score
                     cell[1] += 1
         for f in o.faults:
-            r = rows[o.seats[f["seat"]]]
-            kind = f["kind"]
-            if STOPPED_WORDS in str(f.get("detail", "")):
+            r = rows[o.seats[f.seat]]
+            kind = f.kind
+            if STOPPED_WORDS in str(f.detail):
                 r.stopped += 1
                 continue  # not a crash: it was not started
             if kind == "timeout":
@@ -186,18 +229,36 @@ def compute(outcomes: Iterable[GameOutcome], bots: Sequence[str], seats: int, *,
             _, r.place_ci = mean_ci([d[2] / d[0] for d in deals])
         r.rating = ratings.rating[b]
         r.rating_low, r.rating_high = ratings.low[b], ratings.high[b]
+        lucky = list(luck_deal[b].values())
+        if r.games:
+            r.score, r.score_ci = mean_ci([d[1] / d[0] for d in lucky])
+            r.adj_score, r.adj_score_ci = mean_ci([d[2] / d[0] for d in lucky])
+            r.score = sum(d[1] for d in lucky) / r.games
+            r.adj_score = sum(d[2] for d in lucky) / r.games
+            r.adj_win_rate = sum(d[3] for d in lucky) / r.games
+            r.adj_avg_place = sum(d[4] for d in lucky) / r.games
+            r.adj_avg_penalty = sum(d[5] for d in lucky) / r.games
+            if r.score_ci and r.adj_score_ci is not None:
+                r.variance_removed = 1.0 - (r.adj_score_ci / r.score_ci) ** 2
     significant: dict[str, dict[str, bool]] = {a: dict.fromkeys(bots, False) for a in bots}
     for (a, b), deals_of in pair_deal.items():
         m, hw = mean_ci([sc / n for sc, n in deals_of.values()])
         significant[a][b] = m is not None and hw is not None and abs(m - 0.5) > hw
-    ordered = sorted(rows.values(), key=lambda r: (
-        r.avg_place if r.avg_place is not None else math.inf,
-        -(r.win_rate or 0.0), -r.rating, r.bot))
+    if scores == "adjusted":
+        ordered = sorted(rows.values(), key=lambda r: (
+            -r.adj_score if r.adj_score is not None else math.inf,
+            r.avg_place if r.avg_place is not None else math.inf,
+            -(r.win_rate or 0.0), -r.rating, r.bot))
+    else:
+        ordered = sorted(rows.values(), key=lambda r: (
+            r.avg_place if r.avg_place is not None else math.inf,
+            -(r.win_rate or 0.0), -r.rating, r.bot))
     for i, r in enumerate(ordered):
         r.rank = i + 1
     return Standings(name=name, seats=seats, played=played,
                      scheduled=played if scheduled is None else scheduled,
-                     rows=ordered, head=head, met=met, significant=significant)
+                     rows=ordered, head=head, met=met, significant=significant,
+                     scores=scores)
 
 
 # --- text forms ----------------------------------------------------------------------
@@ -216,11 +277,31 @@ def _pm(x: float | None, ci: float | None, fmt: str, scale: float = 1.0) -> str:
     return s if ci is None else f"{s} ± {format(ci * scale, fmt)}"
 
 
+def _score(st: Standings, r: BotStanding) -> str:
+    """The score the bots are ranked by, with its interval (in %)."""
+    if st.scores == "adjusted":
+        return _pm(r.adj_score, r.adj_score_ci, ".1f", 100)
+    return _pm(r.score, r.score_ci, ".1f", 100)
+
+
+def score_header(st: Standings, short: bool = False) -> str:
+    if short:
+        return "adj. score" if st.scores == "adjusted" else "score"
+    return ("adj. score % (95% CI)" if st.scores == "adjusted" else "score % (95% CI)")
+
+
 def standings_table(st: Standings) -> tuple[list[str], list[list[str]]]:
-    headers = ["rank", "bot", "games", "wins", "win % (95% CI)", "avg place (95% CI)",
+    adjusted = st.scores == "adjusted"
+    headers = ["rank", "bot", "games", score_header(st),
+               *(["raw score % (95% CI)", "var. removed"] if adjusted else []),
+               "wins", "win % (95% CI)", "avg place (95% CI)",
                "place pts", "avg penalty", "rating (95% CI)", "timeouts", "crashes", "illegal",
                "malformed", "protocol", "forfeits"]
-    rows = [[str(r.rank), r.bot, str(r.games), str(r.wins), _pm(r.win_rate, r.win_ci, ".1f", 100),
+    rows = [[str(r.rank), r.bot, str(r.games), _score(st, r),
+             *([_pm(r.score, r.score_ci, ".1f", 100), _num(
+                 None if r.variance_removed is None else 100 * r.variance_removed, ".0f")
+                + ("%" if r.variance_removed is not None else "")] if adjusted else []),
+             str(r.wins), _pm(r.win_rate, r.win_ci, ".1f", 100),
              _pm(r.avg_place, r.place_ci, ".2f"), f"{r.place_points:g}", _num(r.avg_penalty, ".1f"),
              _rating(r), str(r.timeouts), str(r.crashes),
              str(r.illegal), str(r.malformed + r.oversized), str(r.protocol),
@@ -248,16 +329,22 @@ def compact_table(st: Standings, width: int | None = None) -> tuple[list[str], l
               if any(getattr(r, f) for r in st.rows for f in fs)]
 
     def build(short: int, names: int | None) -> tuple[list[str], list[list[str]]]:
-        heads = (["rank", "bot", "games", "win % (95% CI)", "avg place (95% CI)",
-                  "rating (95% CI)", "avg penalty"] if short == 0 else
-                 ["#", "bot", "games", "win %", "avg place", "rating", "penalty"])
+        heads = (["rank", "bot", "games", score_header(st), "win % (95% CI)",
+                  "avg place (95% CI)", "rating (95% CI)", "avg penalty"] if short == 0 else
+                 ["#", "bot", "games", score_header(st, True) if short < 3
+                  else ("adj." if st.scores == "adjusted" else "score"), "win %", "avg place",
+                  "rating", "penalty"])
         if short >= 2:
             heads = heads[:-1]
         heads += [SHORT_FAULTS[h] if short >= 3 else h for h, _ in faults]
         rows = []
         for r in st.rows:
             bot = r.bot if names is None or len(r.bot) <= names else r.bot[:names - 1] + "…"
-            row = [str(r.rank), bot, str(r.games), _pm(r.win_rate, r.win_ci, ".1f", 100),
+            value = r.adj_score if st.scores == "adjusted" else r.score
+            score = (_score(st, r) if short < 3 else
+                     _num(None if value is None else 100 * value, ".1f"))
+            row = [str(r.rank), bot, str(r.games), score,
+                   _pm(r.win_rate, r.win_ci, ".1f", 100),
                    _pm(r.avg_place, r.place_ci, ".2f"),
                    _rating(r) if short < 3 or not r.games else f"{r.rating:+.0f}"]
             if short < 2:
@@ -275,11 +362,11 @@ def compact_table(st: Standings, width: int | None = None) -> tuple[list[str], l
         if fits(t):
             return t
     longest = max((len(r.bot) for r in st.rows), default=8)
-    for names in range(longest - 1, 7, -1):
+    for names in range(longest - 1, 5, -1):
         t = build(3, names)
         if fits(t):
             return t
-    return build(3, 8)
+    return build(3, 6)
 
 
 def _rating(r: BotStanding) -> str:
@@ -329,6 +416,12 @@ def _title(st: Standings) -> str:
                      f"{sb['scratch_mb']} MB scratch" if sb.get("active") else "sandbox: off")
     if notes:
         lines.append("; ".join(notes))
+    if st.scores == "adjusted":
+        lines.append("ranked by luck-adjusted score: the share of opponents beaten, less the "
+                     "luck of the cards drawn and the 3DOWN cards turned (--scores raw: "
+                     "by raw average place); win %, place and penalty are raw")
+    else:
+        lines.append("ranked by raw average place (score: the share of opponents beaten)")
     return "\n".join(lines)
 
 
@@ -341,6 +434,7 @@ def render(st: Standings, fmt: str = "plain", *, wide: bool = True,
         return json.dumps({
             "name": st.name, "seats": st.seats, "played": st.played,
             "scheduled": st.scheduled, "seed": st.seed, "seed_source": st.seed_source,
+            "scores": st.scores,
             "sandbox": st.sandbox,
             "standings": [asdict(r) for r in st.rows],
             "head_to_head": {a: {b: {"score": st.head[a][b], "games": st.met[a][b],
@@ -422,8 +516,8 @@ def by_worker(outcomes: Iterable[GameOutcome], examples: int = 5) -> list[Worker
             continue
         w.faulty += 1
         for f in o.faults:
-            w.faults[f["kind"]] = w.faults.get(f["kind"], 0) + 1
-        if {f["seat"] for f in o.faults} >= set(range(len(o.seats))):
+            w.faults[f.kind] = w.faults.get(f.kind, 0) + 1
+        if {f.seat for f in o.faults} >= set(range(len(o.seats))):
             w.every_seat += 1
             if len(w.examples) < examples:
                 w.examples.append(o.game_id)

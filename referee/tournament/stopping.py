@@ -52,9 +52,9 @@ def failed(outcome: GameOutcome, seat: int) -> bool:
     """The bot in ``seat`` forfeited the game because it crashed or never started."""
     if seat not in outcome.forfeits:
         return False
-    return any(f.get("seat") == seat and (
-        f.get("kind") == "crash"
-        or (f.get("kind") == "timeout" and "no hello" in str(f.get("detail", ""))))
+    return any(f.seat == seat and (
+        f.kind == "crash"
+        or (f.kind == "timeout" and "no hello" in str(f.detail)))
         for f in outcome.faults)
 
 
@@ -83,8 +83,8 @@ class Stopper:
             self.counted[bot] = n = self.counted.get(bot, 0) + 1
             if bot not in self.first_fault:
                 self.first_fault[bot] = next(
-                    (f"{f.get('kind')}: {f.get('detail')}" for f in outcome.faults
-                     if f.get("seat") == seat), "")
+                    (f"{f.kind}: {f.detail}" for f in outcome.faults
+                     if f.seat == seat), "")
             if n >= self.after:
                 why = (f"it failed in each of its first {n} games; the first: "
                        f"{self.first_fault[bot]}")

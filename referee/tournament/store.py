@@ -14,11 +14,16 @@ Tables::
           faults, forfeits, wall_time, worker, record, finished)
     seats(idx, seat, bot, place, points, faults)      -- the same, one row per seat,
                                                       -- for ad-hoc SQL queries
+    luck(idx, adjusted)         the game's luck-adjusted scores (``play.luck``), JSON
+                                [share by seat, win by seat, points by seat]; a store
+                                made before them gets the table, and the scores from
+                                the records, when it is resumed (``fill_luck``)
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import fcntl
 import json
 import os
@@ -29,6 +34,9 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import StorageError
+from ..game import GameError
+from ..play.luck import SCORES, file_luck, raw_scores
+from ..play.runner import Fault
 from .outcome import GameOutcome
 
 DB_NAME = "tournament.sqlite"
@@ -62,6 +70,10 @@ CREATE TABLE IF NOT EXISTS seats (
     PRIMARY KEY (idx, seat)
 );
 CREATE INDEX IF NOT EXISTS seats_bot ON seats(bot);
+CREATE TABLE IF NOT EXISTS luck (
+    idx INTEGER PRIMARY KEY REFERENCES games(idx),
+    adjusted TEXT NOT NULL
+);
 """
 
 
@@ -124,6 +136,7 @@ class Store:
                     f"{output_dir} holds this tournament as scheduled by another version of "
                     f"the referee ({before} games then, {games} now, or other games); finish "
                     "it with that version, or choose another output folder")
+            store.fill_luck()
         return store
 
     def lock(self) -> None:
@@ -214,6 +227,7 @@ class Store:
         """Every game row replaced by ``outcomes``, in one transaction."""
         try:
             with self.transaction():
+                self.conn.execute("DELETE FROM luck")
                 self.conn.execute("DELETE FROM seats")
                 self.conn.execute("DELETE FROM games")
                 for o in outcomes:
@@ -297,16 +311,20 @@ class Store:
             "INSERT OR IGNORE INTO games VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (o.index, o.game_id, o.deal, o.deal_seed, json.dumps(o.seats),
              json.dumps(o.places), json.dumps(o.points), o.how, o.turns,
-             json.dumps(o.faults), json.dumps(o.forfeits), o.wall_time, o.worker, o.record,
+             json.dumps([f.to_dict() for f in o.faults]), json.dumps(o.forfeits), o.wall_time,
+             o.worker, o.record,
              time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())))
         if cur.rowcount:
             faults = [0] * len(o.seats)
             for f in o.faults:
-                faults[f["seat"]] += 1
+                faults[f.seat] += 1
             self.conn.executemany(
                 "INSERT INTO seats VALUES (?,?,?,?,?,?)",
                 [(o.index, s, o.seats[s], o.places[s], o.points[s], faults[s])
                  for s in range(len(o.seats))])
+            if o.adjusted is not None:
+                self.conn.execute("INSERT OR REPLACE INTO luck VALUES (?, ?)",
+                                  (o.index, json.dumps(o.adjusted)))
 
     def forget_unrecorded(self) -> list[str]:
         """Delete the rows of committed games whose record file is missing or cut
@@ -318,6 +336,7 @@ class Store:
             try:
                 with self.transaction():
                     for idx, _ in bad:
+                        self.conn.execute("DELETE FROM luck WHERE idx = ?", (idx,))
                         self.conn.execute("DELETE FROM seats WHERE idx = ?", (idx,))
                         self.conn.execute("DELETE FROM games WHERE idx = ?", (idx,))
             except sqlite3.Error as e:
@@ -331,17 +350,63 @@ class Store:
         return int(self.conn.execute("SELECT COUNT(*) FROM games").fetchone()[0])
 
     def outcomes(self) -> Iterator[GameOutcome]:
-        """Every stored game, in schedule order."""
+        """Every stored game, in schedule order.  A game stored without its
+        luck-adjusted scores (by a referee older than them) gets them from its record
+        (``fill_luck`` keeps them)."""
+        has_luck = self._has_luck()
         cur = self.conn.execute(
-            "SELECT idx, game_id, deal, deal_seed, seats, places, points, how, turns, faults, "
-            "forfeits, wall_time, worker, record FROM games ORDER BY idx")
-        for r in cur:
-            yield GameOutcome(
+            "SELECT g.idx, game_id, deal, deal_seed, seats, places, points, how, turns, faults, "
+            "forfeits, wall_time, worker, record, "
+            + ("l.adjusted FROM games g LEFT JOIN luck l ON l.idx = g.idx " if has_luck
+               else "NULL FROM games g ")
+            + "ORDER BY g.idx")
+        for r in cur.fetchall():
+            o = GameOutcome(
                 index=r[0], game_id=r[1], deal=r[2], deal_seed=r[3],
                 seats=tuple(json.loads(r[4])), places=tuple(json.loads(r[5])),
                 points=tuple(json.loads(r[6])), how=r[7], turns=r[8],
-                faults=tuple(json.loads(r[9])), forfeits=tuple(json.loads(r[10])),
-                wall_time=r[11], worker=r[12], record=r[13])
+                faults=tuple(Fault.as_stored(f) for f in json.loads(r[9])),
+                forfeits=tuple(json.loads(r[10])),
+                wall_time=r[11], worker=r[12], record=r[13],
+                adjusted=None if r[14] is None else tuple(tuple(x) for x in json.loads(r[14])))
+            if o.adjusted is None:
+                o = dataclasses.replace(o, adjusted=self._luck_from_record(o))
+            yield o
+
+    def _has_luck(self) -> bool:
+        return self.conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'luck'").fetchone() is not None
+
+    def _luck_from_record(self, o: GameOutcome) -> tuple[tuple[float, ...], ...] | None:
+        """The luck-adjusted scores from the game's record file; None if it cannot be
+        read (the standings then count that game's raw scores)."""
+        try:
+            luck = file_luck(self.path.parent / o.record)
+        except (OSError, ValueError, KeyError, TypeError, GameError):
+            return None
+        # The standings' places (forfeits counted) may differ from the rules' own.
+        raw = raw_scores(o.places, o.points)
+        return tuple(tuple(round(raw[i][s] - luck.corrections[i][s], 6)
+                           for s in range(len(o.seats))) for i in range(len(SCORES)))
+
+    def fill_luck(self) -> int:
+        """Store the luck-adjusted scores of the games stored without them (a store
+        made by an older referee, resumed); how many."""
+        if not self._has_luck() or not self.conn.execute(
+                "SELECT COUNT(*) FROM games g LEFT JOIN luck l ON l.idx = g.idx "
+                "WHERE l.idx IS NULL").fetchone()[0]:
+            return 0
+        missing = list(self.outcomes())
+        have = {r[0] for r in self.conn.execute("SELECT idx FROM luck")}
+        rows = [(o.index, json.dumps(o.adjusted)) for o in missing
+                if o.index not in have and o.adjusted is not None]
+        if rows:
+            try:
+                with self.transaction():
+                    self.conn.executemany("INSERT OR REPLACE INTO luck VALUES (?, ?)", rows)
+            except sqlite3.Error as e:
+                raise StorageError(f"cannot update {self.path}: {e}") from None
+        return len(rows)
 
 
 def _unreadable(path: Path, e: sqlite3.Error) -> StorageError:

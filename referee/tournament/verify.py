@@ -76,7 +76,7 @@ def outcome_of(rec: Record, index: int, deal: int, rel: str, worker: int | str =
         deal_seed=rec.head.seed, seats=tuple(rec.bots), places=r.places, points=r.points,
         how=r.how, turns=r.turns,
         # As the record says (verify checks it against the engine, not its form).
-        faults=tuple(f.to_dict() for f in rec.faults),
+        faults=tuple(rec.faults),
         forfeits=r.forfeits, wall_time=rec.wall_time or 0.0, worker=worker, record=rel)
 
 
@@ -88,7 +88,7 @@ _FIELDS: tuple[tuple[str, Callable[[GameOutcome], Any]], ...] = (
     ("points", lambda o: list(o.points)),
     ("how the game ended", lambda o: o.how),
     ("turns", lambda o: o.turns),
-    ("faults", lambda o: [dict(f) for f in o.faults]),
+    ("faults", lambda o: [f.to_dict() for f in o.faults]),
     ("forfeits", lambda o: list(o.forfeits)),
 )
 
@@ -157,8 +157,8 @@ def check_store(store: Store, out: Path, *, repair_hint: str = "") -> Report:
                     f"{name}: the database says {get(row)}, the record {get(want)}"))
         faults = [0] * len(row.seats)
         for f in want.faults:
-            if 0 <= int(f.get("seat", -1)) < len(faults):
-                faults[int(f["seat"])] += 1
+            if 0 <= f.seat < len(faults):
+                faults[f.seat] += 1
         for s, bot in enumerate(want.seats):
             have = seat_rows.get((row.index, s))
             expect = (bot, want.places[s], want.points[s], faults[s])

@@ -9,6 +9,7 @@ from pathlib import Path
 from referee.league.config import load_league_config
 from referee.league.run import new_league
 from referee.league.schedule import name_of
+from referee.play.runner import Fault
 from referee.tournament.executor import Job, Report
 from referee.tournament.outcome import GameOutcome
 from referee.tournament.schedule import GameSpec
@@ -71,8 +72,8 @@ class FakeExecutor:
             for place, s in enumerate(order):
                 places[s] = place + 1
             points = [0 if p == 1 else score[s] % 37 for s, p in enumerate(places)]
-            faults = tuple({"seat": s, "kind": "timeout", "turn": 1, "bot": e,
-                            "detail": "strength 0 is slow"}
+            faults = tuple(Fault(seat=s, kind="timeout", turn=1, bot=e,
+                                 detail="strength 0 is slow", action="substituted")
                            for s, e in enumerate(spec.seats) if strengths[s] == 0)
             self.played.append(spec)
             # A record on disk before the outcome is reported, as an executor writes

@@ -1,7 +1,7 @@
 """One BotSpec and one make_player for ``referee play``, matches and tournaments: a
 bot described on the command line and in a tournament file is the same spec, and
 becomes its player the same way; in-process bots draw from their seat, or (duplicate
-deals) from their stream, wherever they sit."""
+deals) from the deal's seat, or from their own stream, wherever they sit."""
 
 from __future__ import annotations
 
@@ -74,8 +74,9 @@ def _seeds(tmp_path: Path, *, streams: bool, stream: str | None = None) -> list[
 
 def test_in_process_bots_draw_from_their_seat_or_from_their_stream(tmp_path: Path) -> None:
     assert _seeds(tmp_path / "a", streams=False) == [42 * 7919, 42 * 7919 + 1]
-    by_name = derive_seed(42, "bot", "rec")
-    assert _seeds(tmp_path / "b", streams=True) == [by_name, by_name]
+    # duplicate deals: the deal's and the seat's numbers, whoever sits there
+    by_seat = [derive_seed(42, "bot", "seat", 0), derive_seed(42, "bot", "seat", 1)]
+    assert _seeds(tmp_path / "b", streams=True) == by_seat
     paired = derive_seed(42, "bot", "paired")
     assert _seeds(tmp_path / "c", streams=True, stream="paired") == [paired, paired]
 

@@ -18,6 +18,7 @@ from referee.league.submission import SubmissionError, check_entry_command, stag
 from referee.players.sandbox import FenceError, Sandbox, SandboxConfig, bot_folder, check_fence
 from tests.league.conftest import env_for_subprocess, referee_command
 from tests.league.leaguehelpers import league_toml
+from tests.procs import scaled
 from tests.sandbox.conftest import bot_folder as make_bot_folder
 from tests.sandbox.conftest import run_bot, system_python
 
@@ -161,7 +162,7 @@ def test_league_submit_refuses_a_command_naming_the_servers_files(
 
     def referee(*args: str | Path) -> subprocess.CompletedProcess[str]:
         return subprocess.run([exe, *map(str, args)], capture_output=True, text=True,
-                              env=env_for_subprocess(), timeout=120, cwd=tmp_path)
+                              env=env_for_subprocess(), timeout=scaled(120), cwd=tmp_path)
 
     assert referee("league", "new", league, "--config", cfg).returncode == 0
     key = secret / "referee.key_secret"

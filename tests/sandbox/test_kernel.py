@@ -71,6 +71,13 @@ def test_two_bots_cannot_pass_data_through_the_keyring(sandbox: Sandbox,
     assert put.said("KEY") == ["put: EPERM"], put.log
     assert got.said("KEY") == ["get: EPERM"], got.log
     assert "AS-KH-QD" not in got.log
+    # Nor does /proc/keys list the keys of its user (the referee's user on the host).
+    show = ["-c", "import sys\ntry: print('KEYS', open('/proc/keys').read().replace("
+            "'\\n', ' | '), file=sys.stderr)\nexcept OSError as e: print('KEYS', e.strerror, "
+            "file=sys.stderr)"]
+    assert "updown-hand" in _unsandboxed([py, *show], folder)
+    listed = run_bot(sandbox, [py, *show], folder)
+    assert listed.said("KEYS") and "updown-hand" not in listed.log, listed.log
 
 
 def test_each_bot_has_an_empty_session_keyring_of_its_own(sandbox: Sandbox,

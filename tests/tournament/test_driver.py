@@ -16,6 +16,7 @@ import pytest
 from referee.errors import StorageError
 from referee.league.run import run_league, submit
 from referee.league.store import LeagueStore
+from referee.play.runner import Fault
 from referee.players.sandbox import unsandboxed
 from referee.tournament.config import TournamentConfig, parse_config
 from referee.tournament.driver import Progress
@@ -76,8 +77,8 @@ class Fake:
                         detail = f"{bot} ended before its hello: exit code 1"
                         report(FaultNotice(spec.game_id, f"{bot} (seat {seat}) turn 0: "
                                                          f"crash: {detail} [forfeit]"))
-                    faults.append({"seat": seat, "kind": "crash", "turn": 0, "bot": bot,
-                                   "detail": detail})
+                    faults.append(Fault(seat=seat, bot=bot, kind="crash", detail=detail,
+                                        turn=0, action="forfeit"))
             order = [s for s in range(len(spec.seats)) if s not in forfeits] + forfeits
             places = [0] * len(spec.seats)
             for place, s in enumerate(order):

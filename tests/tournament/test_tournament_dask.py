@@ -27,6 +27,8 @@ from distributed import LocalCluster
 
 from referee.cli.main import main
 from referee.errors import ExecutionError
+from referee.play.runner import Fault
+from referee.protocol.messages import FaultKind
 from referee.tournament.config import TournamentConfigError, load_config, parse_config
 from referee.tournament.dask_executor import (
     Committer,
@@ -168,7 +170,8 @@ def test_a_worker_killed_mid_set_loses_nothing_and_duplicates_nothing(
     cfg = load_config(remote / "t.toml")
     games = schedule(cfg)  # the file gives the seed
     killed_deal = {g.deal for g in games
-                   if "killer" in g.seats and derive_seed(g.deal_seed, "bot", "killer") == int(seed)}
+                   if "killer" in g.seats and derive_seed(
+                       g.deal_seed, "bot", "seat", g.seats.index("killer")) == int(seed)}
     assert len(killed_deal) == 1
     out = remote / "out"
     assert rows(out, "SELECT COUNT(*), COUNT(DISTINCT game_id) FROM games") == [(len(games),) * 2]
@@ -509,14 +512,17 @@ def test_the_executor_in_the_configuration(tmp_path: Path) -> None:
 def test_the_fault_view_finds_a_sick_worker() -> None:
     from referee.tournament.standings import by_worker, render_by_worker
 
-    def game(i: int, worker: str, faults: list[dict[str, object]]) -> GameOutcome:
+    def game(i: int, worker: str, faults: list[Fault]) -> GameOutcome:
         return GameOutcome(index=i, game_id=f"g{i:06d}", deal=i // 2, deal_seed=1,
                            seats=("a", "b"), places=(1, 2), points=(0, 1), how="out",
                            turns=5, faults=tuple(faults), worker=worker)
 
-    timeout = [{"seat": 0, "kind": "timeout"}, {"seat": 1, "kind": "timeout"}]
+    def f(seat: int, kind: FaultKind) -> Fault:
+        return Fault(seat=seat, bot="?", kind=kind, detail="", turn=1, action="substituted")
+
+    timeout = [f(0, "timeout"), f(1, "timeout")]
     games = [game(i, "good:1", []) for i in range(6)]
-    games += [game(6, "good:1", [{"seat": 1, "kind": "crash"}])]
+    games += [game(6, "good:1", [f(1, "crash")])]
     games += [game(7 + i, "sick:2", timeout) for i in range(3)] + [game(10, "sick:2", [])]
     sick, good = by_worker(games)
     assert (sick.worker, sick.games, sick.faulty, sick.every_seat) == ("sick:2", 4, 3, 3)
@@ -544,7 +550,8 @@ def test_a_batch_is_committed_in_one_transaction_all_or_none(tmp_path: Path) -> 
             report(Batch(good.outcomes))
             a, b = fake_set(second).outcomes
             (Path(job.output_dir) / a.record).write_text('{"type": "result"}\n')
-            broken = dataclasses.replace(b, faults=({"seat": 7, "kind": "crash"},))  # no seat 7
+            broken = dataclasses.replace(b, faults=(Fault(  # no seat 7
+                seat=7, bot="?", kind="crash", detail="", turn=1, action="forfeit"),))
             report(Batch((a, broken)))
 
     with pytest.raises(IndexError):

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from referee.play.runner import Fault
 from referee.tournament.config import load_config
 from referee.tournament.executor import Job, ProcessExecutor, Report
 from referee.tournament.outcome import GameOutcome
@@ -163,7 +164,9 @@ def test_a_failed_commit_is_one_error_and_keeps_what_was_committed(tmp_path: Pat
     store = Store.create_or_resume(tmp_path, {"k": 1}, "t", 5000)
     outcome = GameOutcome(index=0, game_id="g000000", deal=0, deal_seed=1, seats=("a", "b"),
                           places=(1, 2), points=(0, 5), how="winner", turns=9,
-                          faults=({"seat": 1, "detail": "x" * 3000},), record="games/g0.jsonl")
+                          faults=(Fault(seat=1, bot="b", kind="crash", detail="x" * 3000,
+                                        turn=1, action="forfeit"),),
+                          record="games/g0.jsonl")
     store.add(outcome)
     pages = store.conn.execute("PRAGMA page_count").fetchone()[0]
     store.conn.execute(f"PRAGMA max_page_count={pages}")

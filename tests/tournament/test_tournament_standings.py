@@ -9,20 +9,22 @@ import math
 
 import pytest
 
+from referee.play.runner import Fault
+from referee.protocol.messages import FaultKind
 from referee.stats.ratings import RatedGame, fit_plackett_luce
 from referee.tournament.outcome import GameOutcome
 from referee.tournament.standings import compute, mean_ci, place_points, render, standings_table
 
 
 def game(index: int, deal: int, seats: str | tuple[str, ...], places: tuple[int, ...], points: tuple[int, ...],
-         faults: tuple[dict[str, object], ...] = (), forfeits: tuple[int, ...] = ()) -> GameOutcome:
+         faults: tuple[Fault, ...] = (), forfeits: tuple[int, ...] = ()) -> GameOutcome:
     return GameOutcome(index=index, game_id=f"g{index}", deal=deal, deal_seed=deal,
                        seats=tuple(seats), places=places, points=points, how="played_out",
                        turns=10, faults=faults, forfeits=forfeits)
 
 
-def fault(seat: int, kind: str) -> dict[str, object]:
-    return {"seat": seat, "bot": "?", "kind": kind, "detail": "", "turn": 1, "action": "substituted"}
+def fault(seat: int, kind: FaultKind) -> Fault:
+    return Fault(seat=seat, bot="?", kind=kind, detail="", turn=1, action="substituted")
 
 
 # Two duplicated deals between A and B (each deal played with the seats swapped):

@@ -1,0 +1,60 @@
+"""``referee luck``: the value function of luck-adjusted scores, refitted and applied.
+
+The estimator is ``referee.play.luck``; this module is only the command group.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from ..play.luck import FIT_SEATS, MODEL_FILE, SCORES, ValueModel, file_luck, fit_model
+from .kit import Group
+
+
+@click.group(cls=Group)
+def luck() -> None:
+    """Luck-adjusted scores: the value function they use, and one game's luck."""
+
+
+@luck.command("fit")
+@click.option("--games", type=click.IntRange(min=10), default=150, show_default=True,
+              help="Self-play games per table size (2 to 6 seats).")
+@click.option("--seed", type=int, default=1, show_default=True,
+              help="Seeds every game and every bot drawn: a seed gives one model.")
+@click.option("--output", type=click.Path(dir_okay=False), default=str(MODEL_FILE),
+              show_default=True, help="Where to write the model (JSON).")
+def fit_command(games: int, seed: int, output: str) -> None:
+    """Refit the value function on self-play of the built-in bots (heuristic and
+    lowest in turn, every seat the same bot) at 2 to 6 seats, and write it."""
+    total = games * len(FIT_SEATS)
+    done = [0]
+
+    def progress() -> None:
+        done[0] += 1
+        if done[0] % 50 == 0 or done[0] == total:
+            click.echo(f"{done[0]}/{total} games", err=True)
+
+    model = fit_model(games, seed, progress=progress)
+    Path(output).write_text(model.to_json())
+    click.echo(f"wrote {output} ({games} games per table size, seed {seed})")
+
+
+@luck.command("show")
+@click.argument("record", type=click.Path(exists=True, dir_okay=False))
+@click.option("--model", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="A value function other than the shipped one.")
+def show_command(record: str, model: str | None) -> None:
+    """One game's raw and luck-adjusted scores, seat by seat (RECORD: a game record)."""
+    value = ValueModel.load(Path(model)) if model else None
+    try:
+        got = file_luck(Path(record), value)
+    except (ValueError, KeyError, TypeError) as e:
+        raise click.ClickException(f"{record}: {e}") from None
+    click.echo(f"{got.events} chance events (cards drawn, 3DOWN cards turned)")
+    for i, k in enumerate(SCORES):
+        adj = got.adjusted(k)
+        cells = "  ".join(f"seat {s}: {got.raw[i][s]:g} -> {adj[s]:+.3f}"
+                          for s in range(len(adj)))
+        click.echo(f"{k:<7} {cells}")

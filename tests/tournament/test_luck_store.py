@@ -1,0 +1,60 @@
+"""Luck-adjusted scores stored with the outcome, a store made before them migrated,
+and the standings ranked by them or by raw places (issue 25)."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+from referee.tournament.config import parse_config
+from referee.tournament.executor import SerialExecutor
+from referee.tournament.run import run_tournament, standings_of
+from referee.tournament.standings import render
+from referee.tournament.store import DB_NAME, Store
+
+RAW = {"tournament": {"name": "t", "seats": 2, "deals": 3, "seed": 5},
+       "rules": {"variants": ["play_out"]},
+       "bots": [{"name": "a", "builtin": "lowest"}, {"name": "b", "builtin": "random"}]}
+
+
+def _run(out: Path) -> None:
+    run_tournament(parse_config(RAW), output_dir=out, executor=SerialExecutor(), quiet=True)
+
+
+def _luck_rows(out: Path) -> dict[int, list[list[float]]]:
+    with sqlite3.connect(out / DB_NAME) as conn:
+        return {i: json.loads(a) for i, a in conn.execute("SELECT idx, adjusted FROM luck")}
+
+
+def test_adjusted_scores_are_stored_and_an_old_store_gets_them_when_resumed(
+        tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    _run(out)
+    stored = _luck_rows(out)
+    assert len(stored) == 6 and all(len(v) == 3 and len(v[0]) == 2 for v in stored.values())
+    # what a store made before adjusted scores looks like: no luck table
+    with sqlite3.connect(out / DB_NAME) as conn:
+        conn.execute("DROP TABLE luck")
+    store = Store.open_existing(out)  # read-only: computed from the records
+    try:
+        again = {o.index: [list(x) for x in o.adjusted or ()] for o in store.outcomes()}
+    finally:
+        store.close()
+    assert again == stored
+    _run(out)  # resumed: the table is made and filled from the records
+    assert _luck_rows(out) == stored
+
+
+def test_standings_say_which_scores_rank_them(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    _run(out)
+    adjusted, raw = standings_of(out), standings_of(out, "raw")
+    assert adjusted.scores == "adjusted" and raw.scores == "raw"
+    text = render(adjusted, "plain")
+    assert "ranked by luck-adjusted score" in text and "raw score % (95% CI)" in text
+    assert "ranked by raw average place" in render(raw, "plain")
+    for r in adjusted.rows:
+        assert r.adj_score is not None and r.score is not None
+    doc = json.loads(render(adjusted, "json"))
+    assert doc["scores"] == "adjusted" and "adj_score" in doc["standings"][0]
