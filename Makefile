@@ -10,6 +10,7 @@ STAMP := $(VENV)/.installed
 # System packages the tests need, installed with apt-get when missing and we are
 # root (CI); otherwise say what to install.  bubblewrap: the bots' sandbox;
 # libseccomp2: its seccomp filter (built through pyseccomp, a ctypes binding);
+# python3 (Debian's): the interpreter of the sandbox tests' attacking bots;
 # chromium: the report's browser tests (Debian's, never a downloaded browser);
 # nodejs and npm: the JavaScript example bots.  Without them those tests are
 # skipped, and fail with CI=true.
@@ -17,6 +18,7 @@ system:
 	@missing=""; \
 	command -v bwrap >/dev/null 2>&1 || missing="$$missing bubblewrap"; \
 	ldconfig -p 2>/dev/null | grep -q 'libseccomp\.so\.2' || missing="$$missing libseccomp2"; \
+	[ -x /usr/bin/python3 ] || missing="$$missing python3"; \
 	[ -x /usr/bin/chromium ] || missing="$$missing chromium"; \
 	command -v node >/dev/null 2>&1 || missing="$$missing nodejs"; \
 	command -v npm >/dev/null 2>&1 || missing="$$missing npm"; \
