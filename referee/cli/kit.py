@@ -3,20 +3,33 @@
 Owns the error style of the whole command line: a mistake is one line on stderr,
 ``Error: ...`` saying what is wrong and what would be right, and a documented exit
 status (``EXIT_CODES``) -- click's usage errors included, which click itself prints
-as three lines.  Imports nothing of the referee.
+as three lines.  This is the one place that maps errors to exit statuses:
+
+* a ``RefereeError`` (``referee.errors``, the whole tree) is caught once, by the
+  command group (``Group``) or command (``Command``) it escapes from, and ends the
+  command with its message and the group's ``error_status``;
+* ``running`` runs a command's games under Ctrl-C and SIGTERM: an interruption ends
+  with 130 (143 for SIGTERM), an ``ExecutionError`` (the games cannot go on) with 1,
+  each saying what was kept and how to resume;
+* ``executor_options`` are the ``--executor``, ``--scheduler`` and ``--concurrency``
+  options of every command that plays games (``tournament run``, ``match``, ``league run``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import difflib
+import signal
 import sys
 import textwrap
-from collections.abc import Sequence
-from typing import Any, NoReturn
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, NoReturn, TypeVar
 
 import click
 
+from ..errors import ExecutionError, RefereeError
 from ..game.config import VARIANTS
+from ..tournament.config import EXECUTORS
 
 #: The exit statuses of every command (README, "Exit status").
 EXIT_CODES = {
@@ -39,11 +52,13 @@ def exit_codes_help(width: int = 78) -> str:
 
 
 class UserError(click.ClickException):
-    """A user mistake: one line, ``Error: ...``, exit status 1 (or ``code``)."""
+    """A user mistake: one line, ``Error: ...``, exit status 1 (or ``code``); with
+    ``lines``, the message's own lines (a league's refused changes: one per line)."""
 
-    def __init__(self, message: str, code: int = 1) -> None:
+    def __init__(self, message: str, code: int = 1, lines: bool = False) -> None:
         super().__init__(message)
         self.exit_code = code  # type: ignore[misc]  # click declares it on the class
+        self.lines = lines
 
 
 def fail(message: str, code: int = 1) -> NoReturn:
@@ -51,9 +66,92 @@ def fail(message: str, code: int = 1) -> NoReturn:
     raise UserError(message, code)
 
 
+@contextlib.contextmanager
+def ending(status: int = 1, lines: bool = False) -> Iterator[None]:
+    """Inside: a ``RefereeError`` ends the command with one ``Error: ...`` line (with
+    ``lines``: the message's own lines) and ``status``."""
+    try:
+        yield
+    except RefereeError as e:
+        raise UserError(str(e), status, lines) from None
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, taken through the same path as Ctrl-C."""
+
+
+def _terminate(signum: int, frame: object) -> None:
+    raise Terminated
+
+
+@contextlib.contextmanager
+def running(kept: str, resume: str = "run the same command again to resume") -> Iterator[None]:
+    """Run the body (a run of games) so that it ends as documented: Ctrl-C (SIGINT)
+    and ``kill`` (SIGTERM, what service managers and CI runners send) both stop it,
+    the games in flight dropped and the finished ones kept, and end the command with
+    ``Error: interrupted; KEPT: RESUME`` and 130 (``terminated``, 143); an
+    ``ExecutionError`` (the games cannot go on) ends it with ``Error: ...; KEPT`` and
+    1.  Other errors pass through, to the command's group (``ending``)."""
+    previous = signal.signal(signal.SIGTERM, _terminate)
+    try:
+        yield
+    except ExecutionError as e:
+        fail(f"{e}; {kept}", 1)
+    except KeyboardInterrupt as e:
+        how, code = ("terminated", 143) if isinstance(e, Terminated) else ("interrupted", 130)
+        fail(f"{how}; {kept}: {resume}", code)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def executor_options(default_help: str) -> Callable[[F], F]:
+    """The ``--executor``, ``--scheduler`` and ``--concurrency`` options of every
+    command that plays games; ``referee.tournament.driver.choose_executor`` takes
+    their values."""
+    def decorate(f: F) -> F:
+        f = click.option("--concurrency", "-c", type=click.IntRange(min=1), default=None,
+                         help="Games in flight at once, shared out among the --jobs "
+                              "workers of --executor process (each game with bots of its "
+                              "own; default: one per worker).  More than the CPUs when the "
+                              "bots think (sleep, wait, compute) rather than the referee: "
+                              "e.g. 200 for bots that take 50 ms a decision.")(f)
+        f = click.option("--scheduler", default=None, metavar="tcp://HOST:8786",
+                         help="The Dask scheduler to play on (implies --executor dask); "
+                              "without one, --executor dask starts a local Dask cluster "
+                              "of --jobs workers.")(f)
+        return click.option("--executor", "executor_kind", type=click.Choice(EXECUTORS),
+                            default=None,
+                            help="Where the games are played: process (worker processes "
+                                 f"on this machine) or dask (a Dask cluster).  Default: "
+                                 f"{default_help}.")(f)
+    return decorate
+
+
+class Command(click.Command):
+    """A command whose errors (``RefereeError``) end with ``error_status``."""
+
+    error_status = 1
+    error_lines = False  # True: a message keeps its own lines
+
+    def invoke(self, ctx: click.Context) -> Any:
+        with ending(self.error_status, self.error_lines):
+            return super().invoke(ctx)
+
+
 class Group(click.Group):
     """A command group whose command list shows each command's whole first sentence
-    (click cuts it at 45 characters, often mid-sentence)."""
+    (click cuts it at 45 characters, often mid-sentence), and whose commands' errors
+    (``RefereeError``) end with ``error_status``."""
+
+    error_status = 1
+    error_lines = False  # True: a message keeps its own lines
+
+    def invoke(self, ctx: click.Context) -> Any:
+        with ending(self.error_status, self.error_lines):
+            return super().invoke(ctx)
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         rows = []
@@ -84,7 +182,12 @@ class Main(Group):
             click.echo(f"Error: {_one_line(e.format_message()).rstrip('.')}{hint}", err=True, color=True)
             sys.exit(2)
         except click.ClickException as e:
-            click.echo(f"Error: {_one_line(e.format_message())}", err=True, color=True)
+            text = e.format_message()
+            if getattr(e, "lines", False):
+                text = "\n".join(line.rstrip() for line in text.strip().splitlines())
+            else:
+                text = _one_line(text)
+            click.echo(f"Error: {text}", err=True, color=True)
             sys.exit(e.exit_code)
         except click.Abort:
             click.echo("Error: aborted", err=True, color=True)

@@ -7,7 +7,6 @@ line per change) and exit status 2, never a traceback.
 from __future__ import annotations
 
 import shlex
-import signal
 import sys
 import threading
 import time
@@ -19,10 +18,10 @@ import click
 from ..league.browse import game_view, overview, verify_league
 from ..league.browse import games as list_games
 from ..league.browse import show as show_entry
-from ..league.config import LeagueConfigError, load_league_config
-from ..league.remote import DEFAULT_SUBMIT_LISTEN, RemoteError, Server, pack, request
+from ..league.config import load_league_config
+from ..league.remote import DEFAULT_SUBMIT_LISTEN, Server, pack, request
 from ..league.run import (
-    LeagueError,
+    league_config,
     new_league,
     pending,
     run_league,
@@ -31,31 +30,33 @@ from ..league.run import (
     submit,
 )
 from ..league.store import LeagueStore
-from ..league.submission import SubmissionError
-from ..report.site import ReportError, write_site
-from ..tournament.executor import ExecutorError
+from ..report.site import write_site
+from ..tournament.driver import choose_executor
 from ..tournament.standings import FORMATS, SCORE_KINDS, render
-from ..tournament.store import StoreError
-from .tournament import REPORT_EVERY, _Refresh, _terminate, _Terminated, render_standings
+from .kit import Command, Group, ending, executor_options, fail, running
+from .tournament import REPORT_EVERY, _Refresh, render_standings
 
 
 def _fail(message: str, code: int = 2) -> NoReturn:
-    click.echo(f"Error: {message}", err=True)
-    sys.exit(code)
+    fail(message, code)
 
 
-_ERRORS = (LeagueConfigError, LeagueError, StoreError, SubmissionError, ExecutorError)
+class _LeagueGroup(Group):
+    """``referee league``: its commands' errors end with exit status 2, each line of
+    the message kept (a refused configuration change: one line per change)."""
+
+    error_status = 2
+    error_lines = True
 
 
-def _open_store(where: Path) -> LeagueStore:
-    """The league's store, or one ``Error:`` line saying why it cannot be opened."""
-    try:
-        return LeagueStore.open(where)
-    except _ERRORS as e:
-        _fail(str(e))
+class _SubmitCommand(Command):
+    """``referee submit``: its errors end as the league's."""
+
+    error_status = 2
+    error_lines = True
 
 
-@click.group()
+@click.group(cls=_LeagueGroup)
 def league() -> None:
     """Leagues: bots submitted over time, each new entry playing only its new games."""
 
@@ -71,14 +72,11 @@ def league() -> None:
 def new(league_dir: str, config_file: str, secret_from: str | None) -> None:
     """Make a league in DIR from --config; on an existing league, take the edited
     file (more deals, another table size) or say what it would change."""
-    try:
-        cfg = load_league_config(config_file)
-        text = Path(config_file).read_text(encoding="utf-8")
-        secret = secret_of(Path(secret_from)) if secret_from is not None else None
-        for line in new_league(Path(league_dir).resolve(), cfg, text, secret=secret):
-            click.echo(line)
-    except _ERRORS as e:
-        _fail(str(e))
+    cfg = load_league_config(config_file)
+    text = Path(config_file).read_text(encoding="utf-8")
+    secret = secret_of(Path(secret_from)) if secret_from is not None else None
+    for line in new_league(Path(league_dir).resolve(), cfg, text, secret=secret):
+        click.echo(line)
 
 
 def split_command(command: str) -> list[str]:
@@ -113,8 +111,6 @@ def submit_cmd(league_dir: str, name: str, path: str, command: str, transport: s
     try:
         result = submit(Path(league_dir).resolve(), name, Path(path), words,
                         transport=transport, author=author)
-    except _ERRORS as e:
-        _fail(str(e))
     except KeyboardInterrupt:
         _fail("interrupted: nothing was submitted", 130)
     if result.report and not (quiet and result.accepted):
@@ -133,51 +129,31 @@ def submit_cmd(league_dir: str, name: str, path: str, command: str, transport: s
 @click.option("--quiet", "-q", is_flag=True, help="No progress display.")
 @click.option("--max-games", type=click.IntRange(min=1), default=None,
               help="Stop after this many games (the rest stay pending).")
-@click.option("--executor", "executor_kind", type=click.Choice(["process", "dask"]),
-              default="process", show_default=True,
-              help="Where the games are played: this machine's worker processes, or a Dask "
-                   "cluster (--scheduler; without it, a LocalCluster here).")
-@click.option("--scheduler", default=None, metavar="tcp://HOST:8786",
-              help="The Dask scheduler's address (implies --executor dask).")
+@executor_options("process")
 @click.option("--report", "report_dir", type=click.Path(file_okay=False), default=None,
               metavar="SITE", help="Keep the league's HTML report in SITE up to date: "
               f"rewritten after a batch of games at most every {REPORT_EVERY:g} s, and at "
               "the end (referee report).")
 def run_cmd(league_dir: str, jobs: int | None, watch: bool, quiet: bool,
-            max_games: int | None, executor_kind: str, scheduler: str | None,
-            report_dir: str | None) -> None:
+            max_games: int | None, executor_kind: str | None, scheduler: str | None,
+            concurrency: int | None, report_dir: str | None) -> None:
     """Play the league's pending games (interleaved across lineups)."""
     where = Path(league_dir).resolve()
-    executor = None
-    if executor_kind == "dask" or scheduler:
-        # distributed takes a second to import: only when a run asks for it.
-        from ..tournament.dask_executor import DaskExecutor
-
-        executor = DaskExecutor(scheduler, jobs)
+    executor = choose_executor(executor_kind, scheduler, jobs or league_config(where).jobs,
+                               concurrency=concurrency)
     refresh = _Refresh(Path(report_dir)) if report_dir else None
     if refresh is not None:
         refresh.results = where
-    previous = signal.signal(signal.SIGTERM, _terminate)
-    try:
+    with running(f"the finished games are saved in {where}", "run again to play the rest"):
         summary = run_league(where, jobs=jobs, watch=watch, limit=max_games,
                              progress=not quiet, executor=executor,
                              on_batch=(lambda: refresh(None)) if refresh else None)
-    except _ERRORS as e:
-        _fail(str(e))
-    except KeyboardInterrupt as e:
-        how, code = ("terminated", 143) if isinstance(e, _Terminated) else ("interrupted", 130)
-        _fail(f"{how}; the finished games are saved in {where}: run again to play the rest",
-              code)
-    finally:
-        signal.signal(signal.SIGTERM, previous)
     click.echo(f"played {summary.played} games", err=True)
     for st in standings(where):
         click.echo(render_standings(st, "plain", wide=False) + "\n")
     if refresh is not None:
-        try:
+        with ending(1):
             write_site(where, refresh.site)
-        except ReportError as e:
-            _fail(str(e), 1)
         click.echo(f"report: {(refresh.site / 'index.html').resolve()}", err=True)
     if summary.errors:
         first = summary.errors[0]
@@ -200,11 +176,8 @@ def standings_cmd(league_dir: str, history: bool, seats: int | None, fmt: str,
     """The standings of the active entries over the games among them, one table per
     table size (works while the league runs).  With --format json and no --seats: a
     list of tables."""
-    try:
-        tables = standings(Path(league_dir).resolve(), table=seats, history=history,
-                           scores=scores)
-    except _ERRORS as e:
-        _fail(str(e))
+    tables = standings(Path(league_dir).resolve(), table=seats, history=history,
+                       scores=scores)
     if fmt == "json" and seats is None:  # one document: a list, a table per size
         click.echo("[\n" + ",\n".join(render(st, fmt) for st in tables) + "\n]")
     else:
@@ -225,7 +198,7 @@ def games_cmd(league_dir: str, bot: str | None, vs: str | None, lost: bool, faul
     ended."""
     if lost and bot is None:
         _fail("--lost needs --bot (whose losses?)")
-    store = _open_store(Path(league_dir).resolve())
+    store = LeagueStore.open(Path(league_dir).resolve())
     try:
         rows = list_games(store, bot=bot, vs=vs, lost=lost, faults=faults, ended=ended)
     finally:
@@ -243,7 +216,7 @@ def show_cmd(league_dir: str, name: str | None) -> None:
     where its game records and per-game stderr are.  Without NAME: every entry, a
     line each."""
     where = Path(league_dir).resolve()
-    store = _open_store(where)
+    store = LeagueStore.open(where)
     try:
         click.echo(show_entry(store, where, name) if name
                    else overview(store, len(pending(store))))
@@ -262,7 +235,7 @@ def game_cmd(league_dir: str, game_id: str, tail: int) -> None:
     """One game as the organiser sees it: its seats, places and penalties, how it
     ended, every fault, its record, and every seat's stderr in that game."""
     where = Path(league_dir).resolve()
-    store = _open_store(where)
+    store = LeagueStore.open(where)
     try:
         click.echo(game_view(store, where, game_id, tail=tail or None))
     except KeyError as e:
@@ -278,11 +251,10 @@ def withdraw_cmd(league_dir: str, name: str) -> None:
     """Retire the entry NAME without a new version: its pending games are cancelled,
     its played games kept (league standings --history, the report's history).  A
     later submission under NAME brings it back as its next version."""
-    store = _open_store(Path(league_dir).resolve())
+    store = LeagueStore.open(Path(league_dir).resolve())
     try:
-        gone = store.withdraw(name)
-    except _ERRORS as e:
-        _fail(str(e), 1)
+        with ending(1):
+            gone = store.withdraw(name)
     finally:
         store.close()
     if gone is None:
@@ -296,7 +268,7 @@ def verify_cmd(league_dir: str) -> None:
     """Check every stored game against its record: it re-runs identically under the
     rules and holds what the database holds.  Exit status 1 on any problem."""
     where = Path(league_dir).resolve()
-    store = _open_store(where)
+    store = LeagueStore.open(where)
     try:
         n, problems = verify_league(store, where)
     finally:
@@ -326,11 +298,8 @@ def serve_cmd(league_dir: str, listen: str, keys_dir: str | None, server_key: st
     """Accept bots submitted from other machines ('referee submit --to ...'), each
     checked in the sandbox as a local submission is; with --play, also play."""
     where = Path(league_dir).resolve()
-    try:
-        server = Server(where, listen, keys_dir, server_key,
-                        on_line=lambda text: click.echo(text, err=True))
-    except (*_ERRORS, RemoteError) as e:
-        _fail(str(e))
+    server = Server(where, listen, keys_dir, server_key,
+                    on_line=lambda text: click.echo(text, err=True))
     click.echo(f"accepting submissions on {server.endpoint}"
                + (" (CURVE: authors' keys from " + str(keys_dir) + ")" if keys_dir else
                   " (no keys: loopback only)")
@@ -338,28 +307,25 @@ def serve_cmd(league_dir: str, listen: str, keys_dir: str | None, server_key: st
                  f"{server.limits.submissions_per_hour} submissions and "
                  f"{server.limits.requests_per_hour} requests an hour; checks up to "
                  f"{server.limits.check_seconds} s ([server])", err=True)
-    previous = signal.signal(signal.SIGTERM, _terminate)
     try:
-        if play:
-            thread = threading.Thread(target=server.serve, name="league-serve", daemon=True)
-            thread.start()
-            try:
-                run_league(where, jobs=jobs, watch=True, progress=False)
-            finally:
-                server.stop()
-                thread.join(5)
-        else:
-            server.serve()
-    except _ERRORS as e:
-        _fail(str(e))
-    except KeyboardInterrupt:
-        _fail("stopped; the league and its finished games are saved", 130)
+        with running("the league and its finished games are saved",
+                     "run it again to go on"):
+            if play:
+                thread = threading.Thread(target=server.serve, name="league-serve",
+                                          daemon=True)
+                thread.start()
+                try:
+                    run_league(where, jobs=jobs, watch=True, progress=False)
+                finally:
+                    server.stop()
+                    thread.join(5)
+            else:
+                server.serve()
     finally:
-        signal.signal(signal.SIGTERM, previous)
         server.close()
 
 
-@click.command("submit")
+@click.command("submit", cls=_SubmitCommand)
 @click.argument("path", required=False, type=click.Path(exists=True, file_okay=False))
 @click.option("--to", "endpoint", required=True, help="The league's endpoint, tcp://HOST:5556.")
 @click.option("--key", type=click.Path(dir_okay=False, exists=True), default=None,
@@ -391,28 +357,25 @@ def submit_remote(path: str | None, endpoint: str, key: str | None, server_key: 
         if key is None:
             _fail("--name is needed without --key (your key's NAME is your bot's name)")
         name = Path(key).name.removesuffix(".key_secret")
-    try:
-        if status or game or ticket is not None:
-            reply = request(endpoint, {"op": "status", "name": name, "game": game,
-                                       "ticket": ticket}, key=key, server_key=server_key,
-                            timeout=timeout)
-        else:
-            if path is None or command is None:
-                _fail("give the bot's folder and --command (or --status)")
-            words = split_command(command)
-            reply = request(endpoint, {"op": "submit", "name": name, "command": words,
-                                       "transport": transport}, pack(Path(path)), key=key,
-                            server_key=server_key, timeout=timeout)
-            if wait and reply.get("ok"):
-                click.echo(reply.get("text", ""))
-                number = reply["ticket"]["number"]
-                while reply.get("ok") and reply["ticket"]["state"] in ("queued", "checking"):
-                    time.sleep(0.5)  # polling the league's queue, once a half second
-                    reply = request(endpoint, {"op": "status", "name": name,
-                                               "ticket": number}, key=key,
-                                    server_key=server_key, timeout=timeout)
-    except RemoteError as e:
-        _fail(str(e))
+    if status or game or ticket is not None:
+        reply = request(endpoint, {"op": "status", "name": name, "game": game,
+                                   "ticket": ticket}, key=key, server_key=server_key,
+                        timeout=timeout)
+    else:
+        if path is None or command is None:
+            _fail("give the bot's folder and --command (or --status)")
+        words = split_command(command)
+        reply = request(endpoint, {"op": "submit", "name": name, "command": words,
+                                   "transport": transport}, pack(Path(path)), key=key,
+                        server_key=server_key, timeout=timeout)
+        if wait and reply.get("ok"):
+            click.echo(reply.get("text", ""))
+            number = reply["ticket"]["number"]
+            while reply.get("ok") and reply["ticket"]["state"] in ("queued", "checking"):
+                time.sleep(0.5)  # polling the league's queue, once a half second
+                reply = request(endpoint, {"op": "status", "name": name,
+                                           "ticket": number}, key=key,
+                                server_key=server_key, timeout=timeout)
     if not reply.get("ok"):
         _fail(f"the league refused: {reply.get('error')}")
     click.echo(reply.get("text", ""))

@@ -7,12 +7,10 @@ by name), calls ``run_match`` and prints the verdict.  Every mistake is one
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import json
 import math
 import re
-import signal
 import sys
 from pathlib import Path
 from typing import Any
@@ -21,32 +19,35 @@ import click
 
 from ..game import GameConfig
 from ..game.cards import DECKS
-from ..game.errors import ConfigError
 from ..game.seeds import MAX_SEED
 from ..play.runner import FaultPolicy, TimeControl
-from ..players.botspec import BotSpec, BotSpecError, parse_specs
+from ..players.botspec import BotSpec, parse_specs
 from ..players.sandbox import MODES as SANDBOX_MODES
-from ..players.sandbox import SandboxError
 from ..stats.sprt import Sprt
-from ..tournament.config import RemoteSettings, TournamentConfig, TournamentConfigError, load_config
-from ..tournament.executor import ExecutorError
+from ..tournament.config import RemoteSettings, TournamentConfig, load_config
+from ..tournament.driver import choose_executor, entered
 from ..tournament.match import (
     DEFAULT_MAX_SETS,
     MATCH_SEATINGS,
     MatchConfig,
-    MatchError,
     describe,
     run_match,
 )
 from ..tournament.run import sandbox_of
-from ..tournament.store import StoreError
-from .kit import variant_names
+from .kit import Command, UserError, executor_options, running, variant_names
 
 
-class MatchCliError(click.ClickException):
+class MatchCliError(UserError):
     """A mistake on the command line: 'Error: ...', exit status 2."""
 
-    exit_code = 2
+    def __init__(self, message: str) -> None:
+        super().__init__(message, 2)
+
+
+class _MatchCommand(Command):
+    """``referee match``: its mistakes (``RefereeError``) end with exit status 2."""
+
+    error_status = 2
 
 
 MATCH_HELP = """Is NEW better than OLD?  An A/B test of two bots on duplicate deals.
@@ -88,7 +89,8 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "-", text).strip("-") or "bot"
 
 
-@click.command("match", help=MATCH_HELP, context_settings={"max_content_width": 100})
+@click.command("match", cls=_MatchCommand, help=MATCH_HELP,
+               context_settings={"max_content_width": 100})
 @click.argument("new")
 @click.argument("old")
 @click.option("--field", "field_bots", multiple=True, metavar="BOT",
@@ -126,12 +128,7 @@ def _slug(text: str) -> str:
               help="Results folder (default runs/match-NEW-vs-OLD).")
 @click.option("--config", "config_file", type=click.Path(dir_okay=False), default=None,
               help="Take bots, rules, time limits, faults, seed from a tournament file.")
-@click.option("--executor", "executor_kind", type=click.Choice(["process", "dask"]),
-              default="process", show_default=True,
-              help="Where the sets are played: this machine's worker processes, or a Dask "
-                   "cluster (--scheduler; without it, a LocalCluster here).")
-@click.option("--scheduler", default=None, metavar="tcp://HOST:8786",
-              help="The Dask scheduler's address (implies --executor dask).")
+@executor_options("the --config file's executor, else process")
 @click.option("--sandbox", "sandbox_mode", type=click.Choice(SANDBOX_MODES), default=None,
               help="Run the external bots in the bubblewrap sandbox: auto (where it works, "
                    "else with a warning), on, off (default: the --config file's, else auto).")
@@ -147,8 +144,8 @@ def match(new: str, old: str, field_bots: tuple[str, ...], seats: int | None,
           deck_name: str | None, turn_limit: int | None, startup: float | None,
           move_time: float | None, bank: float | None, fault_mode: str | None,
           strikes: int | None, jobs: int | None, output: str | None, config_file: str | None,
-          executor_kind: str, scheduler: str | None, sandbox_mode: str | None,
-          scores: str, as_json: bool, quiet: bool) -> None:
+          executor_kind: str | None, scheduler: str | None, concurrency: int | None,
+          sandbox_mode: str | None, scores: str, as_json: bool, quiet: bool) -> None:
     if sprt_text is not None and games is not None:
         raise MatchCliError("give --sprt or --games, not both: an SPRT decides when to stop")
     try:
@@ -159,33 +156,17 @@ def match(new: str, old: str, field_bots: tuple[str, ...], seats: int | None,
                  variant_opts, colours, deck_name, turn_limit, startup, move_time, bank,
                  fault_mode, strikes, jobs, output, config_file)
     mc = dataclasses.replace(mc, scores=scores)
-    out = mc.tournament.output_dir
-    previous = signal.signal(signal.SIGTERM, _terminate)
-    try:
-        sandbox = sandbox_of(mc.tournament, sandbox_mode)
-        for w in sandbox.warnings:
-            click.echo(w, err=True)
-        with contextlib.ExitStack() as stack:
-            executor = None
-            if executor_kind == "dask" or scheduler:
-                # distributed takes a second to import: only when a match asks for it.
-                from ..tournament.dask_executor import DaskExecutor
-
-                executor = stack.enter_context(DaskExecutor(scheduler, jobs))
-            result = run_match(mc, output_dir=out, jobs=jobs, quiet=quiet or as_json,
-                               sandbox=sandbox, executor=executor)
-    except (TournamentConfigError, StoreError, SandboxError) as e:
-        raise MatchCliError(str(e)) from None
-    except (ExecutorError, MatchError) as e:
-        click.echo(f"Error: {e}; the finished sets are saved in {out}", err=True)
-        sys.exit(1)
-    except KeyboardInterrupt as e:
-        how, code = ("terminated", 143) if isinstance(e, _Terminated) else ("interrupted", 130)
-        click.echo(f"Error: {how}; the finished sets are saved in {out}: run the same command "
-                   "again to resume", err=True)
-        sys.exit(code)
-    finally:
-        signal.signal(signal.SIGTERM, previous)
+    t = mc.tournament
+    out = t.output_dir
+    sandbox = sandbox_of(t, sandbox_mode)
+    for w in sandbox.warnings:
+        click.echo(w, err=True)
+    executor = choose_executor(executor_kind, scheduler, jobs or t.jobs, default=t.executor,
+                               default_scheduler=t.scheduler, ship=t.ship_bots,
+                               concurrency=concurrency)
+    with running(f"the finished sets are saved in {out}"), entered(executor):
+        result = run_match(mc, output_dir=out, jobs=jobs, quiet=quiet or as_json,
+                           sandbox=sandbox, executor=executor)
     if as_json:
         click.echo(json.dumps({"new": mc.new, "old": mc.old, "field": list(mc.field),
                                "output": str(out), "resumed_sets": result.already_done,
@@ -200,14 +181,6 @@ def match(new: str, old: str, field_bots: tuple[str, ...], seats: int | None,
         click.echo(f"Error: {len(result.errors)} games could not be played (first: "
                    f"{result.errors[0]}); run again to retry them", err=True)
         sys.exit(1)
-
-
-class _Terminated(KeyboardInterrupt):
-    """SIGTERM, taken through the same path as Ctrl-C."""
-
-
-def _terminate(signum: int, frame: object) -> None:
-    raise _Terminated
 
 
 def _finite(obj: Any) -> Any:
@@ -230,17 +203,11 @@ def _config(new: str, old: str, field_bots: tuple[str, ...], seats: int | None,
             config_file: str | None) -> MatchConfig:
     base: TournamentConfig | None = None
     if config_file:
-        try:
-            base = load_config(config_file)
-        except TournamentConfigError as e:
-            raise MatchCliError(str(e)) from None
+        base = load_config(config_file)
     texts = [new, old, *field_bots]
     known = {b.name: b for b in base.bots} if base else {}
     to_parse = [t for t in texts if t not in known]
-    try:
-        parsed = iter(parse_specs(to_parse)) if to_parse else iter(())
-    except BotSpecError as e:
-        raise MatchCliError(str(e)) from None
+    parsed = iter(parse_specs(to_parse)) if to_parse else iter(())
     bots: list[BotSpec] = []
     for t in texts:
         b = known[t] if t in known else _tournament_bot(next(parsed))
@@ -251,16 +218,13 @@ def _config(new: str, old: str, field_bots: tuple[str, ...], seats: int | None,
     names = [b.name for b in bots]
     k = seats or (base.seats if base else 2)
     variants = _variants(variant_opts) if variant_opts else None
-    try:
-        game = GameConfig(
-            players=k,
-            variants=frozenset(variants if variants is not None
-                               else (base.game.variants if base else {"play_out"})),
-            colours=colours if colours is not None else (base.game.colours if base else None),
-            deck=deck_name or (base.game.deck if base else "standard"),
-            turn_limit=turn_limit or (base.game.turn_limit if base else 1000))
-    except ConfigError as e:
-        raise MatchCliError(str(e)) from None
+    game = GameConfig(
+        players=k,
+        variants=frozenset(variants if variants is not None
+                           else (base.game.variants if base else {"play_out"})),
+        colours=colours if colours is not None else (base.game.colours if base else None),
+        deck=deck_name or (base.game.deck if base else "standard"),
+        turn_limit=turn_limit or (base.game.turn_limit if base else 1000))
     if game.deck not in DECKS:
         raise MatchCliError(f"unknown deck {game.deck!r}: choose {' or '.join(DECKS)} (RULES §1)")
     bt = base.time if base else TimeControl()
@@ -290,8 +254,5 @@ def _config(new: str, old: str, field_bots: tuple[str, ...], seats: int | None,
     # table added later) is the file's.
     tc = (dataclasses.replace(base, format="round-robin", challengers=(), **settings)
           if base else TournamentConfig(base_dir=".", remote=RemoteSettings(), **settings))
-    try:
-        return MatchConfig(tc, new=names[0], old=names[1], field=tuple(names[2:]), sprt=test,
-                           games=games, max_sets=max_sets)
-    except TournamentConfigError as e:
-        raise MatchCliError(str(e)) from None
+    return MatchConfig(tc, new=names[0], old=names[1], field=tuple(names[2:]), sprt=test,
+                       games=games, max_sets=max_sets)

@@ -13,7 +13,6 @@ import json
 import os
 import random
 import shutil
-import signal
 import sys
 import time
 from pathlib import Path
@@ -22,16 +21,15 @@ from typing import Any, NoReturn
 import click
 from tabulate import tabulate
 
+from ..errors import StorageError
 from ..game import VARIANTS
 from ..game.seeds import MAX_SEED
-from ..players.botspec import BotSpecError, parse_specs
+from ..players.botspec import parse_specs
 from ..players.sandbox import MODES as SANDBOX_MODES
-from ..players.sandbox import SandboxError
 from ..report.site import ReportError, write_site
 from ..tournament import verify as verify_mod
 from ..tournament.config import (
     DEFAULT_STOP_AFTER,
-    EXECUTORS,
     SEATINGS,
     TournamentConfig,
     TournamentConfigError,
@@ -39,7 +37,7 @@ from ..tournament.config import (
     parse_config,
     seatings_per_deal,
 )
-from ..tournament.executor import Executor, ExecutorError, ProcessExecutor
+from ..tournament.driver import choose_executor
 from ..tournament.run import RunSummary, run_tournament, sandbox_of, standings_of, with_seed
 from ..tournament.schedule import schedule, schedule_digest
 from ..tournament.standings import (
@@ -50,8 +48,8 @@ from ..tournament.standings import (
     render,
     render_by_worker,
 )
-from ..tournament.store import Store, StoreError
-from .kit import Group, fail
+from ..tournament.store import Store
+from .kit import Group, executor_options, fail, running
 
 KEY_REFERENCE = ("tournaments/README.md lists every key (and the matching options of "
                  "'referee play'), tournaments/gauntlet.toml shows each with a comment, and "
@@ -119,44 +117,23 @@ def tournament() -> None:
     """
 
 
-class _Terminated(KeyboardInterrupt):
-    """SIGTERM, taken through the same path as Ctrl-C."""
-
-
-def _terminate(signum: int, frame: object) -> None:
-    raise _Terminated
-
-
 def _play(cfg: TournamentConfig, output: str | None, jobs: int | None, fmt: str,
           quiet: bool, *, sandbox_mode: str | None = None, wide: bool = False,
           report_dir: str | None = None, executor: str | None = None,
           scheduler: str | None = None, concurrency: int | None = None) -> None:
     """Play (or resume) ``cfg`` and print its standings: what 'run' and 'quick' do."""
     _warn(cfg)
-    out: Path | str = output or "its output folder"
+    out = Path(output).resolve() if output else cfg.output_dir
     refresh = _Refresh(Path(report_dir)) if report_dir else None
-    # 'kill PID' (SIGTERM, what service managers and CI runners send) stops the run as
-    # Ctrl-C does: the games in flight are dropped, the finished ones are kept.
-    previous = signal.signal(signal.SIGTERM, _terminate)
-    try:
-        out = Path(output).resolve() if output else cfg.output_dir
-        sandbox = sandbox_of(cfg, sandbox_mode)
-        if refresh:
-            refresh.results = out
+    if refresh:
+        refresh.results = out
+    sandbox = sandbox_of(cfg, sandbox_mode)
+    ex = choose_executor(executor, scheduler, jobs or cfg.jobs, default=cfg.executor,
+                         default_scheduler=cfg.scheduler, ship=cfg.ship_bots,
+                         concurrency=concurrency)
+    with running(f"the finished games are saved in {out}"):
         summary = run_tournament(cfg, output_dir=out, jobs=jobs, quiet=quiet, sandbox=sandbox,
-                                 on_game=refresh,
-                                 executor=_executor(cfg, executor, scheduler, jobs,
-                                                    concurrency))
-    except (TournamentConfigError, StoreError, SandboxError) as e:
-        _fail(str(e))
-    except ExecutorError as e:
-        _fail(f"{e}; the finished games are saved in {out}")
-    except KeyboardInterrupt as e:
-        how, code = ("terminated", 143) if isinstance(e, _Terminated) else ("interrupted", 130)
-        _fail(f"{how}; the finished games are saved in {out}: run the same command again "
-              "to resume", code)
-    finally:
-        signal.signal(signal.SIGTERM, previous)
+                                 on_game=refresh, executor=ex)
     if summary.replayed and not quiet:
         click.echo(f"replayed {len(summary.replayed)} committed games whose record was "
                    f"missing or cut short: {', '.join(summary.replayed[:5])}"
@@ -166,33 +143,11 @@ def _play(cfg: TournamentConfig, output: str | None, jobs: int | None, fmt: str,
     if not quiet:
         click.echo(f"\nresults: {out}", err=True)
     if refresh:
-        try:
-            write_site(out, refresh.site)
-        except ReportError as e:
-            _fail(str(e), 1)
+        write_site(out, refresh.site)
         click.echo(f"report: {(refresh.site / 'index.html').resolve()}", err=True)
     if summary.errors:
         _fail(f"{len(summary.errors)} games could not be played (first: {summary.errors[0].game_id}:"
               f" {summary.errors[0].message.splitlines()[0]}); run again to retry them")
-
-
-def _executor(cfg: TournamentConfig, kind: str | None, scheduler: str | None,
-              jobs: int | None, concurrency: int | None = None) -> Executor | None:
-    """The executor the options and the file ask for (None: the process pool)."""
-    kind = kind or ("dask" if scheduler else cfg.executor)
-    if kind != "dask":
-        if scheduler:
-            raise TournamentConfigError("--scheduler is for the Dask executor: add "
-                                        "--executor dask")
-        return ProcessExecutor(jobs or cfg.jobs, concurrency=concurrency) \
-            if concurrency is not None else None
-    if concurrency is not None:
-        raise TournamentConfigError("--concurrency is for the process executor (a Dask "
-                                    "worker plays one game at a time)")
-    # distributed takes a second to import: only when a run asks for it.
-    from ..tournament.dask_executor import DaskExecutor
-
-    return DaskExecutor(scheduler or cfg.scheduler, jobs or cfg.jobs, ship=cfg.ship_bots)
 
 
 @tournament.command(epilog=f"The configuration file: {KEY_REFERENCE}.",
@@ -214,20 +169,9 @@ def _executor(cfg: TournamentConfig, kind: str | None, scheduler: str | None,
 @click.option("--report", "report_dir", type=click.Path(file_okay=False), default=None,
               metavar="SITE", help="Keep the HTML report in SITE up to date: rewritten every "
               f"{REPORT_EVERY:g} s while games are played, and at the end.")
-@click.option("--executor", type=click.Choice(EXECUTORS), default=None,
-              help="Where the games are played: process (worker processes on this machine) "
-                   "or dask (a Dask cluster).  Default: the configuration's executor, else "
-                   "process.")
-@click.option("--scheduler", default=None, metavar="tcp://HOST:8786",
-              help="The Dask scheduler to play on (--executor dask); without one, a local "
-                   "Dask cluster of --jobs workers is started.")
-@click.option("--concurrency", "-c", type=click.IntRange(min=1), default=None,
-              help="Games in flight at once, shared out among the --jobs workers (each "
-                   "game with bots of its own; default: one per worker).  More than the "
-                   "CPUs when the bots think (sleep, wait, compute) rather than the "
-                   "referee: e.g. 200 for bots that take 50 ms a decision.")
+@executor_options("the configuration's executor, else process")
 def run(config: str, jobs: int | None, output: str | None, fmt: str, quiet: bool,
-        sandbox_mode: str | None, wide: bool, report_dir: str | None, executor: str | None,
+        sandbox_mode: str | None, wide: bool, report_dir: str | None, executor_kind: str | None,
         scheduler: str | None, concurrency: int | None) -> None:
     """Play the tournament CONFIG (a TOML file); run it again to resume it.
 
@@ -244,12 +188,8 @@ def run(config: str, jobs: int | None, output: str | None, fmt: str, quiet: bool
       referee tournament run my.toml --jobs 2 --output runs/try2
       referee tournament run my.toml --quiet --format csv > standings.csv
     """
-    try:
-        cfg = load_config(config)
-    except TournamentConfigError as e:
-        _fail(str(e))
-    _play(cfg, output, jobs, fmt, quiet, sandbox_mode=sandbox_mode, wide=wide,
-          report_dir=report_dir, executor=executor, scheduler=scheduler,
+    _play(load_config(config), output, jobs, fmt, quiet, sandbox_mode=sandbox_mode, wide=wide,
+          report_dir=report_dir, executor=executor_kind, scheduler=scheduler,
           concurrency=concurrency)
 
 
@@ -315,10 +255,7 @@ def quick(bots: tuple[str, ...], seats: int, deals: int, seating: str, seed: int
           variant_opts: tuple[str, ...], startup: float, move_time: float, bank: float,
           fault_mode: str, strikes: int, stop_after: int, jobs: int | None,
           output: str | None, fmt: str, quiet: bool) -> None:
-    try:
-        specs = parse_specs(list(bots))
-    except BotSpecError as e:
-        _fail(str(e))
+    specs = parse_specs(list(bots))
     entries: list[dict[str, Any]] = []
     for s in specs:
         if s.kind == "builtin":
@@ -344,10 +281,7 @@ def quick(bots: tuple[str, ...], seats: int, deals: int, seating: str, seed: int
         "faults": {"policy": fault_mode, "strike_limit": strikes, "stop_after": stop_after},
         "bots": entries,
     }
-    try:
-        cfg = parse_config(raw, base_dir=str(Path.cwd()), source="tournament quick")
-    except TournamentConfigError as e:
-        _fail(str(e))
+    cfg = parse_config(raw, base_dir=str(Path.cwd()), source="tournament quick")
     n_games = len(schedule(cfg))
     if not quiet:
         click.echo(f"quick tournament: round-robin of {', '.join(cfg.bot_names)}; {seats} "
@@ -460,18 +394,15 @@ def standings(where: str, fmt: str, wide: bool, faults_view: bool, scores: str) 
     The columns are explained in tournaments/README.md ("Standings").
     """
     path = Path(where)
-    try:
-        out = load_config(path).output_dir if path.is_file() else path
-        if faults_view:
-            store = Store.open_existing(out)
-            try:
-                click.echo(render_by_worker(by_worker(store.outcomes()), fmt))
-            finally:
-                store.close()
-            return
-        click.echo(render_standings(standings_of(out, scores), fmt, wide))
-    except (TournamentConfigError, StoreError) as e:
-        _fail(str(e))
+    out = load_config(path).output_dir if path.is_file() else path
+    if faults_view:
+        store = Store.open_existing(out)
+        try:
+            click.echo(render_by_worker(by_worker(store.outcomes()), fmt))
+        finally:
+            store.close()
+        return
+    click.echo(render_standings(standings_of(out, scores), fmt, wide))
 
 
 @tournament.command("verify")
@@ -488,52 +419,49 @@ def verify_command(where: str, repair: bool, config_file: str | None) -> None:
     (places, points, how the game ended, faults, seats, deal seed).  Exit status 1
     when anything differs, is truncated or is missing."""
     out = Path(where).resolve()
-    try:
-        if repair:
-            fresh = schedule_of = None
-            if config_file is not None:
-                cfg = load_config(config_file)
-                source = "given"
-                if cfg.seed is None:  # drawn when it first ran: the records keep it
-                    seed = verify_mod.seed_in_records(out)
-                    if seed is None:
-                        _fail(f"{config_file} has no seed, and no record in {out} says which "
-                              "seed the tournament drew: give it as seed = N in the file")
-                    cfg, source = dataclasses.replace(cfg, seed=seed), "random"
-                games = schedule(cfg)
+    if repair:
+        fresh = schedule_of = None
+        if config_file is not None:
+            cfg = load_config(config_file)
+            source = "given"
+            if cfg.seed is None:  # drawn when it first ran: the records keep it
+                seed = verify_mod.seed_in_records(out)
+                if seed is None:
+                    _fail(f"{config_file} has no seed, and no record in {out} says which "
+                          "seed the tournament drew: give it as seed = N in the file")
+                cfg, source = dataclasses.replace(cfg, seed=seed), "random"
+            games = schedule(cfg)
 
-                def fresh() -> Store:
-                    return Store.create_or_resume(out, cfg.to_dict(), cfg.name, len(games),
-                                                  schedule_digest(games),
-                                                  meta={"seed_source": source})
+            def fresh() -> Store:
+                return Store.create_or_resume(out, cfg.to_dict(), cfg.name, len(games),
+                                              schedule_digest(games),
+                                              meta={"seed_source": source})
 
-                def schedule_of() -> dict[int, int]:
-                    return {g.index: g.deal for g in games}
+            def schedule_of() -> dict[int, int]:
+                return {g.index: g.deal for g in games}
 
-            before = None
-            with contextlib.suppress(StoreError):
-                before = verify_mod.check(out)
-            if before is not None:
-                for f in before.findings:
-                    click.echo(str(f))
-            done = verify_mod.repair(out, schedule_of, fresh)
-            click.echo(f"repaired: {done.kept} games rebuilt from their records"
-                       + (f"; {len(done.dropped)} without a good record removed, to be played "
-                          f"again by 'referee tournament run' ({', '.join(done.dropped[:5])}"
-                          + (" ..." if len(done.dropped) > 5 else "") + ")"
-                          if done.dropped else ""))
-            if done.left:
-                click.echo(f"left out: {len(done.left)} records whose deal is not known "
-                           f"({', '.join(done.left[:5])}): give --config to place them",
-                           err=True)
-            after = verify_mod.check(out)
-            click.echo(after.summary())
-            if after.errors:
-                _fail(f"{len(after.errors)} problems remain after the repair", 1)
-            return
-        report = verify_mod.check(out)
-    except (TournamentConfigError, StoreError) as e:
-        _fail(str(e))
+        before = None
+        with contextlib.suppress(StorageError):
+            before = verify_mod.check(out)
+        if before is not None:
+            for f in before.findings:
+                click.echo(str(f))
+        done = verify_mod.repair(out, schedule_of, fresh)
+        click.echo(f"repaired: {done.kept} games rebuilt from their records"
+                   + (f"; {len(done.dropped)} without a good record removed, to be played "
+                      f"again by 'referee tournament run' ({', '.join(done.dropped[:5])}"
+                      + (" ..." if len(done.dropped) > 5 else "") + ")"
+                      if done.dropped else ""))
+        if done.left:
+            click.echo(f"left out: {len(done.left)} records whose deal is not known "
+                       f"({', '.join(done.left[:5])}): give --config to place them",
+                       err=True)
+        after = verify_mod.check(out)
+        click.echo(after.summary())
+        if after.errors:
+            _fail(f"{len(after.errors)} problems remain after the repair", 1)
+        return
+    report = verify_mod.check(out)
     for f in report.findings:
         click.echo(str(f))
     click.echo(report.summary())
@@ -554,13 +482,10 @@ def show_schedule(config: str, as_json: bool) -> None:
       referee tournament schedule tournaments/demo.toml
       referee tournament schedule my.toml --json | wc -l
     """
-    try:
-        cfg = load_config(config)
-        given = cfg.seed is not None
-        ran = Store.stored_config(cfg.output_dir) is not None
-        cfg, _ = with_seed(cfg, cfg.output_dir)
-    except (TournamentConfigError, StoreError) as e:
-        _fail(str(e))
+    cfg = load_config(config)
+    given = cfg.seed is not None
+    ran = Store.stored_config(cfg.output_dir) is not None
+    cfg, _ = with_seed(cfg, cfg.output_dir)
     _warn(cfg)
     if not given and ran:
         click.echo(f"note: the configuration has no seed: these are the deals of the "

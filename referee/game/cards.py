@@ -15,6 +15,8 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterable, Sequence
 
+from ..errors import InputError
+
 Card = int
 
 CLEAR = 11
@@ -52,7 +54,7 @@ TEXT: tuple[str, ...] = tuple(
 ORDER: tuple[int, ...] = tuple(KIND[i] * 1000 + COLOUR[i] * 10 + i // _STRIDE for i in range(_N_IDS))
 
 
-class CardError(ValueError):
+class CardError(InputError, ValueError):
     """A card's text form could not be read."""
 
 

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from ..errors import InputError
 from .cards import (
     CLEAR,
     KIND,
@@ -77,7 +78,7 @@ class Decision(NamedTuple):
         return f"Decision({self.text!r})"
 
 
-class DecisionSyntaxError(ValueError):
+class DecisionSyntaxError(InputError, ValueError):
     """A decision's text form could not be read."""
 
 

@@ -12,16 +12,19 @@ bad game configuration (the user's mistake, reported in one line).
 
 from __future__ import annotations
 
+from .. import errors
+from ..errors import BotError, RefereeError
 
-class GameError(Exception):
+
+class GameError(RefereeError):
     """Base class of the engine's errors."""
 
 
-class ConfigError(GameError, ValueError):
+class ConfigError(GameError, errors.ConfigError, ValueError):
     """A game configuration the rules refuse; the message says what would be right."""
 
 
-class IllegalDecision(GameError):
+class IllegalDecision(GameError, BotError):
     """A decision the rules forbid.  ``rule`` cites the section it breaks."""
 
     def __init__(self, message: str, rule: str = "") -> None:

@@ -30,6 +30,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from ..errors import InputError
 from .cards import card_text, make_card, parse_kind_colour
 from .decisions import SOURCE_NAMES
 
@@ -155,7 +156,7 @@ def _event_text(ev: Event) -> str:
     raise ValueError(f"unknown event {ev!r}")
 
 
-class EventSyntaxError(ValueError):
+class EventSyntaxError(InputError, ValueError):
     """An event's text form could not be read."""
 
 

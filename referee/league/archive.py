@@ -39,6 +39,7 @@ from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 from typing import IO, Any, Protocol
 
+from ..errors import InputError
 from .config import Limits
 
 CHUNK = 1 << 16
@@ -55,7 +56,7 @@ class Readable(Protocol):
     def read(self, n: int = ..., /) -> bytes: ...
 
 
-class ArchiveError(Exception):
+class ArchiveError(InputError):
     """A submission that cannot be unpacked: one line naming the member and the limit."""
 
 

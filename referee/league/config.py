@@ -28,6 +28,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from ..errors import ConfigError
 from ..game import GameConfig
 from ..game.seeds import MAX_SEED
 from ..play.runner import FaultPolicy, TimeControl
@@ -49,7 +50,7 @@ _SERVER_KEYS = ("in_flight", "submissions_per_hour", "requests_per_hour", "queue
                 "check_seconds")
 
 
-class LeagueConfigError(ValueError):
+class LeagueConfigError(ConfigError, ValueError):
     """A mistake in a league file, or a change an existing league cannot take."""
 
 

@@ -69,6 +69,7 @@ import zmq.auth.thread
 from zmq.utils import z85
 from zmq.utils.monitor import recv_monitor_message
 
+from ..errors import ExecutionError
 from ..tournament.standings import Standings
 from ..transport.zmq.keys import KeyFileError, load_allowed_keys, load_public_key, load_secret_key
 from ..transport.zmq.router import is_loopback
@@ -96,7 +97,7 @@ HOUR = 3600.0
 DONE = ("accepted", "refused", "failed")
 
 
-class RemoteError(Exception):
+class RemoteError(ExecutionError):
     """A remote submission that could not be made (one line)."""
 
 

@@ -29,26 +29,16 @@ from pathlib import Path
 
 from ..checkbot.checker import Checker, LeadGame, league_alias
 from ..checkbot.scenarios import SCENARIOS
+from ..errors import UsageError
 from ..players.botspec import BotSpec, as_transport
 from ..players.sandbox import Sandbox, SandboxError, resolve
-from ..tournament.config import TournamentConfig
-from ..tournament.executor import (
-    Batch,
-    Executor,
-    FaultNotice,
-    Job,
-    Notice,
-    ProcessExecutor,
-    Report,
-    StorageFailure,
-    WorkerError,
-    finished,
-)
+from ..tournament.config import DEFAULT_STOP_AFTER, TournamentConfig
+from ..tournament.driver import Driver, Progress, Work
+from ..tournament.executor import Executor, Job, NotPlayed, ProcessExecutor
 from ..tournament.outcome import GameOutcome
-from ..tournament.run import Progress, sweep_partial_records
 from ..tournament.schedule import GameSpec
 from ..tournament.standings import Standings, compute
-from ..tournament.store import Store, StoreError
+from ..tournament.store import Store
 from .config import LeagueConfig, LeagueConfigError, changes, from_dict
 from .schedule import LeagueGame, entry_id, game_alias, interleave, league_schedule, name_of
 from .store import Entry, LeagueStore, Planned, now
@@ -65,7 +55,7 @@ NAME_CHARS = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789
 CONFIG_FILE = "league.toml"
 
 
-class LeagueError(Exception):
+class LeagueError(UsageError):
     """A league command that cannot be done: one line."""
 
 
@@ -77,6 +67,15 @@ def check_name(name: str) -> None:
 
 def config_of(store: LeagueStore) -> LeagueConfig:
     return from_dict(store.config)
+
+
+def league_config(league_dir: Path) -> LeagueConfig:
+    """The configuration of the league in ``league_dir``."""
+    store = LeagueStore.open(league_dir)
+    try:
+        return config_of(store)
+    finally:
+        store.close()
 
 
 # --- making a league -------------------------------------------------------------------
@@ -342,80 +341,7 @@ def pending(store: LeagueStore) -> list[tuple[LeagueGame, int]]:
 @dataclass
 class LeagueRunSummary:
     played: int = 0
-    errors: list[WorkerError] = field(default_factory=list)
-
-
-def play_pending(league_dir: Path, *, executor: Executor | None = None, jobs: int | None = None,
-                 limit: int | None = None, sandbox: Sandbox | None = None,
-                 progress: bool = True, stream: object = None) -> LeagueRunSummary:
-    """Play the league's pending games (at most ``limit``), each table size's through
-    one executor run.  KeyboardInterrupt passes through; finished games are kept."""
-    store = LeagueStore.open(league_dir)
-    summary = LeagueRunSummary()
-    try:
-        config = config_of(store)
-        todo = pending(store)
-        if limit is not None:
-            todo = todo[:limit]
-        if not todo:
-            return summary
-        if sandbox is None:
-            try:
-                sandbox = league_sandbox(config, league_dir)
-            except SandboxError as e:
-                raise LeagueError(str(e)) from None
-        with store.transaction():
-            store._set_meta("sandbox", json.dumps(sandbox.describe()))
-        active = {e.id: e for e in store.active()}
-        bar = Progress(len(todo), 0) if progress else None
-
-        def report(r: Report) -> None:
-            if isinstance(r, (GameOutcome, Batch)):
-                games = finished(r)
-                store.add_all(list(games))  # a batch (whole sets) in one transaction
-                summary.played += len(games)
-                if bar:
-                    for _ in games:
-                        bar.advance()
-            elif isinstance(r, FaultNotice):
-                if bar:
-                    bar.fault(r.game_id, r.text)
-            elif isinstance(r, Notice):
-                if bar:
-                    bar.message(r.text)
-            elif isinstance(r, StorageFailure):
-                storage.append(r)
-            else:
-                summary.errors.append(r)
-                if bar:
-                    bar.message(f"error: {r.game_id}: {r.message.splitlines()[0]}")
-
-        storage: list[StorageFailure] = []
-        try:
-            for table in config.seats:
-                specs = [GameSpec(i, g.deal, g.deal_seed, g.seats) for g, i in todo
-                         if g.table == table]
-                if not specs:
-                    continue
-                in_play = sorted({s for spec in specs for s in spec.seats})
-                tcfg = field_config(config, [active[e] for e in in_play], table, league_dir)
-                job = LeagueJob(tcfg, str(league_dir), sandbox=sandbox, secret=store.secret())
-                ex = executor or ProcessExecutor(jobs or config.jobs)
-                try:
-                    ex.run(job, specs, report)
-                finally:
-                    sweep_partial_records(league_dir)
-                if storage:
-                    break
-        finally:
-            if bar:
-                bar.close()
-        if storage:
-            raise LeagueError(f"{storage[0].message}; the games saved before are kept: make "
-                              "room (or fix the folder) and run again")
-        return summary
-    finally:
-        store.close()
+    errors: list[NotPlayed] = field(default_factory=list)
 
 
 def _stamp(store: LeagueStore) -> tuple[object, ...]:
@@ -425,62 +351,137 @@ def _stamp(store: LeagueStore) -> tuple[object, ...]:
     return (*row, store.meta("config"))
 
 
+class _PendingSchedule:
+    """What a league plays next: its pending games (a function of the active field:
+    it grows with each submission), a batch at a time, each table size's games in one
+    executor run; with ``watch``, waiting for submissions when none are pending."""
+
+    def __init__(self, league_dir: Path, store: LeagueStore, *, jobs: int | None,
+                 watch: bool, limit: int | None, sandbox: Sandbox | None, poll: float,
+                 say: Callable[[str], None], stop: Callable[[], bool] | None,
+                 on_batch: Callable[[], None] | None) -> None:
+        self.league_dir, self.store = league_dir, store
+        self.watch, self.limit, self.sandbox, self.poll = watch, limit, sandbox, poll
+        self.say, self.stop, self.on_batch = say, stop or (lambda: False), on_batch
+        # Watching plays in batches of a few games per worker, so that a new entry's
+        # games start soon after it arrives.
+        self.batch = None if not watch else max(8, 4 * (jobs or os.cpu_count() or 1))
+        self.queue: list[Work] = []
+        self.mark: tuple[int, int] | None = None  # (played, errors) before a batch
+        self.idle = False
+
+    def next(self, run: Driver) -> Work | None:
+        if self.queue:
+            return self.queue.pop(0)
+        played, errors = run.result.played, len(run.result.errors)
+        if self.mark is not None:  # a batch is over
+            new, failed = played - self.mark[0], errors - self.mark[1]
+            if new and self.on_batch is not None:
+                self.on_batch()
+            if failed and not new:
+                return None  # every game failed: waiting would fail again
+            if new or failed:
+                self.idle = False
+        while True:
+            left = None if self.limit is None else self.limit - played
+            if left is not None and left <= 0:
+                return None
+            n = self.batch if left is None else (left if self.batch is None
+                                                 else min(self.batch, left))
+            todo = pending(self.store)
+            if n is not None:
+                todo = todo[:n]
+            if todo:
+                break
+            if not self.watch or self.stop():
+                return None
+            if not self.idle:
+                self.say("all games played; waiting for submissions (Ctrl-C to stop)")
+                self.idle = True
+            seen = _stamp(self.store)
+            while _stamp(self.store) == seen and not self.stop():
+                time.sleep(self.poll)  # waiting for another process's submission
+            if self.stop():
+                return None
+            self.say("new submissions or settings: scheduling their games")
+        self.mark = (played, errors)
+        self.queue = self._work(todo)
+        if run.progress:
+            run.progress.grow(len(todo))
+        return self.queue.pop(0)
+
+    def _work(self, todo: list[tuple[LeagueGame, int]]) -> list[Work]:
+        config = config_of(self.store)
+        if self.sandbox is None:
+            try:
+                self.sandbox = league_sandbox(config, self.league_dir)
+            except SandboxError as e:
+                raise LeagueError(str(e)) from None
+            with self.store.transaction():
+                self.store._set_meta("sandbox", json.dumps(self.sandbox.describe()))
+        active = {e.id: e for e in self.store.active()}
+        work = []
+        for table in config.seats:
+            specs = [GameSpec(i, g.deal, g.deal_seed, g.seats) for g, i in todo
+                     if g.table == table]
+            if not specs:
+                continue
+            in_play = sorted({s for spec in specs for s in spec.seats})
+            tcfg = field_config(config, [active[e] for e in in_play], table, self.league_dir)
+            work.append(Work(LeagueJob(tcfg, str(self.league_dir), sandbox=self.sandbox,
+                                       secret=self.store.secret()), specs))
+        return work
+
+    def arrived(self, games: Sequence[GameOutcome]) -> list[list[GameOutcome]]:
+        return [list(games)]  # a batch (whole sets) in one transaction
+
+    def committed(self, group: Sequence[GameOutcome]) -> None:
+        pass
+
+
+def play_pending(league_dir: Path, *, executor: Executor | None = None, jobs: int | None = None,
+                 limit: int | None = None, sandbox: Sandbox | None = None,
+                 progress: bool = True) -> LeagueRunSummary:
+    """Play the league's pending games (at most ``limit``) once: ``run_league``
+    without watching."""
+    return run_league(league_dir, executor=executor, jobs=jobs, limit=limit, sandbox=sandbox,
+                      progress=progress)
+
+
 def run_league(league_dir: Path, *, jobs: int | None = None, watch: bool = False,
                executor: Executor | None = None, sandbox: Sandbox | None = None,
                limit: int | None = None, progress: bool = True, poll: float = 0.5,
                on_line: Callable[[str], None] | None = None,
                stop: Callable[[], bool] | None = None,
                on_batch: Callable[[], None] | None = None) -> LeagueRunSummary:
-    """Play every pending game; with ``watch``, keep going: take each new
-    submission (or raised deals) as it arrives, until interrupted (or ``stop()``).
-    Watching plays in batches of a few games per worker, so that a new entry's games
-    start soon after it arrives.  ``on_batch`` is called after each batch that played
-    games (``league run --report`` rewrites the report from it)."""
+    """Play every pending game (at most ``limit``); with ``watch``, keep going: take
+    each new submission (or raised deals) as it arrives, until interrupted (or
+    ``stop()``).  Watching plays in batches of a few games per worker, so that a new
+    entry's games start soon after it arrives.  ``on_batch`` is called after each
+    batch that played games (``league run --report`` rewrites the report from it).
+    KeyboardInterrupt passes through; finished games are kept.  The run itself is
+    the ``driver``'s, over the league's growing schedule."""
     say = on_line or (lambda text: print(text, file=sys.stderr, flush=True))
-    total = LeagueRunSummary()
-    lock = LeagueStore.open(league_dir)
+    store = LeagueStore.open(league_dir)
     try:
-        lock.lock()
-    except StoreError:
-        raise LeagueError(f"{league_dir} is played by another 'referee league run'; "
-                          "one at a time") from None
-    try:
+        config = config_of(store)
+    except BaseException:
+        store.close()
+        raise
+    executor = executor or ProcessExecutor(jobs or config.jobs)
+    # An entry that fails each of its first games is stopped, as a tournament's bot
+    # is (the tournament's default stop_after: a league has no [faults] key for it).
+    driver = Driver(store, league_dir, executor, say=say, stop_after=DEFAULT_STOP_AFTER,
+                    progress=Progress(0, 0) if progress else None,
+                    busy=f"{league_dir} is played by another 'referee league run'; "
+                         "one at a time")
+    with driver:
         for name in sweep_staging(league_dir / "entries"):  # a killed submission's copy
             say(f"removed {name}: the copy of a submission that was killed before it ended")
-        batch = None if not watch else max(8, 4 * (jobs or os.cpu_count() or 1))
-        idle = False
-        seen: tuple[object, ...] = ()
-        while True:
-            left = None if limit is None else limit - total.played
-            if left is not None and left <= 0:
-                break
-            n = batch if left is None else (left if batch is None else min(batch, left))
-            s = play_pending(league_dir, executor=executor, jobs=jobs, limit=n,
-                             sandbox=sandbox, progress=progress)
-            total.played += s.played
-            total.errors += s.errors
-            if s.played and on_batch is not None:
-                on_batch()
-            if s.errors and not s.played:
-                break  # every game failed: waiting would fail again
-            if s.played or s.errors:
-                idle = False
-                continue
-            if not watch or (stop is not None and stop()):
-                break
-            if not idle:
-                say("all games played; waiting for submissions (Ctrl-C to stop)")
-                idle = True
-                seen = _stamp(lock)
-            while _stamp(lock) == seen and not (stop is not None and stop()):
-                time.sleep(poll)  # waiting for another process's submission
-            if stop is not None and stop():
-                break
-            seen = _stamp(lock)
-            say("new submissions or settings: scheduling their games")
-    finally:
-        lock.close()
-    return total
+        driver.run(_PendingSchedule(league_dir, store, jobs=jobs, watch=watch, limit=limit,
+                                    sandbox=sandbox, poll=poll, say=say, stop=stop,
+                                    on_batch=on_batch))
+    return LeagueRunSummary(driver.result.played, driver.result.errors)
 
 
 # --- standings -------------------------------------------------------------------------

@@ -29,8 +29,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..errors import StorageError
 from ..tournament.outcome import GameOutcome
-from ..tournament.store import _SCHEMA, Store, StoreError
+from ..tournament.store import _SCHEMA, Store
 from .schedule import LeagueGame, entry_id
 
 DB_NAME = "league.sqlite"
@@ -122,7 +123,7 @@ class LeagueStore(Store):
         store = cls._connect(league_dir / DB_NAME)
         with store.transaction():
             if store.meta("config") is not None:
-                raise StoreError(f"{league_dir} holds a league already")
+                raise StorageError(f"{league_dir} holds a league already")
             store._set_meta("config", json.dumps(config, sort_keys=True))
             store._set_meta("secret", (secret or secrets.token_bytes(32)).hex())
             store._set_meta("kind", "league")
@@ -133,7 +134,7 @@ class LeagueStore(Store):
     def open(cls, league_dir: Path) -> LeagueStore:
         path = league_dir / DB_NAME
         if not path.is_file():
-            raise StoreError(f"{league_dir} holds no league (no {DB_NAME}); make one with "
+            raise StorageError(f"{league_dir} holds no league (no {DB_NAME}); make one with "
                              f"'referee league new {league_dir} --config league.toml'")
         return cls._connect(path)
 

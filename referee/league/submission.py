@@ -25,6 +25,7 @@ import shutil
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
+from ..errors import InputError
 from ..players.sandbox import FenceError, SandboxConfig, check_fence
 from .archive import ARCHIVES, ArchiveError, is_archive, unpack
 from .config import Limits
@@ -32,7 +33,7 @@ from .config import Limits
 CHUNK = 1 << 16
 
 
-class SubmissionError(Exception):
+class SubmissionError(InputError):
     """A submission that cannot be taken: one line saying what and why."""
 
 

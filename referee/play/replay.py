@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, TextIO, TypeGuard
 
 from ..bots import BUILTIN_BOTS
+from ..errors import InputError
 from ..game import ConfigError, Game, GameConfig, IllegalDecision
 from ..game.cards import CardError, card_text, parse_deck
 from ..game.events import Event, EventSyntaxError, event_text, filter_event, parse_event
@@ -176,7 +177,7 @@ class Narrator:
 # --- records -----------------------------------------------------------------------
 
 
-class RecordError(ValueError):
+class RecordError(InputError, ValueError):
     """A file that is not a readable game record; the message says why."""
 
 

@@ -37,6 +37,7 @@ from typing import Any, NamedTuple, Protocol, TypedDict, TypeGuard, cast
 
 import orjson
 
+from ..errors import BotError
 from ..game import Decision, Game, GameConfig, GameEnd, How, IllegalDecision, Stop
 from ..game.cards import card_text, parse_deck
 from ..game.events import UnknownEventKind, event_dict, event_text, events_for
@@ -55,7 +56,7 @@ def _dumps(obj: Any) -> str:
     return orjson.dumps(obj).decode()
 
 
-class BotFault(Exception):
+class BotFault(BotError):
     """A bot did something wrong.  ``kind`` is one of ``protocol.messages.FAULT_KINDS``;
     ``fatal`` faults (the bot is gone) forfeit at once."""
 

@@ -14,13 +14,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..errors import InputError
 from ..game import Game, GameConfig
 from ..game.cards import CardError, parse_deck
 from ..game.state import competition_ranks
 from .runner import FaultPolicy, GameRecord, Player, TimeControl, run_game
 
 
-class DeckFileError(ValueError):
+class DeckFileError(InputError, ValueError):
     """A deck file that cannot be used; the message says where and why."""
 
 

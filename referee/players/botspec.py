@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any, Literal, get_args
 
 from ..bots import BUILTIN_BOTS
+from ..errors import UsageError
 
 Kind = Literal["builtin", "python", "human", "stdio", "zmq", "remote"]
 Transport = Literal["stdio", "zmq"]
@@ -78,7 +79,7 @@ SYNTAX_HELP = (
 )
 
 
-class BotSpecError(ValueError):
+class BotSpecError(UsageError, ValueError):
     """A bot spec that cannot be used; the message says what would be right."""
 
 

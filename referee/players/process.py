@@ -49,6 +49,7 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import IO
 
+from ..errors import BotError
 from ..text.quoting import printable
 from .sandbox import DEFAULT_MEMORY_MB, Cgroup, Sandbox, SandboxConfig, explain, join_script
 
@@ -58,7 +59,7 @@ DEFAULT_STDERR_CAP = 1 << 20
 TAIL_BYTES = 2048
 
 
-class BotStartError(Exception):
+class BotStartError(BotError):
     """The bot command could not be started (not found, not executable, bad cwd), or a
     remote bot did not connect (``remote``: it is not ours to start)."""
 

@@ -69,6 +69,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from ..errors import ExecutionError, UsageError
+
 try:  # the kernel fence: libseccomp (Debian's libseccomp2) through its ctypes binding
     import pyseccomp
     _SECCOMP_MISSING: str | None = None
@@ -112,7 +114,7 @@ _HOSTS = "127.0.0.1 localhost sandbox\n::1 localhost\n"
 BOT_DIR = "/bot"
 
 
-class SandboxError(Exception):
+class SandboxError(ExecutionError):
     """The sandbox cannot be had (``mode = "on"``), or its settings are wrong: one
     readable line naming what is missing and how to fix it."""
 
@@ -933,7 +935,7 @@ def resolve_program(argv: Sequence[str], base: str) -> tuple[str, list[str], lis
 # --- the fence of a league entry -----------------------------------------------------------
 
 
-class FenceError(ValueError):
+class FenceError(UsageError, ValueError):
     """A league entry's command names a path outside its entry: one line naming the
     argument."""
 

@@ -12,12 +12,14 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+from ..errors import BotError, RefereeError
 
-class ProtocolError(Exception):
+
+class ProtocolError(RefereeError):
     """Base of the protocol layer's errors."""
 
 
-class BotProtocolError(ProtocolError):
+class BotProtocolError(ProtocolError, BotError):
     """The bot broke the protocol.  ``kind`` is the fault kind the runner records:
     ``"malformed"`` (a message of the right type with a missing or mistyped field) or
     ``"protocol"`` (a message the bot may not send now, or of an unknown type).

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..errors import StorageError
 from ..league.run import LeagueError, tables
 from ..league.store import DB_NAME as LEAGUE_DB
 from ..league.store import LeagueStore
@@ -26,7 +27,7 @@ from ..protocol.messages import FAULT_KINDS
 from ..stats.ratings import RatedGame, fit_plackett_luce
 from ..tournament.outcome import GameOutcome
 from ..tournament.standings import Standings, compute, render
-from ..tournament.store import Store, StoreError
+from ..tournament.store import Store
 
 
 @dataclass
@@ -69,7 +70,7 @@ class Results:
 
 
 def load(folder: Path, scores: str = "adjusted") -> Results:
-    """The results in ``folder``, ranked by ``scores`` (adjusted or raw); StoreError
+    """The results in ``folder``, ranked by ``scores`` (adjusted or raw); StorageError
     when it holds none."""
     store = Store.open_existing(folder)
     try:
@@ -85,7 +86,7 @@ def load(folder: Path, scores: str = "adjusted") -> Results:
         seats = int(cfg["seats"])
         name = str(cfg["name"])
     except (KeyError, TypeError, ValueError) as e:
-        raise StoreError(f"{folder}: the stored configuration is not a tournament's ({e})") from None
+        raise StorageError(f"{folder}: the stored configuration is not a tournament's ({e})") from None
     st = compute(outcomes, bots, seats, name=name, scheduled=scheduled, scores=scores)
     # As ``tournament standings`` gives them: with the seed and the sandbox.
     st.seed, st.seed_source = cfg.get("seed"), seed_source
@@ -105,8 +106,8 @@ def load_league(folder: Path, *, history: bool = False,
     ``history``: every version, retired ones included, over every game played)."""
     try:
         found = tables(folder, history=history, scores=scores)
-    except (LeagueError, StoreError) as e:
-        raise StoreError(str(e)) from None
+    except (LeagueError, StorageError) as e:
+        raise StorageError(str(e)) from None
     store = LeagueStore.open(folder)
     try:
         numbers = {p.game_id: p.deal for p in store.planned()}

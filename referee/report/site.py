@@ -20,10 +20,10 @@ from typing import Any
 
 from markupsafe import Markup
 
+from ..errors import StorageError
 from ..play.replay import HOW_WORDS, Record, RecordError, read_record
 from ..protocol.messages import FAULT_KINDS
 from ..tournament.outcome import GameOutcome
-from ..tournament.store import StoreError
 from . import svg
 from .frames import build_frames
 from .pages import render, viewer_page
@@ -40,7 +40,7 @@ from .results import (
 )
 
 
-class ReportError(Exception):
+class ReportError(StorageError):
     """The report cannot be written (one readable line)."""
 
 
@@ -248,7 +248,7 @@ def write_site(folder: Path, out: Path, *, games: bool = True, stamp: str = "",
     try:
         found = load_league(folder, scores=scores) if league else [load(folder, scores)]
         history = load_league(folder, history=True, scores=scores) if league else []
-    except StoreError as e:
+    except StorageError as e:
         raise ReportError(str(e)) from None
     if not found:
         raise ReportError(f"{folder}: the league has no table sizes to report")

@@ -10,7 +10,9 @@ Layers, each in its own module and each ignorant of the ones above it::
     executor   runs GameSpecs in worker processes -> GameOutcome  (an interface)
     store      SQLite file + game records: every finished game committed at once
     standings  stored outcomes -> tables (pure arithmetic, no I/O)
-    run        ties them together: resume, progress, printing
+    driver     the one run loop (tournaments, matches, leagues): the store and its
+               lock, resume, the executor's reports, stop rules, progress
+    run        a tournament's run: seed, sandbox, its fixed schedule to the driver
     cli        the ``referee tournament`` click group: parses, calls, prints
 """
 

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .. import errors
 from ..bots import BUILTIN_BOTS
 from ..game import VARIANTS, GameConfig
 from ..game.cards import DECKS
@@ -68,7 +69,7 @@ _TABLE_KEYS = {"tournament": _TOURNAMENT_KEYS, "rules": _RULES_KEYS, "time": _TI
                "faults": _FAULT_KEYS, "remote": _REMOTE_KEYS}
 
 
-class TournamentConfigError(ValueError):
+class TournamentConfigError(errors.ConfigError, ValueError):
     """A mistake in a tournament configuration: one line, naming the key."""
 
 

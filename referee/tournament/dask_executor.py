@@ -19,7 +19,7 @@ may run twice and is stored once.
   comes back twice is committed once (by game index, which the store also keys
   on).  A set lost with its worker is submitted again by the coordinator, whatever
   Dask's own retry limit says (``KilledWorker``), up to ``resubmit`` times; then
-  its games are reported as not played (``WorkerError``), and played again on
+  its games are reported as not played (``NotPlayed``), and played again on
   resume.
 * **Bots are shipped by content hash.**  Each external bot's folder (what the
   sandbox shows it: ``referee.players.sandbox.bot_folder``) and each ``python = "file.py:..."``
@@ -41,7 +41,7 @@ may run twice and is stored once.
 * **Who played it.**  Each outcome's ``worker`` is ``HOST:PID`` of the Dask
   worker process (``referee tournament standings --faults`` groups faults by it).
 * **The scheduler going away** cancels every future: the run stops with one
-  ``ExecutorError`` line; everything committed stays, and the run resumes later,
+  ``ExecutionError`` line; everything committed stays, and the run resumes later,
   locally or on a cluster.
 
 Remote bots (``remote = true``) connect to the coordinator and are refused here.
@@ -75,22 +75,19 @@ import dask
 from distributed import Client, KilledWorker, LocalCluster, as_completed
 from distributed.client import FutureCancelledError
 
+from ..errors import ExecutionError
 from ..play.runner import Fault
 from ..players.botspec import BotSpec
 from ..players.sandbox import SandboxError, absolute_args, bot_folder, resolve
-from .config import EXECUTORS, TournamentConfig
+from .config import TournamentConfig
 from .executor import (
     Batch,
-    Executor,
-    ExecutorError,
     FaultNotice,
     Job,
     Notice,
+    NotPlayed,
     PlayerCache,
-    ProcessExecutor,
     Report,
-    StorageFailure,
-    WorkerError,
     play_game,
     replace_synced,
 )
@@ -166,7 +163,7 @@ def pack(bot: str, folder: str, exclude: Sequence[str] = ()) -> Bundle:
                 if info.isfile():
                     total += info.size
                     if total > MAX_BUNDLE_BYTES:
-                        raise ExecutorError(
+                        raise ExecutionError(
                             f"bot {bot}: its folder {root} holds more than "
                             f"{MAX_BUNDLE_BYTES >> 20} MB to ship to the Dask workers; give "
                             f"the bot a folder of its own (cwd), or put the bots on a shared "
@@ -187,7 +184,7 @@ def unpack(digest: str, data: bytes, cache: Path) -> Path:
     if target.is_dir():
         return target
     if hashlib.sha256(data).hexdigest() != digest:
-        raise ExecutorError(f"a bot bundle does not match its hash {digest[:12]}")
+        raise ExecutionError(f"a bot bundle does not match its hash {digest[:12]}")
     cache.mkdir(parents=True, exist_ok=True)
     tmp = cache / f".{digest}.{os.getpid()}.{threading.get_ident()}"
     with tarfile.open(fileobj=io.BytesIO(data), mode="r") as tar:
@@ -245,7 +242,7 @@ class SetResult:
     worker: str
     outcomes: tuple[GameOutcome, ...]
     records: tuple[bytes, ...]
-    errors: tuple[WorkerError, ...] = ()
+    errors: tuple[NotPlayed, ...] = ()
     faults: tuple[FaultNotice, ...] = ()
     notices: tuple[str, ...] = ()
 
@@ -337,14 +334,14 @@ def play_set(job: Job, specs: Sequence[GameSpec], key: str,
         _pin(here)
         try:
             state = _state(job, bundles, key, here)
-        except (SandboxError, ExecutorError, OSError) as e:
+        except (SandboxError, ExecutionError, OSError) as e:
             msg = f"worker {who} cannot play: {e}"
             return SetResult(specs[0].deal, who, (), (),
-                             tuple(WorkerError(s.index, s.game_id, msg) for s in specs))
+                             tuple(NotPlayed(s.index, s.game_id, msg) for s in specs))
         faults: list[FaultNotice] = []
         outcomes: list[GameOutcome] = []
         records: list[bytes] = []
-        errors: list[WorkerError] = []
+        errors: list[NotPlayed] = []
         for spec in specs:
             def on_fault(f: Fault, game_id: str = spec.game_id) -> None:
                 faults.append(FaultNotice(game_id, str(f)))
@@ -361,7 +358,7 @@ def play_set(job: Job, specs: Sequence[GameSpec], key: str,
                 records.append(kept[0])
                 outcomes.append(replace(o, worker=who))
             except Exception as e:
-                errors.append(WorkerError(spec.index, spec.game_id,
+                errors.append(NotPlayed(spec.index, spec.game_id,
                                           f"{type(e).__name__}: {e} (on worker {who})"))
         notices: tuple[str, ...] = ()
         if not state.warned:
@@ -506,7 +503,7 @@ class DaskExecutor:
                     client = Client(self.scheduler, timeout=self.connect_timeout,
                                     set_as_default=False)
                 except (OSError, TimeoutError) as e:
-                    raise ExecutorError(
+                    raise ExecutionError(
                         f"cannot reach the Dask scheduler at {self.scheduler} ({e}); start "
                         f"one there with 'dask scheduler', or leave out --scheduler to run "
                         f"on this machine") from None
@@ -536,7 +533,7 @@ class DaskExecutor:
         if not games:
             return
         if job.config.remote_bots:
-            raise ExecutorError(
+            raise ExecutionError(
                 "remote bots (" + ", ".join(b.name for b in job.config.remote_bots) + ") "
                 "connect to this machine: play this tournament with --executor process")
         records = os.path.join(job.output_dir, job.records)
@@ -581,10 +578,10 @@ class DaskExecutor:
                     if result is None:
                         result = f.result()
                 except FutureCancelledError as e:  # the scheduler went away
-                    raise ExecutorError(self._lost(e)) from None
+                    raise ExecutionError(self._lost(e)) from None
                 except (KilledWorker, OSError, TimeoutError, asyncio.CancelledError) as e:
                     if not isinstance(e, KilledWorker) and client.status != "running":
-                        raise ExecutorError(self._lost(e)) from None
+                        raise ExecutionError(self._lost(e)) from None
                     # Lost with its worker (or with the worker sending it back):
                     # played again, the coordinator decides, not Dask's retry limit.
                     s.losses += 1
@@ -594,7 +591,7 @@ class DaskExecutor:
                         for g in s.specs:
                             if g.index in pending:
                                 pending.discard(g.index)
-                                report(WorkerError(
+                                report(NotPlayed(
                                     g.index, g.game_id,
                                     f"lost with {s.losses} Dask workers that died "
                                     f"playing its deal (a bot may take its machine "
@@ -604,7 +601,7 @@ class DaskExecutor:
                     for g in s.specs:
                         if g.index in pending:
                             pending.discard(g.index)
-                            report(WorkerError(g.index, g.game_id, f"{type(e).__name__}: {e}"))
+                            report(NotPlayed(g.index, g.game_id, f"{type(e).__name__}: {e}"))
                     return
                 finally:
                     f.release()
@@ -640,7 +637,7 @@ class DaskExecutor:
 class _Arrived:
     result: SetResult
     new: list[tuple[GameOutcome, bytes]]  # its games not committed yet, and their records
-    errors: list[WorkerError]
+    errors: list[NotPlayed]
     written: concurrent.futures.Future[None] | None = None
 
 
@@ -654,7 +651,7 @@ class Committer:
     more of them).  A game already taken from an earlier arrival (a set that came
     back twice) is skipped: stored once, by game index.  ``pending``: the games not
     reported yet (shared with the executor, which reports lost ones itself).  A
-    record that cannot be written (a full disk) is a ``StorageFailure`` for its
+    record that cannot be written (a full disk) is a storage ``NotPlayed`` for its
     games, and ``stopped``: nothing more is taken."""
 
     THREADS = 4
@@ -710,7 +707,7 @@ class Committer:
                            f"{e.strerror or e}")
                     for o, _ in a.new:
                         self.pending.discard(o.index)
-                        self.report(StorageFailure(o.index, o.game_id, msg))
+                        self.report(NotPlayed(o.index, o.game_id, msg, storage=True))
                     continue
             ready.append(a)
         self._commit(ready)
@@ -801,18 +798,3 @@ def address(scheduler: str) -> str:
     if ":" not in scheduler:
         scheduler = f"{scheduler}:{DEFAULT_PORT}"
     return f"tcp://{scheduler}"
-
-
-def choose(kind: str, scheduler: str | None = None, jobs: int | None = None) -> Executor:
-    """The executor a tournament runs on: ``process`` (this machine's process pool,
-    ``jobs`` workers) or ``dask`` (``scheduler``'s cluster, or a LocalCluster of
-    ``jobs`` workers).  For ``tournament run``, ``league run`` and ``match`` alike."""
-    if kind == "dask":
-        return DaskExecutor(scheduler, jobs)
-    if kind != "process":
-        raise ValueError(f"unknown executor {kind!r}: choose from {', '.join(EXECUTORS)}")
-    if scheduler:
-        raise ValueError("a scheduler is for the dask executor (--executor dask)")
-    return ProcessExecutor(jobs)
-
-

@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
 from typing import Any, Protocol
 
+from ..errors import ExecutionError, StorageError
 from ..play.runner import Fault, GameRecord, GameSteps, Player, drive, game_steps
 from ..players.concurrent import GameLoop
 from ..players.factory import make_player
@@ -75,13 +76,16 @@ class FaultNotice:
 
 
 @dataclass(frozen=True)
-class WorkerError:
-    """The referee failed to play a game (not a bot's fault: a bug or a bot that
-    could not be started at all).  The game is not recorded and is retried on resume."""
+class NotPlayed:
+    """A game the referee could not play (not a bot's fault: a bug, a bot that could
+    not be started at all, a worker that died), or -- ``storage`` -- whose record could
+    not be written (the disk is full, the folder is not writable), which stops the run
+    giving out games.  The game is not recorded, and is played again on resume."""
 
     index: int
     game_id: str
-    message: str
+    message: str  # with ``storage``: one line, naming the path and the problem
+    storage: bool = False
 
 
 @dataclass(frozen=True)
@@ -92,33 +96,15 @@ class Notice:
     text: str
 
 
-@dataclass(frozen=True)
-class StorageFailure:
-    """A game's record could not be written (the disk is full, the folder is not
-    writable): the run stops giving out games.  The game is not recorded, and is
-    played again on resume."""
-
-    index: int
-    game_id: str
-    message: str  # one line, naming the path and the problem
+def storage_failure(spec: GameSpec, error: StorageError) -> NotPlayed:
+    """The report of a game whose record could not be kept."""
+    return NotPlayed(spec.index, spec.game_id, str(error), storage=True)
 
 
-class StorageError(Exception):
-    """Results cannot be kept where they must go (one readable line)."""
-
-    def failure(self, spec: GameSpec) -> StorageFailure:
-        return StorageFailure(spec.index, spec.game_id, str(self))
-
-
-Report = GameOutcome | Batch | FaultNotice | WorkerError | Notice | StorageFailure
+Report = GameOutcome | Batch | FaultNotice | NotPlayed | Notice
 
 
 IDLE, NOT_READY = -1, -2  # a worker's entry in the shared ``playing`` array
-
-
-class ExecutorError(Exception):
-    """The executor cannot play games at all (e.g. a worker dies before its first
-    game): one readable line."""
 
 
 @dataclass(frozen=True)
@@ -444,7 +430,7 @@ class InFlight:
         try:
             players = self.seats.take(spec.seats, spec.deal)
         except Exception as e:
-            self.report(WorkerError(spec.index, spec.game_id, f"{type(e).__name__}: {e}"))
+            self.report(NotPlayed(spec.index, spec.game_id, f"{type(e).__name__}: {e}"))
             return
         if players is None:  # one of its bots is in another game: later
             self.waiting.append(spec)
@@ -490,17 +476,17 @@ class InFlight:
             self.seats.release(players)
             report: Report
             if record is None:
-                report = WorkerError(spec.index, spec.game_id, f"{type(error).__name__}: "
+                report = NotPlayed(spec.index, spec.game_id, f"{type(error).__name__}: "
                                      f"{error}\n{''.join(traceback.format_exception(error))}")
             else:
                 try:
                     report = keep_game(self.job, spec, record, self.worker)
                 except StorageError as e:
-                    report = e.failure(spec)
+                    report = storage_failure(spec, e)
                     self.storage_failed = True
                     self.waiting.clear()
                 except Exception as e:
-                    report = WorkerError(spec.index, spec.game_id, f"{type(e).__name__}: {e}")
+                    report = NotPlayed(spec.index, spec.game_id, f"{type(e).__name__}: {e}")
             self.on_slot(slot, IDLE)
             self.free.append(slot)
             self.report(report)
@@ -512,7 +498,7 @@ class InFlight:
             self.seats.release(players)
             self.free.append(slot)
             self.on_slot(slot, IDLE)
-            self.report(WorkerError(spec.index, spec.game_id, f"{type(e).__name__}: {e}"))
+            self.report(NotPlayed(spec.index, spec.game_id, f"{type(e).__name__}: {e}"))
             return
         self.loop.start(steps, done)
 
@@ -575,9 +561,9 @@ def _worker(number: int, cpu: int | None, job: Job, tasks: Connection, results: 
             try:
                 report: Report = play_game(job, spec, seats, number, on_fault)
             except StorageError as e:
-                report = e.failure(spec)
+                report = storage_failure(spec, e)
             except Exception as e:
-                report = WorkerError(spec.index, spec.game_id,
+                report = NotPlayed(spec.index, spec.game_id,
                                      f"{type(e).__name__}: {e}\n{traceback.format_exc()}")
             results.send(report)
             playing[entry] = IDLE
@@ -660,10 +646,10 @@ class SerialExecutor:
                 try:
                     result: Report = play_game(job, spec, seats, 0, on_fault)
                 except StorageError as e:
-                    report(e.failure(spec))
+                    report(storage_failure(spec, e))
                     return
                 except Exception as e:
-                    result = WorkerError(spec.index, spec.game_id, f"{type(e).__name__}: {e}")
+                    result = NotPlayed(spec.index, spec.game_id, f"{type(e).__name__}: {e}")
                 report(result)
         finally:
             seats.close()
@@ -674,7 +660,7 @@ class ProcessExecutor:
     referee may use (round robin when there are more workers than CPUs).
 
     A worker that dies (a bot library calling ``exit``, the kernel's OOM killer) is
-    replaced; the game it was playing is reported as a ``WorkerError`` (and so played
+    replaced; the game it was playing is reported as a ``NotPlayed`` (and so played
     again by the next run), the others go on.
 
     Each game is reported, and so committed, the moment it ends, not with its
@@ -757,7 +743,7 @@ class ProcessExecutor:
                                   lock=False)
         pending = {g.index: g for g in games}
         start_failures = dict.fromkeys(range(jobs), 0)
-        stopped: list[StorageFailure] = []
+        stopped: list[NotPlayed] = []  # storage failures
 
         def start(number: int) -> None:
             cpu = cpus[number % len(cpus)] if self.pin else None
@@ -800,7 +786,7 @@ class ProcessExecutor:
             if isinstance(msg, tuple):  # ("exit", worker): no more games for it
                 exited.add(number)
                 return
-            if isinstance(msg, StorageFailure):
+            if isinstance(msg, NotPlayed) and msg.storage:
                 # The disk is full (or the folder unwritable): stop giving out games;
                 # the game is not recorded, and is played again on resume.
                 stopped.append(msg)
@@ -849,7 +835,7 @@ class ProcessExecutor:
                             continue
                         if lost.index in slots:
                             pending.pop(lost.index)
-                            report(WorkerError(lost.index, lost.game_id,
+                            report(NotPlayed(lost.index, lost.game_id,
                                                f"worker {number} died while playing it "
                                                f"(exit code {w.exitcode})"))
                         else:
@@ -860,7 +846,7 @@ class ProcessExecutor:
                     if index == NOT_READY:
                         start_failures[number] += 1
                         if start_failures[number] >= self.START_FAILURES:
-                            raise ExecutorError(
+                            raise ExecutionError(
                                 f"worker {number} died before its first game "
                                 f"{start_failures[number]} times in a row "
                                 f"(exit code {w.exitcode})")
@@ -870,7 +856,7 @@ class ProcessExecutor:
                     start(number)  # a replacement takes the dead worker's place
             for lost in pending.values():
                 if not stopped:
-                    report(WorkerError(lost.index, lost.game_id, "lost with a worker that died"))
+                    report(NotPlayed(lost.index, lost.game_id, "lost with a worker that died"))
             for w in workers.values():  # let them say bye to their bots
                 w.join(timeout=10)
         finally:

@@ -34,14 +34,13 @@ import dataclasses
 import itertools
 import math
 import random
-import sys
-import time
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
+from ..errors import ExecutionError
 from ..players.sandbox import Sandbox, resolve
 from ..stats.sprt import (
     PENTANOMIAL,
@@ -53,18 +52,9 @@ from ..stats.sprt import (
     set_score,
     summarize,
 )
-from ..text.quoting import control
 from .config import TournamentConfig, TournamentConfigError, seatings_per_deal
-from .executor import (
-    Batch,
-    Executor,
-    FaultNotice,
-    Job,
-    Notice,
-    ProcessExecutor,
-    Report,
-    finished,
-)
+from .driver import Driver, Progress, Work
+from .executor import Executor, Job, ProcessExecutor
 from .outcome import GameOutcome
 from .players import check_bots
 from .schedule import GameSpec, derive_seed, schedule_digest, seatings
@@ -78,7 +68,7 @@ PAIRED_STREAM = "match:new-old"
 DEFAULT_MAX_SETS = 20000
 
 
-class MatchError(Exception):
+class MatchError(ExecutionError):
     """A match that cannot go on (one readable line)."""
 
 
@@ -223,56 +213,6 @@ def reduce_set(mc: MatchConfig, s: int, games: Sequence[GameOutcome]) -> SetSumm
                       faults_field=faults["field"], raw=raw if use_luck else None)
 
 
-class MatchProgress:
-    """The test as it goes, on stderr: sets, games, LLR against its bounds (SPRT),
-    the estimate with its 95 % interval, faults.  A redrawn line on a terminal; a
-    plain line at most every ``every`` seconds otherwise.  Faults are shown as they
-    happen, as a tournament shows them."""
-
-    def __init__(self, mc: MatchConfig, stream: TextIO | None = None, tty: bool | None = None,
-                 every: float = 5.0, clock: Callable[[], float] = time.monotonic) -> None:
-        self.mc = mc
-        self.stream = stream if stream is not None else sys.stderr
-        self.tty = self.stream.isatty() if tty is None else tty
-        self.every = every
-        self.clock = clock
-        self.last = -math.inf
-        self.shown = 0
-        self.line = ""
-
-    def update(self, summary: dict[str, Any], final: bool = False) -> None:
-        self.line = status_line(summary, self.mc)
-        now = self.clock()
-        if self.tty:
-            if not final and now - self.last < 0.1:
-                return
-            control(self.stream, "\r\x1b[K")
-            self.stream.write(self.line + ("\n" if final else ""))
-        elif final or now - self.last >= self.every:
-            self.stream.write(self.line + "\n")
-        else:
-            return
-        self.last = now
-        self.stream.flush()
-
-    def message(self, text: str) -> None:
-        if self.tty:
-            control(self.stream, "\r\x1b[K")
-        self.stream.write(text + "\n")
-        if self.tty and self.line:
-            self.stream.write(self.line)
-        self.stream.flush()
-
-    SHOWN = 10
-
-    def fault(self, game_id: str, text: str) -> None:
-        self.shown += 1
-        if self.shown <= self.SHOWN:
-            self.message(f"fault: {game_id}: {text}")
-        elif self.shown == self.SHOWN + 1:
-            self.message("(more faults are counted, not shown: the summary counts them all)")
-
-
 def _pm(x: float | None, hw: float | None, fmt: str) -> str:
     if x is None:
         return "-"
@@ -389,14 +329,55 @@ class _Sets:
         return out
 
 
+class _SetSchedule:
+    """What a match plays next: the first sets not played yet, a batch at a time,
+    until the test decides (or the fixed number, or ``max_sets``, is played).  A set
+    is committed whole, once its last game arrives."""
+
+    def __init__(self, mc: MatchConfig, job: Job, sets: _Sets, size: int,
+                 result: MatchResult) -> None:
+        self.mc, self.job, self.sets, self.size, self.result = mc, job, sets, size, result
+        self.pending: dict[int, list[GameOutcome]] = defaultdict(list)
+        self.mark: tuple[int, int] | None = None  # (sets played, errors) before a batch
+
+    def next(self, run: Driver) -> Work | None:
+        errors = run.result.errors
+        if self.mark is not None and len(errors) > self.mark[1] \
+                and self.result.played == self.mark[0]:
+            e = errors[-1]
+            raise MatchError(f"no set could be played ({e.game_id}: "
+                             f"{e.message.splitlines()[0]}); the finished sets are saved in "
+                             f"{self.result.output_dir}")
+        if self.sets.decided or self.sets.prefix >= self.mc.sets:
+            return None
+        todo = [s for s in range(self.sets.prefix, self.mc.sets)
+                if s not in self.sets.done][:self.size]
+        self.pending.clear()
+        self.mark = (self.result.played, len(errors))
+        return Work(self.job, [g for s in todo for g in set_games(self.mc, s)])
+
+    def arrived(self, games: Sequence[GameOutcome]) -> list[list[GameOutcome]]:
+        whole = []
+        for o in games:
+            self.pending[o.deal].append(o)
+            if len(self.pending[o.deal]) == self.mc.per_set:
+                whole.append(sorted(self.pending.pop(o.deal), key=lambda g: g.index))
+        return whole
+
+    def committed(self, group: Sequence[GameOutcome]) -> None:
+        self.sets.add(reduce_set(self.mc, group[0].deal, group))
+        self.result.played += 1
+
+
 def run_match(mc: MatchConfig, *, output_dir: Path | None = None,
               executor: Executor | None = None, jobs: int | None = None,
-              progress: MatchProgress | None = None, quiet: bool = False,
+              progress: Progress | None = None, quiet: bool = False,
               batch: int | None = None, sandbox: Sandbox | None = None) -> MatchResult:
     """Play the match's sets until the SPRT decides (or the fixed number of games is
     played, or ``max_sets``), resuming from what the output folder holds.  Raises
-    StoreError if the folder holds something else; KeyboardInterrupt passes through
-    after the finished sets are committed."""
+    StorageError if the folder holds something else; KeyboardInterrupt passes through
+    after the finished sets are committed.  The run itself is the ``driver``'s, over
+    the match's sets (``progress``: its line is the test's figures)."""
     t = mc.tournament
     check_bots(t)
     out = (output_dir or t.output_dir).resolve()
@@ -404,8 +385,10 @@ def run_match(mc: MatchConfig, *, output_dir: Path | None = None,
     head = [g for s in range(min(mc.sets, 64)) for g in set_games(mc, s)]
     store = Store.create_or_resume(out, mc.to_dict(), t.name, mc.sets * mc.per_set,
                                    schedule_digest(head))
-    try:
-        store.lock()
+    executor = executor or ProcessExecutor(jobs or t.jobs)
+    driver = Driver(store, out, executor, stop_after=t.stop_after,
+                    never_stop=[b.name for b in t.remote_bots])
+    with driver:
         sets = _Sets(mc)
         by_set: dict[int, list[GameOutcome]] = defaultdict(list)
         for o in store.outcomes():
@@ -415,55 +398,21 @@ def run_match(mc: MatchConfig, *, output_dir: Path | None = None,
                 sets.add(reduce_set(mc, s, games))
         result = MatchResult(mc, {}, out, already_done=len(sets.done))
         if progress is None and not quiet:
-            progress = MatchProgress(mc)
-        jobs = jobs or t.jobs
-        executor = executor or ProcessExecutor(jobs)
+            progress = Progress(0, 0, every=5.0)
+        if progress is not None and progress.line is None:
+            progress.line = lambda: status_line(sets.live(), mc)
+        driver.progress = progress
         workers = getattr(executor, "jobs", 1) or 1
         size = batch or (mc.sets if mc.games is not None else max(16, 4 * workers))
-        pending: dict[int, list[GameOutcome]] = defaultdict(list)
-
-        def report(r: Report) -> None:
-            if isinstance(r, (GameOutcome, Batch)):
-                for o in finished(r):
-                    pending[o.deal].append(o)
-                    if len(pending[o.deal]) == mc.per_set:
-                        games = sorted(pending.pop(o.deal), key=lambda g: g.index)
-                        store.add_all(games)
-                        sets.add(reduce_set(mc, o.deal, games))
-                        result.played += 1
-                        if progress:
-                            progress.update(sets.live())
-            elif isinstance(r, FaultNotice):
-                if progress:
-                    progress.fault(r.game_id, r.text)
-            elif isinstance(r, Notice):
-                if progress:
-                    progress.message(r.text)
-                else:
-                    print(r.text, file=sys.stderr, flush=True)
-            else:
-                result.errors.append(f"{r.game_id}: {r.message.splitlines()[0]}")
-                if progress:
-                    progress.message(f"error: {r.game_id}: {r.message.splitlines()[0]}")
-
         try:
-            while not sets.decided and sets.prefix < mc.sets:
-                todo = [s for s in range(sets.prefix, mc.sets) if s not in sets.done][:size]
-                before = result.played
-                errors = len(result.errors)
-                pending.clear()
-                executor.run(Job(t, str(out), sandbox=job_sandbox), [g for s in todo for g in set_games(mc, s)],
-                             report)
-                if len(result.errors) > errors and result.played == before:
-                    raise MatchError(f"no set could be played ({result.errors[-1]}); the "
-                                     f"finished sets are saved in {out}")
+            driver.run(_SetSchedule(mc, Job(t, str(out), sandbox=job_sandbox), sets, size,
+                                    result))
         finally:
             result.summary = sets.summary()
-            if progress:
-                progress.update(result.summary, final=True)
+            result.errors = [f"{e.game_id}: {e.message.splitlines()[0]}"
+                             for e in driver.result.errors]
+            driver.final = status_line(result.summary, mc)
         return result
-    finally:
-        store.close()
 
 
 def describe(result: MatchResult) -> list[str]:

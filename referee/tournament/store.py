@@ -33,6 +33,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from ..errors import StorageError
 from ..game import GameError
 from ..play.luck import SCORES, file_luck, raw_scores
 from ..play.runner import Fault
@@ -76,10 +77,6 @@ CREATE TABLE IF NOT EXISTS luck (
 """
 
 
-class StoreError(Exception):
-    """The output folder cannot be used for this tournament (one readable line)."""
-
-
 class Store:
     def __init__(self, path: Path, conn: sqlite3.Connection) -> None:
         self.path = path
@@ -98,7 +95,7 @@ class Store:
         try:
             output_dir.mkdir(parents=True, exist_ok=True)
         except OSError as e:
-            raise StoreError(f"cannot make the output folder {output_dir}: "
+            raise StorageError(f"cannot make the output folder {output_dir}: "
                              f"{e.strerror or e}") from None
         path = output_dir / DB_NAME
         conn: sqlite3.Connection | None = None
@@ -128,14 +125,14 @@ class Store:
             old = json.loads(stored)
             if old != json.loads(json.dumps(config)):
                 conn.close()
-                raise StoreError(
+                raise StorageError(
                     f"{output_dir} holds a tournament with another configuration "
                     f"({_first_difference(old, config)}); run it with its original "
                     f"configuration to resume, or choose another output folder")
             before = store.scheduled
             if (store.meta("schedule") or "") != schedule_digest or before != games:
                 conn.close()
-                raise StoreError(
+                raise StorageError(
                     f"{output_dir} holds this tournament as scheduled by another version of "
                     f"the referee ({before} games then, {games} now, or other games); finish "
                     "it with that version, or choose another output folder")
@@ -152,7 +149,7 @@ class Store:
         except OSError:
             self._lock.close()
             self.conn.close()
-            raise StoreError(f"{self.path.parent} is in use by another referee running this "
+            raise StorageError(f"{self.path.parent} is in use by another referee running this "
                              "tournament; wait for it, or stop it and run again") from None
         self._lock.write(str(os.getpid()))
         self._lock.flush()
@@ -191,7 +188,7 @@ class Store:
         """Open for reading (standings); works while a run is writing."""
         path = output_dir / DB_NAME
         if not path.is_file():
-            raise StoreError(f"{output_dir} holds no tournament (no {DB_NAME})")
+            raise StorageError(f"{output_dir} holds no tournament (no {DB_NAME})")
         try:
             conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None)
         except sqlite3.Error as e:
@@ -200,13 +197,13 @@ class Store:
         try:
             conn.execute("PRAGMA busy_timeout=10000")
             if store.meta("config") is None:
-                raise StoreError(f"{path} holds no tournament configuration: it was not "
+                raise StorageError(f"{path} holds no tournament configuration: it was not "
                                  "made by 'referee tournament run', or it is damaged")
             conn.execute("SELECT COUNT(*) FROM games").fetchone()
         except sqlite3.Error as e:
             conn.close()
             raise _unreadable(path, e) from None
-        except StoreError:
+        except StorageError:
             conn.close()
             raise
         return store
@@ -214,7 +211,7 @@ class Store:
     @classmethod
     def create_or_resume_existing(cls, output_dir: Path) -> Store:
         """Open an existing tournament for writing, whatever its configuration
-        (``tournament verify --repair``).  StoreError if it cannot be read."""
+        (``tournament verify --repair``).  StorageError if it cannot be read."""
         check = cls.open_existing(output_dir)
         check.close()
         path = output_dir / DB_NAME
@@ -236,7 +233,7 @@ class Store:
                 for o in outcomes:
                     self._insert(o)
         except sqlite3.Error as e:
-            raise StoreError(f"cannot rewrite {self.path}: {e}") from None
+            raise StorageError(f"cannot rewrite {self.path}: {e}") from None
 
     def close(self) -> None:
         self.conn.close()
@@ -257,7 +254,7 @@ class Store:
     def config(self) -> dict[str, Any]:
         raw = self.meta("config")
         if raw is None:
-            raise StoreError(f"{self.path} holds no tournament configuration")
+            raise StorageError(f"{self.path} holds no tournament configuration")
         result: dict[str, Any] = json.loads(raw)
         return result
 
@@ -288,14 +285,14 @@ class Store:
 
     def add(self, o: GameOutcome) -> None:
         """Commit one finished game (durably, before returning).  A game already
-        stored is left as it is.  StoreError when it cannot be (a full disk): the
+        stored is left as it is.  StorageError when it cannot be (a full disk): the
         transaction is rolled back, what was committed before stays."""
         self.add_all([o])
 
     def add_all(self, outcomes: list[GameOutcome]) -> None:
         """Commit several games in one transaction: all of them or none (a match
         commits a duplicate set whole, so that a resumed test never holds half of
-        one).  Games already stored are left as they are.  StoreError as ``add``."""
+        one).  Games already stored are left as they are.  StorageError as ``add``."""
         try:
             with self.transaction():
                 for o in outcomes:
@@ -304,7 +301,7 @@ class Store:
             with contextlib.suppress(sqlite3.Error):
                 self.conn.execute("ROLLBACK")
             ids = ", ".join(o.game_id for o in outcomes[:3]) + (" ..." if len(outcomes) > 3 else "")
-            raise StoreError(f"cannot save game{'s' if len(outcomes) > 1 else ''} {ids} in "
+            raise StorageError(f"cannot save game{'s' if len(outcomes) > 1 else ''} {ids} in "
                              f"{self.path}: {e}; the games saved before are kept: make room "
                              "(or fix the folder) and run the same command again to "
                              "resume") from None
@@ -343,7 +340,7 @@ class Store:
                         self.conn.execute("DELETE FROM seats WHERE idx = ?", (idx,))
                         self.conn.execute("DELETE FROM games WHERE idx = ?", (idx,))
             except sqlite3.Error as e:
-                raise StoreError(f"cannot update {self.path}: {e}") from None
+                raise StorageError(f"cannot update {self.path}: {e}") from None
         return [gid for _, gid in bad]
 
     def done(self) -> set[int]:
@@ -408,12 +405,12 @@ class Store:
                 with self.transaction():
                     self.conn.executemany("INSERT OR REPLACE INTO luck VALUES (?, ?)", rows)
             except sqlite3.Error as e:
-                raise StoreError(f"cannot update {self.path}: {e}") from None
+                raise StorageError(f"cannot update {self.path}: {e}") from None
         return len(rows)
 
 
-def _unreadable(path: Path, e: sqlite3.Error) -> StoreError:
-    return StoreError(
+def _unreadable(path: Path, e: sqlite3.Error) -> StorageError:
+    return StorageError(
         f"{path} cannot be used: {e} (damaged, not a tournament database, or not "
         f"readable); 'referee tournament verify {path.parent} --repair --config CONFIG' "
         "rebuilds it from the game records, or choose another output folder")

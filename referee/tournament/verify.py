@@ -18,9 +18,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..errors import StorageError
 from ..play.replay import Record, RecordError, read_record, verify
 from .outcome import GameOutcome
-from .store import DB_NAME, Store, StoreError, record_problem
+from .store import DB_NAME, Store, record_problem
 
 RECORDS = "games"
 
@@ -117,7 +118,7 @@ def _check_record(out: Path, rel: str, game_id: str) -> tuple[Record | None, Fin
 
 def check(out: Path) -> Report:
     """Every row of the tournament in ``out`` against its record; every record
-    re-run.  Raises StoreError if the database cannot be read."""
+    re-run.  Raises StorageError if the database cannot be read."""
     store = Store.open_existing(out)
     try:
         return check_store(store, out, repair_hint=(
@@ -130,15 +131,15 @@ def check(out: Path) -> Report:
 def check_store(store: Store, out: Path, *, repair_hint: str = "") -> Report:
     """Every row of ``store`` (a tournament's or a league's: the same ``games`` and
     ``seats`` tables) against its record under ``out``, every record re-run, and
-    every record without a row.  Raises StoreError if the database cannot be read."""
+    every record without a row.  Raises StorageError if the database cannot be read."""
     try:
         report = Report(scheduled=store.scheduled)
         rows = list(store.outcomes())
         seat_rows = {(idx, seat): (bot, place, points, faults) for idx, seat, bot, place,
                      points, faults in store.conn.execute("SELECT * FROM seats")}
     except sqlite3.Error as e:
-        raise StoreError(f"{store.path} cannot be read: {e}"
-                         + (f"; {repair_hint}" if repair_hint else "")) from None
+        raise StorageError(f"{store.path} cannot be read: {e}"
+                           + (f"; {repair_hint}" if repair_hint else "")) from None
     seen: set[str] = set()
     for row in rows:
         report.games += 1
@@ -207,9 +208,9 @@ def repair(out: Path, schedule_of: Callable[[], dict[int, int]] | None = None,
     try:
         store = Store.create_or_resume_existing(out)
         rows = {o.index: o for o in store.outcomes()}
-    except (StoreError, sqlite3.Error) as e:
+    except (StorageError, sqlite3.Error) as e:
         if fresh is None:
-            raise StoreError(f"{out / DB_NAME} cannot be read: give the tournament's "
+            raise StorageError(f"{out / DB_NAME} cannot be read: give the tournament's "
                              "configuration file with --config to rebuild it from the "
                              f"records ({str(e).split(' (')[0]})") from None
         damaged = out / DB_NAME

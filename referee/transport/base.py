@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
+from ..errors import BotError
 from ..text.quoting import kind, show
 
 
-class TransportError(Exception):
+class TransportError(BotError):
     """Something went wrong with the peer's side of the connection."""
 
 

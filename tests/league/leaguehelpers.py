@@ -76,6 +76,11 @@ class FakeExecutor:
                                  detail="strength 0 is slow", action="substituted")
                            for s, e in enumerate(spec.seats) if strengths[s] == 0)
             self.played.append(spec)
+            # A record on disk before the outcome is reported, as an executor writes
+            # it (a resumed run forgets committed games whose record is missing).
+            records = Path(job.output_dir) / job.records
+            records.mkdir(parents=True, exist_ok=True)
+            (records / f"{spec.game_id}.jsonl").write_text('{"type": "result"}\n')
             report(GameOutcome(index=spec.index, game_id=spec.game_id, deal=spec.deal,
                                deal_seed=spec.deal_seed, seats=spec.seats,
                                places=tuple(places), points=tuple(points),

@@ -17,8 +17,9 @@ import pytest
 from referee.game import GameConfig
 from referee.stats.sprt import Sprt
 from referee.tournament.config import BotSpec, TournamentConfig, TournamentConfigError
+from referee.tournament.driver import Progress
 from referee.tournament.executor import Job, Report, SerialExecutor
-from referee.tournament.match import MatchConfig, MatchProgress, describe, run_match, set_games
+from referee.tournament.match import MatchConfig, describe, run_match, set_games
 from referee.tournament.outcome import GameOutcome
 from referee.tournament.schedule import GameSpec
 from tests.cli.cli_helpers import env_for_subprocess, referee_command
@@ -201,7 +202,7 @@ def test_progress_shows_llr_against_its_bounds_and_the_estimate(tmp_path: Path) 
     mc = _config(tmp_path / "m", "heuristic", "random", sprt=Sprt(0, 10))
     buf = io.StringIO()
     r = run_match(mc, executor=SerialExecutor(), batch=4,
-                  progress=MatchProgress(mc, stream=buf, tty=False, every=0.0))
+                  progress=Progress(0, 0, stream=buf, tty=False, every=0.0))
     lines = buf.getvalue().splitlines()
     assert len(lines) == r.summary["sets"] + r.summary["sets_after_verdict"] + 1
     assert lines[0].startswith("1 sets (2 games)  LLR ")

@@ -30,8 +30,9 @@ from referee.play.runner import replay_check
 from referee.players.process import alive, live_bots
 from referee.protocol.messages import FAULT_ACTIONS, FAULT_KINDS
 from referee.tournament.config import parse_config
+from referee.tournament.driver import Progress
 from referee.tournament.executor import ProcessExecutor
-from referee.tournament.run import Progress, run_tournament, standings_of
+from referee.tournament.run import run_tournament, standings_of
 from referee.tournament.schedule import schedule
 from tests.procs import scaled
 

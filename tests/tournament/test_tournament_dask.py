@@ -26,13 +26,13 @@ from click.testing import CliRunner
 from distributed import LocalCluster
 
 from referee.cli.main import main
+from referee.errors import ExecutionError
 from referee.play.runner import Fault
 from referee.protocol.messages import FaultKind
 from referee.tournament.config import TournamentConfigError, load_config, parse_config
 from referee.tournament.dask_executor import (
     Committer,
     DaskExecutor,
-    ExecutorError,
     SetResult,
     deal_sets,
     localize,
@@ -321,7 +321,7 @@ def test_an_unreachable_scheduler_is_one_line(tmp_path: Path) -> None:
     cfg = load_config(tournament(tmp_path, HEURISTIC + RANDOM, deals=1))
     ex = DaskExecutor("127.0.0.1:9")  # nothing listens on the discard port
     ex.connect_timeout = 1.0
-    with pytest.raises(ExecutorError, match=r"cannot reach the Dask scheduler at tcp://127\.0\.0\.1:9"):
+    with pytest.raises(ExecutionError, match=r"cannot reach the Dask scheduler at tcp://127\.0\.0\.1:9"):
         run_tournament(cfg, executor=ex, quiet=True)
 
 
@@ -348,7 +348,7 @@ def test_pack_is_deterministic_and_leaves_out_the_output_folder(tmp_path: Path) 
     assert unpack(a.digest, a.data, tmp_path / "cache") == there  # once
     (src / "bot.py").write_text("print('changed')\n")
     assert pack("b", str(src), [str(src / "out")]).digest != a.digest
-    with pytest.raises(ExecutorError, match="does not match its hash"):
+    with pytest.raises(ExecutionError, match="does not match its hash"):
         unpack("0" * 64, a.data, tmp_path / "cache2")
 
 
@@ -463,7 +463,7 @@ def test_a_run_stopped_between_commits_holds_whole_sets_and_resumes(
 
 
 def test_records_that_cannot_be_written_stop_the_commits(tmp_path: Path) -> None:
-    from referee.tournament.executor import StorageFailure
+    from referee.tournament.executor import NotPlayed
 
     cfg = load_config(tournament(tmp_path, HEURISTIC + RANDOM, deals=2))
     games = schedule(cfg)
@@ -483,7 +483,8 @@ def test_records_that_cannot_be_written_stop_the_commits(tmp_path: Path) -> None
     committer.arrive(result(first))
     committer.drain(block=True)
     assert committer.stopped
-    assert [type(r) for r in got] == [StorageFailure, StorageFailure]
+    assert [type(r) for r in got] == [NotPlayed, NotPlayed]
+    assert all(r.storage for r in got)  # type: ignore[attr-defined]
     assert "cannot write the game records in" in got[0].message  # type: ignore[attr-defined]
     committer.arrive(result(second))  # dropped: played again on resume
     committer.close()

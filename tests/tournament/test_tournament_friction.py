@@ -18,7 +18,7 @@ from click.testing import CliRunner
 
 from referee.cli.main import main
 from referee.tournament.config import load_config
-from referee.tournament.run import Progress
+from referee.tournament.driver import Progress
 from tests.procs import scaled
 
 pytestmark = pytest.mark.slow

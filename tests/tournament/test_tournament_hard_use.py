@@ -158,7 +158,8 @@ def test_a_full_disk_stops_the_run_with_one_error_and_it_resumes_later(
 
 def test_a_failed_commit_is_one_error_and_keeps_what_was_committed(tmp_path: Path) -> None:
     # SQLite's own 'database or disk is full', from a page limit.
-    from referee.tournament.store import Store, StoreError
+    from referee.errors import StorageError
+    from referee.tournament.store import Store
 
     store = Store.create_or_resume(tmp_path, {"k": 1}, "t", 5000)
     outcome = GameOutcome(index=0, game_id="g000000", deal=0, deal_seed=1, seats=("a", "b"),
@@ -169,7 +170,7 @@ def test_a_failed_commit_is_one_error_and_keeps_what_was_committed(tmp_path: Pat
     store.add(outcome)
     pages = store.conn.execute("PRAGMA page_count").fetchone()[0]
     store.conn.execute(f"PRAGMA max_page_count={pages}")
-    with pytest.raises(StoreError) as e:
+    with pytest.raises(StorageError) as e:
         for i in range(1, 200):
             store.add(GameOutcome(**{**outcome.__dict__, "index": i, "game_id": f"g{i:06d}"}))
     assert "database or disk is full" in str(e.value) and str(tmp_path) in str(e.value)

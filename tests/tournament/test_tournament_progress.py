@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 
-from referee.tournament.run import Progress
+from referee.tournament.driver import Progress
 
 
 class Clock:

@@ -414,7 +414,7 @@ run_tournament(parse_config(raw), output_dir=Path({str(tmp_path / 'out')!r}), jo
     r = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True,
                        timeout=scaled(60))
     assert r.returncode != 0
-    assert "ExecutorError: worker" in r.stderr and "died before its first game" in r.stderr
+    assert "ExecutionError: worker" in r.stderr and "died before its first game" in r.stderr
 
 
 def test_the_executor_does_not_change_the_results(tmp_path: Path) -> None:

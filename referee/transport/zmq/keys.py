@@ -28,11 +28,13 @@ import zmq
 import zmq.auth
 from zmq.utils import z85
 
+from ...errors import InputError
+
 SERVER_NAME = "referee"
 NAME_RE = re.compile(r"[A-Za-z][A-Za-z0-9_.-]*\Z")
 
 
-class KeyFileError(ValueError):
+class KeyFileError(InputError, ValueError):
     """A key or key file that cannot be used; the message says why."""
 
 
