@@ -9,6 +9,7 @@ import contextlib
 import json
 import os
 import random
+import signal
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -60,6 +61,24 @@ from .report import report
 from .tournament import tournament
 
 
+def _ignore(signum: int, frame: object) -> None:
+    """Ignores a signal, as SIG_IGN would, but as a handler: ``exec`` resets a
+    handled signal to its default, while an ignored one stays ignored in every
+    program started after it."""
+
+
+def _children_start_with_default_signals() -> None:
+    """Every bot starts with the same signal dispositions, whoever starts it: a
+    referee started with SIGINT or SIGHUP ignored (nohup, cron, a background job)
+    keeps ignoring them, through a handler that does nothing, so that the bots it
+    starts -- for a check or for a game, from this process or from a worker -- get
+    them at their defaults (a bot that could see a difference could behave only
+    while it is checked)."""
+    for sig in (signal.SIGINT, signal.SIGHUP, signal.SIGQUIT, signal.SIGTERM):
+        if signal.getsignal(sig) is signal.SIG_IGN:
+            signal.signal(sig, _ignore)
+
+
 class _Group(Main):
     """The command group; output piped into a program that stops reading (``referee
     replay FILE | head``) ends the command quietly, as with any Unix tool, instead of
@@ -78,6 +97,7 @@ class _Group(Main):
             stream = getattr(sys, name)
             if stream is not None and not isinstance(stream, Guard):
                 setattr(sys, name, Guard(stream))
+        _children_start_with_default_signals()
         return super().main(*args, **kwargs)
 
     def invoke(self, ctx: click.Context) -> Any:

@@ -60,6 +60,10 @@ class Batch:
     outcomes: tuple[GameOutcome, ...]
 
 
+def _ignore_signal(signum: int, frame: object) -> None:
+    """SIGINT in a worker: ignored (see ``_worker``), by a handler that exec resets."""
+
+
 def finished(r: Report) -> tuple[GameOutcome, ...]:
     """The finished games in a report: a game's outcome, a batch's, else none."""
     if isinstance(r, GameOutcome):
@@ -527,8 +531,11 @@ def _worker(number: int, cpu: int | None, job: Job, tasks: Connection, results: 
     _die_with_parent()
     if os.getppid() != parent:  # the parent died before prctl took effect
         os._exit(1)
-    # Ctrl-C goes to the whole process group; the parent decides what to do.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # Ctrl-C goes to the whole process group; the parent decides what to do.  A
+    # handler that does nothing, not SIG_IGN: an ignored signal stays ignored in the
+    # bots started from here, and a bot must not tell its games (started here) from
+    # its check (started by the referee itself) by what it inherits.
+    signal.signal(signal.SIGINT, _ignore_signal)
     if cpu is not None:
         with contextlib.suppress(OSError):
             os.sched_setaffinity(0, {cpu})  # bots started from here inherit it

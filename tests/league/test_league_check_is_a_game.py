@@ -31,7 +31,11 @@ class Spy(updown_bot.Bot):
             "cwd": os.getcwd(), "env": dict(os.environ), "argv": sys.argv,
             "files": sorted(os.listdir(".")), "game_id": m["game_id"], "bots": m["bots"],
             "seat": m["seat"], "uid": os.getuid(),
-            "mounts": open("/proc/self/mountinfo").read().count("incoming")}),
+            "mounts": open("/proc/self/mountinfo").read().count("incoming"),
+            # the signals it starts with ignored or blocked (an attacker told its check
+            # from its games by SIGINT, ignored in the workers)
+            "signals": [line.split()[1] for line in open("/proc/self/status")
+                        if line.startswith(("SigIgn", "SigBlk"))]}),
             file=sys.stderr, flush=True)
 
     def decide(self, observation, legal):
@@ -104,7 +108,7 @@ def test_the_check_runs_the_bot_as_its_league_games_do(tmp_path: Path) -> None:
         game = spied(text.splitlines())[0]
         assert ALIAS.fullmatch(str(game["game_id"]))
         assert game["bots"][game["seat"]] == "spy@1"  # type: ignore[index]
-        for what in ("cwd", "env", "argv", "files", "uid", "mounts"):
+        for what in ("cwd", "env", "argv", "files", "uid", "mounts", "signals"):
             assert first[what] == game[what], what
         assert first["mounts"] == 0 and ".incoming" not in str(first["cwd"])
 
