@@ -21,16 +21,17 @@ from ..league.browse import show as show_entry
 from ..league.config import load_league_config
 from ..league.remote import DEFAULT_SUBMIT_LISTEN, Server, pack, request
 from ..league.run import (
+    LeagueRunSummary,
     league_config,
     new_league,
     pending,
+    progress_of,
     run_league,
     secret_of,
     standings,
     submit,
 )
 from ..league.store import LeagueStore
-from ..report.site import write_site
 from ..tournament.driver import choose_executor
 from ..tournament.standings import FORMATS, SCORE_KINDS, render
 from .kit import Command, Group, ending, executor_options, fail, running
@@ -144,16 +145,46 @@ def run_cmd(league_dir: str, jobs: int | None, watch: bool, quiet: bool,
     refresh = _Refresh(Path(report_dir)) if report_dir else None
     if refresh is not None:
         refresh.results = where
+
+    def on_batch(state: str, now: bool) -> None:
+        assert refresh is not None
+        refresh(None, state=state, now=now)
+
+    def final_state() -> tuple[str, bool]:
+        """The league's state once the run ends, and whether every game is played."""
+        store = LeagueStore.open(where)
+        try:
+            done, total = progress_of(store)
+        finally:
+            store.close()
+        return f"stopped: {done} of {total} games played", done == total
+
+    stopped_clean = False
     with running(f"the finished games are saved in {where}", "run again to play the rest"):
-        summary = run_league(where, jobs=jobs, watch=watch, limit=max_games,
-                             progress=not quiet, executor=executor,
-                             on_batch=(lambda: refresh(None)) if refresh else None)
-    click.echo(f"played {summary.played} games", err=True)
+        try:
+            summary = run_league(where, jobs=jobs, watch=watch, limit=max_games,
+                                 progress=not quiet, executor=executor,
+                                 on_batch=on_batch if refresh else None)
+        except KeyboardInterrupt:
+            # Stopping --watch (Ctrl-C, or SIGTERM from a service manager) is how a
+            # watch ends: with nothing left to play, a clean stop.  The report says
+            # the league stopped either way.
+            state, complete = final_state()
+            if refresh is not None:
+                refresh(None, state=state, now=True)
+            if not (watch and complete):
+                raise
+            stopped_clean = True
+            summary = LeagueRunSummary()
+    if stopped_clean:
+        click.echo("stopped: every game is played", err=True)
+    else:
+        click.echo(f"played {summary.played} games", err=True)
     for st in standings(where):
         click.echo(render_standings(st, "plain", wide=False) + "\n")
     if refresh is not None:
         with ending(1):
-            write_site(where, refresh.site)
+            refresh(None, state=final_state()[0] if watch else "", now=True)
         click.echo(f"report: {(refresh.site / 'index.html').resolve()}", err=True)
     if summary.errors:
         first = summary.errors[0]

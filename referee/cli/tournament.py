@@ -81,11 +81,19 @@ class _Refresh:
         self.last = time.monotonic()
         self.failed = False
 
-    def __call__(self, summary: RunSummary | None) -> None:
-        if self.failed or time.monotonic() - self.last < REPORT_EVERY:
+    def __call__(self, summary: RunSummary | None, *, state: str = "",
+                 now: bool = False) -> None:
+        """Rewrite the report if it is older than REPORT_EVERY, or ``now`` (a state
+        change: a league going idle, a submission arriving, the run's end); with
+        ``state``, every page says when it was written and in what state."""
+        if self.failed or not now and time.monotonic() - self.last < REPORT_EVERY:
             return
+        stamp = ""
+        if state:
+            stamp = time.strftime("updated %Y-%m-%d %H:%M:%S UTC", time.gmtime()) + \
+                f" · {state}"
         try:
-            write_site(Path(self.results), self.site)
+            write_site(Path(self.results), self.site, stamp=stamp)
         except ReportError as e:
             self.failed = True
             click.echo(f"warning: the report is not kept up to date: {e}", err=True)

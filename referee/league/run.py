@@ -351,6 +351,20 @@ def _stamp(store: LeagueStore) -> tuple[object, ...]:
     return (*row, store.meta("config"))
 
 
+def progress_of(store: LeagueStore) -> tuple[int, int]:
+    """(games played, games scheduled) of the active field, every table size."""
+    config = config_of(store)
+    games = schedule_of(store, config, store.active(), config.seats)
+    played = store.played_keys()
+    return sum(1 for g in games if g.key in played), len(games)
+
+
+def top_of(league_dir: Path, n: int = 3) -> str:
+    """The first ``n`` of each table size's standings, in a few words."""
+    return "; ".join(f"{st.seats} seats: " + ", ".join(r.bot for r in st.rows[:n])
+                     for st in standings(league_dir) if st.rows) or "-"
+
+
 class _PendingSchedule:
     """What a league plays next: its pending games (a function of the active field:
     it grows with each submission), a batch at a time, each table size's games in one
@@ -359,7 +373,7 @@ class _PendingSchedule:
     def __init__(self, league_dir: Path, store: LeagueStore, *, jobs: int | None,
                  watch: bool, limit: int | None, sandbox: Sandbox | None, poll: float,
                  say: Callable[[str], None], stop: Callable[[], bool] | None,
-                 on_batch: Callable[[], None] | None) -> None:
+                 on_batch: Callable[[str, bool], None] | None) -> None:
         self.league_dir, self.store = league_dir, store
         self.watch, self.limit, self.sandbox, self.poll = watch, limit, sandbox, poll
         self.say, self.stop, self.on_batch = say, stop or (lambda: False), on_batch
@@ -369,6 +383,7 @@ class _PendingSchedule:
         self.queue: list[Work] = []
         self.mark: tuple[int, int] | None = None  # (played, errors) before a batch
         self.idle = False
+        self.known: set[str] | None = None  # the active entries last seen
 
     def next(self, run: Driver) -> Work | None:
         if self.queue:
@@ -376,13 +391,20 @@ class _PendingSchedule:
         played, errors = run.result.played, len(run.result.errors)
         if self.mark is not None:  # a batch is over
             new, failed = played - self.mark[0], errors - self.mark[1]
-            if new and self.on_batch is not None:
-                self.on_batch()
+            if new:
+                done, total = progress_of(self.store)
+                if self.watch:  # the overall picture, a line per batch
+                    self.say(f"batch: {new} games; {done} of {total} played"
+                             + (f"; {failed} could not be played" if failed else "")
+                             + f"; top: {top_of(self.league_dir)}")
+                if self.on_batch is not None:
+                    self.on_batch(f"playing: {done} of {total} games played", False)
             if failed and not new:
                 return None  # every game failed: waiting would fail again
             if new or failed:
                 self.idle = False
         while True:
+            self._arrivals()
             left = None if self.limit is None else self.limit - played
             if left is not None and left <= 0:
                 return None
@@ -396,19 +418,48 @@ class _PendingSchedule:
             if not self.watch or self.stop():
                 return None
             if not self.idle:
-                self.say("all games played; waiting for submissions (Ctrl-C to stop)")
+                done, total = progress_of(self.store)
+                self.say(f"all {total} games played; waiting for submissions (Ctrl-C to "
+                         "stop)")
                 self.idle = True
+                if self.on_batch is not None:  # the report says so at once
+                    self.on_batch(f"all {total} games played; waiting for submissions",
+                                  True)
             seen = _stamp(self.store)
             while _stamp(self.store) == seen and not self.stop():
                 time.sleep(self.poll)  # waiting for another process's submission
             if self.stop():
                 return None
-            self.say("new submissions or settings: scheduling their games")
+            if not self._arrivals():
+                self.say(f"new settings: {len(pending(self.store))} games to play")
+            if self.on_batch is not None:  # the new entry is on the report at once
+                done, total = progress_of(self.store)
+                self.on_batch(f"new submissions: {done} of {total} games played", True)
         self.mark = (played, errors)
         self.queue = self._work(todo)
         if run.progress:
             run.progress.grow(len(todo))
         return self.queue.pop(0)
+
+    def _arrivals(self) -> bool:
+        """Say, in a line, what changed in the field since it was last looked at:
+        each new version (and the one it retires), each entry withdrawn, and the
+        games now to be played.  Whether anything did."""
+        now = self.store.active()
+        ids = {e.id for e in now}
+        before, self.known = self.known, ids
+        if before is None or before == ids:
+            return False
+        new = [e for e in now if e.id not in before]
+        gone = sorted(before - ids)
+        parts = []
+        for e in new:
+            old = [b for b in gone if name_of(b) == e.name]
+            parts.append(f"{e.id}" + (f" (retires {old[0]})" if old else ""))
+        replaced = {name_of(e.id) for e in new}
+        parts += [f"{b} withdrawn" for b in gone if name_of(b) not in replaced]
+        self.say(f"new: {', '.join(parts)}; {len(pending(self.store))} games to play")
+        return True
 
     def _work(self, todo: list[tuple[LeagueGame, int]]) -> list[Work]:
         config = config_of(self.store)
@@ -453,12 +504,14 @@ def run_league(league_dir: Path, *, jobs: int | None = None, watch: bool = False
                limit: int | None = None, progress: bool = True, poll: float = 0.5,
                on_line: Callable[[str], None] | None = None,
                stop: Callable[[], bool] | None = None,
-               on_batch: Callable[[], None] | None = None) -> LeagueRunSummary:
+               on_batch: Callable[[str, bool], None] | None = None) -> LeagueRunSummary:
     """Play every pending game (at most ``limit``); with ``watch``, keep going: take
     each new submission (or raised deals) as it arrives, until interrupted (or
     ``stop()``).  Watching plays in batches of a few games per worker, so that a new
-    entry's games start soon after it arrives.  ``on_batch`` is called after each
-    batch that played games (``league run --report`` rewrites the report from it).
+    entry's games start soon after it arrives.  ``on_batch(state, now)`` is called
+    after each batch that played games (``now`` False: a report may wait), and, with
+    ``now`` True, when the league goes idle and when a submission arrives (``league
+    run --report`` rewrites the report from it, saying ``state``).
     KeyboardInterrupt passes through; finished games are kept.  The run itself is
     the ``driver``'s, over the league's growing schedule."""
     say = on_line or (lambda text: print(text, file=sys.stderr, flush=True))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 from pathlib import Path
@@ -48,6 +49,11 @@ def test_a_submission_arriving_while_watch_plays(tmp_path: Path, referee: Refere
     finally:
         os.killpg(proc.pid, signal.SIGINT)
         out, err = proc.communicate(timeout=scaled(60))  # else killed by children
-    assert proc.returncode == 130, err
-    assert "the finished games are saved" in err
+    # Ctrl-C is how a watch ends: with every game played, a clean stop (issue 23)
+    assert proc.returncode == 0, err
+    assert "stopped: every game is played" in err and "Error" not in err
+    # the overall picture, a line per batch, and who arrived
+    assert re.search(r"^new: late@1; \d+ games to play$", err, re.M), err
+    assert any(x.startswith("batch: ") and " of 72 played; top: 2 seats: " in x
+               for x in err.splitlines()), err
     assert games_stored(league) == 72

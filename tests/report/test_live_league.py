@@ -14,13 +14,19 @@ from typing import Any
 
 import pytest
 
-from tests.league.conftest import Referee, env_for_subprocess, need_sandbox, referee_command
+from tests.league.conftest import (
+    Referee,
+    env_for_subprocess,
+    need_sandbox,
+    referee,
+    referee_command,
+)
 from tests.league.leaguehelpers import EXAMPLE_BOTS, league_toml, wait_for
 from tests.procs import Children, scaled
 from tests.report.browser import watched_page
 
 pytestmark = pytest.mark.slow
-__all__ = ["need_sandbox"]  # a fixture, used by name
+__all__ = ["need_sandbox", "referee"]  # the league tests' fixtures, used by name
 
 
 def _page(site: Path) -> str:
