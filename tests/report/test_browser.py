@@ -138,14 +138,16 @@ def test_the_standings_page_shows_the_figures_of_standings_json(
     assert sum(v for k, v in ended.items() if k != "with a forfeit") == data["played"]
     assert ended.get("turn_limit", 0) > 0
     # the standings sort by any column: the rating header, then again the other way
-    def order() -> list[str]:
-        return list(page.eval_on_selector_all("#standings tr[data-bot]",
-                                              "rs => rs.map(r => r.dataset.bot)"))
-    by_rating = sorted(data["standings"], key=lambda r: r["rating"])
-    page.click("#standings th:nth-child(9)")
-    assert order() == [r["bot"] for r in by_rating]
-    page.click("#standings th:nth-child(9)")
-    assert order() == [r["bot"] for r in reversed(by_rating)]
+    column = page.eval_on_selector("#standings td[data-field=rating]", "c => c.cellIndex")
+    header = f"#standings tr:first-child th:nth-child({column + 1})"
+
+    def ratings() -> list[float]:
+        return [float(v) for v in page.eval_on_selector_all(
+            "#standings td[data-field=rating]", "cs => cs.map(c => c.dataset.value)")]
+    page.click(header)
+    assert ratings() == sorted(r["rating"] for r in data["standings"])
+    page.click(header)
+    assert ratings() == sorted((r["rating"] for r in data["standings"]), reverse=True)
     assert w.errors == []
     page.close()
 
