@@ -494,7 +494,15 @@ class Server:
                       + str(out.get("summary")))
         t.text = self.public(t.text)
         if t.state != "failed":
-            self.on_line(f"#{t.number} {t.state}: {t.text.splitlines()[-1] if t.text else ''}")
+            kept = ""
+            if t.state == "refused" and t.text:
+                # The organiser sees why too: the whole report, kept in the league.
+                saved = self.log_dir / f"{t.number}-refused.txt"
+                with contextlib.suppress(OSError):
+                    saved.write_text(t.text + "\n", encoding="utf-8")
+                    kept = f" (the check's report: {saved})"
+            self.on_line(f"#{t.number} {t.state}: {t.text.splitlines()[-1] if t.text else ''}"
+                         + kept)
             for p in (request, result, log):
                 with contextlib.suppress(OSError):
                     p.unlink()

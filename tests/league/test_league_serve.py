@@ -349,13 +349,17 @@ def test_an_archive_bomb_over_the_wire(served: Served) -> None:
                                  "transport": "stdio"}, body)
     assert reply["ok"], reply
     number = reply["ticket"]["number"]
-    served.wait_line(rf"#{number} refused")
+    line = served.wait_line(rf"#{number} refused")[0]
     final = served.ask("alice", {"op": "status", "ticket": number})
     text = str(final["text"])
     assert final["ticket"]["state"] == "refused"
     assert text == (f"#{number} refused: member 1 is a GNU long name of 1073741824 bytes, "
                     "over the 4097 this league reads (PATH_MAX)"), text
     assert str(served.league.parent) not in text and "/tmp" not in text
+    # the organiser sees why too (issue 23): the log names the report the league kept
+    saved = served.league / "checks" / f"{number}-refused.txt"
+    assert f"(the check's report: {saved})" in line, line
+    assert saved.read_text() == text + "\n"
 
 
 def test_a_reply_is_no_oracle_for_the_servers_paths(served: Served) -> None:
