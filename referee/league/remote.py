@@ -80,6 +80,15 @@ from .run import config_of, standings
 from .schedule import name_of
 from .store import LeagueStore
 
+#: The host's pid in a stderr log's start line: not an author's business.
+_HOST_PID = re.compile(r"bot started \(pid \d+\)")
+
+
+def author_view(log: str) -> str:
+    """A bot's stderr log as its author is shown it: without the process ids of the
+    organiser's machine (the log's "bot started (pid N)" lines)."""
+    return _HOST_PID.sub("bot started", log)
+
 #: Replies queued for one connection that does not read them; past it they are dropped.
 REPLIES_QUEUED = 4
 #: The most of one bot's stderr in one game a status reply shows (its end).
@@ -591,7 +600,7 @@ def _game_text(store: LeagueStore, league_dir: Path, name: str, game_id: str) ->
         for f in o.faults:
             if f.seat == s:
                 lines.append(f"  your fault, turn {f.turn}: {f.kind}: {f.detail}")
-        text = (stderr_of(league_dir, b, game_id) or "").rstrip("\n")
+        text = author_view((stderr_of(league_dir, b, game_id) or "").rstrip("\n"))
         cut = len(text) > STDERR_SHOWN
         lines.append(f"--- {b} (seat {s}) stderr in {game_id}"
                      + (f": its last {STDERR_SHOWN // 1024} KB ---" if cut else " ---"))

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from referee.league.remote import author_view
 from tests.league.conftest import Referee, env_for_subprocess, referee_command
 from tests.league.leaguehelpers import games_stored, league_toml, talker_bot, wait_for
 from tests.procs import Children, scaled
@@ -120,6 +121,7 @@ def test_remote_submissions_and_an_authors_own_status(tmp_path: Path, referee: R
     assert "STDERR-OF-alice in t" in r.stdout
     assert "STDERR-OF-bob" not in r.stdout
     assert r.stdout.count("STDERR-OF-alice") == 1  # this game's section only
+    assert "(pid " not in r.stdout  # no process id of the organiser's machine
     # bob's own view of the same game shows bob's stderr only
     r = referee("submit", "--to", endpoint, "--key", authors / "bob.key_secret",
                 "--server-key", keys / "referee.key", "--status", "--game", game[-1])
@@ -134,3 +136,11 @@ def test_serving_beyond_loopback_needs_keys(tmp_path: Path, referee: Referee) ->
     assert r.returncode == 2
     assert r.stderr.startswith("Error: listening on tcp://0.0.0.0:5556 (not loopback) needs "
                                "CURVE keys")
+
+
+def test_an_authors_view_of_a_log_names_no_process_of_the_server() -> None:
+    log = ("==== [referee 00:25:09.854] bot started (pid 13093): python3 bot.py ====\n"
+           "hello from the bot\n")
+    shown = author_view(log)
+    assert "13093" not in shown and "(pid" not in shown
+    assert "bot started: python3 bot.py" in shown and "hello from the bot" in shown
