@@ -54,3 +54,17 @@ def referee(tmp_path: Path) -> Referee:
                               env=env_for_subprocess(), timeout=scaled(timeout), cwd=tmp_path)
 
     return run
+
+
+@pytest.fixture
+def keys(tmp_path: Path, referee: Referee) -> Path:
+    """The league server's keys and three authors' (``keys/authors/NAME.key*``);
+    the league admits alice and bob (``keys/bots``), not mallory."""
+    k = tmp_path / "keys"
+    (k / "bots").mkdir(parents=True)
+    assert referee("keys", "server", "--out", k).returncode == 0
+    for who in ("alice", "bob", "mallory"):
+        assert referee("keys", "new", who, "--out", k / "authors").returncode == 0
+    for who in ("alice", "bob"):  # mallory's key is not the league's
+        (k / "bots" / f"{who}.key").write_bytes((k / "authors" / f"{who}.key").read_bytes())
+    return k

@@ -23,18 +23,6 @@ pytestmark = pytest.mark.slow
 
 
 @pytest.fixture
-def keys(tmp_path: Path, referee: Referee) -> Path:
-    k = tmp_path / "keys"
-    (k / "bots").mkdir(parents=True)
-    assert referee("keys", "server", "--out", k).returncode == 0
-    for who in ("alice", "bob", "mallory"):
-        assert referee("keys", "new", who, "--out", k / "authors").returncode == 0
-    for who in ("alice", "bob"):  # mallory's key is not the league's
-        (k / "bots" / f"{who}.key").write_bytes((k / "authors" / f"{who}.key").read_bytes())
-    return k
-
-
-@pytest.fixture
 def served(tmp_path: Path, referee: Referee, keys: Path,
            children: Children) -> Iterator[tuple[Path, str]]:
     league = tmp_path / "league"

@@ -89,18 +89,6 @@ class Served:
         return int(m.group(1))
 
 
-@pytest.fixture
-def keys(tmp_path: Path, referee: Referee) -> Path:
-    k = tmp_path / "keys"
-    (k / "bots").mkdir(parents=True)
-    assert referee("keys", "server", "--out", k).returncode == 0
-    for who in ("alice", "bob", "mallory"):
-        assert referee("keys", "new", who, "--out", k / "authors").returncode == 0
-    for who in ("alice", "bob"):  # mallory's key is not the league's
-        (k / "bots" / f"{who}.key").write_bytes((k / "authors" / f"{who}.key").read_bytes())
-    return k
-
-
 def serve(tmp_path: Path, referee: Referee, keys: Path, children: Children,
           server: str) -> Iterator[Served]:
     league = tmp_path / "league"
