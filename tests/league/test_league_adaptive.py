@@ -106,6 +106,16 @@ def test_real_bots_the_uncertain_pair_is_played_most_and_everyone_keeps_a_share(
     (st,) = standings(league)
     assert st.separation is not None and "top 1 not yet separated" in st.separation
     assert "budget" in st.separation
+    # Judged by the luck-adjusted scores (the default), not the raw ones.
+    store = LeagueStore.open(league)
+    try:
+        config = config_of(store)
+        (adjusted,) = states(store, config)
+        (raw,) = states(store, replace(config, scores="raw"))
+    finally:
+        store.close()
+    assert adjusted.strengths.theta != raw.strengths.theta
+    assert "from the luck-adjusted scores" in st.separation
 
 
 def test_it_stops_once_the_top_is_separated(tmp_path: Path) -> None:
