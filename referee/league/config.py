@@ -9,8 +9,8 @@ so a mistake is named the same way in both.
 File layout (all sections optional)::
 
     [league]       name, seats (a number or a list: [2, 4]), deals, seed, seating, jobs,
-                   separate_authors, fault_alert, scores, schedule, top, min_share,
-                   batch
+                   separate_authors, fault_alert, records, scores, schedule, top,
+                   min_share, batch
     [rules]        variants, colours, deck, turn_limit      (as for tournaments)
     [time]         startup, per_decision, bank
     [faults]       policy, strike_limit
@@ -44,7 +44,11 @@ from ..tournament.config import (
 
 _SECTIONS = ("league", "rules", "time", "faults", "sandbox", "limits", "server")
 _LEAGUE_KEYS = ("name", "seats", "deals", "seed", "seating", "jobs", "separate_authors",
-                "fault_alert", "scores", "schedule", "top", "min_share", "batch")
+                "fault_alert", "records", "scores", "schedule", "top", "min_share", "batch")
+#: What ``submit --status --game ID --html`` gives an author of their own game: the
+#: game as their seat saw it ("seat", the default), or every card ("full": the league
+#: publishes full records, ``--record`` too).
+RECORDS = ("seat", "full")
 #: How a league chooses its games: every lineup ``deals`` times, or where its ranking
 #: is least certain (``league.adaptive``).
 SCHEDULES = ("round-robin", "adaptive")
@@ -106,6 +110,8 @@ class LeagueConfig:
     separate_authors: bool = True
     #: ``league show`` flags an entry that faults in more than this % of its games.
     fault_alert: float = DEFAULT_FAULT_ALERT
+    #: What an author gets of their own game (``RECORDS``).
+    records: str = "seat"
     #: The scores an adaptive schedule and the separation of the top are judged by
     #: (``standings.SCORE_KINDS``: luck-adjusted or raw).
     scores: str = "adjusted"
@@ -145,7 +151,7 @@ class LeagueConfig:
 
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "seats": list(self.seats), "deals": self.deals,
-                "jobs": self.jobs, "fault_alert": self.fault_alert,
+                "jobs": self.jobs, "fault_alert": self.fault_alert, "records": self.records,
                 "schedule": self.schedule, "scores": self.scores, "top": self.top,
                 "min_share": self.min_share, "batch": self.batch,
                 "limits": self.limits.to_dict(), "server": self.server.to_dict(),
@@ -177,11 +183,13 @@ def changes(old: dict[str, Any], new: LeagueConfig) -> tuple[list[str], list[str
                        f"dropped: {', '.join(map(str, dropped))})")
     elif nd["seats"] != old["seats"]:
         accepted.append(f"seats: {old['seats']} -> {nd['seats']}")
-    defaults = {"scores": "adjusted", "top": DEFAULT_TOP, "min_share": DEFAULT_MIN_SHARE}
-    for key in ("name", "jobs", "fault_alert", "limits", "server", "scores", "top",
+    # A league made before a setting had its default.
+    before = {"records": "seat", "scores": "adjusted", "top": DEFAULT_TOP,
+              "min_share": DEFAULT_MIN_SHARE, "batch": None, **old}
+    for key in ("name", "jobs", "fault_alert", "records", "limits", "server", "scores", "top",
                 "min_share", "batch"):
-        if old.get(key, defaults.get(key)) != nd[key]:
-            accepted.append(f"{key}: {json.dumps(old.get(key))} -> {json.dumps(nd[key])}")
+        if before.get(key) != nd[key]:
+            accepted.append(f"{key}: {json.dumps(before.get(key))} -> {json.dumps(nd[key])}")
     return refused, accepted
 
 
@@ -231,6 +239,7 @@ def parse_league_config(raw: dict[str, Any], *, base_dir: str = ".", source: str
         deals = lg.whole("deals", 10, 1)
         seed = lg.whole("seed", None, 0, MAX_SEED)
         seating = lg.text("seating", "rotate", SEATINGS)
+        records = lg.text("records", "seat", RECORDS)
         jobs = lg.whole("jobs", None, 1)
         name = lg.text("name", "league")
         separate = lg.table.get("separate_authors", True)
@@ -272,8 +281,9 @@ def parse_league_config(raw: dict[str, Any], *, base_dir: str = ".", source: str
         seed = secrets.randbelow(1 << 63)
     return LeagueConfig(name=name, seats=seats, deals=deals, seed=seed or 0, seating=seating,
                         jobs=jobs, separate_authors=separate, fault_alert=float(alert),
-                        scores=scores, schedule=schedule, top=top, min_share=float(share),
-                        batch=batch, game=t.game, time=t.time, faults=t.faults, sandbox=t.sandbox,
+                        records=records, scores=scores, schedule=schedule, top=top,
+                        min_share=float(share), batch=batch, game=t.game, time=t.time,
+                        faults=t.faults, sandbox=t.sandbox,
                         limits=limits, server=server)
 
 
@@ -290,6 +300,7 @@ def from_dict(d: dict[str, Any]) -> LeagueConfig:
         # A league made before the setting had no such rule.
         separate_authors=d.get("separate_authors", False),
         fault_alert=d.get("fault_alert", DEFAULT_FAULT_ALERT),
+        records=d.get("records", "seat"),
         # A league made before adaptive schedules: a round-robin, judged as the
         # standings rank (luck-adjusted).
         scores=d.get("scores", "adjusted"), schedule=d.get("schedule", "round-robin"),
