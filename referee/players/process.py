@@ -60,6 +60,7 @@ from .sandbox import (
     entry_options,
     explain,
     join_script,
+    start_command,
 )
 
 __all__ = ["DEFAULT_MEMORY_MB", "DEFAULT_STDERR_CAP", "BotProcess", "BotStartError",
@@ -668,12 +669,15 @@ def start_bot(
         # its pid 1's) shows only "--args N".
         r = _options_fd(options)
         pass_fds.append(r)
-        # A new, empty session keyring of its own (prefix), then bwrap.
-        argv = [*prepared.prefix, prepared.bwrap[0], "--args", str(r), "--",
-                *prepared.command]
         memory_kb = None if cgroup is not None and "memory" in cgroup.dirs else \
             (int(sb.config.memory_mb) * 1024 if memory_mb else None)
-        procs = cgroup.procs_files if cgroup is not None else []
+        # Into its cgroup, in a new, empty session keyring of its own (prefix), then
+        # bwrap: one process before it where it can be.
+        argv = start_command([prepared.bwrap[0], "--args", str(r), "--", *prepared.command],
+                             cgroup.procs_files if cgroup is not None else [], memory_kb,
+                             prepared.prefix)
+        memory_kb = None  # done by start_command
+        procs: list[str] = []
         # bwrap starts with nothing of the referee's: no environment (its pid 1's
         # /proc/1/environ is readable inside), the root as its working directory.
         run_env: dict[str, str] | None = {}
