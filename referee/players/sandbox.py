@@ -586,6 +586,9 @@ class Sandbox:
         else bound from its staged copy (its path).  Raises SandboxError when it can
         be neither (too large to copy, and no neutral tmpfs has room)."""
         hidden = (*self.hidden, _package_dir())
+        staged = _STAGING.staged(os.path.abspath(folder), hidden)
+        if staged is not None:  # a larger entry's later starts: no walk
+            return None, staged
         tree = entry_tree(folder, hidden)
         if tree is not None:
             return tree, ""
@@ -808,14 +811,26 @@ class _Staging:
             return root
         return None
 
-    def stage(self, folder: str, hidden: Sequence[str]) -> str | None:
-        """The staged copy of ``folder`` (made now if it is not there yet), or None
-        when no neutral place has room for it."""
+    @staticmethod
+    def _key(folder: str, hidden: Sequence[str]) -> tuple[Any, ...] | None:
         try:
             st = os.stat(folder)
         except OSError:
             return None
-        key = (folder, st.st_dev, st.st_ino, st.st_mtime_ns, tuple(hidden))
+        return (folder, st.st_dev, st.st_ino, st.st_mtime_ns, tuple(hidden))
+
+    def staged(self, folder: str, hidden: Sequence[str]) -> str | None:
+        """The copy of ``folder`` staged already, if there is one (no walk)."""
+        key = self._key(folder, hidden)
+        with self.lock:
+            return self.copies.get(key) if self.pid == os.getpid() and key else None
+
+    def stage(self, folder: str, hidden: Sequence[str]) -> str | None:
+        """The staged copy of ``folder`` (made now if it is not there yet), or None
+        when no neutral place has room for it."""
+        key = self._key(folder, hidden)
+        if key is None:
+            return None
         with self.lock:
             if self.pid == os.getpid() and key in self.copies:
                 return self.copies[key]
