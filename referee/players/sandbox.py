@@ -37,9 +37,9 @@ names it.
   covered by an empty tmpfs;
 * a seccomp filter (``seccomp_filter``: built once per process with libseccomp,
   through pyseccomp), denying what Flatpak denies (keyrings, io_uring, bpf, ptrace,
-  mounts, namespaces...; ``/proc/keys`` covered), and under it a new, empty session
-  keyring per bot (``_keyring_prefix``, joined by ``start_command``).  bwrap itself
-  starts with an empty environment.
+  mounts, namespaces...; ``/proc/keys`` covered); where it cannot be applied, a new
+  empty session keyring per bot (``_keyring_prefix``).  bwrap itself starts with an
+  empty environment.
 
 Limits for the bot's whole process tree come from a cgroup made for each start:
 memory (including its scratch, which is memory), number of processes, and the CPUs
@@ -575,10 +575,11 @@ class Sandbox:
                  "/etc/hostname": "sandbox\n"}
         argv = list(view.argv)
         program = seccomp_filter()[0] if machine.seccomp_problem is None else None
-        # Each bot in a new, empty session keyring of its own, under the filter too
-        # (which denies every keyring call): joined by the process that puts it in
-        # its cgroup (``start_command``).
-        keyring = machine.keyring
+        # Where the filter holds, no keyring call reaches the kernel: the referee's
+        # session keyring, which the bot then keeps, is out of its reach, and a join
+        # would cost a perl start before bwrap (~2 ms of CPU) at every start.  Where
+        # it does not, the bot starts in a new, empty session keyring of its own.
+        keyring = machine.keyring if program is None else ()
         return Prepared(args, argv, files, self._cgroup(), finish, program, keyring, tree)
 
     def _entry(self, folder: str) -> tuple[EntryTree | None, str]:
@@ -1475,30 +1476,6 @@ def _limit(ctrl: str, version: str, parent: str, d: str, config: SandboxConfig) 
         if version == "1":
             mems = _read(os.path.join(parent, "cpuset.mems")) or "0"
             _write(os.path.join(d, "cpuset.mems"), mems)
-
-
-#: The one process before bwrap where the bot joins its cgroup and a new session
-#: keyring: ``perl -e JOIN N procs-file... bwrap ...`` (KEYCTL_JOIN_SESSION_KEYRING;
-#: a join that fails -- the key quota -- still starts the bot under the filter).
-_JOIN_PERL = ('my $n = shift; for (1 .. $n) { my $f = shift; open(my $h, ">", $f) or exit 126; '
-              'print {$h} "$$\\n"; close($h) or exit 126 } syscall(%d, 1, 0); '
-              'exec {$ARGV[0]} @ARGV; exit 127')
-
-
-def start_command(argv: Sequence[str], procs_files: Sequence[str], memory_kb: int | None,
-                  keyring: Sequence[str]) -> list[str]:
-    """The command that runs ``argv`` (bwrap) in the bot's cgroup (``procs_files``),
-    under an address-space limit (``memory_kb``, where no memory cgroup holds) and
-    in a new session keyring (``keyring``: ``Machine.keyring``, else empty): one
-    perl process for the cgroup and the keyring (a shell and a perl would take two
-    starts), a shell for the limit."""
-    nr = _KEYCTL_NR.get(platform.machine())
-    if keyring and nr is not None and not memory_kb:
-        return [PERL, "-e", _JOIN_PERL % nr, str(len(procs_files)), *procs_files, *argv]
-    out = [*keyring, *argv]
-    if memory_kb or procs_files:
-        out = ["/bin/sh", "-c", join_script(procs_files, memory_kb), "sh", *out]
-    return out
 
 
 def join_script(procs_files: Sequence[str], memory_kb: int | None) -> str:

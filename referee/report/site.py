@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +25,7 @@ from ..play.replay import HOW_WORDS, Record, RecordError, read_record
 from ..protocol.messages import FAULT_KINDS
 from ..tournament.outcome import GameOutcome
 from . import svg
-from .frames import build_frames
+from .frames import build_frames, seat_view
 from .pages import render, viewer_page
 from .results import (
     Results,
@@ -68,6 +68,11 @@ def slugs(bots: Sequence[str]) -> dict[str, str]:
 
 def _how(how: str) -> str:
     return HOW_WORDS.get(how, how)
+
+
+def _faults_text(o: GameOutcome) -> str:
+    """Who faulted how in ``o`` ("" for a game without a fault)."""
+    return ", ".join(sorted({f"{o.seats[f.seat]}: {f.kind}" for f in o.faults}))
 
 
 def _val(v: object) -> str:
@@ -309,8 +314,8 @@ def write_results(res: Results, out: Path, *, games: bool = True, stamp: str = "
             continue
         for o, fr in drawn:
             assert fr is not None
-            others = [(f"{g.game_id}: {' vs '.join(g.seats)}", f"{g.game_id}.html")
-                      for g, _ in drawn if g.game_id != o.game_id]
+            others = [(f"{g.game_id}: {' vs '.join(g.seats)}", f"{g.game_id}.html",
+                       _faults_text(g)) for g, _ in drawn if g.game_id != o.game_id]
             nav = [("standings", "../index.html"), ("all games", "../games.html")]
             nav += [(b, f"../bots/{slug[b]}.html") for b in dict.fromkeys(o.seats)]
             _write(out / "games" / f"{o.game_id}.html",
@@ -366,6 +371,26 @@ def write_results(res: Results, out: Path, *, games: bool = True, stamp: str = "
             "bot.html", title=f"{res.name}: {b}", nav=bnav, subtitle=sub, stamp=stamp,
             scripts=("filter.js", "sort.js"), summary=summary,
             table=games_table(res, mine, "../", b, pages)))
+
+
+def author_game_html(record: Path, seats: Sequence[int] | None,
+                     scrub: Callable[[str], str] = str) -> str:
+    """The replay viewer of the game in ``record`` as one page: with ``seats``, only
+    what those seats could see (``frames.seat_view``: an author's own game in a
+    league that does not publish full records); None: every card.  ``scrub``: applied
+    to every text the referee wrote of a fault (a path of the server's machine in
+    it), as ``league serve`` does to its replies.  ValueError: no such record."""
+    try:
+        fr = build_frames(read_record(str(record)))
+    except RecordError as e:
+        raise ValueError(str(e)) from None
+    for f in fr.frames:
+        for x in f["faults"]:
+            for k in ("detail", "action"):
+                if k in x:
+                    x[k] = scrub(x[k])
+    fr.error, fr.result = scrub(fr.error), scrub(fr.result)
+    return viewer_page(fr if seats is None else seat_view(fr, seats))
 
 
 def write_game_html(rec: Record, out: Path, *, seat: int | None = None,

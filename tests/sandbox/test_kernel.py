@@ -16,7 +16,7 @@ import pytest
 
 from referee.players import sandbox as sandbox_module
 from referee.players.process import start_bot
-from referee.players.sandbox import Sandbox, SandboxConfig, resolve, start_command
+from referee.players.sandbox import Sandbox, SandboxConfig, resolve
 from tests.sandbox.conftest import REPO, bot_folder, run_bot, system_python
 
 KEYCTL_JOIN_SESSION_KEYRING = 1
@@ -99,29 +99,6 @@ def test_each_bot_has_an_empty_session_keyring_of_its_own(sandbox: Sandbox,
     assert spy.said("KEY") == ["get: ENOKEY"], spy.log
     assert put.said("KEY") == ["put: ok"], put.log  # it has a keyring: its own
     assert got.said("KEY") == ["get: ENOKEY"], got.log
-
-
-def test_a_filtered_bot_also_starts_in_a_keyring_of_its_own(sandbox: Sandbox,
-                                                             tmp_path: Path) -> None:
-    """Under the filter too (every keyring call denied: the fence), each bot starts
-    in a new, empty session keyring (the floor under it): the very command that
-    starts bwrap joins one, in the process that puts the bot in its cgroup.  That
-    command, run here before a program that looks for the organiser's key (inside
-    the filter it could not look), finds none; without the join it finds it."""
-    assert sandbox.machine is not None and sandbox.machine.keyring, sandbox.machine
-    folder = bot_folder(tmp_path, "keyring.py")
-    prepared = sandbox.prepare([system_python(), "keyring.py"], cwd=str(folder), env={})
-    if prepared.cgroup is not None:
-        prepared.cgroup.remove()
-    assert prepared.seccomp is not None and prepared.prefix == sandbox.machine.keyring
-    py = system_python()
-    _own_session_keyring()
-    _unsandboxed([py, "keyring.py", "put", "updown-organiser2", "s3cret"], folder)
-    look = [py, str(folder / "keyring.py"), "get", "updown-organiser2"]
-    joined = start_command(look, [], None, prepared.prefix)
-    assert joined[0] == sandbox_module.PERL  # one process: the cgroup and the keyring
-    assert "KEY get: s3cret" in _unsandboxed(look, folder)
-    assert "KEY get: ENOKEY" in _unsandboxed(joined, folder)
 
 
 def test_pid_1_and_the_mounts_name_no_path_of_the_referees(sandbox: Sandbox,
