@@ -194,6 +194,8 @@ def main() -> int:
                       f"{t2 - t1:.0f}s]", flush=True)
     for n in args.sizes if not args.real else []:
         ratios = []
+        games: dict[str, list[int]] = {"round-robin": [], "adaptive": []}
+        wrong = {"round-robin": 0, "adaptive": 0}
         for seed in range(1, args.seeds + 1):
             t0 = time.perf_counter()
             g_rr, right_rr = run("round-robin", n, args.seats, args.gap, seed)
@@ -201,14 +203,24 @@ def main() -> int:
             g_ad, right_ad = run("adaptive", n, args.seats, args.gap, seed)
             t2 = time.perf_counter()
             ratios.append(g_ad / g_rr)
+            games["round-robin"].append(g_rr)
+            games["adaptive"].append(g_ad)
+            wrong["round-robin"] += not right_rr
+            wrong["adaptive"] += not right_ad
             print(f"{n} bots, {args.seats} seats, seed {seed}: round-robin {g_rr} games"
                   f"{'' if right_rr else ' (wrong top)'}, adaptive {g_ad} games"
                   f"{'' if right_ad else ' (wrong top)'}: ratio {g_ad / g_rr:.2f}"
                   f"  [{t1 - t0:.1f}s, {t2 - t1:.1f}s]", flush=True)
         med = statistics.median(ratios)
+        means = statistics.mean(games["adaptive"]) / statistics.mean(games["round-robin"])
         ok &= med <= 0.5
         print(f"{n} bots, {args.seats} seats: median ratio {med:.2f} over {len(ratios)} seeds "
-              f"(target <= 0.5: {'met' if med <= 0.5 else 'MISSED'})", flush=True)
+              f"(target <= 0.5: {'met' if med <= 0.5 else 'MISSED'}); mean games "
+              f"{statistics.mean(games['adaptive']):.0f} / "
+              f"{statistics.mean(games['round-robin']):.0f} = {means:.2f}; median games "
+              f"{statistics.median(games['adaptive']):.0f} / "
+              f"{statistics.median(games['round-robin']):.0f}; wrong top 3: adaptive "
+              f"{wrong['adaptive']}, round-robin {wrong['round-robin']}", flush=True)
     return 0 if ok else 1
 
 
