@@ -13,7 +13,9 @@ Definitions (documented here because users read the table, not the code):
 * rating: a Plackett-Luce model (Bradley-Terry at 2 seats) fitted in one batch to
   every game's full finishing order (``referee.stats.ratings``): it does not depend
   on the order of the games.  Logistic Elo scale, the bots' mean 0; the 95 %
-  interval is a bootstrap over deals, seeded from the games themselves.
+  interval is a bootstrap over deals, seeded from the games themselves.  With
+  ``scores="adjusted"`` it is fitted to the games' luck-adjusted shares instead
+  (pairwise Bradley-Terry comparisons on shares: ``referee.stats.ratings``).
 * 95 % confidence intervals for win rate and average place: mean +- 1.96 standard
   errors, the standard error taken over *deals* (each deal's games averaged first),
   because the games of one duplicated deal are not independent of each other.  With
@@ -217,8 +219,10 @@ def compute(outcomes: Iterable[GameOutcome], bots: Sequence[str], seats: int, *,
                 r.oversized += 1
             else:
                 r.protocol += 1
-        rated.append(RatedGame(o.deal, tuple(o.seats), tuple(o.places)))
-    ratings = rate(rated, list(bots))
+        rated.append(RatedGame(o.deal, tuple(o.seats), tuple(o.places),
+                               o.adjusted[0] if scores == "adjusted" and o.adjusted is not None
+                               else None))
+    ratings = rate(rated, list(bots), scores=scores)
     for b, r in rows.items():
         deals = list(per_deal[b].values())
         if r.games:
@@ -419,9 +423,11 @@ def _title(st: Standings) -> str:
     if st.scores == "adjusted":
         lines.append("ranked by luck-adjusted score: the share of opponents beaten, less the "
                      "luck of the cards drawn and the 3DOWN cards turned (--scores raw: "
-                     "by raw average place); win %, place and penalty are raw")
+                     "by raw average place); the rating is fitted to the adjusted shares; "
+                     "win %, place and penalty are raw")
     else:
-        lines.append("ranked by raw average place (score: the share of opponents beaten)")
+        lines.append("ranked by raw average place (score: the share of opponents beaten); "
+                     "the rating is fitted to the finishing orders")
     return "\n".join(lines)
 
 
