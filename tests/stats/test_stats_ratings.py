@@ -137,7 +137,7 @@ def test_adjusted_ratings_at_two_seats_are_bradley_terry_on_the_shares() -> None
     # Adjusted shares: A's wins are 0.6 + 0.7 + 0.8 + 0.4 = 2.5 of 4, so g_A / g_B =
     # 2.5 / 1.5, whatever the places say.
     shares = [(0.6, 0.4), (0.7, 0.3), (0.8, 0.2), (0.6, 0.4)]
-    adj = [_shared(i, g.bots, g.places, s) for i, (g, s) in enumerate(zip(games, shares))]
+    adj = [_shared(i, g.bots, g.places, s) for i, (g, s) in enumerate(zip(games, shares, strict=True))]
     r = fit_plackett_luce(adj, ["A", "B"], prior=0.0, scores="adjusted")
     assert r["A"] == pytest.approx(200 * math.log10(2.5 / 1.5), abs=1e-6)
     # ... and the finishing orders alone still give the raw figure.
