@@ -133,6 +133,8 @@ def rating_history(outcomes: Sequence[GameOutcome], bots: Sequence[str], points:
     games = [RatedGame(o.deal, tuple(o.seats), tuple(o.places),
                        o.adjusted[0] if scores == "adjusted" and o.adjusted is not None
                        else None) for o in outcomes]
+    if not any(g.shares is not None for g in games):
+        scores = "raw"  # no game has adjusted scores: as the standings, the orders
     step = max(1, math.ceil(len(games) / points))
     marks = sorted({*range(step, len(games), step), len(games)}) if games else []
     played = dict.fromkeys(bots, 0)

@@ -123,7 +123,9 @@ def standings_context(res: Results, slug: dict[str, str], prefix: str = "") -> d
     ranked = ("Ranked by luck-adjusted score: the share of opponents beaten, less what the "
               "cards drawn and the 3DOWN cards turned were worth (an unbiased estimate with "
               "less variance; raw score beside it, and how much of its variance the "
-              "adjustment removed). The rating is fitted to the adjusted shares."
+              "adjustment removed). The rating is fitted to the "
+              + ("adjusted shares." if st.rating_scores == "adjusted" else
+                 "finishing orders (no game has adjusted scores).")
               if st.scores == "adjusted" else
               "Ranked by average place (raw scores). The rating is fitted to the "
               "finishing orders.")

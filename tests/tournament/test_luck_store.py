@@ -85,5 +85,7 @@ def test_ratings_follow_the_scores(tmp_path: Path) -> None:
             assert (r.rating_low, r.rating_high) == (want.low[r.bot], want.high[r.bot])
     # the adjusted shares are not the places: the two ratings differ
     assert {r.bot: r.rating for r in adjusted.rows} != {r.bot: r.rating for r in raw.rows}
+    assert adjusted.rating_scores == "adjusted" and raw.rating_scores == "raw"
+    assert json.loads(render(adjusted, "json"))["rating_scores"] == "adjusted"
     assert "rating is fitted to the adjusted shares" in render(adjusted, "plain")
     assert "rating is fitted to the finishing orders" in render(raw, "plain")
