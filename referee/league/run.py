@@ -40,7 +40,15 @@ from ..tournament.schedule import GameSpec
 from ..tournament.standings import Standings, compute
 from ..tournament.store import Store
 from .config import LeagueConfig, LeagueConfigError, changes, from_dict
-from .schedule import LeagueGame, entry_id, game_alias, interleave, league_schedule, name_of
+from .schedule import (
+    LeagueGame,
+    deck_idents,
+    entry_id,
+    game_alias,
+    interleave,
+    league_schedule,
+    name_of,
+)
 from .store import Entry, LeagueStore, Planned, now
 from .submission import (
     check_entry_command,
@@ -314,10 +322,11 @@ def authors_of(config: LeagueConfig, entries: Sequence[Entry]) -> dict[str, str]
 def schedule_of(store: LeagueStore, config: LeagueConfig, entries: Sequence[Entry],
                 tables: Sequence[int]) -> list[LeagueGame]:
     """Every game of ``entries`` (one version per name) at ``tables``: its decks
-    keyed by the league's secret and by what each entry is."""
+    keyed by the league's secret and by what each entry is (``deck_idents``)."""
+    idents = deck_idents((e.id, e.ident) for e in store.entries())
     return league_schedule([e.id for e in entries], tables, config.deals, config.seed,
                            config.seating, authors=authors_of(config, entries),
-                           secret=store.secret(), idents={e.id: e.ident for e in entries})
+                           secret=store.secret(), idents=idents)
 
 
 def pending(store: LeagueStore) -> list[tuple[LeagueGame, int]]:
