@@ -115,6 +115,8 @@ class Standings:
     significant: dict[str, dict[str, bool]] = field(default_factory=dict)
     scores: str = "adjusted"  # which scores rank the bots: SCORE_KINDS
     rating_scores: str = "raw"  # what the rating is fitted to: adjusted shares or orders
+    #: A league's: are its top k separated at 95 % (``referee.stats.adaptive``)?
+    separation: str | None = None
 
     @property
     def complete(self) -> bool:
@@ -436,6 +438,8 @@ def _title(st: Standings) -> str:
     else:
         lines.append("ranked by raw average place (score: the share of opponents beaten); "
                      "the rating is fitted to the finishing orders")
+    if st.separation is not None:
+        lines.append(st.separation)
     return "\n".join(lines)
 
 
@@ -449,6 +453,7 @@ def render(st: Standings, fmt: str = "plain", *, wide: bool = True,
             "name": st.name, "seats": st.seats, "played": st.played,
             "scheduled": st.scheduled, "seed": st.seed, "seed_source": st.seed_source,
             "scores": st.scores, "rating_scores": st.rating_scores,
+            **({"separation": st.separation} if st.separation is not None else {}),
             "sandbox": st.sandbox,
             "standings": [asdict(r) for r in st.rows],
             "head_to_head": {a: {b: {"score": st.head[a][b], "games": st.met[a][b],
