@@ -5,8 +5,12 @@ others' submissions and games."""
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import math
 import re
+import socket
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,7 +18,15 @@ from pathlib import Path
 import pytest
 import zmq
 
-from referee.league.remote import author_game_id, status_text
+from referee.league.remote import (
+    CHUNK,
+    MAX_FRAME,
+    UNANSWERED,
+    author_game_id,
+    connect,
+    request,
+    status_text,
+)
 from referee.league.run import play_pending, submit
 from referee.league.store import LeagueStore
 from tests.league.conftest import Referee
@@ -31,7 +43,8 @@ WINDOW = 5.0  # seconds: the server's refusal window in these tests (a minute by
 def served(tmp_path: Path, referee: Referee, keys: Path,
            children: Children) -> Iterator[Served]:
     yield from serve(tmp_path, referee, keys, children,
-                     "[server]\nin_flight = 1\nrequests_per_hour = 100\ncheck_seconds = 30\n",
+                     "[server]\nin_flight = 1\nrequests_per_hour = 100\ncheck_seconds = 30\n"
+                     "upload_seconds = 2\n",
                      "--refusal-window", str(WINDOW))
 
 
@@ -109,6 +122,64 @@ def test_ticket_numbers_are_each_authors_own(served: Served) -> None:
     assert "#2" not in status["text"] and "#3" not in status["text"]
 
 
+def test_uploads_come_in_checked_chunks(served: Served) -> None:
+    """Version 2 of the remote protocol: a version-1 submit is told the version it
+    needs; a chunk out of place, a short or tampered upload is refused and its
+    staging file removed; a new upload drops the author's unfinished one; an
+    abandoned one expires ([server] upload_seconds = 2) and its file goes with it."""
+    key = str(served.keys / "authors" / "alice.key_secret")
+    server_key = str(served.keys / "referee.key")
+    staged = served.league / "entries"
+    old = request(served.endpoint, {"v": 1, "op": "submit", "name": "alice",
+                                    "command": ["python3", "bot.py"]}, b"a bot in one frame",
+                  key=key, server_key=server_key)
+    assert not old["ok"] and ("this league speaks version 2 of the remote submission "
+                              "protocol") in old["error"] and "version 1" in old["error"], old
+    data = bytes(range(256)) * 400  # 102,400 bytes: two chunks
+    begin = {"op": "begin", "name": "alice", "command": ["python3", "bot.py"],
+             "size": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+    with connect(served.endpoint, key=key, server_key=server_key) as c:
+        too_big = c.ask({**begin, "size": 10 << 20})
+        assert not too_big["ok"] and "more than this league takes" in too_big["error"]
+        up = c.ask(begin)
+        assert up["ok"] and up["chunk"] == CHUNK, up
+        token = up["upload"]
+        ok = c.ask({"op": "chunk", "name": "alice", "upload": token, "offset": 0},
+                   data[:CHUNK])
+        assert ok == {"ok": True, "received": CHUNK, "v": 2}, ok
+        again = c.ask({"op": "chunk", "name": "alice", "upload": token, "offset": 0},
+                      data[:CHUNK])
+        assert not again["ok"] and f"where {CHUNK} was expected" in again["error"]
+        big = c.ask({"op": "chunk", "name": "alice", "upload": token, "offset": CHUNK},
+                    data[:CHUNK] + b"x")
+        assert not big["ok"] and f"a chunk holds 1 to {CHUNK} bytes" in big["error"]
+        short = c.ask({"op": "commit", "name": "alice", "upload": token})
+        assert not short["ok"] and f"{CHUNK} of the {len(data)} bytes" in short["error"]
+        assert len(list(staged.glob(".upload-*"))) == 1  # on disk, not in memory
+        rest = c.ask({"op": "chunk", "name": "alice", "upload": token, "offset": CHUNK},
+                     b"\0" * (len(data) - CHUNK))  # not the bytes whose hash was declared
+        assert rest["ok"]
+        bad = c.ask({"op": "commit", "name": "alice", "upload": token})
+        assert not bad["ok"] and "not the" in bad["error"] and "declared" in bad["error"]
+        assert not list(staged.glob(".upload-*"))
+        # one upload per author: a new one drops the unfinished one
+        first = c.ask(begin)["upload"]
+        second = c.ask(begin)["upload"]
+        stale = c.ask({"op": "chunk", "name": "alice", "upload": first, "offset": 0},
+                      data[:CHUNK])
+        assert not stale["ok"] and "no such upload in progress" in stale["error"]
+        assert len(list(staged.glob(".upload-*"))) == 1
+        assert c.ask({"op": "chunk", "name": "alice", "upload": second, "offset": 0},
+                     data[:CHUNK])["ok"]
+        # ... and left alone, it expires
+        served.wait_line(rf"alice's upload expired: {CHUNK} of {len(data)} bytes")
+        assert not list(staged.glob(".upload-*"))
+        late = c.ask({"op": "chunk", "name": "alice", "upload": second, "offset": CHUNK},
+                     data[CHUNK:])
+        assert not late["ok"] and "dropped after 2 s without a chunk" in late["error"]
+    assert served.ask("alice", {"op": "status"})["ok"]
+
+
 def no_check(*args: object) -> tuple[bool, str]:
     return True, "(the check is not what this test is about)"
 
@@ -153,3 +224,118 @@ def test_game_ids_are_each_authors_own(tmp_path: Path, need_sandbox: None) -> No
         assert not any(o.game_id in text for o in store.outcomes())
     finally:
         store.close()
+
+
+# --- many connections of a known author (the door) ---------------------------------------
+
+
+class Stall:
+    """The attacker's own relay between its DEALER and the server: it passes the
+    handshake, then (``hold()``) everything but the last bytes sent, so that the
+    server holds a message that never ends -- as an attacker speaking ZMTP by hand
+    would."""
+
+    def __init__(self, server: str) -> None:
+        host, port = server.removeprefix("tcp://").rsplit(":", 1)
+        self.server = (host, int(port))
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.endpoint = f"tcp://127.0.0.1:{self.listener.getsockname()[1]}"
+        self.holding = threading.Event()
+        self.socks: list[socket.socket] = []
+        self.cut = 0  # connections the server closed
+        self.lock = threading.Lock()
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def hold(self) -> None:
+        self.holding.set()
+
+    def _accept(self) -> None:
+        with contextlib.suppress(OSError):
+            while True:
+                client, _ = self.listener.accept()
+                up = socket.create_connection(self.server)
+                with self.lock:
+                    self.socks += [client, up]
+                threading.Thread(target=self._pump, args=(client, up, True), daemon=True).start()
+                threading.Thread(target=self._pump, args=(up, client, False),
+                                 daemon=True).start()
+
+    def _pump(self, src: socket.socket, dst: socket.socket, outward: bool) -> None:
+        kept = b""
+        with contextlib.suppress(OSError):
+            while data := src.recv(65536):
+                if outward and self.holding.is_set():
+                    kept += data
+                    data, kept = kept[:-16], kept[-16:]  # the message's end: never sent
+                dst.sendall(data)
+            if not outward:
+                with self.lock:
+                    self.cut += 1
+        with contextlib.suppress(OSError):
+            dst.shutdown(socket.SHUT_RDWR)
+
+    def close(self) -> None:
+        self.listener.close()
+        with self.lock:
+            for s in self.socks:
+                with contextlib.suppress(OSError):
+                    s.close()
+
+
+@pytest.fixture
+def door(tmp_path: Path, referee: Referee, keys: Path, children: Children) -> Iterator[Served]:
+    yield from serve(tmp_path, referee, keys, children,
+                     "[server]\nrequests_per_hour = 1000\nconnections = 100\n"
+                     "connections_per_ip = 80\n", "--refusal-window", str(WINDOW))
+
+
+def test_a_known_authors_many_connections_cannot_pin_memory(door: Served) -> None:
+    """alice's key, 60 connections through her own stalling relay.  First each holds
+    one frame of the largest size the server takes, unfinished: the server's memory
+    grows by at most a connection's bound each, and bob is answered.  Then each sends
+    a message of 64 such frames that never ends (4 MB; libzmq would keep it all):
+    the door cuts every one, the memory stays bounded, bob is answered."""
+    n = 60
+    assert door.ask("bob", {"op": "status"})["ok"]
+    idle = door.peak_rss_kb()
+    server_key, _ = keys_of(door.keys / "referee.key")
+    _, secret = keys_of(door.keys / "authors" / "alice.key_secret")
+    frame = b"\x03" * CHUNK  # the largest frame the server takes (MAX_FRAME: CHUNK + 1 KB)
+    ctx: zmq.Context[zmq.Socket[bytes]] = zmq.Context()
+    stall = Stall(door.endpoint)
+    socks = []
+    try:
+        for _ in range(n):
+            socks.append(dealer(ctx, stall.endpoint, server_key, secret))
+        for _, mon in socks:
+            assert next_event(mon) == zmq.EVENT_HANDSHAKE_SUCCEEDED
+        stall.hold()
+        for sock, _ in socks:
+            sock.send_multipart([b'{"op": "status", "name": "alice", "v": 2}', frame])
+        assert door.ask("bob", {"op": "status"}, timeout=30)["ok"]
+        held = door.peak_rss_kb()
+        # now messages that never end: 64 frames each, all but the last 16 bytes sent
+        for sock, _ in socks:
+            for _ in range(64):
+                sock.send(frame, zmq.SNDMORE)
+            sock.send(b"")  # the DEALER sends a message only once it is whole
+        for _, mon in socks:
+            assert next_event(mon) == zmq.EVENT_DISCONNECTED  # the door cut it
+        assert door.ask("bob", {"op": "status"}, timeout=30)["ok"]
+        after = door.peak_rss_kb()
+        door.wait_line(rf"the door cut {n} connections that sent more than "
+                       rf"{UNANSWERED} bytes unanswered", timeout=60 + 2 * WINDOW)
+    finally:
+        for sock, mon in socks:
+            sock.disable_monitor()
+            mon.close(0)
+            sock.close(0)
+        ctx.term()
+        stall.close()
+    per_connection = (held - idle) / n
+    print(f"server peak RSS: idle {idle} KB; {n} connections each holding a "
+          f"{CHUNK // 1024} KB frame {held} KB ({per_connection:.0f} KB a connection); "
+          f"after {n} never-ending 4 MB messages {after} KB")
+    bound = n * (UNANSWERED + MAX_FRAME + (256 << 10)) // 1024  # KB: see leagues/README.md
+    assert held - idle < bound, (idle, held)
+    assert after - idle < bound, (idle, after)  # libzmq alone would keep 240 MB of it
