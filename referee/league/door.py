@@ -51,6 +51,21 @@ OUT_BUFFER = 256 << 10
 GREETING = 64
 
 
+#: What a connection turned away is sent before it is closed: a ZMTP 3.0 greeting
+#: naming a mechanism nobody speaks, "BUSY".  A ZeroMQ client reports it as a
+#: mechanism mismatch (HANDSHAKE_FAILED_PROTOCOL), which ``referee submit`` tells
+#: from a wrong server key (a handshake that fails with no detail) and retries.
+BUSY_GREETING = (b"\xff" + bytes(8) + b"\x7f" + b"\x03\x00" + b"BUSY".ljust(20, b"\0")
+                 + bytes(32))
+
+
+def _turn_away(client: socket.socket) -> None:
+    with contextlib.suppress(OSError):
+        client.setblocking(False)
+        client.send(BUSY_GREETING)
+    client.close()
+
+
 class DoorError(ValueError):
     """An endpoint the door cannot listen on."""
 
@@ -202,29 +217,37 @@ class Door:
 
     def _run(self) -> None:
         while not self._stop.is_set():
-            now = time.monotonic()
-            if self._paused_until and now >= self._paused_until:
-                self._paused_until = 0.0
-                self._sel.register(self.listener, selectors.EVENT_READ)
-            for key, events in self._sel.select(0.2):
-                sock = key.fileobj
-                assert isinstance(sock, socket.socket)
-                if sock is self.listener:
-                    self._accept()
-                    continue
-                pair = self.pairs.get(sock)
-                if pair is None or pair.closed:
-                    continue
-                try:
-                    if events & selectors.EVENT_WRITE:
-                        self._write(pair, sock)
-                    if events & selectors.EVENT_READ and not pair.closed:
-                        self._read(pair, sock)
-                except OSError:
-                    self._close(pair)
-                if not pair.closed:
-                    self._watch(pair)
-            self._summary(now)
+            try:
+                self._turn()
+            except Exception as e:  # a bug must not close the door for good
+                self.on_line(f"the door failed: {type(e).__name__}: {e}")
+                time.sleep(0.1)
+
+    def _turn(self) -> None:
+        """One look at every socket: accept, relay, cut."""
+        now = time.monotonic()
+        if self._paused_until and now >= self._paused_until:
+            self._paused_until = 0.0
+            self._sel.register(self.listener, selectors.EVENT_READ)
+        for key, events in self._sel.select(0.2):
+            sock = key.fileobj
+            assert isinstance(sock, socket.socket)
+            if sock is self.listener:
+                self._accept()
+                continue
+            pair = self.pairs.get(sock)
+            if pair is None or pair.closed:
+                continue  # closed earlier in this turn
+            try:
+                if events & selectors.EVENT_WRITE:
+                    self._write(pair, sock)
+                if events & selectors.EVENT_READ and not pair.closed:
+                    self._read(pair, sock)
+            except OSError:
+                self._close(pair)
+            if not pair.closed:
+                self._watch(pair)
+        self._summary(now)
 
     def _summary(self, now: float) -> None:
         if now - self._tally_since < self.window:
@@ -268,11 +291,11 @@ class Door:
             ip = addr[0]
             if self.open_connections() >= self.connections:
                 self.tally.full += 1
-                client.close()
+                _turn_away(client)
                 continue
             if self.by_ip[ip] >= self.per_ip:
                 self.tally.per_ip += 1
-                client.close()
+                _turn_away(client)
                 continue
             up = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             try:

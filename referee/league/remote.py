@@ -1002,14 +1002,25 @@ def connect(endpoint: str, *, key: str | None = None, server_key: str | None = N
         ok = turned_away = False
         deadline = time.monotonic() + connect_timeout
         while not ok and mon.poll(max(0, int((deadline - time.monotonic()) * 1000))):
-            event = recv_monitor_message(mon)["event"]
+            message = recv_monitor_message(mon)
+            event = message["event"]
             ok = event == zmq.EVENT_HANDSHAKE_SUCCEEDED
             if event == zmq.EVENT_HANDSHAKE_FAILED_AUTH and key is not None:
                 raise RemoteError(
                     f"{endpoint} does not know your key: your key is not one of this "
                     "league's authors' keys; send your public key (NAME.key) to the organiser")
-            if event == zmq.EVENT_DISCONNECTED:
-                turned_away = True  # ZeroMQ connects again by itself, until the deadline
+            busy = (event == zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL
+                    and message["value"] == zmq.PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH)
+            if busy and key is None:
+                raise RemoteError(
+                    f"{endpoint} refused the connection's security handshake: the server "
+                    "requires CURVE keys (give --key NAME.key_secret and --server-key "
+                    "referee.key), or it holds as many connections as it takes (try again "
+                    "later)")
+            if busy or event == zmq.EVENT_DISCONNECTED:
+                # the door turned it away (BUSY_GREETING), or the connection closed:
+                # ZeroMQ connects again by itself, until the deadline
+                turned_away = turned_away or busy
             elif not ok:
                 raise RemoteError(
                     f"{endpoint} refused the connection's security handshake: "
@@ -1017,9 +1028,9 @@ def connect(endpoint: str, *, key: str | None = None, server_key: str | None = N
                        "--server-key referee.key" if key is None else
                        "is --server-key the league's referee.key?"))
         if not ok and turned_away:
-            raise RemoteError(f"{endpoint} closed every connection before its handshake "
-                              f"for {connect_timeout:g}s: it holds as many connections as "
-                              "it takes (from your address or in all); try again later")
+            raise RemoteError(f"{endpoint} turned every connection away for "
+                              f"{connect_timeout:g}s: it holds as many connections as it "
+                              "takes (from your address or in all); try again later")
         if not ok:
             raise RemoteError(
                 f"no handshake with {endpoint} within {connect_timeout:g}s: is "

@@ -18,10 +18,12 @@ from pathlib import Path
 import pytest
 import zmq
 
+from referee.league.door import BUSY_GREETING
 from referee.league.remote import (
     CHUNK,
     MAX_FRAME,
     UNANSWERED,
+    RemoteError,
     author_game_id,
     connect,
     request,
@@ -339,3 +341,43 @@ def test_a_known_authors_many_connections_cannot_pin_memory(door: Served) -> Non
     bound = n * (UNANSWERED + MAX_FRAME + (256 << 10)) // 1024  # KB: see leagues/README.md
     assert held - idle < bound, (idle, held)
     assert after - idle < bound, (idle, after)  # libzmq alone would keep 240 MB of it
+
+
+@pytest.fixture
+def narrow(tmp_path: Path, referee: Referee, keys: Path, children: Children) -> Iterator[Served]:
+    yield from serve(tmp_path, referee, keys, children,
+                     "[server]\nconnections_per_ip = 3\n", "--refusal-window", str(WINDOW))
+
+
+def test_the_door_holds_a_few_connections_per_address(narrow: Served) -> None:
+    """connections_per_ip = 3: three idle TCP connections from one address fill its
+    share; a fourth is closed at once, unread, and an author from that address is
+    told the server is full; when one closes, the author is answered.  The log sums
+    the turned-away connections up."""
+    host, port = narrow.endpoint.removeprefix("tcp://").rsplit(":", 1)
+    idle = [socket.create_connection((host, int(port))) for _ in range(3)]
+    try:
+        for s in idle:  # each is relayed: the server's ZMTP greeting comes back
+            s.settimeout(60)
+            assert s.recv(1)
+        extra = socket.create_connection((host, int(port)))
+        extra.settimeout(60)
+        said = b""
+        while chunk := extra.recv(100):  # closed by the door, after one greeting
+            said += chunk
+        assert said == BUSY_GREETING
+        extra.close()
+        with pytest.raises(RemoteError, match="turned every connection away for 3s: it "
+                                              "holds as many connections as it takes"):
+            request(narrow.endpoint, {"op": "status", "name": "alice"},
+                    key=str(narrow.keys / "authors" / "alice.key_secret"),
+                    server_key=str(narrow.keys / "referee.key"), connect_timeout=3)
+    finally:
+        idle.pop().close()
+    try:
+        assert narrow.ask("alice", {"op": "status"})["ok"]
+    finally:
+        for s in idle:
+            s.close()
+    narrow.wait_line(r"the door turned away \d+ connections from addresses with 3 open "
+                     r"\(\[server\] connections_per_ip\)", timeout=60 + 2 * WINDOW)
