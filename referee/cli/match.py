@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import math
 import re
 import sys
 from pathlib import Path
@@ -155,7 +154,7 @@ def match(new: str, old: str, field_bots: tuple[str, ...], seats: int | None,
     mc = _config(new, old, field_bots, seats, test, games, max_sets, seating, seed,
                  variant_opts, colours, deck_name, turn_limit, startup, move_time, bank,
                  fault_mode, strikes, jobs, output, config_file)
-    mc = dataclasses.replace(mc, scores=scores)
+    mc = dataclasses.replace(mc, scores="raw" if scores == "raw" else "adjusted")
     t = mc.tournament
     out = t.output_dir
     sandbox = sandbox_of(t, sandbox_mode)
@@ -170,7 +169,7 @@ def match(new: str, old: str, field_bots: tuple[str, ...], seats: int | None,
     if as_json:
         click.echo(json.dumps({"new": mc.new, "old": mc.old, "field": list(mc.field),
                                "output": str(out), "resumed_sets": result.already_done,
-                               **_finite(result.summary)}, indent=2))
+                               **result.summary.to_json()}, indent=2))
     else:
         if result.already_done and not quiet:
             click.echo(f"resumed: {result.already_done} sets were already played", err=True)
@@ -181,17 +180,6 @@ def match(new: str, old: str, field_bots: tuple[str, ...], seats: int | None,
         click.echo(f"Error: {len(result.errors)} games could not be played (first: "
                    f"{result.errors[0]}); run again to retry them", err=True)
         sys.exit(1)
-
-
-def _finite(obj: Any) -> Any:
-    """JSON has no infinity: an Elo of +-inf (every set won or lost) becomes null."""
-    if isinstance(obj, float) and not math.isfinite(obj):
-        return None
-    if isinstance(obj, dict):
-        return {k: _finite(v) for k, v in obj.items()}
-    if isinstance(obj, list):
-        return [_finite(v) for v in obj]
-    return obj
 
 
 def _config(new: str, old: str, field_bots: tuple[str, ...], seats: int | None,

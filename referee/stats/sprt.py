@@ -39,7 +39,14 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Literal, TypeAlias
+
+#: What an SPRT accepted: H1 (NEW is better by elo1), H0 (it is not).
+Verdict: TypeAlias = Literal["H0", "H1"]
+#: The set scores a match reads: luck-adjusted or raw (``referee.play.luck``).
+Scores: TypeAlias = Literal["adjusted", "raw"]
+#: A JSON value (``MatchSummary.to_json``).
+Json: TypeAlias = "None | bool | int | float | str | list[Json] | dict[str, Json]"
 
 Z95 = 1.959964
 #: The set scores of a pair of games at 2 seats: NEW scored 0, 1/2, 1, 3/2 or 2.
@@ -203,7 +210,7 @@ class SprtState:
     counts: dict[float, int] = field(default_factory=dict)
     sets: int = 0
     llr: float = 0.0
-    verdict: str | None = None  # "H1" (NEW is better), "H0" (it is not)
+    verdict: Verdict | None = None  # "H1" (NEW is better), "H0" (it is not)
     extremes: bool = True  # 0 and 1 always in the support (see gsprt_llr)
     _roots: tuple[float, float] = (0.0, 0.0)
 
@@ -287,7 +294,119 @@ def set_score(new_shares: Sequence[float], old_shares: Sequence[float]) -> float
     return (1.0 + diff) / 2.0
 
 
-def summarize(sets: Sequence[SetSummary], test: Sprt | None, seats: int) -> dict[str, Any]:
+@dataclass(frozen=True)
+class SprtOutcome:
+    """Where a sequential test stands: its parameters, the LLR, and the verdict once
+    a bound is crossed (None: none yet)."""
+
+    test: Sprt
+    llr: float
+    verdict: Verdict | None = None
+
+    @property
+    def lower(self) -> float:
+        return self.test.lower
+
+    @property
+    def upper(self) -> float:
+        return self.test.upper
+
+    def to_json(self) -> dict[str, Json]:
+        return {**self.test.to_dict(), "llr": _finite(self.llr), "lower": self.lower,
+                "upper": self.upper, "verdict": self.verdict}
+
+
+@dataclass(frozen=True)
+class FaultCounts:
+    """Faults over a match's sets, by whose: NEW's, OLD's, the field's bots'."""
+
+    new: int = 0
+    old: int = 0
+    field: int = 0
+
+    def to_json(self) -> dict[str, Json]:
+        return {"new": self.new, "old": self.old, "field": self.field}
+
+
+#: The pentanomial's five counts: sets where NEW scored 0, 1/2, 1, 3/2, 2 of 2 games.
+Pentanomial: TypeAlias = tuple[int, int, int, int, int]
+
+
+@dataclass(frozen=True)
+class MatchSummary:
+    """Every figure of a match (``summarize``; ``referee match`` prints it, ``--json``
+    prints ``to_json``).  Over the sets the figures count: in set order, up to the
+    SPRT's verdict; the sets played past it are ``sets_after_verdict``.  ``score`` is
+    the mean set score (luck-adjusted or raw: ``scores``), ``elo`` its logistic Elo
+    (+-inf when every set was won or lost) with its 95 % ``elo_interval``; the
+    ``*_ci`` are half-widths of 95 % intervals (None below 2 sets); with adjusted
+    scores ``raw_score`` is the raw one beside it.  ``pentanomial`` at 2 seats only
+    (counted from raw scores); ``sprt`` only for a match stopped by a test."""
+
+    seats: int
+    sets: int
+    games: int
+    sets_after_verdict: int = 0
+    score: float | None = None
+    score_ci: float | None = None
+    elo: float | None = None
+    elo_interval: tuple[float, float] | None = None
+    score_diff: float | None = None
+    score_diff_ci: float | None = None
+    place_diff: float | None = None
+    place_diff_ci: float | None = None
+    los: float | None = None
+    scores: Scores = "raw"
+    raw_score: float | None = None
+    raw_score_ci: float | None = None
+    pentanomial: Pentanomial | None = None
+    faulty_sets: int = 0
+    faults: FaultCounts = FaultCounts()
+    sprt: SprtOutcome | None = None
+
+    @property
+    def verdict(self) -> Verdict | None:
+        return self.sprt.verdict if self.sprt else None
+
+    def to_json(self) -> dict[str, Json]:
+        """The summary as JSON (what ``referee match --json`` prints, after the
+        match's names): the keys and their order as they always were (a key without
+        a value in this match is left out: ``elo``, ``score_diff``, ``place_diff``,
+        ``los`` and their intervals before the first set, ``raw_score`` with raw
+        scores, ``pentanomial`` beyond 2 seats, ``sprt`` without a test).  JSON has
+        no infinity: an Elo of +-inf is null."""
+        out: dict[str, Json] = {
+            "seats": self.seats, "sets": self.sets, "games": self.games,
+            "sets_after_verdict": self.sets_after_verdict,
+            "score": self.score, "score_ci": self.score_ci,
+        }
+        if self.score is not None:
+            out["elo"] = _finite(self.elo)
+            if self.elo_interval is not None:
+                out["elo_interval"] = [_finite(x) for x in self.elo_interval]
+            out["score_diff"] = self.score_diff
+            out["score_diff_ci"] = self.score_diff_ci
+            out["place_diff"] = self.place_diff
+            out["place_diff_ci"] = self.place_diff_ci
+            out["los"] = self.los
+        out["scores"] = self.scores
+        if self.scores == "adjusted":
+            out["raw_score"] = self.raw_score
+            out["raw_score_ci"] = self.raw_score_ci
+        if self.pentanomial is not None:
+            out["pentanomial"] = list(self.pentanomial)
+        out["faulty_sets"] = self.faulty_sets
+        out["faults"] = self.faults.to_json()
+        if self.sprt is not None:
+            out["sprt"] = self.sprt.to_json()
+        return out
+
+
+def _finite(x: float | None) -> float | None:
+    return x if x is None or math.isfinite(x) else None
+
+
+def summarize(sets: Sequence[SetSummary], test: Sprt | None, seats: int) -> MatchSummary:
     """Every figure of a match over ``sets`` (in set order; an SPRT stops at its
     bound, and the sets after it are left out and counted apart).  Luck-adjusted set
     scores (``SetSummary.raw`` set) take any value: the test's support is then the
@@ -297,45 +416,36 @@ def summarize(sets: Sequence[SetSummary], test: Sprt | None, seats: int) -> dict
     support = PENTANOMIAL if seats == 2 and not adjusted else ()
     state = run_sprt(test, (s.score for s in sets), support) if test else None
     used = list(sets[: state.sets]) if state else list(sets)
-    scores = [s.score for s in used]
-    m, hw = mean_interval(scores)
-    out: dict[str, Any] = {
-        "seats": seats,
-        "sets": len(used),
-        "games": sum(s.games for s in used),
-        "sets_after_verdict": len(sets) - len(used),
-        "score": m,
-        "score_ci": hw,
-    }
+    m, hw = mean_interval([s.score for s in used])
+    elo = score_diff = score_diff_ci = pm = phw = sup = None
+    interval: tuple[float, float] | None = None
     if m is not None:
-        out["elo"] = elo_of_score(m)
+        elo, score_diff = elo_of_score(m), 2 * m - 1
         if hw is not None:
-            lo, hi = elo_of_score(m - hw), elo_of_score(m + hw)
-            out["elo_interval"] = [lo, hi]
-        out["score_diff"] = 2 * m - 1
-        out["score_diff_ci"] = None if hw is None else 2 * hw
+            interval = (elo_of_score(m - hw), elo_of_score(m + hw))
+            score_diff_ci = 2 * hw
         pm, phw = mean_interval([s.place_diff for s in used])
-        out["place_diff"] = pm
-        out["place_diff_ci"] = phw
-        out["los"] = los(m, hw)
-    out["scores"] = "adjusted" if adjusted else "raw"
+        sup = los(m, hw)
+    rm = rhw = None
     if adjusted:
         rm, rhw = mean_interval([s.score if s.raw is None else s.raw for s in used])
-        out["raw_score"] = rm
-        out["raw_score_ci"] = rhw
+    penta: Pentanomial | None = None
     if seats == 2:
         # The pentanomial: how many sets NEW scored 0, 1/2, 1, 3/2, 2 in (2 games).
-        penta = [0] * 5
+        counts = [0] * 5
         for s in used:
             x = s.score if s.raw is None else s.raw
             if s.games == 2 and 0 <= round(x * 4) <= 4:
-                penta[round(x * 4)] += 1
-        out["pentanomial"] = penta
-    out["faulty_sets"] = sum(s.faulty for s in used)
-    out["faults"] = {"new": sum(s.faults_new for s in used),
-                     "old": sum(s.faults_old for s in used),
-                     "field": sum(s.faults_field for s in used)}
-    if test and state:
-        out["sprt"] = {**test.to_dict(), "llr": state.llr, "lower": test.lower,
-                       "upper": test.upper, "verdict": state.verdict}
-    return out
+                counts[round(x * 4)] += 1
+        penta = (counts[0], counts[1], counts[2], counts[3], counts[4])
+    return MatchSummary(
+        seats=seats, sets=len(used), games=sum(s.games for s in used),
+        sets_after_verdict=len(sets) - len(used), score=m, score_ci=hw,
+        scores="adjusted" if adjusted else "raw", raw_score=rm, raw_score_ci=rhw,
+        pentanomial=penta, faulty_sets=sum(s.faulty for s in used),
+        faults=FaultCounts(new=sum(s.faults_new for s in used),
+                           old=sum(s.faults_old for s in used),
+                           field=sum(s.faults_field for s in used)),
+        elo=elo, elo_interval=interval, score_diff=score_diff, score_diff_ci=score_diff_ci,
+        place_diff=pm, place_diff_ci=phw, los=sup,
+        sprt=SprtOutcome(test, state.llr, state.verdict) if test and state else None)

@@ -45,8 +45,11 @@ from ..players.sandbox import Sandbox, resolve
 from ..stats.sprt import (
     PENTANOMIAL,
     Z95,
+    MatchSummary,
+    Scores,
     SetSummary,
     Sprt,
+    SprtOutcome,
     SprtState,
     elo_of_score,
     set_score,
@@ -87,7 +90,7 @@ class MatchConfig:
     max_sets: int = DEFAULT_MAX_SETS
     #: "adjusted": the test reads luck-adjusted set scores (``referee.play.luck``);
     #: "raw": the places as they fell.
-    scores: str = "adjusted"
+    scores: Scores = "adjusted"
 
     def __post_init__(self) -> None:
         # Common random numbers: NEW and OLD in-process bots draw their random numbers
@@ -219,26 +222,28 @@ def _pm(x: float | None, hw: float | None, fmt: str) -> str:
     return format(x, fmt) + ("" if hw is None else " ± " + format(hw, fmt.lstrip("+")))
 
 
-def status_line(s: dict[str, Any], mc: MatchConfig) -> str:
-    parts = [f"{s['sets']} sets ({s['games']} games)"]
-    sp = s.get("sprt")
+def status_line(s: MatchSummary, mc: MatchConfig) -> str:
+    parts = [f"{s.sets} sets ({s.games} games)"]
+    sp = s.sprt
     if sp:
-        parts.append(f"LLR {sp['llr']:+.2f} [{sp['lower']:+.2f}, {sp['upper']:+.2f}]")
-    if s.get("elo") is not None:
+        parts.append(f"LLR {sp.llr:+.2f} [{sp.lower:+.2f}, {sp.upper:+.2f}]")
+    if s.elo is not None:
         parts.append("Elo " + _elo_text(s))
-    if s.get("score") is not None:
-        parts.append("score " + _pm(s["score"], s.get("score_ci"), ".3f"))
-    if s.get("faulty_sets"):
-        parts.append(f"faults in {s['faulty_sets']} sets")
+    if s.score is not None:
+        parts.append("score " + _pm(s.score, s.score_ci, ".3f"))
+    if s.faulty_sets:
+        parts.append(f"faults in {s.faulty_sets} sets")
     return "  ".join(parts)
 
 
-def _elo_text(s: dict[str, Any]) -> str:
-    e = s["elo"]
+def _elo_text(s: MatchSummary) -> str:
+    e = s.elo
+    if e is None:
+        return "-"
     if not math.isfinite(e):
         return f"{e:+}"
     e += 0.0  # -0.0 prints as +0.0
-    iv = s.get("elo_interval")
+    iv = s.elo_interval
     if iv is None:
         return f"{e:+.1f}"
     lo, hi = iv
@@ -252,7 +257,7 @@ def _elo_text(s: dict[str, Any]) -> str:
 @dataclass
 class MatchResult:
     config: MatchConfig
-    summary: dict[str, Any]
+    summary: MatchSummary
     output_dir: Path
     already_done: int = 0  # sets found in the store
     played: int = 0  # sets played by this run
@@ -260,8 +265,7 @@ class MatchResult:
 
     @property
     def decided(self) -> bool:
-        sp = self.summary.get("sprt")
-        return bool(sp and sp["verdict"])
+        return self.summary.verdict is not None
 
 
 class _Sets:
@@ -293,24 +297,25 @@ class _Sets:
                 self._count(self.done[self.prefix])
             self.prefix += 1
 
-    def live(self) -> dict[str, Any]:
-        """The figures of the progress line, from running sums (the full summary
-        reads every set again: too slow to redo after each one)."""
+    def live(self) -> MatchSummary:
+        """The figures of the progress line (sets, games, score, Elo, LLR, faulty
+        sets), from running sums (the full summary reads every set again: too slow
+        to redo after each one)."""
         n, sx, sxx, games, faulty = self.sums
-        out: dict[str, Any] = {"sets": n, "games": games, "faulty_sets": faulty}
+        m = hw = elo = None
+        interval: tuple[float, float] | None = None
         if n:
             m = sx / n
-            out["score"] = m
             if n > 1:
                 var = max(sxx - n * m * m, 0.0) / (n - 1)
                 hw = Z95 * math.sqrt(var / n)
-                out["score_ci"] = hw
-                out["elo_interval"] = [elo_of_score(m - hw), elo_of_score(m + hw)]
-            out["elo"] = elo_of_score(m)
-        if self.state:
-            out["sprt"] = {"llr": self.state.llr, "lower": self.state.test.lower,
-                           "upper": self.state.test.upper}
-        return out
+                interval = (elo_of_score(m - hw), elo_of_score(m + hw))
+            elo = elo_of_score(m)
+        st = self.state
+        return MatchSummary(
+            seats=self.mc.seats, sets=int(n), games=int(games), score=m, score_ci=hw,
+            elo=elo, elo_interval=interval, scores=self.mc.scores, faulty_sets=int(faulty),
+            sprt=SprtOutcome(st.test, st.llr, st.verdict) if st else None)
 
     @property
     def decided(self) -> bool:
@@ -319,14 +324,13 @@ class _Sets:
     def ordered(self) -> list[SetSummary]:
         return [self.done[i] for i in sorted(self.done)]
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> MatchSummary:
         if not self.state:
             return summarize(self.ordered(), None, self.mc.seats)
         # The SPRT reads the sets in order: a set after a gap (one that could not be
         # played yet) waits for it.
         out = summarize([self.done[i] for i in range(self.prefix)], self.mc.sprt, self.mc.seats)
-        out["sets_after_verdict"] = len(self.done) - out["sets"]
-        return out
+        return dataclasses.replace(out, sets_after_verdict=len(self.done) - out.sets)
 
 
 class _SetSchedule:
@@ -396,7 +400,7 @@ def run_match(mc: MatchConfig, *, output_dir: Path | None = None,
         for s, games in sorted(by_set.items()):
             if len(games) == mc.per_set:
                 sets.add(reduce_set(mc, s, games))
-        result = MatchResult(mc, {}, out, already_done=len(sets.done))
+        result = MatchResult(mc, sets.summary(), out, already_done=len(sets.done))
         if progress is None and not quiet:
             progress = Progress(0, 0, every=5.0)
         if progress is not None and progress.line is None:
@@ -420,53 +424,54 @@ def describe(result: MatchResult) -> list[str]:
     mc, s = result.config, result.summary
     new, old = mc.new, mc.old
     lines: list[str] = []
-    sp = s.get("sprt")
+    sp = s.sprt
     if sp:
-        test = f"SPRT elo0={sp['elo0']:g} elo1={sp['elo1']:g} alpha={sp['alpha']:g} beta={sp['beta']:g}"
-        if sp["verdict"] == "H1":
-            lines.append(f"H1 accepted: {new} is better than {old} (LLR {sp['llr']:.2f} >= "
-                         f"{sp['upper']:.2f}; {test})")
-        elif sp["verdict"] == "H0":
-            lines.append(f"H0 accepted: {new} is not {sp['elo1']:g} Elo better than {old} "
-                         f"(LLR {sp['llr']:.2f} <= {sp['lower']:.2f}; {test})")
+        t = sp.test
+        test = f"SPRT elo0={t.elo0:g} elo1={t.elo1:g} alpha={t.alpha:g} beta={t.beta:g}"
+        if sp.verdict == "H1":
+            lines.append(f"H1 accepted: {new} is better than {old} (LLR {sp.llr:.2f} >= "
+                         f"{sp.upper:.2f}; {test})")
+        elif sp.verdict == "H0":
+            lines.append(f"H0 accepted: {new} is not {t.elo1:g} Elo better than {old} "
+                         f"(LLR {sp.llr:.2f} <= {sp.lower:.2f}; {test})")
         else:
-            why = (f"the cap of {mc.sets} sets" if s["sets"] >= mc.sets else "interrupted")
-            lines.append(f"no decision yet: LLR {sp['llr']:.2f} is between {sp['lower']:.2f} "
-                         f"and {sp['upper']:.2f} after {s['sets']} sets ({why}; {test})")
+            why = (f"the cap of {mc.sets} sets" if s.sets >= mc.sets else "interrupted")
+            lines.append(f"no decision yet: LLR {sp.llr:.2f} is between {sp.lower:.2f} "
+                         f"and {sp.upper:.2f} after {s.sets} sets ({why}; {test})")
     else:
-        lines.append(f"{new} - {old} after {s['sets']} sets ({s['games']} games):")
+        lines.append(f"{new} - {old} after {s.sets} sets ({s.games} games):")
     scale = ("logistic, on the pair score" if mc.head_to_head
              else "the Elo-equivalent of the score against the field")
-    lines.append(f"  sets            {s['sets']} ({s['games']} games, {mc.per_set} per set"
-                 + (f"; {s['sets_after_verdict']} more played after the verdict, not counted"
-                    if s.get("sets_after_verdict") else "") + ")")
-    if s.get("score") is not None:
-        adjusted = s.get("scores") == "adjusted"
-        lines.append(f"  set score       {_pm(s['score'], s.get('score_ci'), '.4f')} "
+    lines.append(f"  sets            {s.sets} ({s.games} games, {mc.per_set} per set"
+                 + (f"; {s.sets_after_verdict} more played after the verdict, not counted"
+                    if s.sets_after_verdict else "") + ")")
+    if s.score is not None:
+        adjusted = s.scores == "adjusted"
+        lines.append(f"  set score       {_pm(s.score, s.score_ci, '.4f')} "
                      f"(equal bots: 0.5000; "
                      + ("luck-adjusted: less the luck of the cards drawn and turned)"
                         if adjusted else "raw)"))
-        if adjusted and s.get("raw_score") is not None:
-            lines.append(f"  raw set score   {_pm(s['raw_score'], s.get('raw_score_ci'), '.4f')}"
+        if adjusted and s.raw_score is not None:
+            lines.append(f"  raw set score   {_pm(s.raw_score, s.raw_score_ci, '.4f')}"
                          f" (the places as they fell; --scores raw tests these)")
         lines.append(f"  {'Elo':<15} {_elo_text(s)}  ({scale}; 95 % interval)")
-        lines.append(f"  score diff      {_pm(s['score_diff'], s.get('score_diff_ci'), '+.4f')} "
+        lines.append(f"  score diff      {_pm(s.score_diff, s.score_diff_ci, '+.4f')} "
                      f"(share of opponents beaten, {new} minus {old})")
-        lines.append(f"  place diff      {_pm(s['place_diff'], s.get('place_diff_ci'), '+.3f')} "
+        lines.append(f"  place diff      {_pm(s.place_diff, s.place_diff_ci, '+.3f')} "
                      f"(mean place of {old} minus {new}: positive, {new} finished higher)")
-        if s.get("los") is not None:
-            lines.append(f"  LOS             {100 * s['los']:.1f} % (probability that {new} is "
+        if s.los is not None:
+            lines.append(f"  LOS             {100 * s.los:.1f} % (probability that {new} is "
                          f"better)")
-    if "pentanomial" in s:
+    if s.pentanomial is not None:
         lines.append("  pairs           " + "  ".join(
             f"{lab}: {n}" for lab, n in zip(("0-2", "0.5-1.5", "1-1", "1.5-0.5", "2-0"),
-                                            s["pentanomial"], strict=True))
+                                            s.pentanomial, strict=True))
             + f"  ({new}'s score first)")
-    f = s["faults"]
-    lines.append(f"  faults          {s['faulty_sets']} of {s['sets']} sets had faults "
-                 f"({new} {f['new']}, {old} {f['old']}, field {f['field']}; scored by the "
+    f = s.faults
+    lines.append(f"  faults          {s.faulty_sets} of {s.sets} sets had faults "
+                 f"({new} {f.new}, {old} {f.old}, field {f.field}; scored by the "
                  "rules: substituted decisions, forfeits)")
     if sp:
-        lines.append(f"  LLR             {sp['llr']:.3f} (bounds {sp['lower']:.3f}, "
-                     f"{sp['upper']:.3f})")
+        lines.append(f"  LLR             {sp.llr:.3f} (bounds {sp.lower:.3f}, "
+                     f"{sp.upper:.3f})")
     return lines

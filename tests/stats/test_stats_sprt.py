@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 import random
 
@@ -9,6 +10,7 @@ import pytest
 
 from referee.stats.sprt import (
     PENTANOMIAL,
+    FaultCounts,
     SetSummary,
     Sprt,
     elo_of_score,
@@ -116,11 +118,44 @@ def test_summary_counts_pentanomial_faults_and_stops_at_the_verdict() -> None:
     sets = [SetSummary(i, 1.0 if i % 2 else 0.75, 0.5, 2, faults_new=int(i == 3))
             for i in range(400)]
     s = summarize(sets, Sprt(0, 10), 2)
-    assert s["sprt"]["verdict"] == "H1"
-    assert s["sets"] + s["sets_after_verdict"] == 400 and s["sets"] < 400
-    assert sum(s["pentanomial"]) == s["sets"] and s["pentanomial"][0] == 0
-    assert s["faulty_sets"] == 1 and s["faults"]["new"] == 1
-    assert s["elo_interval"][0] < s["elo"] < s["elo_interval"][1]
+    assert s.sprt is not None and s.verdict == s.sprt.verdict == "H1"
+    assert s.sets + s.sets_after_verdict == 400 and s.sets < 400
+    assert s.pentanomial is not None
+    assert sum(s.pentanomial) == s.sets and s.pentanomial[0] == 0
+    assert s.faulty_sets == 1 and s.faults == FaultCounts(new=1)
+    assert s.elo is not None and s.elo_interval is not None
+    assert s.elo_interval[0] < s.elo < s.elo_interval[1]
     fixed = summarize(sets, None, 2)
-    assert fixed["sets"] == 400 and "sprt" not in fixed
-    assert fixed["score"] == pytest.approx(0.875) and fixed["score_diff"] == pytest.approx(0.75)
+    assert fixed.sets == 400 and fixed.sprt is None and "sprt" not in fixed.to_json()
+    assert fixed.score == pytest.approx(0.875) and fixed.score_diff == pytest.approx(0.75)
+
+
+def test_summary_json_keeps_its_keys_in_order_and_has_no_infinity() -> None:
+    """``referee match --json`` prints ``MatchSummary.to_json``: the keys (and their
+    order) of the dict the summary was before it was typed, present under the same
+    conditions; an Elo of +-inf (every set won) is null, as JSON has no infinity."""
+    won = [SetSummary(i, 1.0, 1.0, 2) for i in range(3)]
+    s = summarize(won, Sprt(0, 10), 2)
+    assert s.elo == math.inf
+    j = s.to_json()
+    assert list(j) == ["seats", "sets", "games", "sets_after_verdict", "score", "score_ci",
+                       "elo", "elo_interval", "score_diff", "score_diff_ci", "place_diff",
+                       "place_diff_ci", "los", "scores", "pentanomial", "faulty_sets",
+                       "faults", "sprt"]
+    assert j["elo"] is None and j["elo_interval"] == [None, None]
+    assert j["pentanomial"] == [0, 0, 0, 0, 3] and j["scores"] == "raw"
+    assert j["faults"] == {"new": 0, "old": 0, "field": 0}
+    sp = j["sprt"]
+    assert isinstance(sp, dict) and list(sp) == ["elo0", "elo1", "alpha", "beta", "llr",
+                                                 "lower", "upper", "verdict"]
+    json.dumps(j, allow_nan=False)  # strict JSON
+    # luck-adjusted at 4 seats, no test: raw_score beside the score, no pentanomial
+    adj = summarize([SetSummary(i, 0.6 + 0.01 * i, 0.2, 8, raw=0.5) for i in range(4)],
+                    None, 4)
+    ja = adj.to_json()
+    assert "pentanomial" not in ja and "sprt" not in ja and ja["scores"] == "adjusted"
+    assert list(ja)[13:16] == ["scores", "raw_score", "raw_score_ci"]
+    assert ja["raw_score"] == 0.5
+    # no set yet: only the counts
+    empty = summarize([], None, 2).to_json()
+    assert "elo" not in empty and empty["score"] is None and empty["pentanomial"] == [0] * 5

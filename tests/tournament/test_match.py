@@ -3,6 +3,7 @@ resuming with whole sets only, and the installed command."""
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import sqlite3
@@ -15,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from referee.game import GameConfig
-from referee.stats.sprt import Sprt
+from referee.stats.sprt import FaultCounts, Sprt
 from referee.tournament.config import BotSpec, TournamentConfig, TournamentConfigError
 from referee.tournament.driver import Progress
 from referee.tournament.executor import Job, Report, SerialExecutor
@@ -72,9 +73,10 @@ def test_sprt_accepts_h1_for_a_clearly_stronger_bot(tmp_path: Path) -> None:
     mc = _config(tmp_path / "m", "heuristic", "random", sprt=Sprt(0, 10))
     r = run_match(mc, executor=SerialExecutor(), quiet=True)
     s = r.summary
-    assert s["sprt"]["verdict"] == "H1" and s["sprt"]["llr"] >= s["sprt"]["upper"]
-    assert s["elo"] > 100 and s["los"] > 0.999
-    assert s["games"] == 2 * s["sets"] and sum(s["pentanomial"]) == s["sets"]
+    assert s.sprt is not None and s.sprt.verdict == "H1" and s.sprt.llr >= s.sprt.upper
+    assert s.elo is not None and s.elo > 100 and s.los is not None and s.los > 0.999
+    assert s.pentanomial is not None
+    assert s.games == 2 * s.sets and sum(s.pentanomial) == s.sets
     assert describe(r)[0].startswith("H1 accepted: new is better than old")
 
 
@@ -84,17 +86,17 @@ def test_sprt_accepts_h0_on_a_mirror_match_at_4_seats(tmp_path: Path) -> None:
                  sprt=Sprt(0, 40))
     r = run_match(mc, executor=SerialExecutor(), quiet=True, batch=8)
     s = r.summary
-    assert s["sprt"]["verdict"] == "H0" and s["sprt"]["llr"] <= s["sprt"]["lower"]
-    assert s["games"] == 8 * s["sets"] and "pentanomial" not in s
-    assert abs(s["score_diff"]) < 0.1
+    assert s.sprt is not None and s.sprt.verdict == "H0" and s.sprt.llr <= s.sprt.lower
+    assert s.games == 8 * s.sets and s.pentanomial is None
+    assert s.score_diff is not None and abs(s.score_diff) < 0.1
     assert "H0 accepted: new is not 40 Elo better than old" in describe(r)[0]
 
 
 def test_a_deterministic_mirror_is_every_set_even(tmp_path: Path) -> None:
     mc = _config(tmp_path / "m", "heuristic", "heuristic", sprt=Sprt(0, 10))
     s = run_match(mc, executor=SerialExecutor(), quiet=True).summary
-    assert s["sprt"]["verdict"] == "H0" and s["pentanomial"] == [0, 0, s["sets"], 0, 0]
-    assert s["score"] == 0.5 and s["score_ci"] == 0.0
+    assert s.verdict == "H0" and s.pentanomial == (0, 0, s.sets, 0, 0)
+    assert s.score == 0.5 and s.score_ci == 0.0
 
 
 class _Interrupting:
@@ -130,7 +132,7 @@ def test_resume_mid_test_gives_identical_final_statistics(tmp_path: Path) -> Non
 
     whole = run_match(config(tmp_path / "whole"), executor=SerialExecutor(), quiet=True,
                       batch=5)
-    assert whole.summary["sprt"]["verdict"] is not None and whole.summary["sets"] > 10
+    assert whole.summary.verdict is not None and whole.summary.sets > 10
     part = tmp_path / "part"
     with pytest.raises(KeyboardInterrupt):
         # 6 games a set: stop inside the fourth set of the first batch
@@ -141,9 +143,8 @@ def test_resume_mid_test_gives_identical_final_statistics(tmp_path: Path) -> Non
     assert resumed.already_done == 3
     # every statistic identical; only how many sets were played beyond the verdict
     # (by a batch already under way) depends on where the run was interrupted
-    extra = "sets_after_verdict"
-    assert {k: v for k, v in resumed.summary.items() if k != extra} == \
-           {k: v for k, v in whole.summary.items() if k != extra}
+    assert dataclasses.replace(resumed.summary, sets_after_verdict=0) == \
+           dataclasses.replace(whole.summary, sets_after_verdict=0)
     assert all(n == 6 for _, n in _stored_games(part))
 
 
@@ -151,8 +152,8 @@ def test_fixed_games_rounds_up_to_whole_sets_and_counts_faults(tmp_path: Path) -
     mc = _config(tmp_path / "m", "heuristic", "random", games=9)
     r = run_match(mc, executor=SerialExecutor(), quiet=True)
     s = r.summary
-    assert s["sets"] == 5 and s["games"] == 10 and "sprt" not in s
-    assert s["faulty_sets"] == 0 and s["faults"] == {"new": 0, "old": 0, "field": 0}
+    assert s.sets == 5 and s.games == 10 and s.sprt is None
+    assert s.faulty_sets == 0 and s.faults == FaultCounts(0, 0, 0)
     text = "\n".join(describe(r))
     assert "LOS" in text and "Elo" in text and "after 5 sets (10 games)" in text
 
@@ -204,10 +205,10 @@ def test_progress_shows_llr_against_its_bounds_and_the_estimate(tmp_path: Path) 
     r = run_match(mc, executor=SerialExecutor(), batch=4,
                   progress=Progress(0, 0, stream=buf, tty=False, every=0.0))
     lines = buf.getvalue().splitlines()
-    assert len(lines) == r.summary["sets"] + r.summary["sets_after_verdict"] + 1
+    assert len(lines) == r.summary.sets + r.summary.sets_after_verdict + 1
     assert lines[0].startswith("1 sets (2 games)  LLR ")
     last = lines[-1]
-    assert f"{r.summary['sets']} sets ({r.summary['games']} games)" in last
+    assert f"{r.summary.sets} sets ({r.summary.games} games)" in last
     assert "[-2.94, +2.94]" in last and "Elo +" in last and "score 0." in last
 
 
