@@ -38,6 +38,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from ..errors import UsageError
+
 #: The smallest reply frame of the server (a reply's JSON is padded to it).
 REPLY_MIN = 512
 #: A frame of the server this big is a reply (its envelope added, CURVE's included);
@@ -66,7 +68,7 @@ def _turn_away(client: socket.socket) -> None:
     client.close()
 
 
-class DoorError(ValueError):
+class DoorError(UsageError, ValueError):
     """An endpoint the door cannot listen on."""
 
 

@@ -46,7 +46,7 @@ def served(tmp_path: Path, referee: Referee, keys: Path,
            children: Children) -> Iterator[Served]:
     yield from serve(tmp_path, referee, keys, children,
                      "[server]\nin_flight = 1\nrequests_per_hour = 100\ncheck_seconds = 30\n"
-                     "upload_seconds = 2\n",
+                     "upload_seconds = 2\nconnections_per_ip = 1000\n",
                      "--refusal-window", str(WINDOW))
 
 
