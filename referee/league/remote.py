@@ -75,6 +75,7 @@ from zmq.utils.monitor import recv_monitor_message
 
 from ..errors import ExecutionError
 from ..text.quoting import printable
+from ..tournament.outcome import GameOutcome as Outcome
 from ..tournament.standings import Standings
 from ..transport.zmq.keys import KeyFileError, load_allowed_keys, load_public_key, load_secret_key
 from ..transport.zmq.router import is_loopback
@@ -297,6 +298,10 @@ class Server:
     on_line: Callable[[str], None] = lambda text: None
     #: How often the refused handshakes of unknown keys are summed up in the log.
     refusal_window: float = 60.0
+    #: Draws an author's game as a page (``submit --status --game ID --html``):
+    #: (record, the seats whose view to show or None for every card, scrub) -> HTML.
+    #: Given by the command line (``referee.report``); None: no pages.
+    replay: Replay | None = None
 
     def __post_init__(self) -> None:
         if (self.keys_dir is None) != (self.server_secret is None):
@@ -517,8 +522,10 @@ class Server:
             return self.do_commit(name, author, header)
         if op == "status":
             return self.do_status(name, author, header)
+        if op == "replay":
+            return self.do_replay(name, header)
         return {"ok": False, "error": f"unknown request {str(op)[:40]!r}: begin, chunk, "
-                                      "commit or status"}
+                                      "commit, status or replay"}
 
     def _over_requests(self, author: _Author, now: float) -> bool:
         return _within_hour(author.requests, now) >= self.limits.requests_per_hour
@@ -697,6 +704,38 @@ class Server:
         lines.append(status_text(self.league_dir, name, header.get("game"),
                                  cache=self._standings))
         return {"ok": True, "text": "\n".join(lines)}
+
+    def do_replay(self, name: str, header: dict[str, Any]) -> dict[str, Any]:
+        """An author's own game (``{"op": "replay", "name", "game", "format": "html"
+        | "record"}``): the page shows only what the author's seats could see unless
+        the league publishes full records (``[league] records = "full"``); the record
+        itself (every card) is given only then."""
+        fmt = header.get("format", "html")
+        if fmt not in ("html", "record"):
+            return {"ok": False, "error": f"format must be html or record, not {str(fmt)[:20]!r}"}
+        found = author_game(self.league_dir, name, header.get("game"))
+        if isinstance(found, str):
+            return {"ok": False, "error": found}
+        record, seats, full, own_id = found  # own_id: the league's id shown as the author's
+        if fmt == "record":
+            if not full:
+                return {"ok": False, "error": "this league shows an author only what their "
+                        "seat saw of a game ([league] records = \"seat\"): use --html"}
+            return {"ok": True,
+                    "record": own_id(self.public(record.read_text(encoding="utf-8"))),
+                    "text": f"{header.get('game')}: the whole record"}
+        if self.replay is None:
+            return {"ok": False, "error": "this server draws no game pages"}
+        try:
+            page = own_id(self.replay(record, None if full else seats, self.public))
+        except (OSError, ValueError) as e:
+            self.on_line(f"cannot draw {header.get('game')} for {name}: {e}")
+            return {"ok": False, "error": f"the record of {header.get('game')} cannot be drawn"}
+        return {"ok": True, "html": page,
+                "text": f"{header.get('game')}: " + ("every card (the league publishes full "
+                                                     "records)" if full else
+                                                     f"as seat {', '.join(map(str, seats))} "
+                                                     "saw it")}
 
     # --- the checker --------------------------------------------------------------
 
@@ -886,13 +925,52 @@ def author_game_id(secret: bytes, name: str, game_id: str) -> str:
     return f"g{keyed(secret, 'author-game', name, game_id):016x}"[:13]
 
 
-def _game_text(store: LeagueStore, league_dir: Path, name: str, asked: str) -> list[str]:
+def _own_game(store: LeagueStore, name: str, asked: object) -> Outcome | None:
+    """The game author ``name`` knows as ``asked`` (their own id of it), or None."""
+    if not isinstance(asked, str) or not re.fullmatch(r"g[0-9a-f]{12}", asked):
+        return None
     secret = store.secret()
-    found = [o for o in store.outcomes() if any(name_of(b) == name for b in o.seats)
-             and author_game_id(secret, name, o.game_id) == asked]
-    if not found:
+    for o in store.outcomes():
+        if any(name_of(b) == name for b in o.seats) and \
+                author_game_id(secret, name, o.game_id) == asked:
+            return o
+    return None
+
+
+#: What draws an author's game (``Server.replay``).
+Replay = Callable[[Path, "list[int] | None", Callable[[str], str]], str]
+
+
+def author_game(league_dir: Path, name: str, game: object
+                ) -> tuple[Path, list[int], bool, Callable[[str], str]] | str:
+    """``name``'s game ``game`` (their own id of it): its record, ``name``'s seats in
+    it, whether the league publishes full records, and what shows the league's id of
+    the game as the author's; or why not, in words (a game of others is "no game of
+    NAME", exactly as a game that does not exist)."""
+    if not isinstance(game, str) or not re.fullmatch(r"g[0-9a-f]{12}", game):
+        return ("give the game's id, e.g. --game g3f09a1c27e4b (submit --status lists "
+                "yours)")
+    store = LeagueStore.open(league_dir)
+    try:
+        found = _own_game(store, name, game)
+        records = config_of(store).records
+    finally:
+        store.close()
+    if found is None:
+        return f"{game}: no game of {name} has this id"
+    seats = [s for s, b in enumerate(found.seats) if name_of(b) == name]
+    path = league_dir / found.record
+    if not path.is_file():
+        return f"{game}: its record is not kept"
+    league_id = re.compile(rf"\b{re.escape(found.game_id)}\b")
+    return path, seats, records == "full", lambda text: league_id.sub(game, text)
+
+
+def _game_text(store: LeagueStore, league_dir: Path, name: str, asked: str) -> list[str]:
+    found = _own_game(store, name, asked)
+    if found is None:
         return [f"\n{printable(asked[:40])}: no game of {name} has this id"]
-    o = found[0]
+    o = found
     game_id = asked  # the author's id; the league's own (o.game_id) is never shown
     # The deal's number is this lineup's own (its decks are dealt to it only).
     lines = [f"\n{game_id}: this lineup's deal {o.deal}, {o.how} after {o.turns} turns"]
