@@ -245,7 +245,7 @@ def test_a_reply_is_no_oracle_for_the_servers_paths(served: Served) -> None:
     real = [str(served.league), str(served.league.parent), str(Path.home()), "/tmp"]
     made_up = ["/no/such/folder", "/srv/league-x", "/home/nobody", "/var/tmp"]
     errors = {served.ask("alice", {"op": p})["error"] for p in real + made_up}
-    assert errors == {"unknown request '<path>': begin, chunk, commit or status"}, errors
+    assert errors == {"unknown request '<path>': begin, chunk, commit, status or replay"}, errors
 
 
 def test_replies_an_author_never_reads_are_not_kept(served: Served) -> None:
