@@ -27,6 +27,11 @@ final share, over every play-phase state of the real games).
 
     .venv/bin/python bench/luck_bound.py [--deals 150] [--resamples 24] [--seats 2 4]
                                          [--jobs 1] [--seed 1] [--model FILE]
+                                         [--rollouts 16 32] [--ceiling GAMES]
+
+``--rollouts R...``: also the adjusted figure with V = ``RolloutValue(R)`` (rollouts
+once the draw pile is empty); ``--resamples 0`` skips the floor.  ``--ceiling GAMES``:
+only the R^2 a perfect V reaches at each stage of a game, beside the linear V's.
 """
 
 from __future__ import annotations
@@ -44,9 +49,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from referee.bots import make_bot  # noqa: E402
+from referee.bots.policies import LowestBot  # noqa: E402
 from referee.game import Game, GameConfig  # noqa: E402
 from referee.game.cards import parse_deck  # noqa: E402
-from referee.game.features import summaries  # noqa: E402
+from referee.game.features import reshuffled, summaries, unseen  # noqa: E402
 from referee.game.phases import PLAYING  # noqa: E402
 from referee.game.seeds import derive_seed  # noqa: E402
 from referee.play.luck import (  # noqa: E402
@@ -191,6 +197,66 @@ def report(k: int, rows: list[dict[str, object]], resamples: int) -> None:
               f"({len(pts)} states)")
 
 
+def ceiling(k: int, games: int, replays: int, seed: int) -> None:
+    """How well a perfect V predicts the final share at each stage: ``lowest`` against
+    itself (deterministic, so E[final | position] is a function of the position and
+    the unseen cards alone), six positions of each game valued by ``replays`` replays
+    with the unseen cards (draw pile and 3DOWN) reshuffled; R^2 of that value against
+    the share the game really ended with (noise of the replays taken off), beside
+    the linear V's R^2 on the same positions."""
+    low = LowestBot()
+    cfg = GameConfig(players=k, variants=frozenset({"play_out"}))
+    model = _MODEL or default_model()
+    rng = random.Random(derive_seed(seed, "ceiling", k))
+    rows: list[tuple[str, float, float, float]] = []  # stage, replays' mean, V, final
+    for gi in range(games):
+        rec = run_game(cfg, derive_seed(seed, "ceiling-game", k, gi),
+                       [InProcessPlayer(make_bot("lowest"), f"l{s}") for s in range(k)])
+        game = Game(cfg, rec.seed, deck=parse_deck(rec.deck), first_player=rec.first_player)
+        final = raw_scores(rec.ended.places, rec.ended.points)[0]
+        pick = set(rng.sample(range(len(rec.decisions)), min(6, len(rec.decisions))))
+        for i, d in enumerate(rec.decisions):
+            if game.over:
+                break
+            if game.phase == PLAYING and i in pick:
+                mean = [0.0] * k
+                for _ in range(replays):
+                    cards = sorted(unseen(game))
+                    rng.shuffle(cards)
+                    g = reshuffled(game, cards)
+                    while not g.over:
+                        g.apply(g.to_move, low.decide({}, g.legal(g.to_move)))
+                    end = g.result()
+                    assert end is not None
+                    got = raw_scores(end.places, end.points)[0]
+                    for s in range(k):
+                        mean[s] += got[s] / replays
+                sums = summaries(game)
+                v = model(game, sums)[0]
+                left = len(game.draw_pile)
+                stage = ("draw pile > 5" if left > 5 else "draw pile 1-5" if left else
+                         "draw pile empty")
+                rows.extend((stage, mean[s], v[s], final[s]) for s in range(k)
+                            if not sums[s][0])
+            game.apply(int(d["seat"]), str(d["decision"]))
+    print(f"{k} seats, lowest against itself, {games} games, {len(rows)} positions valued "
+          f"by {replays} replays each: R^2 of the final share")
+    for stage in ("draw pile > 5", "draw pile 1-5", "draw pile empty"):
+        pts = [r for r in rows if r[0] == stage]
+        if len(pts) < 3:
+            continue
+        ys = [r[3] for r in pts]
+        my = statistics.fmean(ys)
+        sst = sum((y - my) ** 2 for y in ys)
+        sse = sum((r[1] - r[3]) ** 2 for r in pts)
+        # a replays' mean m of outcomes of variance about m(1 - m) (a win at 2 seats;
+        # an upper bound otherwise) misses by that / replays more than the true value
+        noise = sum(r[1] * (1 - r[1]) for r in pts) / (replays - 1)
+        lin = sum((r[2] - r[3]) ** 2 for r in pts)
+        print(f"  {stage:<16} perfect V {1 - (sse - noise) / sst:6.3f}   linear V "
+              f"{1 - lin / sst:6.3f}   ({len(pts)} positions)")
+
+
 def _init(model: str | None, rollouts: Sequence[int]) -> None:
     global _MODEL
     _MODEL = ValueModel.load(Path(model)) if model else None
@@ -209,8 +275,16 @@ def main() -> int:
     ap.add_argument("--rollouts", type=int, nargs="*", default=[],
                     help="also the adjusted figure with V = RolloutValue(R) (rollouts in the "
                     "endgame) for each R given")
+    ap.add_argument("--ceiling", type=int, default=0, metavar="GAMES",
+                    help="only the R^2 of a perfect V by stage, on GAMES games of lowest "
+                    "against itself (at each --seats), each position by --resamples replays")
     args = ap.parse_args()
     assert SCORES[0] == "share"
+    if args.ceiling:
+        _init(args.model, [])
+        for k in args.seats:
+            ceiling(k, args.ceiling, max(2, args.resamples), args.seed)
+        return 0
     with multiprocessing.Pool(args.jobs, initializer=_init, initargs=(args.model, args.rollouts)) as pool:
         for k in args.seats:
             t0 = time.perf_counter()
