@@ -9,7 +9,7 @@ so a mistake is named the same way in both.
 File layout (all sections optional)::
 
     [league]       name, seats (a number or a list: [2, 4]), deals, seed, seating, jobs,
-                   separate_authors, fault_alert
+                   separate_authors, fault_alert, records
     [rules]        variants, colours, deck, turn_limit      (as for tournaments)
     [time]         startup, per_decision, bank
     [faults]       policy, strike_limit
@@ -43,7 +43,11 @@ from ..tournament.config import (
 
 _SECTIONS = ("league", "rules", "time", "faults", "sandbox", "limits", "server")
 _LEAGUE_KEYS = ("name", "seats", "deals", "seed", "seating", "jobs", "separate_authors",
-                "fault_alert")
+                "fault_alert", "records")
+#: What ``submit --status --game ID --html`` gives an author of their own game: the
+#: game as their seat saw it ("seat", the default), or every card ("full": the league
+#: publishes full records, ``--record`` too).
+RECORDS = ("seat", "full")
 DEFAULT_FAULT_ALERT = 10.0  # percent of an entry's games
 _LIMIT_KEYS = ("max_bytes", "max_files", "max_file_bytes", "max_depth")
 _SERVER_KEYS = ("in_flight", "submissions_per_hour", "requests_per_hour", "queue",
@@ -100,6 +104,8 @@ class LeagueConfig:
     separate_authors: bool = True
     #: ``league show`` flags an entry that faults in more than this % of its games.
     fault_alert: float = DEFAULT_FAULT_ALERT
+    #: What an author gets of their own game (``RECORDS``).
+    records: str = "seat"
     game: GameConfig = field(default_factory=lambda: GameConfig(variants=frozenset({"play_out"})))
     time: TimeControl = field(default_factory=TimeControl)
     faults: FaultPolicy = field(default_factory=FaultPolicy)
@@ -126,7 +132,7 @@ class LeagueConfig:
 
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "seats": list(self.seats), "deals": self.deals,
-                "jobs": self.jobs, "fault_alert": self.fault_alert,
+                "jobs": self.jobs, "fault_alert": self.fault_alert, "records": self.records,
                 "limits": self.limits.to_dict(), "server": self.server.to_dict(),
                 **self.fixed()}
 
@@ -152,9 +158,10 @@ def changes(old: dict[str, Any], new: LeagueConfig) -> tuple[list[str], list[str
                        f"dropped: {', '.join(map(str, dropped))})")
     elif nd["seats"] != old["seats"]:
         accepted.append(f"seats: {old['seats']} -> {nd['seats']}")
-    for key in ("name", "jobs", "fault_alert", "limits", "server"):
-        if old.get(key) != nd[key]:
-            accepted.append(f"{key}: {json.dumps(old.get(key))} -> {json.dumps(nd[key])}")
+    before = {**old, "records": old.get("records", "seat")}  # a league made before it
+    for key in ("name", "jobs", "fault_alert", "records", "limits", "server"):
+        if before.get(key) != nd[key]:
+            accepted.append(f"{key}: {json.dumps(before.get(key))} -> {json.dumps(nd[key])}")
     return refused, accepted
 
 
@@ -204,6 +211,7 @@ def parse_league_config(raw: dict[str, Any], *, base_dir: str = ".", source: str
         deals = lg.whole("deals", 10, 1)
         seed = lg.whole("seed", None, 0, MAX_SEED)
         seating = lg.text("seating", "rotate", SEATINGS)
+        records = lg.text("records", "seat", RECORDS)
         jobs = lg.whole("jobs", None, 1)
         name = lg.text("name", "league")
         separate = lg.table.get("separate_authors", True)
@@ -237,7 +245,7 @@ def parse_league_config(raw: dict[str, Any], *, base_dir: str = ".", source: str
         seed = secrets.randbelow(1 << 63)
     return LeagueConfig(name=name, seats=seats, deals=deals, seed=seed or 0, seating=seating,
                         jobs=jobs, separate_authors=separate, fault_alert=float(alert),
-                        game=t.game, time=t.time, faults=t.faults, sandbox=t.sandbox,
+                        records=records, game=t.game, time=t.time, faults=t.faults, sandbox=t.sandbox,
                         limits=limits, server=server)
 
 
@@ -253,7 +261,8 @@ def from_dict(d: dict[str, Any]) -> LeagueConfig:
         seating=d["seating"], jobs=d.get("jobs"),
         # A league made before the setting had no such rule.
         separate_authors=d.get("separate_authors", False),
-        fault_alert=d.get("fault_alert", DEFAULT_FAULT_ALERT), game=game,
+        fault_alert=d.get("fault_alert", DEFAULT_FAULT_ALERT),
+        records=d.get("records", "seat"), game=game,
         time=TimeControl(**d["time"]),
         faults=FaultPolicy(mode=d["faults"]["policy"], strike_limit=d["faults"]["strike_limit"]),
         sandbox=SandboxConfig(mode=sb["mode"], memory_mb=sb["memory_mb"],

@@ -85,7 +85,7 @@ def new_league(league_dir: Path, config: LeagueConfig, config_text: str, *,
                secret: bytes | None = None) -> list[str]:
     """Make the league in ``league_dir``, or take an edited configuration into the
     league there.  Returns the lines saying what changed; raises LeagueConfigError
-    listing, one line each, the changes an existing league refuses.  ``secret``: a
+    listing, in one line, the changes an existing league refuses.  ``secret``: a
     new league's secret (the key of its decks; default: drawn at random), e.g.
     another league's to play the same games."""
     if config.sandbox.mode == "off":
@@ -101,8 +101,8 @@ def new_league(league_dir: Path, config: LeagueConfig, config_text: str, *,
             if refused:
                 raise LeagueConfigError(
                     f"{league_dir} is a league whose games depend on these settings; "
-                    f"this configuration changes them:\n" + "\n".join(refused)
-                    + "\n(start another league for other settings)")
+                    f"this configuration changes them: {'; '.join(refused)} "
+                    "(start another league for other settings)")
             if accepted:
                 store.set_config(config.to_dict())
                 _write_config(league_dir, config_text)
