@@ -184,10 +184,16 @@ def bench_stdio(games: int, seed: int, requests: list[tuple[int, bytes]] | None 
             sum(sizes["recv"]) / len(sizes["recv"]), cpu, bots)
 
 
-def bench_startup(sandbox: Sandbox | None, n: int) -> float:
-    """Median seconds from starting the trivial bot to its hello being read (the
-    handshake included), over ``n`` starts."""
-    cmd = [PYTHON, "-c", TRIVIAL_BOT]
+#: A bot that says hello and reads what it is sent, with no interpreter to start: the
+#: sandbox's own start-up, without Python's (``--startup-bot sh``).
+SH_BOT = ["/bin/sh", "-c", """echo '{"type":"hello","protocol":[1],"name":"sh"}'; """
+          "exec cat >/dev/null"]
+
+
+def bench_startup(sandbox: Sandbox | None, n: int, cmd: list[str] | None = None) -> float:
+    """Median seconds from starting the trivial bot (or ``cmd``) to its hello being read
+    (the handshake included), over ``n`` starts."""
+    cmd = cmd or [PYTHON, "-c", TRIVIAL_BOT]
     times = []
     for _ in range(n):
         p = stdio_player("s", cmd, time_control=TC, memory_mb=None, sandbox=sandbox)
@@ -447,6 +453,9 @@ def main() -> int:
     ap.add_argument("--startup-only", action="store_true",
                     help="only measure the sandbox's extra start-up: --repeat rounds of "
                     "--starts plain then --starts sandboxed starts")
+    ap.add_argument("--startup-bot", choices=["python", "sh"], default="python",
+                    help="--startup-only's bot: the trivial Python bot, or a shell line "
+                    "saying hello (the sandbox's own start-up, without Python's)")
     ap.add_argument("--ablate", type=int, default=0, metavar="ROUNDS",
                     help="only measure the referee's CPU per decision as it is and with "
                     "its observation and events made free, ROUNDS rounds interleaved")
@@ -484,9 +493,12 @@ def main() -> int:
             return 1
         rounds = []
         for _ in range(args.repeat):
-            rounds.append((bench_startup(None, args.starts), bench_startup(sandbox, args.starts)))
+            cmd = SH_BOT if args.startup_bot == "sh" else None
+            rounds.append((bench_startup(None, args.starts, cmd),
+                           bench_startup(sandbox, args.starts, cmd)))
         extra = statistics.median(b - p for p, b in rounds) * 1000
-        print(f"start-up to hello, median of {args.starts} starts a round, {args.repeat} rounds: "
+        print(f"start-up to hello ({args.startup_bot} bot), median of {args.starts} starts a "
+              f"round, {args.repeat} rounds: "
               f"plain {statistics.median(p for p, _ in rounds) * 1000:.1f} ms, sandboxed "
               f"{statistics.median(b for _, b in rounds) * 1000:.1f} ms; extra (median of the "
               f"rounds' differences) {extra:+.1f} ms (target <= 15 ms: "
