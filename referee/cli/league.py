@@ -195,8 +195,8 @@ def run_cmd(league_dir: str, jobs: int | None, watch: bool, quiet: bool,
 @click.option("--wide", is_flag=True, help="Every column (default: what fits the terminal, "
               "fault columns only for faults that happened).")
 @click.option("--scores", type=click.Choice(SCORE_KINDS), default="adjusted", show_default=True,
-              help="Rank by the luck-adjusted score or by the raw average place (the raw "
-                   "figures are shown either way).")
+              help="Rank by the luck-adjusted score or by the raw average place, and fit "
+                   "the rating to the same scores (the raw figures are shown either way).")
 def standings_cmd(league_dir: str, history: bool, seats: int | None, fmt: str,
                   wide: bool, scores: str) -> None:
     """The standings of the active entries over the games among them, one table per

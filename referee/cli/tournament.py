@@ -388,7 +388,8 @@ def init(file: str, force: bool) -> None:
 @click.option("--scores", type=click.Choice(SCORE_KINDS), default="adjusted", show_default=True,
               help="Rank by the luck-adjusted score (the share of opponents beaten less the "
                    "luck of the cards drawn and turned: unbiased, less variance) or by the "
-                   "raw average place; the raw figures are shown either way.")
+                   "raw average place; the rating is fitted to the same scores (adjusted "
+                   "shares, or finishing orders); the raw figures are shown either way.")
 def standings(where: str, fmt: str, wide: bool, faults_view: bool, scores: str) -> None:
     """Standings of the tournament in the folder WHERE (or of the configuration file
     WHERE); works while the tournament runs.
