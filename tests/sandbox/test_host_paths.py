@@ -192,7 +192,7 @@ def test_an_author_reads_back_no_host_path_from_a_real_league(tmp_path: Path) ->
     assert checked.accepted, checked.report
     play_pending(league, jobs=1, progress=False)
     status = status_text(league, "spy")
-    games = re.findall(r"^  (g\d{6}) ", status, flags=re.M)
+    games = re.findall(r"^  (g[0-9a-f]{12}) ", status, flags=re.M)
     assert games, status
     said = [checked.report, status]
     for game in games:
