@@ -9,14 +9,16 @@ so a mistake is named the same way in both.
 File layout (all sections optional)::
 
     [league]       name, seats (a number or a list: [2, 4]), deals, seed, seating, jobs,
-                   separate_authors, fault_alert, records
+                   separate_authors, fault_alert, records, scores, schedule, top,
+                   min_share, batch
     [rules]        variants, colours, deck, turn_limit      (as for tournaments)
     [time]         startup, per_decision, bank
     [faults]       policy, strike_limit
     [sandbox]      mode, memory_mb, processes, scratch_mb, read_only, interpreters
     [limits]       max_bytes, max_files, max_file_bytes, max_depth  (each submission)
     [server]       in_flight, submissions_per_hour, requests_per_hour, queue,
-                   check_seconds                           (``league serve``)
+                   check_seconds, upload_seconds, connections,
+                   connections_per_ip                      (``league serve``)
 """
 
 from __future__ import annotations
@@ -43,15 +45,20 @@ from ..tournament.config import (
 
 _SECTIONS = ("league", "rules", "time", "faults", "sandbox", "limits", "server")
 _LEAGUE_KEYS = ("name", "seats", "deals", "seed", "seating", "jobs", "separate_authors",
-                "fault_alert", "records")
+                "fault_alert", "records", "scores", "schedule", "top", "min_share", "batch")
 #: What ``submit --status --game ID --html`` gives an author of their own game: the
 #: game as their seat saw it ("seat", the default), or every card ("full": the league
 #: publishes full records, ``--record`` too).
 RECORDS = ("seat", "full")
+#: How a league chooses its games: every lineup ``deals`` times, or where its ranking
+#: is least certain (``league.adaptive``).
+SCHEDULES = ("round-robin", "adaptive")
+DEFAULT_TOP = 3
+DEFAULT_MIN_SHARE = 0.25
 DEFAULT_FAULT_ALERT = 10.0  # percent of an entry's games
 _LIMIT_KEYS = ("max_bytes", "max_files", "max_file_bytes", "max_depth")
 _SERVER_KEYS = ("in_flight", "submissions_per_hour", "requests_per_hour", "queue",
-                "check_seconds")
+                "check_seconds", "upload_seconds", "connections", "connections_per_ip")
 
 
 class LeagueConfigError(ConfigError, ValueError):
@@ -78,18 +85,25 @@ class Limits:
 class ServerLimits:
     """What ``league serve`` lets one author (one key) cost: submissions queued or
     under check at once, submissions and requests per hour, submissions queued in
-    all, and the wall-clock budget of one submission's check."""
+    all, the wall-clock budget of one submission's check, how long an upload may
+    sit idle before it is dropped, and the connections open at once (in all, and
+    from one IP address)."""
 
     in_flight: int = 2
     submissions_per_hour: int = 20
     requests_per_hour: int = 1200
     queue: int = 50
     check_seconds: int = 600
+    upload_seconds: int = 60
+    connections: int = 200
+    connections_per_ip: int = 32
 
     def to_dict(self) -> dict[str, int]:
         return {"in_flight": self.in_flight, "submissions_per_hour": self.submissions_per_hour,
                 "requests_per_hour": self.requests_per_hour, "queue": self.queue,
-                "check_seconds": self.check_seconds}
+                "check_seconds": self.check_seconds, "upload_seconds": self.upload_seconds,
+                "connections": self.connections,
+                "connections_per_ip": self.connections_per_ip}
 
 
 @dataclass(frozen=True)
@@ -106,6 +120,19 @@ class LeagueConfig:
     fault_alert: float = DEFAULT_FAULT_ALERT
     #: What an author gets of their own game (``RECORDS``).
     records: str = "seat"
+    #: The scores an adaptive schedule and the separation of the top are judged by
+    #: (``standings.SCORE_KINDS``: luck-adjusted or raw).
+    scores: str = "adjusted"
+    #: ``round-robin`` (every lineup, ``deals`` deals each) or ``adaptive``.
+    schedule: str = "round-robin"
+    #: The top entries whose separation an adaptive schedule works for (0: the whole
+    #: order); ``league standings`` says whether they are separated at 95 %.
+    top: int = DEFAULT_TOP
+    #: An adaptive schedule still gives each entry this share of the games a
+    #: round-robin would give it.
+    min_share: float = DEFAULT_MIN_SHARE
+    #: Duplicate sets per batch of an adaptive schedule (None: one per k entries).
+    batch: int | None = None
     game: GameConfig = field(default_factory=lambda: GameConfig(variants=frozenset({"play_out"})))
     time: TimeControl = field(default_factory=TimeControl)
     faults: FaultPolicy = field(default_factory=FaultPolicy)
@@ -133,6 +160,8 @@ class LeagueConfig:
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "seats": list(self.seats), "deals": self.deals,
                 "jobs": self.jobs, "fault_alert": self.fault_alert, "records": self.records,
+                "schedule": self.schedule, "scores": self.scores, "top": self.top,
+                "min_share": self.min_share, "batch": self.batch,
                 "limits": self.limits.to_dict(), "server": self.server.to_dict(),
                 **self.fixed()}
 
@@ -143,6 +172,10 @@ def changes(old: dict[str, Any], new: LeagueConfig) -> tuple[list[str], list[str
     dropped.  Accepted: more deals, a new table size, the name, jobs, the limits."""
     refused: list[str] = []
     accepted: list[str] = []
+    was = old.get("schedule", "round-robin")  # a league made before the setting
+    if was != new.schedule:
+        refused.append(f"schedule: was {json.dumps(was)}, now {json.dumps(new.schedule)} (the "
+                       "games played were chosen by it)")
     fixed_new = new.fixed()
     for section, value in fixed_new.items():
         _diff(section, old.get(section), value, refused)
@@ -158,8 +191,11 @@ def changes(old: dict[str, Any], new: LeagueConfig) -> tuple[list[str], list[str
                        f"dropped: {', '.join(map(str, dropped))})")
     elif nd["seats"] != old["seats"]:
         accepted.append(f"seats: {old['seats']} -> {nd['seats']}")
-    before = {**old, "records": old.get("records", "seat")}  # a league made before it
-    for key in ("name", "jobs", "fault_alert", "records", "limits", "server"):
+    # A league made before a setting had its default.
+    before = {"records": "seat", "scores": "adjusted", "top": DEFAULT_TOP,
+              "min_share": DEFAULT_MIN_SHARE, "batch": None, **old}
+    for key in ("name", "jobs", "fault_alert", "records", "limits", "server", "scores", "top",
+                "min_share", "batch"):
         if before.get(key) != nd[key]:
             accepted.append(f"{key}: {json.dumps(before.get(key))} -> {json.dumps(nd[key])}")
     return refused, accepted
@@ -221,6 +257,14 @@ def parse_league_config(raw: dict[str, Any], *, base_dir: str = ".", source: str
         if isinstance(alert, bool) or not isinstance(alert, (int, float)) \
                 or not 0 <= alert <= 100:
             lg.fail("league.fault_alert", f"must be a percentage from 0 to 100, not {alert!r}")
+        scores = lg.text("scores", "adjusted", ("adjusted", "raw"))
+        schedule = lg.text("schedule", "round-robin", SCHEDULES)
+        top = lg.whole("top", DEFAULT_TOP, 0)
+        share = lg.table.get("min_share", DEFAULT_MIN_SHARE)
+        if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 <= share <= 1:
+            lg.fail("league.min_share", f"must be a share of the round-robin's games from 0 "
+                    f"to 1 (0.25: a quarter), not {share!r}")
+        batch = lg.whole("batch", None, 1)
         d = Limits()
         limits = Limits(max_bytes=lim.whole("max_bytes", d.max_bytes, 1),
                         max_files=lim.whole("max_files", d.max_files, 1),
@@ -232,7 +276,10 @@ def parse_league_config(raw: dict[str, Any], *, base_dir: str = ".", source: str
             submissions_per_hour=srv.whole("submissions_per_hour", ds.submissions_per_hour, 1),
             requests_per_hour=srv.whole("requests_per_hour", ds.requests_per_hour, 1),
             queue=srv.whole("queue", ds.queue, 1),
-            check_seconds=srv.whole("check_seconds", ds.check_seconds, 1))
+            check_seconds=srv.whole("check_seconds", ds.check_seconds, 1),
+            upload_seconds=srv.whole("upload_seconds", ds.upload_seconds, 1),
+            connections=srv.whole("connections", ds.connections, 1),
+            connections_per_ip=srv.whole("connections_per_ip", ds.connections_per_ip, 1))
         # The shared tables, checked by the tournament's own reader (with a stand-in
         # field: a league's bots arrive later).
         stand_in = {k: v for k, v in raw.items() if k in ("rules", "time", "faults", "sandbox")}
@@ -245,7 +292,9 @@ def parse_league_config(raw: dict[str, Any], *, base_dir: str = ".", source: str
         seed = secrets.randbelow(1 << 63)
     return LeagueConfig(name=name, seats=seats, deals=deals, seed=seed or 0, seating=seating,
                         jobs=jobs, separate_authors=separate, fault_alert=float(alert),
-                        records=records, game=t.game, time=t.time, faults=t.faults, sandbox=t.sandbox,
+                        records=records, scores=scores, schedule=schedule, top=top,
+                        min_share=float(share), batch=batch, game=t.game, time=t.time,
+                        faults=t.faults, sandbox=t.sandbox,
                         limits=limits, server=server)
 
 
@@ -262,7 +311,12 @@ def from_dict(d: dict[str, Any]) -> LeagueConfig:
         # A league made before the setting had no such rule.
         separate_authors=d.get("separate_authors", False),
         fault_alert=d.get("fault_alert", DEFAULT_FAULT_ALERT),
-        records=d.get("records", "seat"), game=game,
+        records=d.get("records", "seat"),
+        # A league made before adaptive schedules: a round-robin, judged as the
+        # standings rank (luck-adjusted).
+        scores=d.get("scores", "adjusted"), schedule=d.get("schedule", "round-robin"),
+        top=d.get("top", DEFAULT_TOP), min_share=d.get("min_share", DEFAULT_MIN_SHARE),
+        batch=d.get("batch"), game=game,
         time=TimeControl(**d["time"]),
         faults=FaultPolicy(mode=d["faults"]["policy"], strike_limit=d["faults"]["strike_limit"]),
         sandbox=SandboxConfig(mode=sb["mode"], memory_mb=sb["memory_mb"],

@@ -57,7 +57,16 @@ from typing import IO
 
 from ..errors import BotError
 from ..text.quoting import printable
-from .sandbox import DEFAULT_MEMORY_MB, Cgroup, Sandbox, SandboxConfig, explain, join_script
+from .sandbox import (
+    DEFAULT_MEMORY_MB,
+    Cgroup,
+    Sandbox,
+    SandboxConfig,
+    SandboxError,
+    entry_options,
+    explain,
+    join_script,
+)
 
 __all__ = ["DEFAULT_MEMORY_MB", "DEFAULT_STDERR_CAP", "BotProcess", "BotStartError",
            "StderrLog", "start_bot"]
@@ -632,7 +641,10 @@ def start_bot(
     sb = sandbox
     if sandbox is not None and sandbox.active:
         sb = sandbox.with_memory(memory_mb)
-        prepared = sb.prepare(command, cwd=cwd, env=bot_env, writable=writable)
+        try:
+            prepared = sb.prepare(command, cwd=cwd, env=bot_env, writable=writable)
+        except SandboxError as e:  # a league entry that cannot be put in its sandbox
+            raise BotStartError(str(e)) from None
         cgroup = prepared.cgroup
         options = list(prepared.bwrap[1:])
         for dest, text in prepared.files.items():
@@ -647,25 +659,31 @@ def start_bot(
             os.close(w)
             pass_fds.append(r)
             options += ["--seccomp", str(r)]
+        if prepared.entry is not None:  # a league entry, copied in file by file
+            try:
+                more, fds = entry_options(prepared.entry)
+            except OSError as e:
+                for fd in pass_fds:
+                    os.close(fd)
+                if cgroup is not None:
+                    cgroup.remove()
+                raise BotStartError(f"cannot read the bot's files: {e.strerror}") from None
+            options += more
+            pass_fds += fds
         if cgroup is not None:
             more, fds, held = _hold_options()
             options += more
             pass_fds += fds
         options += prepared.finish
-        # The options through a pipe: bwrap's command line (the bot can read its pid
-        # 1's) shows only "--args N".  A pipe holds 64 KiB; the options are ~5 KiB.
-        data = b"".join(o.encode() + b"\0" for o in options)
-        if len(data) > 60_000:
-            raise BotStartError(f"the sandbox options of {shlex.join(command)} are too long")
-        r, w = os.pipe()
-        os.write(w, data)
-        os.close(w)
+        # The options through a file in memory: bwrap's command line (the bot can read
+        # its pid 1's) shows only "--args N".
+        r = _options_fd(options)
         pass_fds.append(r)
+        memory_kb = None if cgroup is not None and "memory" in cgroup.dirs else \
+            (int(sb.config.memory_mb) * 1024 if memory_mb else None)
         # A new, empty session keyring of its own (prefix), then bwrap.
         argv = [*prepared.prefix, prepared.bwrap[0], "--args", str(r), "--",
                 *prepared.command]
-        memory_kb = None if cgroup is not None and "memory" in cgroup.dirs else \
-            (int(sb.config.memory_mb) * 1024 if memory_mb else None)
         procs: list[str] = []  # the cgroup is joined while bwrap holds it (_join_held)
         # bwrap starts with nothing of the referee's: no environment (its pid 1's
         # /proc/1/environ is readable inside), the root as its working directory.
@@ -721,6 +739,18 @@ def start_bot(
     with _LIVE_LOCK:
         _LIVE[proc.pid] = proc
     return proc
+
+
+def _options_fd(options: Sequence[str]) -> int:
+    """bwrap's options, NUL-separated, in a file in memory read from its start (a
+    league entry's copy can make them more than a pipe holds)."""
+    fd = os.memfd_create("bwrap-args", os.MFD_CLOEXEC)
+    data = b"".join(o.encode() + b"\0" for o in options)
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd
 
 
 _handlers_installed = False

@@ -2,7 +2,7 @@
 shipped value function, for a random one (more variance, same mean), and caught when
 the value function peeks at the card actually drawn.
 
-The big check (>= 20,000 games at 2, 4 and 6 seats) is ``bench/luck.py``; these use a
+The big check (>= 20,000 games at 2, 4 and 6 seats) is ``bench/unbiased.py``; these use a
 few dozen quick games of seeded built-in bots, so they are deterministic."""
 
 from __future__ import annotations
