@@ -208,3 +208,35 @@ def test_an_author_reads_back_no_host_path_from_a_real_league(tmp_path: Path) ->
         for secret in (str(league), LEAGUE_NAME, str(tmp_path), home):
             assert secret not in seen, (secret, line)
         assert not user.search(seen), line
+
+
+def test_a_full_staging_place_keeps_its_copies_and_the_next_is_taken(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Bots may be bound to a staged copy while another entry is staged: when the
+    place fills up, its copies stay and the next place with room is taken; at
+    exit every staging folder of the process goes."""
+    places = [tmp_path / "shm", tmp_path / "tmp"]
+    for p in places:
+        p.mkdir()
+    monkeypatch.setattr(sandbox_module, "STAGING_PLACES", tuple(map(str, places)))
+    monkeypatch.setattr(sandbox_module, "NEUTRAL",
+                        tuple(sandbox_module.mount_path(str(p)) for p in places))
+    full: set[str] = set()
+    monkeypatch.setattr(sandbox_module, "_room",
+                        lambda place, size: not any(place.startswith(f) for f in full))
+    entries = []
+    for name in ("one", "two"):
+        e = tmp_path / name
+        (e / "sub").mkdir(parents=True)
+        (e / "bot.py").write_text(f"# {name}\n")
+        entries.append(e)
+    staging = sandbox_module._Staging()
+    first = staging.stage(str(entries[0]), ())
+    assert first is not None and first.startswith(str(places[0]))
+    full.add(str(places[0]))
+    second = staging.stage(str(entries[1]), ())
+    assert second is not None and second.startswith(str(places[1]))
+    assert Path(first, "bot.py").read_text() == "# one\n"  # still there
+    assert staging.stage(str(entries[0]), ()) == first
+    staging.remove()
+    assert [list(p.iterdir()) for p in places] == [[], []]
