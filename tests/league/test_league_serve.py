@@ -250,7 +250,8 @@ def test_a_reply_is_no_oracle_for_the_servers_paths(served: Served) -> None:
 
 def test_replies_an_author_never_reads_are_not_kept(served: Served) -> None:
     """A known author firing requests and reading no answer: the server keeps a few
-    replies per connection, then drops them, and goes on answering others."""
+    replies per connection, then drops them (and the door cuts a client that sends a
+    request before the last is answered), and goes on answering others."""
     ctx = zmq.Context()
     try:
         server_key, _ = keys_of(served.keys / "referee.key")
