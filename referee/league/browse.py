@@ -18,7 +18,6 @@ from pathlib import Path
 from ..text.quoting import printable
 from ..tournament.outcome import GameOutcome
 from ..tournament.verify import check_store
-from .config import DEFAULT_FAULT_ALERT
 from .schedule import name_of
 from .store import Entry, LeagueStore
 
@@ -207,7 +206,7 @@ def show(store: LeagueStore, league_dir: Path, name: str) -> str:
         state = "active" if e.active else f"retired {e.retired}"
         lines.append(f"  v{e.version}  {state}  submitted {e.submitted}  content "
                      f"{e.hash[:12]}  command {' '.join(e.command)}  folder {e.folder}")
-    alert = float(store.config.get("fault_alert", DEFAULT_FAULT_ALERT))
+    alert = store.league_config().fault_alert
     for e in versions:
         played, faulted = fault_rate(store, e.id)
         if played and 100 * faulted > alert * played:

@@ -17,7 +17,6 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from ..errors import StorageError
 from ..league.run import LeagueError, tables
@@ -25,6 +24,7 @@ from ..league.store import DB_NAME as LEAGUE_DB
 from ..league.store import LeagueStore
 from ..protocol.messages import FAULT_KINDS
 from ..stats.ratings import RatedGame, fit_plackett_luce
+from ..tournament.kinds import Settings
 from ..tournament.outcome import GameOutcome
 from ..tournament.standings import Standings, compute, render
 from ..tournament.store import Store
@@ -39,7 +39,9 @@ class Results:
     scheduled: int
     outcomes: list[GameOutcome]
     standings: Standings
-    config: dict[str, Any] = field(default_factory=dict)
+    #: What the store keeps: a tournament's or a match's configuration (``MatchSettings``:
+    #: the folder is a match's); None for a league's table.
+    settings: Settings | None = None
     #: A league's deal numbers as ``league games`` shows them (the lineup's deal,
     #: 0 to deals - 1), by game id; the outcomes' ``deal`` numbers the duplicate sets
     #: the statistics are taken over, which a league counts across its lineups.
@@ -74,25 +76,20 @@ def load(folder: Path, scores: str = "adjusted") -> Results:
     when it holds none."""
     store = Store.open_existing(folder)
     try:
-        cfg = store.config
+        cfg = store.settings
         outcomes = list(store.outcomes())
         scheduled = store.scheduled
         seed_source = store.meta("seed_source") or "given"
         sandbox = store.meta("sandbox")
     finally:
         store.close()
-    try:
-        bots = [str(b["name"]) for b in cfg["bots"]]
-        seats = int(cfg["seats"])
-        name = str(cfg["name"])
-    except (KeyError, TypeError, ValueError) as e:
-        raise StorageError(f"{folder}: the stored configuration is not a tournament's ({e})") from None
+    bots, seats, name = cfg.bot_names, cfg.seats, cfg.name
     st = compute(outcomes, bots, seats, name=name, scheduled=scheduled, scores=scores)
     # As ``tournament standings`` gives them: with the seed and the sandbox.
-    st.seed, st.seed_source = cfg.get("seed"), seed_source
+    st.seed, st.seed_source = cfg.seed, seed_source
     st.sandbox = json.loads(sandbox) if sandbox else None
     return Results(folder=folder, name=name, bots=bots, seats=seats, scheduled=scheduled,
-                   outcomes=outcomes, standings=st, config=cfg)
+                   outcomes=outcomes, standings=st, settings=cfg)
 
 
 def is_league(folder: Path) -> bool:
