@@ -34,9 +34,11 @@ from ..tournament.config import EXECUTORS
 #: The exit statuses of every command (README, "Exit status").
 EXIT_CODES = {
     0: "done (check-bot: every check passed)",
-    1: "an error, told in one 'Error: ...' line (check-bot: a check failed)",
-    2: "a usage error: an unknown option, a missing argument (replay: the record "
-       "does not re-run identically)",
+    1: "an error, told in one 'Error: ...' line (check-bot: a check failed): every "
+       "mistake the referee finds itself, in tournament, match and league alike",
+    2: "a usage error found reading the command line: an unknown option, a missing "
+       "argument, a value of the wrong type or range (replay: the record does not "
+       "re-run identically)",
     130: "interrupted (Ctrl-C): a tournament keeps its finished games",
     143: "terminated (SIGTERM): likewise",
 }
@@ -52,13 +54,11 @@ def exit_codes_help(width: int = 78) -> str:
 
 
 class UserError(click.ClickException):
-    """A user mistake: one line, ``Error: ...``, exit status 1 (or ``code``); with
-    ``lines``, the message's own lines (a league's refused changes: one per line)."""
+    """A user mistake: one line, ``Error: ...``, exit status 1 (or ``code``)."""
 
-    def __init__(self, message: str, code: int = 1, lines: bool = False) -> None:
+    def __init__(self, message: str, code: int = 1) -> None:
         super().__init__(message)
         self.exit_code = code  # type: ignore[misc]  # click declares it on the class
-        self.lines = lines
 
 
 def fail(message: str, code: int = 1) -> NoReturn:
@@ -67,13 +67,13 @@ def fail(message: str, code: int = 1) -> NoReturn:
 
 
 @contextlib.contextmanager
-def ending(status: int = 1, lines: bool = False) -> Iterator[None]:
-    """Inside: a ``RefereeError`` ends the command with one ``Error: ...`` line (with
-    ``lines``: the message's own lines) and ``status``."""
+def ending(status: int = 1) -> Iterator[None]:
+    """Inside: a ``RefereeError`` ends the command with one ``Error: ...`` line and
+    ``status``."""
     try:
         yield
     except RefereeError as e:
-        raise UserError(str(e), status, lines) from None
+        raise UserError(str(e), status) from None
 
 
 class Terminated(KeyboardInterrupt):
@@ -134,10 +134,9 @@ class Command(click.Command):
     """A command whose errors (``RefereeError``) end with ``error_status``."""
 
     error_status = 1
-    error_lines = False  # True: a message keeps its own lines
 
     def invoke(self, ctx: click.Context) -> Any:
-        with ending(self.error_status, self.error_lines):
+        with ending(self.error_status):
             return super().invoke(ctx)
 
 
@@ -147,10 +146,9 @@ class Group(click.Group):
     (``RefereeError``) end with ``error_status``."""
 
     error_status = 1
-    error_lines = False  # True: a message keeps its own lines
 
     def invoke(self, ctx: click.Context) -> Any:
-        with ending(self.error_status, self.error_lines):
+        with ending(self.error_status):
             return super().invoke(ctx)
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
@@ -182,12 +180,7 @@ class Main(Group):
             click.echo(f"Error: {_one_line(e.format_message()).rstrip('.')}{hint}", err=True, color=True)
             sys.exit(2)
         except click.ClickException as e:
-            text = e.format_message()
-            if getattr(e, "lines", False):
-                text = "\n".join(line.rstrip() for line in text.strip().splitlines())
-            else:
-                text = _one_line(text)
-            click.echo(f"Error: {text}", err=True, color=True)
+            click.echo(f"Error: {_one_line(e.format_message())}", err=True, color=True)
             sys.exit(e.exit_code)
         except click.Abort:
             click.echo("Error: aborted", err=True, color=True)

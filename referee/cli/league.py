@@ -1,7 +1,7 @@
 """The ``referee league`` commands: a thin click layer over ``referee.league``.
 
-A mistake is one ``Error: ...`` line on stderr (a refused configuration change: one
-line per change) and exit status 2, never a traceback.
+A mistake is one ``Error: ...`` line on stderr and exit status 1 (README, "Exit
+status"), never a traceback.
 """
 
 from __future__ import annotations
@@ -32,29 +32,24 @@ from ..league.run import (
     submit,
 )
 from ..league.store import LeagueStore
+from ..report.site import author_game_html
 from ..tournament.driver import choose_executor
 from ..tournament.standings import FORMATS, SCORE_KINDS, render
 from .kit import Command, Group, ending, executor_options, fail, running
 from .tournament import REPORT_EVERY, _Refresh, render_standings
 
 
-def _fail(message: str, code: int = 2) -> NoReturn:
+def _fail(message: str, code: int = 1) -> NoReturn:
     fail(message, code)
 
 
 class _LeagueGroup(Group):
-    """``referee league``: its commands' errors end with exit status 2, each line of
-    the message kept (a refused configuration change: one line per change)."""
-
-    error_status = 2
-    error_lines = True
+    """``referee league``: its commands' errors end as every command's (one line,
+    exit status 1)."""
 
 
 class _SubmitCommand(Command):
     """``referee submit``: its errors end as the league's."""
-
-    error_status = 2
-    error_lines = True
 
 
 @click.group(cls=_LeagueGroup)
@@ -330,7 +325,7 @@ def serve_cmd(league_dir: str, listen: str, keys_dir: str | None, server_key: st
     checked in the sandbox as a local submission is; with --play, also play."""
     where = Path(league_dir).resolve()
     server = Server(where, listen, keys_dir, server_key,
-                    on_line=lambda text: click.echo(text, err=True))
+                    on_line=lambda text: click.echo(text, err=True), replay=author_game_html)
     click.echo(f"accepting submissions on {server.endpoint}"
                + (" (CURVE: authors' keys from " + str(keys_dir) + ")" if keys_dir else
                   " (no keys: loopback only)")
@@ -371,6 +366,13 @@ def serve_cmd(league_dir: str, listen: str, keys_dir: str | None, server_key: st
 @click.option("--status", is_flag=True, help="Show your entries: standings, latest games.")
 @click.option("--game", default=None, metavar="ID",
               help="With --status: your bot's record and stderr in game ID.")
+@click.option("--html", "html_out", type=click.Path(dir_okay=False), default=None,
+              metavar="OUT", help="With --game: write the game's replay viewer to OUT, "
+              "showing what your seat saw (every card if the league publishes full "
+              "records).")
+@click.option("--record", "record_out", type=click.Path(dir_okay=False), default=None,
+              metavar="OUT", help="With --game: write the game's whole record (JSON lines, "
+              "for 'referee replay') to OUT, if the league publishes full records.")
 @click.option("--ticket", type=int, default=None, metavar="N",
               help="With --status: how submission #N is doing (its check's report when done).")
 @click.option("--wait", is_flag=True,
@@ -379,7 +381,8 @@ def serve_cmd(league_dir: str, listen: str, keys_dir: str | None, server_key: st
               help="Seconds to wait for each answer.")
 def submit_remote(path: str | None, endpoint: str, key: str | None, server_key: str | None,
                   name: str | None, command: str | None, transport: str, status: bool,
-                  game: str | None, ticket: int | None, wait: bool, timeout: float) -> None:
+                  game: str | None, html_out: str | None, record_out: str | None,
+                  ticket: int | None, wait: bool, timeout: float) -> None:
     """Submit the bot in the folder PATH to a league on another machine (or, with
     --status, see your entries there).  The league queues it and answers at once
     with a ticket ("queued as #12"); it checks it in its sandbox, and
@@ -388,6 +391,9 @@ def submit_remote(path: str | None, endpoint: str, key: str | None, server_key: 
         if key is None:
             _fail("--name is needed without --key (your key's NAME is your bot's name)")
         name = Path(key).name.removesuffix(".key_secret")
+    if html_out is not None or record_out is not None:
+        _replay(endpoint, name, game, html_out, record_out, key, server_key, timeout)
+        return
     if status or game or ticket is not None:
         reply = request(endpoint, {"op": "status", "name": name, "game": game,
                                    "ticket": ticket}, key=key, server_key=server_key,
@@ -412,3 +418,28 @@ def submit_remote(path: str | None, endpoint: str, key: str | None, server_key: 
     click.echo(reply.get("text", ""))
     if (reply.get("ticket") or {}).get("accepted") is False:
         sys.exit(1)
+
+
+def _replay(endpoint: str, name: str, game: str | None, html_out: str | None,
+            record_out: str | None, key: str | None, server_key: str | None,
+            timeout: float) -> None:
+    """``submit --status --game ID --html OUT`` / ``--record OUT``: the author's own
+    game, as the league gives it (their seat's view, unless it publishes full records)."""
+    if game is None:
+        _fail("--html and --record need --game ID (submit --status lists your games)")
+    for fmt, out, field in (("html", html_out, "html"), ("record", record_out, "record")):
+        if out is None:
+            continue
+        reply = request(endpoint, {"op": "replay", "name": name, "game": game,
+                                   "format": fmt}, key=key, server_key=server_key,
+                        timeout=timeout)
+        if not reply.get("ok"):
+            _fail(f"the league refused: {reply.get('error')}")
+        body = reply.get(field)
+        if not isinstance(body, str):
+            _fail(f"the league's reply holds no {fmt}")
+        try:
+            Path(out).write_text(body, encoding="utf-8")
+        except OSError as e:
+            _fail(f"cannot write {out}: {e.strerror or e}")
+        click.echo(f"{reply.get('text', game)}: written to {out}")

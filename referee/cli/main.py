@@ -32,7 +32,7 @@ from ..play.replay import (
     show_record,
     verify,
 )
-from ..play.runner import Applied, Fault, FaultPolicy, GameRecord, TimeControl
+from ..play.runner import Applied, BotFault, Fault, FaultPolicy, GameRecord, TimeControl
 from ..play.series import (
     DeckFileError,
     Session,
@@ -42,7 +42,15 @@ from ..play.series import (
     standings,
 )
 from ..play.transcript import TracedPlayer, Transcript
-from ..players.botspec import DEFAULT_LISTEN, BotSpec, BotSpecError, parse_specs
+from ..players.botspec import (
+    DEFAULT_LISTEN,
+    NAMING,
+    BotSpec,
+    BotSpecError,
+    names_from_hellos,
+    parse_specs,
+)
+from ..players.external import ExternalPlayer
 from ..players.factory import make_player
 from ..players.human import HumanClock, HumanPlayer
 from ..players.process import DEFAULT_MEMORY_MB, install_exit_handlers
@@ -305,6 +313,11 @@ def _use_colour(flag: bool | None, stream: Any) -> bool:
               type=click.Path(exists=True),
               help="A path the sandboxed bots may read besides their own folder (a model "
                    "file); repeatable.")
+@click.option("--names", "naming", type=click.Choice(NAMING), default="spec", show_default=True,
+              help="How seats are named: spec (NAME=, else the program's name) or hello (the "
+                   "name each started bot gives in its hello, as chess GUIs do; a NAME= "
+                   "given is kept; made a plain name of at most 32 characters, numbered "
+                   "when two are alike).")
 def play(bots: tuple[str, ...], bot_opts: tuple[str, ...], human: bool, games: int,
          rotate: bool, seed: int | None, variant_opts: tuple[str, ...], colours: int | None,
          deck_name: str, deck_file: str | None, first_player: int | None, turn_limit: int,
@@ -315,7 +328,7 @@ def play(bots: tuple[str, ...], bot_opts: tuple[str, ...], human: bool, games: i
          only: str | None, short: bool | None, bot_log_dir: str | None,
          memory_mb: int | None, colour: bool | None, listen: str, keys_dir: str | None,
          server_key: str | None, wait: float, sandbox_mode: str,
-         allow_read: tuple[str, ...]) -> None:
+         allow_read: tuple[str, ...], naming: str) -> None:
     specs = _play_specs((["human"] if human else []) + list(bots) + list(bot_opts), as_json)
     if record_file and record_dir:
         raise CliError("give --record FILE or --record-dir DIR, not both")
@@ -390,6 +403,11 @@ def play(bots: tuple[str, ...], bot_opts: tuple[str, ...], human: bool, games: i
                 sandbox=sandbox, log_dir=bot_log_dir))
         if remote is not None:
             _connect_remote_seats(remote, specs, players, view.note)
+        if naming == "hello":
+            names = _hello_names(specs, players, names)
+            view.rename(names)
+            if tr is not None:
+                tr.set_names(names)
     except BotSpecError as e:
         cleanup()
         raise CliError(str(e)) from None
@@ -510,6 +528,28 @@ def _seat_player(spec: BotSpec, session: Session, view: _PlayView, clock: HumanC
     return p
 
 
+def _hello_names(specs: Sequence[BotSpec], players: Sequence[Any],
+                 names: Sequence[str]) -> list[str]:
+    """``--names hello``: start each external bot not given a NAME= (it would be
+    started for its first game anyway) and name its seat from its hello
+    (``names_from_hellos``: hostile text made a plain, bounded, unique name).  A bot
+    that does not start keeps its name, and its first game records why."""
+    hellos: list[str | None] = []
+    for spec, p in zip(specs, players, strict=True):
+        if spec.named or spec.remote or not isinstance(p, ExternalPlayer):
+            hellos.append(None)
+            continue
+        if p.hello is None:
+            with contextlib.suppress(BotFault):
+                p.connect()
+        hellos.append(p.hello.name if p.hello is not None else None)
+    new = names_from_hellos(names, hellos)
+    for p, name in zip(players, new, strict=True):
+        if isinstance(p, ExternalPlayer):
+            p.name = name
+    return new
+
+
 def _connect_remote_seats(remote: RemoteSeats, specs: Sequence[BotSpec], players: list[Any],
                           note: Callable[[str], None]) -> None:
     """Wait for the remote bots to connect into their seats, saying so."""
@@ -542,6 +582,13 @@ class _PlayView:
         self.narrate = not quiet and not as_json and not human and (
             session.games == 1 or verbose)
         self.narrator = Narrator(self.seat_labels, self.echo)
+
+    def rename(self, names: Sequence[str]) -> None:
+        """The seats' names changed before the first game (``--names hello``)."""
+        self.names = list(names)
+        self.labels = [f"{n} [{i}]" for i, n in enumerate(names)]
+        self.seat_names[:] = self.names
+        self.seat_labels[:] = self.labels
 
     def echo(self, text: str) -> None:
         if not self.as_json:

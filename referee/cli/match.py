@@ -2,7 +2,7 @@
 
 Parses (bot specs as ``referee play`` takes them, or the bots of a tournament file
 by name), calls ``run_match`` and prints the verdict.  Every mistake is one
-``Error: ...`` line and exit status 2, never a traceback.
+``Error: ...`` line and exit status 1 (README, "Exit status"), never a traceback.
 """
 
 from __future__ import annotations
@@ -37,16 +37,14 @@ from .kit import Command, UserError, executor_options, running, variant_names
 
 
 class MatchCliError(UserError):
-    """A mistake on the command line: 'Error: ...', exit status 2."""
+    """A mistake on the command line: 'Error: ...', exit status 1."""
 
     def __init__(self, message: str) -> None:
-        super().__init__(message, 2)
+        super().__init__(message, 1)
 
 
 class _MatchCommand(Command):
-    """``referee match``: its mistakes (``RefereeError``) end with exit status 2."""
-
-    error_status = 2
+    """``referee match``: its mistakes (``RefereeError``) end as every command's."""
 
 
 MATCH_HELP = """Is NEW better than OLD?  An A/B test of two bots on duplicate deals.

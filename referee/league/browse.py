@@ -18,6 +18,7 @@ from pathlib import Path
 from ..text.quoting import printable
 from ..tournament.outcome import GameOutcome
 from ..tournament.verify import check_store
+from .adaptive import separation_lines
 from .schedule import name_of
 from .store import Entry, LeagueStore
 
@@ -189,7 +190,8 @@ def overview(store: LeagueStore, pending: int) -> str:
         faults = sum(faulted[e.id] for e in vs)
         rows.append(f"{name:20s} v{last.version:<3d} {state:28s} author {last.author:12s} "
                     f"{games:6d} games {faults:5d} with faults  ({len(vs)} version(s))")
-    return "\n".join([*rows, f"\n{len(by_name)} entries, {pending} games pending; "
+    return "\n".join([*rows, *(["", *separation_lines(store, store.league_config())]),
+                      f"\n{len(by_name)} entries, {pending} games pending; "
                       "'referee league show DIR NAME' for one of them"])
 
 

@@ -9,7 +9,8 @@ so a mistake is named the same way in both.
 File layout (all sections optional)::
 
     [league]       name, seats (a number or a list: [2, 4]), deals, seed, seating, jobs,
-                   separate_authors, fault_alert
+                   separate_authors, fault_alert, records, scores, schedule, top,
+                   min_share, batch
     [rules]        variants, colours, deck, turn_limit      (as for tournaments)
     [time]         startup, per_decision, bank
     [faults]       policy, strike_limit
@@ -46,7 +47,16 @@ from ..tournament.kinds import Fields, JsonObject, decode, read_sandbox, sandbox
 
 _SECTIONS = ("league", "rules", "time", "faults", "sandbox", "limits", "server")
 _LEAGUE_KEYS = ("name", "seats", "deals", "seed", "seating", "jobs", "separate_authors",
-                "fault_alert")
+                "fault_alert", "records", "scores", "schedule", "top", "min_share", "batch")
+#: What ``submit --status --game ID --html`` gives an author of their own game: the
+#: game as their seat saw it ("seat", the default), or every card ("full": the league
+#: publishes full records, ``--record`` too).
+RECORDS = ("seat", "full")
+#: How a league chooses its games: every lineup ``deals`` times, or where its ranking
+#: is least certain (``league.adaptive``).
+SCHEDULES = ("round-robin", "adaptive")
+DEFAULT_TOP = 3
+DEFAULT_MIN_SHARE = 0.25
 DEFAULT_FAULT_ALERT = 10.0  # percent of an entry's games
 _LIMIT_KEYS = ("max_bytes", "max_files", "max_file_bytes", "max_depth")
 _SERVER_KEYS = ("in_flight", "submissions_per_hour", "requests_per_hour", "queue",
@@ -103,6 +113,21 @@ class LeagueConfig:
     separate_authors: bool = True
     #: ``league show`` flags an entry that faults in more than this % of its games.
     fault_alert: float = DEFAULT_FAULT_ALERT
+    #: What an author gets of their own game (``RECORDS``).
+    records: str = "seat"
+    #: The scores an adaptive schedule and the separation of the top are judged by
+    #: (``standings.SCORE_KINDS``: luck-adjusted or raw).
+    scores: str = "adjusted"
+    #: ``round-robin`` (every lineup, ``deals`` deals each) or ``adaptive``.
+    schedule: str = "round-robin"
+    #: The top entries whose separation an adaptive schedule works for (0: the whole
+    #: order); ``league standings`` says whether they are separated at 95 %.
+    top: int = DEFAULT_TOP
+    #: An adaptive schedule still gives each entry this share of the games a
+    #: round-robin would give it.
+    min_share: float = DEFAULT_MIN_SHARE
+    #: Duplicate sets per batch of an adaptive schedule (None: one per k entries).
+    batch: int | None = None
     game: GameConfig = field(default_factory=lambda: GameConfig(variants=frozenset({"play_out"})))
     time: TimeControl = field(default_factory=TimeControl)
     faults: FaultPolicy = field(default_factory=FaultPolicy)
@@ -134,7 +159,9 @@ class LeagueConfig:
     def to_json(self) -> JsonObject:
         """What the league's store keeps (``read_league_config`` reads it back)."""
         return {"name": self.name, "seats": list(self.seats), "deals": self.deals,
-                "jobs": self.jobs, "fault_alert": self.fault_alert,
+                "jobs": self.jobs, "fault_alert": self.fault_alert, "records": self.records,
+                "schedule": self.schedule, "scores": self.scores, "top": self.top,
+                "min_share": self.min_share, "batch": self.batch,
                 "limits": self.limits.to_dict(), "server": self.server.to_dict(),
                 **self.fixed()}
 
@@ -155,7 +182,14 @@ class LeagueConfig:
             seating=f.text("seating"), jobs=f.opt_whole("jobs"),
             # A league made before the setting had no such rule.
             separate_authors=f.flag("separate_authors", False),
-            fault_alert=f.number("fault_alert", DEFAULT_FAULT_ALERT), game=game,
+            fault_alert=f.number("fault_alert", DEFAULT_FAULT_ALERT),
+            records=f.choice("records", RECORDS, "seat"),
+            # A league made before adaptive schedules: a round-robin, judged as the
+            # standings rank (luck-adjusted).
+            scores=f.choice("scores", ("adjusted", "raw"), "adjusted"),
+            schedule=f.choice("schedule", SCHEDULES, "round-robin"),
+            top=f.whole("top", DEFAULT_TOP), min_share=f.number("min_share", DEFAULT_MIN_SHARE),
+            batch=f.opt_whole("batch"), game=game,
             time=TimeControl(startup=t.number("startup"), per_decision=t.number("per_decision"),
                              bank=t.number("bank")),
             faults=fs.check("policy", lambda: FaultPolicy(
@@ -171,6 +205,9 @@ def changes(old: LeagueConfig, new: LeagueConfig) -> tuple[list[str], list[str]]
     dropped.  Accepted: more deals, a new table size, the name, jobs, the limits."""
     refused: list[str] = []
     accepted: list[str] = []
+    if old.schedule != new.schedule:  # (a league made before the setting: round-robin)
+        refused.append(f"schedule: was {json.dumps(old.schedule)}, now "
+                       f"{json.dumps(new.schedule)} (the games played were chosen by it)")
     fixed_old = old.fixed()
     for section, value in new.fixed().items():
         _diff(section, fixed_old.get(section), value, refused)
@@ -185,8 +222,10 @@ def changes(old: LeagueConfig, new: LeagueConfig) -> tuple[list[str], list[str]]
                        f"cannot be dropped: {', '.join(map(str, dropped))})")
     elif new.seats != old.seats:
         accepted.append(f"seats: {list(old.seats)} -> {list(new.seats)}")
+    # (a league made before a setting reads with its default: read_league_config)
     od, nd = old.to_json(), new.to_json()
-    for key in ("name", "jobs", "fault_alert", "limits", "server"):
+    for key in ("name", "jobs", "fault_alert", "records", "limits", "server", "scores", "top",
+                "min_share", "batch"):
         if od.get(key) != nd[key]:
             accepted.append(f"{key}: {json.dumps(od.get(key))} -> {json.dumps(nd[key])}")
     return refused, accepted
@@ -238,6 +277,7 @@ def parse_league_config(raw: dict[str, Any], *, base_dir: str = ".", source: str
         deals = lg.whole("deals", 10, 1)
         seed = lg.whole("seed", None, 0, MAX_SEED)
         seating = lg.text("seating", "rotate", SEATINGS)
+        records = lg.text("records", "seat", RECORDS)
         jobs = lg.whole("jobs", None, 1)
         name = lg.text("name", "league")
         separate = lg.table.get("separate_authors", True)
@@ -247,6 +287,14 @@ def parse_league_config(raw: dict[str, Any], *, base_dir: str = ".", source: str
         if isinstance(alert, bool) or not isinstance(alert, (int, float)) \
                 or not 0 <= alert <= 100:
             lg.fail("league.fault_alert", f"must be a percentage from 0 to 100, not {alert!r}")
+        scores = lg.text("scores", "adjusted", ("adjusted", "raw"))
+        schedule = lg.text("schedule", "round-robin", SCHEDULES)
+        top = lg.whole("top", DEFAULT_TOP, 0)
+        share = lg.table.get("min_share", DEFAULT_MIN_SHARE)
+        if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 <= share <= 1:
+            lg.fail("league.min_share", f"must be a share of the round-robin's games from 0 "
+                    f"to 1 (0.25: a quarter), not {share!r}")
+        batch = lg.whole("batch", None, 1)
         d = Limits()
         limits = Limits(max_bytes=lim.whole("max_bytes", d.max_bytes, 1),
                         max_files=lim.whole("max_files", d.max_files, 1),
@@ -271,7 +319,9 @@ def parse_league_config(raw: dict[str, Any], *, base_dir: str = ".", source: str
         seed = secrets.randbelow(1 << 63)
     return LeagueConfig(name=name, seats=seats, deals=deals, seed=seed or 0, seating=seating,
                         jobs=jobs, separate_authors=separate, fault_alert=float(alert),
-                        game=t.game, time=t.time, faults=t.faults, sandbox=t.sandbox,
+                        records=records, scores=scores, schedule=schedule, top=top,
+                        min_share=float(share), batch=batch, game=t.game, time=t.time,
+                        faults=t.faults, sandbox=t.sandbox,
                         limits=limits, server=server)
 
 
@@ -279,7 +329,9 @@ def read_league_config(text: str, where: Path | str) -> LeagueConfig:
     """The configuration a league's store keeps (``LeagueConfig.to_json``), checked;
     StoredConfigError if it is not a league's or cannot be read.  A league made
     before a setting existed reads with the rule it was played by: no
-    ``separate_authors`` (then none), no ``fault_alert`` or ``server`` (the defaults)."""
+    ``separate_authors`` (then none), no ``schedule`` (a round-robin), no
+    ``fault_alert``, ``records``, ``scores``, ``top``, ``min_share``, ``batch`` or
+    ``server`` (the defaults)."""
     kind, body = decode(text, where, "league")
     if kind != "league":
         raise wrong_kind(where, kind, "a league")

@@ -190,6 +190,10 @@ class Server:
     keys_dir: str | None = None
     server_secret: str | None = None
     on_line: Callable[[str], None] = lambda text: None
+    #: Draws an author's game as a page (``submit --status --game ID --html``):
+    #: (record, the seats whose view to show or None for every card, scrub) -> HTML.
+    #: Given by the command line (``referee.report``); None: no pages.
+    replay: Replay | None = None
 
     def __post_init__(self) -> None:
         if (self.keys_dir is None) != (self.server_secret is None):
@@ -362,7 +366,10 @@ class Server:
             return self.do_submit(name, author, header, frames[1] if len(frames) > 1 else None)
         if op == "status":
             return self.do_status(name, author, header)
-        return {"ok": False, "error": f"unknown request {str(op)[:40]!r}: submit or status"}
+        if op == "replay":
+            return self.do_replay(name, header)
+        return {"ok": False, "error": f"unknown request {str(op)[:40]!r}: submit, status "
+                                     "or replay"}
 
     def _over(self, name: str, times: collections.deque[float], now: float, what: str,
               limit: int, key: str) -> dict[str, Any]:
@@ -431,6 +438,37 @@ class Server:
         lines.append(status_text(self.league_dir, name, header.get("game"),
                                  cache=self._standings))
         return {"ok": True, "text": "\n".join(lines)}
+
+    def do_replay(self, name: str, header: dict[str, Any]) -> dict[str, Any]:
+        """An author's own game (``{"op": "replay", "name", "game", "format": "html"
+        | "record"}``): the page shows only what the author's seats could see unless
+        the league publishes full records (``[league] records = "full"``); the record
+        itself (every card) is given only then."""
+        fmt = header.get("format", "html")
+        if fmt not in ("html", "record"):
+            return {"ok": False, "error": f"format must be html or record, not {str(fmt)[:20]!r}"}
+        found = author_game(self.league_dir, name, header.get("game"))
+        if isinstance(found, str):
+            return {"ok": False, "error": found}
+        record, seats, full = found
+        if fmt == "record":
+            if not full:
+                return {"ok": False, "error": "this league shows an author only what their "
+                        "seat saw of a game ([league] records = \"seat\"): use --html"}
+            return {"ok": True, "record": self.public(record.read_text(encoding="utf-8")),
+                    "text": f"{header.get('game')}: the whole record"}
+        if self.replay is None:
+            return {"ok": False, "error": "this server draws no game pages"}
+        try:
+            page = self.replay(record, None if full else seats, self.public)
+        except (OSError, ValueError) as e:
+            self.on_line(f"cannot draw {header.get('game')} for {name}: {e}")
+            return {"ok": False, "error": f"the record of {header.get('game')} cannot be drawn"}
+        return {"ok": True, "html": page,
+                "text": f"{header.get('game')}: " + ("every card (the league publishes full "
+                                                     "records)" if full else
+                                                     f"as seat {', '.join(map(str, seats))} "
+                                                     "saw it")}
 
     # --- the checker --------------------------------------------------------------
 
@@ -583,6 +621,31 @@ def status_text(league_dir: Path, name: str, game: object = None, *,
         return "\n".join(lines)
     finally:
         store.close()
+
+
+#: What draws an author's game (``Server.replay``).
+Replay = Callable[[Path, "list[int] | None", Callable[[str], str]], str]
+
+
+def author_game(league_dir: Path, name: str, game: object) -> tuple[Path, list[int], bool] | str:
+    """``name``'s game ``game``: its record, ``name``'s seats in it, and whether the
+    league publishes full records; or why not, in words (a game of others is "no game
+    of NAME", exactly as a game that does not exist)."""
+    if not isinstance(game, str) or not re.fullmatch(r"g\d{1,12}", game):
+        return "give the game's id, e.g. --game g000012 (submit --status lists yours)"
+    store = LeagueStore.open(league_dir)
+    try:
+        found = [o for o in store.outcomes() if o.game_id == game]
+        records = config_of(store).records
+    finally:
+        store.close()
+    seats = [s for s, b in enumerate(found[0].seats) if name_of(b) == name] if found else []
+    if not seats:
+        return f"{game}: no game of {name} has this id"
+    path = league_dir / found[0].record
+    if not path.is_file():
+        return f"{game}: its record is not kept"
+    return path, seats, records == "full"
 
 
 def _game_text(store: LeagueStore, league_dir: Path, name: str, game_id: str) -> list[str]:

@@ -39,8 +39,17 @@ from ..tournament.outcome import GameOutcome
 from ..tournament.schedule import GameSpec
 from ..tournament.standings import Standings, compute
 from ..tournament.store import Store
+from . import adaptive
 from .config import LeagueConfig, LeagueConfigError, changes
-from .schedule import LeagueGame, entry_id, game_alias, interleave, league_schedule, name_of
+from .schedule import (
+    LeagueGame,
+    deck_idents,
+    entry_id,
+    game_alias,
+    interleave,
+    league_schedule,
+    name_of,
+)
 from .store import Entry, LeagueStore, Planned, now
 from .submission import (
     check_entry_command,
@@ -85,7 +94,7 @@ def new_league(league_dir: Path, config: LeagueConfig, config_text: str, *,
                secret: bytes | None = None) -> list[str]:
     """Make the league in ``league_dir``, or take an edited configuration into the
     league there.  Returns the lines saying what changed; raises LeagueConfigError
-    listing, one line each, the changes an existing league refuses.  ``secret``: a
+    listing, in one line, the changes an existing league refuses.  ``secret``: a
     new league's secret (the key of its decks; default: drawn at random), e.g.
     another league's to play the same games."""
     if config.sandbox.mode == "off":
@@ -101,8 +110,8 @@ def new_league(league_dir: Path, config: LeagueConfig, config_text: str, *,
             if refused:
                 raise LeagueConfigError(
                     f"{league_dir} is a league whose games depend on these settings; "
-                    f"this configuration changes them:\n" + "\n".join(refused)
-                    + "\n(start another league for other settings)")
+                    f"this configuration changes them: {'; '.join(refused)} "
+                    "(start another league for other settings)")
             if accepted:
                 store.set_config(config)
                 _write_config(league_dir, config_text)
@@ -314,16 +323,21 @@ def authors_of(config: LeagueConfig, entries: Sequence[Entry]) -> dict[str, str]
 def schedule_of(store: LeagueStore, config: LeagueConfig, entries: Sequence[Entry],
                 tables: Sequence[int]) -> list[LeagueGame]:
     """Every game of ``entries`` (one version per name) at ``tables``: its decks
-    keyed by the league's secret and by what each entry is."""
+    keyed by the league's secret and by what each entry is (``deck_idents``)."""
+    idents = deck_idents((e.id, e.ident) for e in store.entries())
     return league_schedule([e.id for e in entries], tables, config.deals, config.seed,
                            config.seating, authors=authors_of(config, entries),
-                           secret=store.secret(), idents={e.id: e.ident for e in entries})
+                           secret=store.secret(), idents=idents)
 
 
 def pending(store: LeagueStore) -> list[tuple[LeagueGame, int]]:
     """The games of the active field not played yet, in schedule order (deal-major:
     interleaved across lineups), with their idx."""
     config = config_of(store)
+    if config.schedule == "adaptive":
+        chosen = adaptive.next_games(store, config)
+        idx = store.plan(chosen)
+        return [(g, idx[g.key]) for g in chosen]
     active = store.active()
     games = schedule_of(store, config, active, config.seats)
     played = store.played_keys()
@@ -352,8 +366,14 @@ def _stamp(store: LeagueStore) -> tuple[object, ...]:
 
 
 def progress_of(store: LeagueStore) -> tuple[int, int]:
-    """(games played, games scheduled) of the active field, every table size."""
+    """(games played, games scheduled) of the active field, every table size (an
+    adaptive league: games planned so far)."""
     config = config_of(store)
+    if config.schedule == "adaptive":
+        field = [p for k in config.seats
+                 for p in adaptive.field_planned(store.planned(), store.active(), k)]
+        played_keys = store.played_keys()
+        return sum(1 for p in field if p.key in played_keys), len(field)
     games = schedule_of(store, config, store.active(), config.seats)
     played = store.played_keys()
     return sum(1 for g in games if g.key in played), len(games)
@@ -419,6 +439,10 @@ class _PendingSchedule:
                 return None
             if not self.idle:
                 done, total = progress_of(self.store)
+                config = config_of(self.store)
+                if config.schedule == "adaptive":  # why it stopped
+                    for line in adaptive.separation_lines(self.store, config):
+                        self.say(line)
                 self.say(f"all {total} games played; waiting for submissions (Ctrl-C to "
                          "stop)")
                 self.idle = True
@@ -581,6 +605,9 @@ def tables(league_dir: Path, *, table: int | None = None, history: bool = False,
         ids = [e.id for e in entries]
         by_idx = {p.idx: p for p in store.planned()}
         outcomes = list(store.outcomes())
+        separations = {} if history else {
+            s.table: adaptive.describe(s, config) for s in adaptive.states(store, config)
+            if s.games}
         out = []
         for k in config.seats:
             if table is not None and k != table:
@@ -588,6 +615,12 @@ def tables(league_dir: Path, *, table: int | None = None, history: bool = False,
             if history:
                 games = [o for o in outcomes if len(o.seats) == k]
                 scheduled = len(games)
+            elif config.schedule == "adaptive":
+                # The games planned among the active field (its exact versions).
+                field = adaptive.field_planned(list(by_idx.values()), entries, k)
+                idxs = {p.idx for p in field}
+                games = [o for o in outcomes if o.index in idxs]
+                scheduled = len(field)
             else:
                 plan = schedule_of(store, config, entries, [k])
                 keys = {g.key for g in plan}
@@ -612,6 +645,8 @@ def tables(league_dir: Path, *, table: int | None = None, history: bool = False,
                 named = [replace(o, seats=tuple(name_of(b) for b in o.seats)) for o in games]
                 st = _relabel(compute(named, list(label), k, name=config.name,
                                       scheduled=scheduled, scores=scores), label)
+            if not history:
+                st.separation = separations.get(k)
             st.seed, st.seed_source = config.seed, "given"
             st.running = Store.in_use(league_dir) if not st.complete else None
             described = store.meta("sandbox")

@@ -5,7 +5,8 @@ Each game is a function of its lineup and its deal number only, never of when it
 was scheduled (unlike a tournament's one global list).  **A deck is dealt to one
 lineup only**: a deal's seed is a keyed hash (HMAC-SHA256) under the league's
 *secret* of the seed, the table size, the deal number and the *whole lineup*: each
-entry's name and what it is (``ident``: its content hash, command and transport).
+entry's name and what it is (``ident``: its content hash, command and transport;
+and, for a version identical to an earlier one, which repeat it is: ``deck_idents``).
 So a new entry or a new version plays decks no game has played before -- whatever
 its author read of earlier games (its bot's stderr, ``submit --status``) says
 nothing of them -- while a league grown one submission at a time still ends up with
@@ -65,6 +66,29 @@ def keyed(secret: bytes, *parts: object) -> int:
     """A 63-bit number only the holder of ``secret`` can compute from ``parts``."""
     msg = json.dumps(parts, separators=(",", ":")).encode()
     return int.from_bytes(hmac.new(secret, msg, hashlib.sha256).digest()[:8], "big") >> 1
+
+
+def deck_idents(versions: Iterable[tuple[str, str]]) -> dict[str, str]:
+    """What keys each submission's decks (entry id -> key), from every version ever
+    submitted ``(entry id, ident)``: its ident, and when earlier versions of its
+    name were that very bot, how many.  So no two submissions share a deck: an
+    identical resubmission is a submission of its own and meets none of the decks
+    its earlier self met -- else its author could scout them with the first, then
+    tell the second what they hold in its version number and the time it is sent
+    (``new_game`` names both).  A league whose final field holds such a
+    resubmission therefore plays other decks than a fresh league of that field."""
+    seen: dict[tuple[str, str], int] = {}
+    out: dict[str, str] = {}
+    for entry, ident in sorted(versions, key=lambda v: (name_of(v[0]), version_of(v[0]))):
+        k = seen.get((name_of(entry), ident), 0)
+        seen[name_of(entry), ident] = k + 1
+        out[entry] = ident if k == 0 else f"{ident}+{k}"
+    return out
+
+
+def version_of(entry: str) -> int:
+    v = entry.rpartition("@")[2]
+    return int(v) if v.isdigit() else 0
 
 
 def lineup_key(lineup: Sequence[str], idents: Mapping[str, str] | None) -> list[list[str]]:

@@ -91,8 +91,8 @@ class Entry:
     @property
     def ident(self) -> str:
         """What the bot is, whatever its version number: its content, command and
-        transport (a version identical to an earlier one is that bot again, and
-        plays its decks; it can carry nothing its author learned since)."""
+        transport (its decks are keyed by this and, for a version identical to an
+        earlier one, by which repeat it is: ``schedule.deck_idents``)."""
         text = json.dumps([self.hash, list(self.command), self.transport])
         return hashlib.sha256(text.encode()).hexdigest()
 

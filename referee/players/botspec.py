@@ -399,3 +399,39 @@ def parse_specs(texts: Sequence[str], *, check: bool = True) -> list[BotSpec]:
                                f"seat (give the second seat a bot of its own, e.g. "
                                f"'referee keys new {r}2' and remote:{r}2)")
     return out
+
+
+#: The longest seat name taken from a bot's hello (``referee play --names hello``).
+HELLO_NAME_MAX = 32
+#: How a seat is named: "spec", from the bot spec (NAME=, else the program's name:
+#: today's rule), or "hello", from the name the bot gives in its hello.
+NAMING = ("spec", "hello")
+
+
+def hello_seat_name(text: str) -> str:
+    """A seat's name from what a bot said in its hello (hostile text: up to 200
+    characters of anything): letters, digits and ``_.+@-`` kept, every other run of
+    characters one ``_``, at most ``HELLO_NAME_MAX`` characters; "" when nothing is
+    left."""
+    name = re.sub(r"[^A-Za-z0-9_.+@-]+", "_", text).strip("_.-")
+    return name[:HELLO_NAME_MAX].rstrip("_.-")
+
+
+def names_from_hellos(names: Sequence[str], hellos: Sequence[str | None]) -> list[str]:
+    """The seats' names with ``--names hello``: a seat whose bot said hello takes the
+    name it gave (``hello_seat_name``); a seat without one (a built-in or remote bot,
+    a NAME= given, a bot that did not start) keeps ``names[i]``.  A hello name that
+    another seat has already, or had before, gets a suffix (``-2``, ``-3``...): the
+    first seat keeps it."""
+    kept = {n.lower() for n, h in zip(names, hellos, strict=True) if h is None}
+    used: set[str] = set()
+    out: list[str] = []
+    for n, h in zip(names, hellos, strict=True):
+        base = n if h is None else (hello_seat_name(h) or n)
+        name, k = base, 2
+        while h is not None and (name.lower() in used or name.lower() in kept):
+            suffix = f"-{k}"
+            name, k = base[:HELLO_NAME_MAX - len(suffix)] + suffix, k + 1
+        used.add(name.lower())
+        out.append(name)
+    return out

@@ -7,11 +7,17 @@ how it is ended (SIGTERM to every process of its tree, a short grace, SIGKILL) a
 the readable description of how it died ("killed by signal 9 (SIGKILL)").
 
 The sandbox (``referee.players.sandbox``: bubblewrap, and a cgroup for the limits of the
-whole tree) is applied here, for every bot any part of the referee starts.  The
-process joins its cgroup (or, without one, gets an address-space limit) through
-``/bin/sh -c 'echo $$ > cgroup.procs && exec "$@"'`` rather than a ``preexec_fn``:
-the referee has threads (stderr readers) and ``preexec_fn`` may deadlock in a forked
-child of a threaded process.  The sh costs ~1 ms per start.
+whole tree) is applied here, for every bot any part of the referee starts.  A
+sandboxed bot is put in its cgroup while bubblewrap holds it (``_join_held``):
+bwrap tells the pid of the sandbox's first process (``--info-fd``) and waits, its
+namespaces and mounts made, before it starts the bot (``--block-fd``); the referee
+writes that pid into the cgroup, then lets it go, so every process of the bot runs
+in the cgroup.  (A ``/bin/sh -c 'echo $$ > cgroup.procs && exec bwrap ...'`` did the
+same before bwrap started, and cost ~10 ms more a start: a process that has just
+changed cgroups pays for it in the namespace and mount work bwrap then does.)
+Without a memory cgroup, an address-space limit is set through ``/bin/sh -c 'ulimit
+-v N && exec "$@"'`` rather than a ``preexec_fn``: the referee has threads (stderr
+readers) and ``preexec_fn`` may deadlock in a forked child of a threaded process.
 
 Finding the tree (``bot_tree``): every process whose session or process group is the
 bot's (the bot is its session leader), plus every descendant of those by parent pid,
@@ -51,7 +57,16 @@ from typing import IO
 
 from ..errors import BotError
 from ..text.quoting import printable
-from .sandbox import DEFAULT_MEMORY_MB, Cgroup, Sandbox, SandboxConfig, explain, join_script
+from .sandbox import (
+    DEFAULT_MEMORY_MB,
+    Cgroup,
+    Sandbox,
+    SandboxConfig,
+    SandboxError,
+    entry_options,
+    explain,
+    join_script,
+)
 
 __all__ = ["DEFAULT_MEMORY_MB", "DEFAULT_STDERR_CAP", "BotProcess", "BotStartError",
            "StderrLog", "start_bot"]
@@ -622,10 +637,14 @@ def start_bot(
         raise BotStartError(f"{exe!r} was not found on the PATH")
     cgroup: Cgroup | None = None
     pass_fds: list[int] = []
+    held: tuple[int, int] | None = None  # (info fd, release fd): see _join_held
     sb = sandbox
     if sandbox is not None and sandbox.active:
         sb = sandbox.with_memory(memory_mb)
-        prepared = sb.prepare(command, cwd=cwd, env=bot_env, writable=writable)
+        try:
+            prepared = sb.prepare(command, cwd=cwd, env=bot_env, writable=writable)
+        except SandboxError as e:  # a league entry that cannot be put in its sandbox
+            raise BotStartError(str(e)) from None
         cgroup = prepared.cgroup
         options = list(prepared.bwrap[1:])
         for dest, text in prepared.files.items():
@@ -640,22 +659,32 @@ def start_bot(
             os.close(w)
             pass_fds.append(r)
             options += ["--seccomp", str(r)]
+        if prepared.entry is not None:  # a league entry, copied in file by file
+            try:
+                more, fds = entry_options(prepared.entry)
+            except OSError as e:
+                for fd in pass_fds:
+                    os.close(fd)
+                if cgroup is not None:
+                    cgroup.remove()
+                raise BotStartError(f"cannot read the bot's files: {e.strerror}") from None
+            options += more
+            pass_fds += fds
+        if cgroup is not None:
+            more, fds, held = _hold_options()
+            options += more
+            pass_fds += fds
         options += prepared.finish
-        # The options through a pipe: bwrap's command line (the bot can read its pid
-        # 1's) shows only "--args N".  A pipe holds 64 KiB; the options are ~5 KiB.
-        data = b"".join(o.encode() + b"\0" for o in options)
-        if len(data) > 60_000:
-            raise BotStartError(f"the sandbox options of {shlex.join(command)} are too long")
-        r, w = os.pipe()
-        os.write(w, data)
-        os.close(w)
+        # The options through a file in memory: bwrap's command line (the bot can read
+        # its pid 1's) shows only "--args N".
+        r = _options_fd(options)
         pass_fds.append(r)
+        memory_kb = None if cgroup is not None and "memory" in cgroup.dirs else \
+            (int(sb.config.memory_mb) * 1024 if memory_mb else None)
         # A new, empty session keyring of its own (prefix), then bwrap.
         argv = [*prepared.prefix, prepared.bwrap[0], "--args", str(r), "--",
                 *prepared.command]
-        memory_kb = None if cgroup is not None and "memory" in cgroup.dirs else \
-            (int(sb.config.memory_mb) * 1024 if memory_mb else None)
-        procs = cgroup.procs_files if cgroup is not None else []
+        procs: list[str] = []  # the cgroup is joined while bwrap holds it (_join_held)
         # bwrap starts with nothing of the referee's: no environment (its pid 1's
         # /proc/1/environ is readable inside), the root as its working directory.
         run_env: dict[str, str] | None = {}
@@ -682,13 +711,21 @@ def start_bot(
             start_new_session=True,
         )
     except OSError as e:
-        for fd in (in_r, in_w, out_r, out_w, err_r, err_w, *pass_fds):
+        for fd in (in_r, in_w, out_r, out_w, err_r, err_w, *pass_fds, *(held or ())):
             os.close(fd)
         if cgroup is not None:
             cgroup.remove()
         raise BotStartError(f"cannot start {shlex.join(command)}: {e}") from None
     for fd in (in_r, out_w, err_w, *pass_fds):
         os.close(fd)
+    if held is not None:
+        assert cgroup is not None
+        try:
+            _join_held(popen, held, cgroup)
+        except BotStartError:
+            for fd in (in_w, out_r, err_r):
+                os.close(fd)
+            raise
     # Our ends must not leak into other bots started later (close_fds covers the
     # children, O_CLOEXEC is the default for os.pipe).
     log = StderrLog(err_r, stderr_path, stderr_cap, on_stderr,
@@ -704,7 +741,94 @@ def start_bot(
     return proc
 
 
+def _options_fd(options: Sequence[str]) -> int:
+    """bwrap's options, NUL-separated, in a file in memory read from its start (a
+    league entry's copy can make them more than a pipe holds)."""
+    fd = os.memfd_create("bwrap-args", os.MFD_CLOEXEC)
+    data = b"".join(o.encode() + b"\0" for o in options)
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd
+
+
 _handlers_installed = False
+
+
+#: How long bwrap may take to tell the pid of the sandbox it is making (``_join_held``).
+HOLD_TIMEOUT = 30.0
+_CHILD_PID = re.compile(rb'"child-pid":\s*(\d+)')
+
+
+def _hold_options() -> tuple[list[str], list[int], tuple[int, int]]:
+    """bwrap's options that make it tell the sandbox's pid and hold the sandbox
+    before the bot starts (``_join_held``): (options, fds to pass to bwrap, (the
+    referee's ends: the info to read, the release to write))."""
+    info_r, info_w = os.pipe()
+    release_r, release_w = os.pipe()
+    return (["--info-fd", str(info_w), "--block-fd", str(release_r)], [info_w, release_r],
+            (info_r, release_w))
+
+
+def _join_held(popen: subprocess.Popen[bytes], held: tuple[int, int], cgroup: Cgroup,
+               timeout: float = HOLD_TIMEOUT) -> None:
+    """Put the sandbox bwrap holds into ``cgroup``, then let it start the bot.  bwrap
+    writes the pid of the sandbox's first process (its pid 1 in there) on the info
+    fd right after making it; that process waits on the release fd after its
+    namespaces and mounts, before it starts the bot.  Never is a sandbox let go
+    outside its cgroup (a closed release fd would let it go): when bwrap tells no
+    pid, it failed before making one (it is killed, to be sure, and reports as any
+    bot that exits at its start); when the sandbox's process is gone already, it
+    failed making it (the same); when bwrap says nothing in ``timeout`` seconds or
+    the cgroup cannot be joined, it is killed and BotStartError raised."""
+    info, release = held
+    try:
+        data = b""
+        deadline = time.monotonic() + timeout
+        poller = select.poll()
+        poller.register(info, select.POLLIN)
+        while not data.rstrip().endswith(b"}"):  # the whole note: no pid cut short
+            left = deadline - time.monotonic()
+            if left <= 0 or not poller.poll(left * 1000):
+                raise BotStartError(f"bubblewrap did not make the sandbox within "
+                                    f"{timeout:.0f} s")
+            chunk = os.read(info, 4096)
+            if not chunk:
+                break
+            data += chunk
+        m = _CHILD_PID.search(data)
+        if m is None:
+            _kill_group(popen)
+            return
+        pid = m.group(1).decode()
+        for f in cgroup.procs_files:
+            try:
+                with open(f, "w", encoding="ascii") as fh:
+                    fh.write(pid)
+            except ProcessLookupError:
+                _kill_group(popen)
+                return
+            except OSError as e:
+                raise BotStartError(f"cannot put the bot in its cgroup ({f}): "
+                                    f"{e.strerror}") from None
+        os.write(release, b"1")
+    except BaseException:
+        _kill_group(popen)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            popen.wait(5.0)
+        cgroup.kill_all()
+        cgroup.remove()
+        raise
+    finally:
+        os.close(info)
+        os.close(release)
+
+
+def _kill_group(popen: subprocess.Popen[bytes]) -> None:
+    """SIGKILL to a bot's session (its process group: ``start_new_session``)."""
+    with contextlib.suppress(OSError):
+        os.killpg(popen.pid, signal.SIGKILL)
 
 
 def _terminated(signum: int, frame: object) -> None:

@@ -17,7 +17,11 @@ names it.
   ``hosts`` are written afresh), the interpreter the command names when it lives
   outside ``/usr`` (a pyenv, conda or nvm install, a virtual environment: the folder
   above its ``bin``), the configuration's ``interpreters`` and ``read_only`` paths,
-  and the bot's own folder, mounted at ``BOT_DIR`` (its working directory);
+  and the bot's own folder at ``BOT_DIR`` (its working directory): bound from its
+  folder, except a league's entry, whose host path must show nowhere (the kernel
+  names a bind mount's source in /proc/self/mountinfo): copied in at each start
+  when small (``entry_tree``), else bound from a copy staged once per process at
+  a neutral path (``stage_entry``);
 * the bot's folder is decided by whoever runs it, never by what its command names
   (``command_view``): the folder of the program or script it runs, else its working
   directory (a league's entry: always its working directory).  No other argument, no
@@ -50,9 +54,11 @@ Must not import: the rest of the referee (process.py imports this module).
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import ctypes
 import errno
+import fcntl
 import functools
 import glob
 import os
@@ -112,6 +118,18 @@ _HOSTS = "127.0.0.1 localhost sandbox\n::1 localhost\n"
 #: Where a bot's folder appears inside the sandbox (its working directory): a
 #: neutral path, so that no host path shows in its mounts or command line.
 BOT_DIR = "/bot"
+
+#: A league entry is never bind-mounted from its host folder (the kernel names a
+#: bind mount's source path in /proc/self/mountinfo).  A small one is copied at each
+#: start into a tmpfs of its own at ``BOT_DIR`` (bwrap ``--file FD``, then read-only:
+#: ``entry_tree``), up to these sizes; a larger one is copied once per process to a
+#: folder of a neutral name on a tmpfs and bound from there (``stage_entry``), or,
+#: where no tmpfs has room, copied at each start up to ``FALLBACK_MAX_ITEMS`` (bwrap
+#: takes at most 9,000 arguments) and ``FALLBACK_MAX_BYTES``.
+COPY_MAX_ITEMS = 16
+COPY_MAX_BYTES = 1 << 20
+FALLBACK_MAX_ITEMS = 1500
+FALLBACK_MAX_BYTES = 256 << 20
 
 
 class SandboxError(ExecutionError):
@@ -526,14 +544,19 @@ class Sandbox:
                 continue
             args += ["--ro-bind", p, p]
             visible.append(p)
-        args += ["--ro-bind", bot_dir, BOT_DIR]
+        tree: EntryTree | None = None
+        if c.entry_fence:  # a league's entry: its host path named nowhere
+            tree, source = self._entry(bot_dir)
+            args += _entry_view(tree) if tree is not None else ["--ro-bind", source, BOT_DIR]
+        else:  # a bot run by its own author: bound from its folder
+            args += ["--ro-bind", bot_dir, BOT_DIR]
         for d in writable:
             # A ZeroMQ ipc socket's folder: connecting needs no write to the folder.
             args += ["--ro-bind", d, d]
         for h in (*self.hidden, _package_dir()):
             if not os.path.exists(h):
                 continue
-            inside = _inside(h, bot_dir)
+            inside = _inside(h, bot_dir) if not c.entry_fence else None
             if inside is None and not any(_under(h, (v,)) for v in visible):
                 continue
             # Cover it: an empty tmpfs over a folder, /dev/null over a file.
@@ -546,16 +569,40 @@ class Sandbox:
             args += ["--setenv", k, v]
         # Last (after the files written into the view): the root, a tmpfs bwrap made
         # and where /etc's own folder is, read-only too.
-        finish = ["--remount-ro", "/", "--chdir", BOT_DIR]
+        finish = [*(["--remount-ro", BOT_DIR] if tree is not None else []),
+                  "--remount-ro", "/", "--chdir", BOT_DIR]
         files = {"/etc/passwd": _PASSWD, "/etc/group": _GROUP, "/etc/hosts": _HOSTS,
                  "/etc/hostname": "sandbox\n"}
         argv = list(view.argv)
         program = seccomp_filter()[0] if machine.seccomp_problem is None else None
-        # Where the filter holds, no keyring call reaches the kernel: no keyring to
-        # join (a join costs a perl start, ~5 ms).  Where it does not, the bot starts
-        # in a new, empty session keyring of its own.
+        # Where the filter holds, no keyring call reaches the kernel: the referee's
+        # session keyring, which the bot then keeps, is out of its reach, and a join
+        # would cost a perl start before bwrap (~2 ms of CPU) at every start.  Where
+        # it does not, the bot starts in a new, empty session keyring of its own.
         keyring = machine.keyring if program is None else ()
-        return Prepared(args, argv, files, self._cgroup(), finish, program, keyring)
+        return Prepared(args, argv, files, self._cgroup(), finish, program, keyring, tree)
+
+    def _entry(self, folder: str) -> tuple[EntryTree | None, str]:
+        """How a league entry gets into its sandbox: copied at this start (its tree),
+        else bound from its staged copy (its path).  Raises SandboxError when it can
+        be neither (too large to copy, and no neutral tmpfs has room)."""
+        hidden = (*self.hidden, _package_dir())
+        staged = _STAGING.staged(os.path.abspath(folder), hidden)
+        if staged is not None:  # a larger entry's later starts: no walk
+            return None, staged
+        tree = entry_tree(folder, hidden)
+        if tree is not None:
+            return tree, ""
+        staged = stage_entry(folder, hidden)
+        if staged is not None:
+            return None, staged
+        tree = entry_tree(folder, hidden, FALLBACK_MAX_ITEMS, FALLBACK_MAX_BYTES)
+        if tree is not None:
+            return tree, ""
+        raise SandboxError(
+            f"the bot's folder is too large to copy into its sandbox at each start (over "
+            f"{FALLBACK_MAX_ITEMS} files or {FALLBACK_MAX_BYTES >> 20} MB) and no tmpfs "
+            f"with a neutral path ({', '.join(STAGING_PLACES)}) has room to stage it")
 
     def _cgroup(self) -> Cgroup | None:
         """A new cgroup for one start with the limits this machine lets us set."""
@@ -605,6 +652,284 @@ def _under(path: str, roots: Sequence[str]) -> bool:
 def _package_dir() -> str:
     """The referee's own package: hidden where it would otherwise be visible."""
     return os.path.dirname(os.path.abspath(__file__))
+
+
+# --- a league entry, copied in ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class EntryTree:
+    """What of a league entry's folder a bot gets, as bwrap makes it in the
+    sandbox's own tmpfs at ``BOT_DIR``: ``dirs`` (path inside, mode) parents first,
+    ``files`` (host path, path inside, mode), ``links`` (target, path inside);
+    ``size``: the files' bytes.  Other kinds of file (a fifo, a socket) are left out."""
+
+    mode: int
+    dirs: tuple[tuple[str, int], ...]
+    files: tuple[tuple[str, str, int], ...]
+    links: tuple[tuple[str, str], ...]
+    size: int
+
+
+def entry_tree(folder: str, hidden: Sequence[str] = (), max_items: int = COPY_MAX_ITEMS,
+               max_bytes: int = COPY_MAX_BYTES) -> EntryTree | None:
+    """``folder``'s tree as copied into a sandbox (leaving out ``hidden`` paths), or
+    None when it holds more than ``max_items`` files, folders and links or more than
+    ``max_bytes`` (the walk stops there: its cost is bounded too)."""
+    skip = {os.path.abspath(h) for h in hidden}
+    dirs: list[tuple[str, int]] = []
+    files: list[tuple[str, str, int]] = []
+    links: list[tuple[str, str]] = []
+    size = 0
+    try:
+        top = os.stat(folder).st_mode & 0o777
+        todo = [(folder, BOT_DIR)]
+        while todo:
+            here, inside = todo.pop()
+            with os.scandir(here) as it:
+                found = sorted(it, key=lambda e: e.name)
+            for e in found:
+                if e.path in skip:
+                    continue
+                if len(dirs) + len(files) + len(links) >= max_items:
+                    return None
+                dest = f"{inside}/{e.name}"
+                st = e.stat(follow_symlinks=False)
+                if e.is_symlink():
+                    links.append((os.readlink(e.path), dest))
+                elif e.is_dir(follow_symlinks=False):
+                    dirs.append((dest, st.st_mode & 0o777))
+                    todo.append((e.path, dest))
+                elif e.is_file(follow_symlinks=False):
+                    size += st.st_size
+                    if size > max_bytes:
+                        return None
+                    files.append((e.path, dest, st.st_mode & 0o777))
+    except OSError:
+        return None  # unreadable here: bound instead, and the bot finds out
+    return EntryTree(top, tuple(dirs), tuple(files), tuple(links), size)
+
+
+def entry_options(tree: EntryTree) -> tuple[list[str], list[int]]:
+    """bwrap's options that write ``tree``'s files into the sandbox (``--file FD``,
+    after its folders are made), and the open files to pass it; the caller closes
+    them once bwrap has started.  Raises OSError (every file opened so far closed)."""
+    options: list[str] = []
+    fds: list[int] = []
+    try:
+        for host, dest, mode in tree.files:
+            fd = os.open(host, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+            fds.append(fd)
+            options += ["--perms", f"{mode:04o}", "--file", str(fd), dest]
+    except OSError:
+        for fd in fds:
+            os.close(fd)
+        raise
+    return options, fds
+
+
+def _entry_view(tree: EntryTree) -> list[str]:
+    """bwrap's options that make ``tree``'s tmpfs, folders and links (its files come
+    after: ``entry_options``)."""
+    args = ["--perms", f"{tree.mode:04o}", "--tmpfs", BOT_DIR]
+    for dest, mode in tree.dirs:
+        args += ["--perms", f"{mode:04o}", "--dir", dest]
+    for target, dest in tree.links:
+        args += ["--symlink", target, dest]
+    return args
+
+
+#: Where larger entries are staged, in this order: each must be a folder whose path
+#: as the kernel shows it in a bind mount's line of /proc/self/mountinfo (its path
+#: from the root of its file system) is one of ``NEUTRAL``: nothing of a user, a
+#: league or a home.
+STAGING_PLACES = ("/dev/shm", "/tmp", "/var/tmp")
+NEUTRAL = ("/", "/tmp", "/var/tmp", "/dev/shm", "/shm")
+#: What staging leaves free on its file system: at least this, and a tenth of it.
+STAGING_RESERVE = 64 << 20
+_STAGING_PREFIX = "updown-entries-"
+
+
+_OCTAL = re.compile(r"\\([0-7]{3})")  # mountinfo's escapes of space, tab, newline, backslash
+
+
+def mount_path(path: str) -> str:
+    """``path`` as a bind mount of it shows in /proc/self/mountinfo: its path from
+    the root of the file system it is on."""
+    real = os.path.realpath(path)
+    best, shown = "", real
+    for line in (_read("/proc/self/mountinfo") or "").splitlines():
+        parts = line.split()
+        if len(parts) < 5:
+            continue
+        root, point = (_OCTAL.sub(lambda m: chr(int(m.group(1), 8)), p) for p in parts[3:5])
+        if _under(real, (point,)) and len(point) >= len(best):
+            best = point
+            rest = real[len(point.rstrip("/")):]
+            shown = (root.rstrip("/") + rest) or "/"
+    return shown
+
+
+class _Staging:
+    """This process's staged entries: one folder of a neutral name per process
+    (``updown-entries-XXXXXXXX`` in a ``STAGING_PLACES``, locked while the process
+    lives; removed at exit, or by the next process to stage when this one was
+    killed), holding one numbered copy per entry folder, kept while its folder is."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.pid = 0
+        self.root: str | None = None
+        self.lock_fd: int | None = None
+        self.copies: dict[tuple[Any, ...], str] = {}
+        self.count = 0
+
+    def _open_root(self, size: int) -> str | None:
+        """The staging folder, made in the first place that shows a neutral path and
+        has room for ``size`` more bytes; None if none does."""
+        if self.pid != os.getpid():  # a forked child stages its own
+            self.pid, self.root, self.lock_fd, self.copies = os.getpid(), None, None, {}
+        if self.root is not None and _room(self.root, size):
+            return self.root
+        for place in STAGING_PLACES:
+            if not _writable_dir(place) or mount_path(place) not in NEUTRAL or \
+                    not _room(place, size):
+                continue
+            if self.root is not None and os.path.dirname(self.root) == place:
+                continue
+            _sweep_staging(place)
+            try:
+                root = tempfile.mkdtemp(prefix=_STAGING_PREFIX, dir=place)
+                fd = os.open(os.path.join(root, ".lock"), os.O_CREAT | os.O_RDWR | os.O_CLOEXEC,
+                             0o600)
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                continue
+            if self.root is None:
+                atexit.register(self.remove)
+            self.remove()
+            self.root, self.lock_fd, self.copies = root, fd, {}
+            return root
+        return None
+
+    @staticmethod
+    def _key(folder: str, hidden: Sequence[str]) -> tuple[Any, ...] | None:
+        try:
+            st = os.stat(folder)
+        except OSError:
+            return None
+        return (folder, st.st_dev, st.st_ino, st.st_mtime_ns, tuple(hidden))
+
+    def staged(self, folder: str, hidden: Sequence[str]) -> str | None:
+        """The copy of ``folder`` staged already, if there is one (no walk)."""
+        key = self._key(folder, hidden)
+        with self.lock:
+            return self.copies.get(key) if self.pid == os.getpid() and key else None
+
+    def stage(self, folder: str, hidden: Sequence[str]) -> str | None:
+        """The staged copy of ``folder`` (made now if it is not there yet), or None
+        when no neutral place has room for it."""
+        key = self._key(folder, hidden)
+        if key is None:
+            return None
+        with self.lock:
+            if self.pid == os.getpid() and key in self.copies:
+                return self.copies[key]
+            tree = entry_tree(folder, hidden, max_items=1 << 30, max_bytes=1 << 62)
+            if tree is None:
+                return None
+            self._forget_gone()
+            root = self._open_root(tree.size)
+            if root is None:
+                return None
+            self.count += 1
+            dest = os.path.join(root, str(self.count))
+            try:
+                _copy_tree(tree, dest)
+            except OSError:
+                shutil.rmtree(dest, ignore_errors=True)
+                return None
+            self.copies[key] = dest
+            return dest
+
+    def _forget_gone(self) -> None:
+        """Remove the copies of folders that are gone (a checked submission's)."""
+        for key, dest in list(self.copies.items()):
+            try:
+                st = os.stat(key[0])
+                same = (st.st_dev, st.st_ino, st.st_mtime_ns) == key[1:4]
+            except OSError:
+                same = False
+            if not same:
+                shutil.rmtree(dest, ignore_errors=True)
+                del self.copies[key]
+
+    def remove(self) -> None:
+        if self.root is not None and self.pid == os.getpid():
+            shutil.rmtree(self.root, ignore_errors=True)
+            if self.lock_fd is not None:
+                with contextlib.suppress(OSError):
+                    os.close(self.lock_fd)
+        self.root, self.lock_fd, self.copies = None, None, {}
+
+
+def _room(place: str, size: int) -> bool:
+    try:
+        v = os.statvfs(place)
+    except OSError:
+        return False
+    reserve = max(STAGING_RESERVE, v.f_blocks * v.f_frsize // 10)
+    return v.f_bavail * v.f_frsize - size >= reserve
+
+
+def _sweep_staging(place: str) -> None:
+    """Remove the staging folders of processes that are gone (their lock is free)."""
+    with contextlib.suppress(OSError):
+        for name in os.listdir(place):
+            if not name.startswith(_STAGING_PREFIX):
+                continue
+            d = os.path.join(place, name)
+            try:
+                fd = os.open(os.path.join(d, ".lock"), os.O_RDWR | os.O_CLOEXEC)
+            except OSError:
+                continue
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                continue  # its process is alive
+            finally:
+                os.close(fd)
+            shutil.rmtree(d, ignore_errors=True)
+
+
+def _copy_tree(tree: EntryTree, dest: str) -> None:
+    """Write ``tree`` (paths inside ``BOT_DIR``) to ``dest``, each file and folder
+    with its mode (folders' last, once they are filled)."""
+    def at(inside: str) -> str:
+        return dest + inside[len(BOT_DIR):]
+
+    os.mkdir(dest, 0o700)
+    for d, _ in tree.dirs:
+        os.mkdir(at(d), 0o700)
+    for host, d, mode in tree.files:
+        shutil.copyfile(host, at(d), follow_symlinks=False)
+        os.chmod(at(d), mode)
+    for target, d in tree.links:
+        os.symlink(target, at(d))
+    for d, mode in reversed(tree.dirs):
+        os.chmod(at(d), mode)
+    os.chmod(dest, tree.mode)
+
+
+_STAGING = _Staging()
+
+
+def stage_entry(folder: str, hidden: Sequence[str] = ()) -> str | None:
+    """A copy of the league entry ``folder`` (without ``hidden``) at a neutral path,
+    made once per process and bound read-only at ``BOT_DIR`` by each start, so that
+    the bot's mountinfo names ``/updown-entries-XXXXXXXX/N``, not the league's
+    folder; None when no neutral place has room for it."""
+    return _STAGING.stage(os.path.abspath(folder), tuple(hidden))
 
 
 def unsandboxed(config: SandboxConfig | None = None) -> Sandbox:
@@ -720,6 +1045,8 @@ class Prepared:
     seccomp: bytes | None = None  # the filter bwrap loads before the bot starts
     #: What runs bwrap (``prefix + [bwrap, ...]``): a new session keyring's joiner.
     prefix: tuple[str, ...] = ()
+    #: The entry copied into the sandbox (``entry_options``), when it is not bound.
+    entry: EntryTree | None = None
 
 
 def absolute_args(command: Sequence[str], base: str) -> list[str]:

@@ -236,3 +236,32 @@ def build_frames(rec: Record) -> Frames:
                            if res.forfeits else ""))
     return fr
 
+
+
+def seat_view(fr: Frames, seats: Sequence[int]) -> Frames:
+    """``fr`` with only what ``seats`` could see (RULES §6): their views' tables and
+    events and nothing of the omniscient view; no other seat's decision text, time,
+    legal decisions or fault detail; no seed (the deck follows from it).  What an
+    author gets of their own game (``submit --status --game ID --html``): the page's
+    data holds no card their seats did not see, not merely hides it."""
+    keep = [str(s) for s in seats]
+    own = set(seats)
+    frames = []
+    for f in fr.frames:
+        g = dict(f)
+        if g.get("seat") is not None and g["seat"] not in own:
+            for k in ("decision", "ms", "sub"):
+                g.pop(k, None)
+        if g.get("next") is not None and g["next"] not in own:
+            g.pop("legal", None)
+        g["faults"] = [x if x["seat"] in own else {k: v for k, v in x.items() if k != "detail"}
+                       for x in f["faults"]]
+        frames.append(g)
+    events = {v: [[fr.events[OMNI][k][j] if line is None else line
+                   for j, line in enumerate(lines)]
+                  for k, lines in enumerate(fr.events[v])] for v in keep}
+    header = re.sub(r", seed \d+", "", fr.header)
+    return Frames(game_id=fr.game_id, names=fr.names, players=fr.players, header=header,
+                  views=keep, frames=frames, tables={v: fr.tables[v] for v in keep},
+                  events=events, result=fr.result, error=fr.error, start_view=keep[0],
+                  start_turn=fr.start_turn)

@@ -75,10 +75,11 @@ def render(template: str, *, title: str, nav: Sequence[tuple[str, str]] = (),
 
 
 def viewer_page(fr: Frames, nav: Sequence[tuple[str, str]] = (),
-                others: Sequence[tuple[str, str]] | None = None, *,
+                others: Sequence[tuple[str, str, str]] | None = None, *,
                 title: str | None = None) -> str:
-    """The replay viewer of one game.  ``others``: (label, href) of the same deal's
-    other seatings; ``title``: the page's title (default "game ID")."""
+    """The replay viewer of one game.  ``others``: (label, href, faults) of the same
+    deal's other seatings, ``faults`` saying who faulted how ("" for none: the list
+    marks a game with a fault); ``title``: the page's title (default "game ID")."""
     return render("viewer.html", title=title or f"game {fr.game_id}",
                   heading=f"game {fr.game_id}", nav=nav, scripts=("viewer.js",),
                   subtitle=" vs ".join(fr.names), fr=fr, others=list(others or ()),

@@ -10,6 +10,7 @@ and its records) is read the same way.  The store may be written while we read
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import statistics
@@ -24,10 +25,79 @@ from ..league.store import DB_NAME as LEAGUE_DB
 from ..league.store import LeagueStore
 from ..protocol.messages import FAULT_KINDS
 from ..stats.ratings import RatedGame, fit_plackett_luce
-from ..tournament.kinds import Settings
+from ..stats.sprt import PENTANOMIAL, MatchSummary, SetSummary, SprtState, summarize
+from ..tournament.kinds import MatchSettings, Settings
+from ..tournament.match import reduce_set
 from ..tournament.outcome import GameOutcome
 from ..tournament.standings import Standings, compute, render
 from ..tournament.store import Store
+
+
+@dataclass(frozen=True)
+class MatchFigures:
+    """A match's result as ``referee match`` prints it (``summary``), with the LLR
+    after each set the test counted and the sets found in the store."""
+
+    match: MatchSettings
+    summary: MatchSummary
+    llr: list[float]
+    stored_sets: int
+
+    @property
+    def leader(self) -> str:
+        """Who the match says is ahead: NEW when its set score is above one half."""
+        s = self.summary.score
+        return self.match.new if s is not None and s > 0.5 else self.match.old \
+            if s is not None and s < 0.5 else self.match.new
+
+    @property
+    def finished(self) -> bool:
+        s, m = self.summary, self.match
+        if s.sprt is not None:
+            return s.sprt.verdict is not None or s.sets >= m.max_sets
+        return self.stored_sets >= m.max_sets
+
+    @property
+    def status(self) -> str:
+        """Where the match stands, in words: "stopped after 224 games (112 sets): H1
+        accepted", never the cap as if it were the games to play."""
+        s, m = self.summary, self.match
+        played = f"{s.games} games ({s.sets} sets)"
+        if s.sprt is not None and s.sprt.verdict is not None:
+            extra = (f"; {s.sets_after_verdict} sets played past the verdict are not counted"
+                     if s.sets_after_verdict else "")
+            return f"stopped after {played}: {s.sprt.verdict} accepted{extra}"
+        if s.sprt is not None:
+            if s.sets >= m.max_sets:
+                return f"stopped at the cap of {m.max_sets} sets ({s.games} games): no decision"
+            return (f"{played} so far: no decision yet (the test stops at its verdict, "
+                    f"at most {m.max_sets} sets)")
+        if self.finished:
+            return f"{played}: all played"
+        return f"{played} of {m.max_sets} sets: in progress"
+
+
+def match_figures(m: MatchSettings, outcomes: Sequence[GameOutcome]) -> MatchFigures:
+    """The figures of the match stored as ``m``, over its whole sets, exactly as
+    ``referee match`` computes them (``reduce_set``, ``summarize``)."""
+    by_set: dict[int, list[GameOutcome]] = defaultdict(list)
+    for o in outcomes:
+        by_set[o.deal].append(o)
+    whole = {s: reduce_set(m, s, sorted(g, key=lambda o: o.index))
+             for s, g in by_set.items() if len(g) == m.per_set}
+    ordered: list[SetSummary] = [whole[s] for s in sorted(whole)]
+    if m.sprt is not None:  # the test takes the sets in order, up to the first not played
+        gap = next((i for i, x in enumerate(ordered) if x.index != i), len(ordered))
+        ordered = ordered[:gap]
+    summary = summarize(ordered, m.sprt, m.seats)
+    path: list[float] = []
+    if m.sprt is not None:
+        adjusted = any(x.raw is not None for x in ordered)
+        state = SprtState.over(m.sprt, PENTANOMIAL if m.seats == 2 and not adjusted else ())
+        for x in ordered[:summary.sets]:
+            state.add(x.score)
+            path.append(state.llr)
+    return MatchFigures(m, summary, path, len(whole))
 
 
 @dataclass
@@ -46,6 +116,9 @@ class Results:
     #: 0 to deals - 1), by game id; the outcomes' ``deal`` numbers the duplicate sets
     #: the statistics are taken over, which a league counts across its lineups.
     deal_numbers: dict[str, int] = field(default_factory=dict)
+    #: A match's own result (``referee match``): its verdict, LLR, Elo; None for a
+    #: tournament or a league.
+    match: MatchFigures | None = None
 
     def shown_deal(self, o: GameOutcome) -> int:
         """The deal number shown for ``o``: as ``league games`` shows it in a league."""
@@ -84,12 +157,27 @@ def load(folder: Path, scores: str = "adjusted") -> Results:
     finally:
         store.close()
     bots, seats, name = cfg.bot_names, cfg.seats, cfg.name
+    match = None
+    if isinstance(cfg, MatchSettings):
+        match = match_figures(cfg, outcomes)
+        # A match stops when its test decides: the games it would have played up to
+        # its cap (--max-sets) were never scheduled.
+        played = len(outcomes)
+        scheduled = played if match.finished else scheduled
     st = compute(outcomes, bots, seats, name=name, scheduled=scheduled, scores=scores)
     # As ``tournament standings`` gives them: with the seed and the sandbox.
     st.seed, st.seed_source = cfg.seed, seed_source
     st.sandbox = json.loads(sandbox) if sandbox else None
+    if match is not None:
+        # Ranked by the match's result: the one it says is ahead first, then the other,
+        # then the field's bots as the standings rank them.
+        first = [match.leader, match.match.old if match.leader == match.match.new
+                 else match.match.new]
+        rows = sorted(st.rows, key=lambda r: (first.index(r.bot) if r.bot in first else 2,
+                                              r.rank))
+        st.rows = [dataclasses.replace(r, rank=i) for i, r in enumerate(rows, 1)]
     return Results(folder=folder, name=name, bots=bots, seats=seats, scheduled=scheduled,
-                   outcomes=outcomes, standings=st, settings=cfg)
+                   outcomes=outcomes, standings=st, settings=cfg, match=match)
 
 
 def is_league(folder: Path) -> bool:

@@ -12,9 +12,10 @@ so a reader never sees half a page.  Owns the site's layout; the figures come fr
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +26,7 @@ from ..play.replay import HOW_WORDS, Record, RecordError, read_record
 from ..protocol.messages import FAULT_KINDS
 from ..tournament.outcome import GameOutcome
 from . import svg
-from .frames import build_frames
+from .frames import build_frames, seat_view
 from .pages import render, viewer_page
 from .results import (
     Results,
@@ -70,6 +71,11 @@ def _how(how: str) -> str:
     return HOW_WORDS.get(how, how)
 
 
+def _faults_text(o: GameOutcome) -> str:
+    """Who faulted how in ``o`` ("" for a game without a fault)."""
+    return ", ".join(sorted({f"{o.seats[f.seat]}: {f.kind}" for f in o.faults}))
+
+
 def _val(v: object) -> str:
     """A figure as the browser tests read it back: its JSON text."""
     return json.dumps(v)
@@ -79,7 +85,7 @@ def _pm(v: float | None, ci: float | None, fmt: str, scale: float = 1.0) -> str:
     if v is None:
         return "-"
     s = format(v * scale, fmt)
-    return s if ci is None else f"{s} ± {format(ci * scale, fmt)}"
+    return s if ci is None else f"{s} ± {format(ci * scale, fmt.lstrip('+'))}"
 
 
 def _cell(field: str, value: object, text: str, cls: str = "", href: str = "",
@@ -120,12 +126,116 @@ def standings_context(res: Results, slug: dict[str, str], prefix: str = "") -> d
                   for k in kinds]
         rows.append({"bot": r.bot, "cells": cells})
     done = "" if st.complete else f" — in progress: {st.played} of {st.scheduled} games"
+    if res.match is not None:
+        m = res.match.match
+        done = f" — {res.match.status}"
+        ranked = (f"Ranked by the match's result ({m.new} against {m.old}: its set score, "
+                  "above), then the field's bots by "
+                  + ("luck-adjusted score." if st.scores == "adjusted" else "average place."))
+        return {"st": st, "kinds": kinds, "standings": rows, "done": done, "ranked": ranked}
     ranked = ("Ranked by luck-adjusted score: the share of opponents beaten, less what the "
               "cards drawn and the 3DOWN cards turned were worth (an unbiased estimate with "
               "less variance; raw score beside it, and how much of its variance the "
               "adjustment removed)." if st.scores == "adjusted" else
               "Ranked by average place (raw scores).")
     return {"st": st, "kinds": kinds, "standings": rows, "done": done, "ranked": ranked}
+
+
+def _finite(x: float | None) -> float | None:
+    return x if x is None or math.isfinite(x) else None
+
+
+def _elo(e: float | None, iv: tuple[float, float] | None) -> str:
+    if e is None:
+        return "-"
+    if not math.isfinite(e):
+        return f"{e:+}"
+    text = f"{e + 0.0:+.1f}"
+    if iv is None:
+        return text
+    if iv[0] == iv[1]:
+        return text + (" (every set even: the two bots never played differently)" if e == 0
+                       else " (every set scored alike)")
+    return f"{text} [{iv[0] + 0.0:+.1f}, {iv[1] + 0.0:+.1f}]"
+
+
+PAIRS = ("0-2", "0.5-1.5", "1-1", "1.5-0.5", "2-0")
+
+
+def match_context(res: Results) -> dict[str, Any] | None:
+    """A match's own result on its home page: the verdict, the test, the figures
+    ``referee match`` prints (Elo with its interval, the scores used), the pairs'
+    counts and the LLR over sets between its bounds."""
+    mf = res.match
+    if mf is None:
+        return None
+    m, s = mf.match, mf.summary
+    new, old = m.new, m.old
+    sp = s.sprt
+    test = ""
+    if sp is not None:
+        t = sp.test
+        test = (f"SPRT elo0={t.elo0:g} elo1={t.elo1:g} alpha={t.alpha:g} beta={t.beta:g}: "
+                f"it stops when the LLR leaves [{sp.lower:.2f}, {sp.upper:.2f}], at most "
+                f"{m.max_sets} sets (--max-sets)")
+        if sp.verdict == "H1":
+            headline, cls = (f"H1 accepted: {new} is better than {old} (LLR {sp.llr:.2f} ≥ "
+                             f"{sp.upper:.2f})"), "h1"
+        elif sp.verdict == "H0":
+            headline, cls = (f"H0 accepted: {new} is not {t.elo1:g} Elo better than {old} "
+                             f"(LLR {sp.llr:.2f} ≤ {sp.lower:.2f})"), "h0"
+        else:
+            why = "stopped at the cap" if s.sets >= m.max_sets else "not decided yet"
+            headline, cls = (f"no decision: LLR {sp.llr:.2f} is between {sp.lower:.2f} and "
+                             f"{sp.upper:.2f} after {s.sets} sets ({why})"), "open"
+    else:
+        headline, cls = f"{new} − {old} after {s.sets} sets ({s.games} games)", "open"
+    adjusted = s.scores == "adjusted"
+    scale = ("logistic, on the pair score" if m.head_to_head
+             else "the Elo-equivalent of the score against the field")
+    rows = [
+        ("sets", "sets", s.sets, f"{s.sets} ({s.games} games, {m.per_set} per set)",
+         f"{s.sets_after_verdict} more played after the verdict, not counted"
+         if s.sets_after_verdict else "a set: every game of one deal (duplicate)"),
+        ("scores", "scores used", s.scores,
+         "luck-adjusted" if adjusted else "raw",
+         "the set scores the test read (--scores): " + (
+             "each game's shares less the luck of the cards drawn and turned" if adjusted
+             else "the places as they fell")),
+        ("score", "set score", s.score, _pm(s.score, s.score_ci, ".4f"),
+         "equal bots: 0.5000; 95 % interval"),
+    ]
+    if adjusted:
+        rows.append(("raw_score", "raw set score", s.raw_score,
+                     _pm(s.raw_score, s.raw_score_ci, ".4f"), "the places as they fell"))
+    rows += [
+        ("elo", "Elo", _finite(s.elo), _elo(s.elo, s.elo_interval),
+         f"{new} over {old}; {scale}; 95 % interval"),
+        ("score_diff", "score diff", s.score_diff, _pm(s.score_diff, s.score_diff_ci, "+.4f"),
+         f"share of opponents beaten, {new} minus {old}"),
+        ("place_diff", "place diff", s.place_diff, _pm(s.place_diff, s.place_diff_ci, "+.3f"),
+         f"mean place of {old} minus {new}: positive, {new} finished higher"),
+        ("los", "LOS", s.los, "-" if s.los is None else f"{100 * s.los:.1f} %",
+         f"the probability that {new} is better"),
+    ]
+    if sp is not None:
+        rows.append(("llr", "LLR", sp.llr, f"{sp.llr:.3f} (bounds {sp.lower:.3f}, "
+                     f"{sp.upper:.3f})", "log-likelihood ratio of H1 against H0"))
+    rows.append(("faults", "faults", s.faulty_sets,
+                 f"{s.faulty_sets} of {s.sets} sets had faults ({new} {s.faults.new}, "
+                 f"{old} {s.faults.old}, field {s.faults.field})",
+                 "scored by the rules: substituted decisions, forfeits"))
+    elo_extra = [] if s.elo_interval is None else \
+        [("low", _val(_finite(s.elo_interval[0]))), ("high", _val(_finite(s.elo_interval[1])))]
+    return {
+        "new": new, "old": old, "field": ", ".join(m.field), "headline": headline,
+        "cls": cls, "verdict": sp.verdict if sp and sp.verdict else "", "test": test,
+        "rows": [{"field": f, "label": label, "value": _val(v), "text": text, "note": note,
+                  "extra": elo_extra if f == "elo" else []}
+                 for f, label, v, text, note in rows],
+        "penta": list(zip(PAIRS, s.pentanomial, strict=True)) if s.pentanomial else [],
+        "chart": svg.llr("LLR over sets", mf.llr, sp.lower, sp.upper) if sp else None,
+    }
 
 
 def charts(res: Results) -> dict[str, Markup]:
@@ -309,8 +419,8 @@ def write_results(res: Results, out: Path, *, games: bool = True, stamp: str = "
             continue
         for o, fr in drawn:
             assert fr is not None
-            others = [(f"{g.game_id}: {' vs '.join(g.seats)}", f"{g.game_id}.html")
-                      for g, _ in drawn if g.game_id != o.game_id]
+            others = [(f"{g.game_id}: {' vs '.join(g.seats)}", f"{g.game_id}.html",
+                       _faults_text(g)) for g, _ in drawn if g.game_id != o.game_id]
             nav = [("standings", "../index.html"), ("all games", "../games.html")]
             nav += [(b, f"../bots/{slug[b]}.html") for b in dict.fromkeys(o.seats)]
             _write(out / "games" / f"{o.game_id}.html",
@@ -341,10 +451,12 @@ def write_results(res: Results, out: Path, *, games: bool = True, stamp: str = "
                   f"{'them' if many else 'it'}): {'; '.join(missing[:5])}")
     done = "" if res.standings.complete else " (in progress)"
     sub = f"{res.standings.played} of {res.scheduled} games{done}"
+    if res.match is not None:  # a match's cap is no count of games to play
+        sub = f"match {res.match.match.new} vs {res.match.match.old}: {res.match.status}"
     _write(out / "index.html", render(
         "index.html", title=title, nav=nav, subtitle=sub, css=heat_css, stamp=stamp,
         scripts=("sort.js",),
-        **standings_context(res, slug), charts=figures, endings=ends,
+        **standings_context(res, slug), match=match_context(res), charts=figures, endings=ends,
         faults=faults_context(res), heat=heat, latency=latency_table,
         bots=[(b, f"bots/{slug[b]}.html") for b in res.bots], missing=unread))
     _write(out / "games.html", render(
@@ -366,6 +478,26 @@ def write_results(res: Results, out: Path, *, games: bool = True, stamp: str = "
             "bot.html", title=f"{res.name}: {b}", nav=bnav, subtitle=sub, stamp=stamp,
             scripts=("filter.js", "sort.js"), summary=summary,
             table=games_table(res, mine, "../", b, pages)))
+
+
+def author_game_html(record: Path, seats: Sequence[int] | None,
+                     scrub: Callable[[str], str] = str) -> str:
+    """The replay viewer of the game in ``record`` as one page: with ``seats``, only
+    what those seats could see (``frames.seat_view``: an author's own game in a
+    league that does not publish full records); None: every card.  ``scrub``: applied
+    to every text the referee wrote of a fault (a path of the server's machine in
+    it), as ``league serve`` does to its replies.  ValueError: no such record."""
+    try:
+        fr = build_frames(read_record(str(record)))
+    except RecordError as e:
+        raise ValueError(str(e)) from None
+    for f in fr.frames:
+        for x in f["faults"]:
+            for k in ("detail", "action"):
+                if k in x:
+                    x[k] = scrub(x[k])
+    fr.error, fr.result = scrub(fr.error), scrub(fr.result)
+    return viewer_page(fr if seats is None else seat_view(fr, seats))
 
 
 def write_game_html(rec: Record, out: Path, *, seat: int | None = None,

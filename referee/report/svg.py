@@ -220,3 +220,46 @@ def latency(title: str, rows: Sequence[tuple[str, float | None, float | None]]) 
                    f'</text>')
     out.append("</svg>")
     return Markup("".join(out))
+
+
+def llr(title: str, values: Sequence[float], lower: float, upper: float) -> Markup:
+    """A sequential test's log-likelihood ratio after each set (``values[i]``: after
+    set i + 1), between its two bounds drawn as dashed lines (H0 below, H1 above)."""
+    left, top, width, height = 50, 12, 520, 200
+    if not values:
+        return Markup('<svg xmlns="http://www.w3.org/2000/svg" width="200" height="30">'
+                      '<text x="4" y="18">no sets yet</text></svg>')
+    n = len(values)
+    y0, y1 = min(lower, *values), max(upper, *values)
+    pad = (y1 - y0) * 0.08 or 1
+    y0, y1 = y0 - pad, y1 + pad
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{left + width + 110}" '
+           f'height="{top + height + 36}" role="img" aria-label="{esc(title)}">']
+
+    def X(v: float) -> float:
+        return left + v / n * width
+
+    def Y(v: float) -> float:
+        return top + height - (v - y0) / (y1 - y0) * height
+
+    for t in _ticks(y0, y1):
+        out.append(f'<line x1="{left}" y1="{_f(Y(t))}" x2="{left + width}" y2="{_f(Y(t))}" stroke="#e3e6eb"/>'
+                   f'<text x="{left - 5}" y="{_f(Y(t) + 4)}" text-anchor="end">{_num(t)}</text>')
+    for t in _ticks(0, n):
+        if t == int(t):
+            out.append(f'<text x="{_f(X(t))}" y="{top + height + 15}" text-anchor="middle">{_num(t)}</text>')
+    for bound, name, c in ((upper, "H1: accept", "#137333"), (lower, "H0: accept", "#c5221f")):
+        out.append(f'<line class="bound" data-bound="{bound:.6g}" x1="{left}" y1="{_f(Y(bound))}" '
+                   f'x2="{left + width}" y2="{_f(Y(bound))}" stroke="{c}" stroke-dasharray="6 4"/>'
+                   f'<text x="{left + width + 6}" y="{_f(Y(bound) + 4)}" fill="{c}">{name} '
+                   f'{bound:+.2f}</text>')
+    out.append(f'<line x1="{left}" y1="{_f(Y(0))}" x2="{left + width}" y2="{_f(Y(0))}" stroke="#9aa3b2"/>'
+               f'<text x="{left + width / 2}" y="{top + height + 31}" text-anchor="middle" '
+               f'fill="#5b6475">sets</text>'
+               f'<text x="12" y="{top + height / 2}" transform="rotate(-90 12 {top + height / 2})" '
+               f'text-anchor="middle" fill="#5b6475">LLR</text>')
+    path = " ".join(f"{_f(X(i))},{_f(Y(v))}" for i, v in enumerate([0.0, *values]))
+    out.append(f'<polyline class="llr" fill="none" stroke="#1f5fbf" stroke-width="1.8" '
+               f'points="{path}"/><circle cx="{_f(X(n))}" cy="{_f(Y(values[-1]))}" r="4" '
+               f'fill="#1f5fbf"/></svg>')
+    return Markup("".join(out))

@@ -123,6 +123,12 @@ class Fields:
             raise self._bad(key, v, "a whole number")
         return v
 
+    def choice(self, key: str, choices: tuple[str, ...], default: str | None = None) -> str:
+        v = self.text(key, default)
+        if v not in choices:
+            raise self._bad(key, v, " or ".join(choices))
+        return v
+
     def opt_whole(self, key: str) -> int | None:
         v = self.obj.get(key)
         if v is not None and (not isinstance(v, int) or isinstance(v, bool)):

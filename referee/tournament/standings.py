@@ -111,6 +111,8 @@ class Standings:
     # significant[a][b]: the 95 % interval of a's share against b excludes 1/2
     significant: dict[str, dict[str, bool]] = field(default_factory=dict)
     scores: str = "adjusted"  # which scores rank the bots: SCORE_KINDS
+    #: A league's: are its top k separated at 95 % (``referee.stats.adaptive``)?
+    separation: str | None = None
 
     @property
     def complete(self) -> bool:
@@ -422,6 +424,8 @@ def _title(st: Standings) -> str:
                      "by raw average place); win %, place and penalty are raw")
     else:
         lines.append("ranked by raw average place (score: the share of opponents beaten)")
+    if st.separation is not None:
+        lines.append(st.separation)
     return "\n".join(lines)
 
 
@@ -435,6 +439,7 @@ def render(st: Standings, fmt: str = "plain", *, wide: bool = True,
             "name": st.name, "seats": st.seats, "played": st.played,
             "scheduled": st.scheduled, "seed": st.seed, "seed_source": st.seed_source,
             "scores": st.scores,
+            **({"separation": st.separation} if st.separation is not None else {}),
             "sandbox": st.sandbox,
             "standings": [asdict(r) for r in st.rows],
             "head_to_head": {a: {b: {"score": st.head[a][b], "games": st.met[a][b],

@@ -59,7 +59,7 @@ def refused(league: Path, source: Path, *words: str) -> str:
         cwd=league.parent)
     r = json.loads(done.stdout)
     out = r["out"] + r["err"]
-    assert r["rc"] == 2, out
+    assert r["rc"] == 1, out
     assert r["err"].startswith("Error: ") and len(r["err"].splitlines()) == 1, r["err"]
     assert r["out"] == ""
     assert "Traceback" not in out

@@ -39,7 +39,7 @@ def league(tmp_path: Path, referee: Referee) -> Path:
 
 def refused(referee: Referee, league: Path, source: Path, *words: str) -> str:
     r = referee("league", "submit", league, "evil", source, "--command", "python3 bot.py")
-    assert r.returncode == 2, r.stdout + r.stderr
+    assert r.returncode == 1, r.stdout + r.stderr
     assert r.stderr.startswith("Error: ") and len(r.stderr.splitlines()) == 1, r.stderr
     for w in words:
         assert w in r.stderr, r.stderr

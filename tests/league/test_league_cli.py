@@ -63,7 +63,7 @@ def test_submit_run_resubmit_and_standings(tmp_path: Path, referee: Referee,
     assert {row["bot"] for row in hist["standings"]} == {"heur@1", "rand@1", "rand@2", "rand2@1"}
     assert hist["played"] == 10
     r = referee("league", "standings", league, "--seats", "5")
-    assert r.returncode == 2 and r.stderr.startswith("Error: the league plays no 5-seat games")
+    assert r.returncode == 1 and r.stderr.startswith("Error: the league plays no 5-seat games")
 
     r = referee("league", "games", league, "--bot", "rand", "--vs", "heur")
     assert r.returncode == 0
@@ -123,7 +123,7 @@ def test_a_bot_that_fails_the_check_is_refused_with_its_report(
         store.close()
 
 
-def test_changing_rules_time_or_sandbox_is_refused_one_line_each(
+def test_changing_rules_time_or_sandbox_is_refused_in_one_line(
         tmp_path: Path, referee: Referee) -> None:
     league = tmp_path / "l"
     cfg = league_toml(tmp_path / "league.toml", deals=2)
@@ -131,13 +131,15 @@ def test_changing_rules_time_or_sandbox_is_refused_one_line_each(
     edited = league_toml(tmp_path / "edited.toml", deals=1,
                          extra="[rules]\nturn_limit = 300\n[sandbox]\nmemory_mb = 256\n")
     r = referee("league", "new", league, "--config", edited)
-    assert r.returncode == 2
+    # one line and exit status 1, as README's "Exit status" and leagues/README say
+    assert r.returncode == 1
     lines = r.stderr.splitlines()
+    assert len(lines) == 1, r.stderr
     assert lines[0].startswith("Error: ") and "changes them" in lines[0]
-    assert "rules.turn_limit: was 1000, now 300" in lines
-    assert "sandbox.memory_mb: was 1024, now 256" in lines
+    assert "rules.turn_limit: was 1000, now 300;" in lines[0]
+    assert "sandbox.memory_mb: was 1024, now 256" in lines[0]
     assert "time.per_decision: was 2.0, now 2.0" not in r.stderr
-    assert any(x.startswith("deals: was 2, now 1") for x in lines)
+    assert "deals: was 2, now 1" in lines[0]
     assert len(r.stderr) < 800
     # more deals and another table size are taken
     raised = league_toml(tmp_path / "raised.toml", deals=4, seats=[2, 4])
@@ -147,7 +149,7 @@ def test_changing_rules_time_or_sandbox_is_refused_one_line_each(
     assert "seats: [2] -> [2, 4]" in r.stdout
     off = league_toml(tmp_path / "off.toml", extra="[sandbox]\nmode = \"off\"\n")
     r = referee("league", "new", tmp_path / "other", "--config", off)
-    assert r.returncode == 2 and "must be \"on\" or \"auto\"" in r.stderr
+    assert r.returncode == 1 and "must be \"on\" or \"auto\"" in r.stderr
 
 
 def test_check_bot_takes_a_league_file(tmp_path: Path, referee: Referee,

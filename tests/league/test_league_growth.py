@@ -14,7 +14,7 @@ import pytest
 from referee.game import Game, GameConfig
 from referee.league.config import LeagueConfigError, load_league_config
 from referee.league.run import new_league, pending, run_league, standings, submit
-from referee.league.schedule import league_schedule, name_of
+from referee.league.schedule import deck_idents, league_schedule, name_of
 from referee.league.store import LeagueStore
 from referee.players.sandbox import unsandboxed
 from tests.league.leaguehelpers import FakeExecutor, Interrupted, fake_bot, league_toml
@@ -256,13 +256,15 @@ def test_no_deck_is_dealt_to_two_lineups(tmp_path: Path, scenario: int) -> None:
     new_league(league, load_league_config(cfg), cfg.read_text())
     for step in range(8):
         name = rng.choice("abcd")
-        put(league, name, fake_bot(tmp_path / f"s{step}", 10 * step + rng.randrange(4)))
+        # now and then the very bot of an earlier step again (a new submission too)
+        made = rng.choice([10 * step + rng.randrange(4), rng.randrange(3)])
+        put(league, name, fake_bot(tmp_path / f"s{step}", made))
         if step % 2:
             run_all(league)
     run_all(league)
     store = LeagueStore.open(league)
     try:
-        ident = {e.id: e.ident for e in store.entries()}
+        ident = deck_idents((e.id, e.ident) for e in store.entries())
         lineup_of: dict[tuple[int, ...], set[frozenset[tuple[str, str]]]] = {}
         games = list(store.outcomes())
         for o in games:
@@ -274,3 +276,64 @@ def test_no_deck_is_dealt_to_two_lineups(tmp_path: Path, scenario: int) -> None:
     assert len(games) > 20
     shared = {d: ls for d, ls in lineup_of.items() if len(ls) > 1}
     assert not shared
+
+
+def decks_of(league: Path) -> dict[frozenset[str], set[int]]:
+    """Each lineup's (entry ids) games' deal seeds."""
+    store = LeagueStore.open(league)
+    try:
+        out: dict[frozenset[str], set[int]] = {}
+        for o in store.outcomes():
+            out.setdefault(frozenset(o.seats), set()).add(o.deal_seed)
+        return out
+    finally:
+        store.close()
+
+
+def with_(decks: dict[frozenset[str], set[int]], entry: str) -> set[int]:
+    return set().union(*(seeds for lineup, seeds in decks.items() if entry in lineup))
+
+
+def test_an_identical_resubmission_meets_none_of_its_old_decks(tmp_path: Path) -> None:
+    """Issue 26: no two submissions share a deck.  The very bot of an earlier version,
+    submitted again, meets none of the decks its earlier self met (scouted with it,
+    they could be told to it in its version number and the time it is sent); a
+    fresh league of the final field deals what the first submission was dealt
+    (it knows nothing of the history), so for such a field, and only then, the
+    grown league differs from it."""
+    league = tmp_path / "l"
+    cfg = league_toml(tmp_path / "l.toml", seats=[2, 3], deals=2, seed=5)
+    new_league(league, load_league_config(cfg), cfg.read_text())
+    put(league, "a", fake_bot(tmp_path / "a1", 1))
+    put(league, "b", fake_bot(tmp_path / "b1", 2))
+    put(league, "c", fake_bot(tmp_path / "c1", 3))
+    run_all(league)
+    put(league, "a", fake_bot(tmp_path / "a2", 7))
+    run_all(league)
+    put(league, "a", fake_bot(tmp_path / "a3", 1))  # a@1 again, byte for byte
+    run_all(league)
+    store = LeagueStore.open(league)
+    try:
+        ident = {e.id: e.ident for e in store.entries()}
+        secret = store.secret()
+    finally:
+        store.close()
+    assert ident["a@1"] == ident["a@3"] != ident["a@2"]
+    decks = decks_of(league)
+    assert len(with_(decks, "a@1")) == len(with_(decks, "a@3")) == 2 * 3  # 2 deals x 3 lineups
+    assert with_(decks, "a@3").isdisjoint(with_(decks, "a@1") | with_(decks, "a@2"))
+    fresh = tmp_path / "fresh"
+    new_league(fresh, load_league_config(cfg), cfg.read_text(), secret=secret)
+    for name, folder in (("c", "c1"), ("b", "b1"), ("a", "a3")):
+        put(fresh, name, tmp_path / folder)
+    run_all(fresh)
+    fresh_decks = decks_of(fresh)
+    # the fresh league's a@1 is the grown league's a@1, not its a@3; the lineup
+    # without a keeps its decks
+    assert fresh_decks == {lineup: seeds for lineup, seeds in decks.items()
+                           if lineup <= {"a@1", "b@1", "c@1"}}
+
+
+def test_deck_idents_count_repeats_per_name() -> None:
+    ids = deck_idents([("a@3", "X"), ("a@1", "X"), ("a@2", "Y"), ("b@1", "X"), ("a@10", "X")])
+    assert ids == {"a@1": "X", "a@2": "Y", "a@3": "X+1", "a@10": "X+2", "b@1": "X"}

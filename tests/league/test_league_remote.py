@@ -63,25 +63,25 @@ def test_remote_submissions_and_an_authors_own_status(tmp_path: Path, referee: R
     assert r.returncode == 0 and "accepted: bob version 1" in r.stdout, r.stdout + r.stderr
 
     r = send("mallory")
-    assert r.returncode == 2
+    assert r.returncode == 1
     assert "not one of this league's authors' keys" in r.stderr
     r = send("bob", "--name", "alice", key="bob")  # bob's key, alice's name
-    assert r.returncode == 2
+    assert r.returncode == 1
     assert "your key is bob's: it submits and reads only as 'bob', not 'alice'" in r.stderr
     r = referee("submit", "--to", endpoint, "--name", "alice", bot, "--command", "python3 x.py")
-    assert r.returncode == 2 and "the server requires CURVE keys" in r.stderr
+    assert r.returncode == 1 and "the server requires CURVE keys" in r.stderr
     r = referee("submit", "--to", "tcp://192.0.2.1:5556", "--name", "alice", bot,
                 "--command", "python3 x.py")
-    assert r.returncode == 2 and "keys are required" in r.stderr
+    assert r.returncode == 1 and "keys are required" in r.stderr
     r = referee("submit", "--to", endpoint, "--key", authors / "alice.key_secret",
                 "--server-key", authors / "bob.key", bot, "--command", "python3 x.py")
-    assert r.returncode == 2 and "is --server-key the league's referee.key?" in r.stderr
+    assert r.returncode == 1 and "is --server-key the league's referee.key?" in r.stderr
 
     big = talker_bot(tmp_path / "big")
     (big / "weights.bin").write_bytes(os.urandom(1_500_000))  # over max_bytes + 1 MB
     r = referee("submit", "--to", endpoint, "--key", authors / "alice.key_secret",
                 "--server-key", keys / "referee.key", big, "--command", "python3 x.py")
-    assert r.returncode == 2
+    assert r.returncode == 1
     assert "closed the connection without answering" in r.stderr, r.stderr
     mid = talker_bot(tmp_path / "mid")
     (mid / "weights.bin").write_bytes(os.urandom(400_000))  # over max_bytes unpacked
@@ -121,7 +121,7 @@ def test_serving_beyond_loopback_needs_keys(tmp_path: Path, referee: Referee) ->
     cfg = league_toml(tmp_path / "league.toml")
     assert referee("league", "new", league, "--config", cfg).returncode == 0
     r = referee("league", "serve", league, "--listen", "tcp://0.0.0.0:5556")
-    assert r.returncode == 2
+    assert r.returncode == 1
     assert r.stderr.startswith("Error: listening on tcp://0.0.0.0:5556 (not loopback) needs "
                                "CURVE keys")
 

@@ -290,3 +290,45 @@ def test_a_bots_page_filters_its_games(site_dir: Path, results_dir: Path, browse
     assert href is not None and href.startswith("../games/g") and href.endswith(".html")
     assert w.errors == []
     page.close()
+
+
+def test_the_viewer_marks_each_fault_in_the_game_list(
+        site_dir: Path, results_dir: Path, browser: Any) -> None:
+    """Issue 23, 12: the game so far (the viewer's list) marks every fault where it
+    happened, its detail in the omniscient view and its own seat's only; the same
+    deal's other seatings are marked when they hold a fault."""
+    gid = faulty_game(results_dir)
+    rec = read_record(str(results_dir / "games" / f"{gid}.jsonl"))
+    page, w = watched_page(browser)
+    page.goto((site_dir / "games" / f"{gid}.html").resolve().as_uri())
+    assert page.eval_on_selector_all("#log li.fault-mark", "ls => ls.length") == 0
+    page.keyboard.press("End")
+    marks = page.eval_on_selector_all("#log li.fault-mark", "ls => ls.map(l => l.textContent)")
+    assert len(marks) == len(rec.faults)
+    bad = rec.faults[0].seat
+    for text, f in zip(marks, rec.faults, strict=True):
+        assert text.startswith("⚠ fault") and f"{rec.bots[f.seat]} [{f.seat}]: {f.kind}" in text
+        assert "banana" in text
+    # the other seat's view: the fault is marked, its detail (what the bot sent) is not
+    page.select_option("#view", str(1 - bad))
+    page.keyboard.press("End")
+    marks = page.eval_on_selector_all("#log li.fault-mark", "ls => ls.map(l => l.textContent)")
+    assert len(marks) == len(rec.faults) and not any("banana" in m for m in marks)
+    # a mark comes before the events of the decision the referee played for it
+    page.select_option("#view", "omni")
+    page.keyboard.press("Home")
+    k = next(i for i, d in enumerate(rec.decisions, 1) if d.substituted)
+    for _ in range(k):
+        page.keyboard.press("ArrowRight")
+    now = page.eval_on_selector_all("#log li.now", "ls => ls.map(l => l.className)")
+    assert now[0] == "fault-mark now", now
+    # the other seatings of the deal: a game with a fault is marked
+    links = page.eval_on_selector_all(
+        "a.seating", "as => as.map(a => [a.textContent, a.nextElementSibling && "
+        "a.nextElementSibling.className === 'seating-fault'])")
+    assert links
+    for text, marked in links:
+        other = read_record(str(results_dir / "games" / f"{text.split(':')[0]}.jsonl"))
+        assert marked == bool(other.faults), text
+    assert w.errors == []
+    page.close()

@@ -172,7 +172,7 @@ def test_league_submit_refuses_a_command_naming_the_servers_files(
                            (f"python3 read_paths.py {key}", str(key)),
                            ("./bot", str(secret / "interp"))):
         r = referee("league", "submit", league, "evil", bot, "--command", command)
-        assert r.returncode == 2, r.stdout + r.stderr
+        assert r.returncode == 1, r.stdout + r.stderr
         assert r.stderr.startswith("Error: ") and len(r.stderr.splitlines()) == 1, r.stderr
         assert "outside the bot's folder" in r.stderr, r.stderr
         if named:
@@ -182,5 +182,5 @@ def test_league_submit_refuses_a_command_naming_the_servers_files(
     # A symbolic link in the entry pointing out: refused as it is taken in.
     (bot / "link").symlink_to(key)
     r = referee("league", "submit", league, "evil", bot, "--command", "python3 read_paths.py link")
-    assert r.returncode == 2 and len(r.stderr.splitlines()) == 1, r.stdout + r.stderr
+    assert r.returncode == 1 and len(r.stderr.splitlines()) == 1, r.stdout + r.stderr
     assert "'link'" in r.stderr and "outside" in r.stderr, r.stderr

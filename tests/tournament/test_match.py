@@ -194,7 +194,7 @@ def test_match_through_the_installed_command(tmp_path: Path) -> None:
 ])
 def test_match_mistakes_are_one_error_line(tmp_path: Path, args: list[str], words: str) -> None:
     p = _run("match", "heuristic", "random", *args, "-o", str(tmp_path / "m"), cwd=tmp_path)
-    assert p.returncode == 2
+    assert p.returncode == 1
     assert p.stderr.startswith("Error: ") and words in p.stderr, p.stderr
     assert "Traceback" not in p.stderr and len(p.stderr.strip().splitlines()) == 1
 
@@ -248,4 +248,4 @@ builtin = "lowest"
     assert s["score"] == 0.5 and s["place_diff"] == 0.0
     assert Path(s["output"]) == tmp_path / "runs" / "match-ext-vs-h"
     p = _run("match", "ext", "nobody", "--config", "t.toml", "--games", "2", cwd=tmp_path)
-    assert p.returncode == 2 and p.stderr.startswith("Error: ")
+    assert p.returncode == 1 and p.stderr.startswith("Error: ")

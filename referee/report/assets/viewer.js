@@ -118,6 +118,13 @@
     var lg = fill("log");
     for (var i = 0; i <= k; i++) {
       var evs = D.events[v][i];
+      // a fault is marked in the list where it happened (before the events of the
+      // decision the referee played for it); its detail only to its own seat's view
+      D.frames[i].faults.forEach(function (x) {
+        var mine = seat === null || seat === x.seat;
+        lg.appendChild(add(el("li", "fault-mark" + (i === k ? " now" : "")), el("b", "", "⚠ fault"),
+          " " + label(x.seat) + ": " + x.kind + (mine ? ": " + x.detail : "") + " → " + x.action));
+      });
       for (var j = 0; j < evs.length; j++) lg.appendChild(add(el("li", i === k ? "now" : ""), line(v, i, j)));
     }
     lg.scrollTop = lg.scrollHeight;
@@ -185,7 +192,8 @@
   var h = {};
   location.hash.slice(1).split("&").forEach(function (p) { var kv = p.split("="); if (kv[0]) h[kv[0]] = kv[1]; });
   var view = h.view !== undefined ? h.view : D.start.view;
-  if (D.views.indexOf(view) >= 0) { st.view = view; vs.value = view; }
+  if (D.views.indexOf(view) < 0) view = D.views.indexOf(D.start.view) >= 0 ? D.start.view : D.views[0];
+  st.view = view; vs.value = view;
   if (h.step !== undefined) st.k = Math.max(0, Math.min(last, Number(h.step) || 0));
   else if (h.turn !== undefined) st.k = turnFrame(Number(h.turn) || 0);
   else if (D.start.turn) st.k = turnFrame(D.start.turn);

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 import referee.players.sandbox as sandbox_module
-from referee.players.process import start_bot
+from referee.players.process import BotStartError, start_bot
 from referee.players.sandbox import SandboxConfig, SandboxError, explain, resolve
 from referee.tournament.config import TournamentConfigError, parse_config
 from tests.players.sandbox.conftest import BOTS, need_sandbox
@@ -180,7 +180,39 @@ def test_a_bots_cgroup_is_removed_when_it_ends(tmp_path: Path) -> None:
     assert all(os.path.isdir(d) for d in dirs)
     deadline = time.monotonic() + scaled(10)
     while len(proc.cgroup.pids()) < 3 and time.monotonic() < deadline:
-        time.sleep(0.01)  # sh-exec'd bwrap, its init, the bot and its child
+        time.sleep(0.01)  # the sandbox's init (bwrap), the bot and its child
     assert len(proc.cgroup.pids()) >= 3
     proc.end()
     assert not any(os.path.exists(d) for d in dirs)
+
+
+def _alive_with(marker: str) -> list[int]:
+    """Processes whose command line holds ``marker``."""
+    out = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                if marker.encode() in f.read():
+                    out.append(int(pid))
+        except OSError:
+            continue
+    return out
+
+
+def test_a_bot_whose_cgroup_cannot_be_joined_never_runs(tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    # bubblewrap holds the sandbox until the referee has put it in its cgroup; if that
+    # fails, the sandbox is killed there and then -- never let go without its limits.
+    sb = need_sandbox(SandboxConfig(mode="on"))
+    marker = f"never-let-go-{os.getpid()}"
+    monkeypatch.setattr(sandbox_module.Cgroup, "procs_files",
+                        property(lambda self: [str(tmp_path / "gone" / "cgroup.procs")]))
+    with pytest.raises(BotStartError, match=r"cannot put the bot in its cgroup .*gone"):
+        start_bot([sys.executable, "-c", "import time; time.sleep(60)", marker],
+                  cwd=str(tmp_path), sandbox=sb)
+    deadline = time.monotonic() + scaled(10)
+    while _alive_with(marker) and time.monotonic() < deadline:
+        time.sleep(0.01)  # SIGKILLed: gone once reaped
+    assert _alive_with(marker) == []

@@ -246,20 +246,28 @@ def test_bench_game_zmq() -> None:
 
 # --- ZeroMQ's wire spoken by the game's thread (transport/zmq/direct.py) ---------------
 
+# The bot's libzmq PINGs every 20 ms and drops the connection when nothing comes back
+# for HB_TIMEOUT_MS; it thinks longer than that on its first request, while the
+# referee waits on its socket and must answer the PINGs.  Between the bot's turns the
+# referee does not read the socket, so the timeout is a second (times the suite's time
+# factor): a busy machine may keep the referee's thread off the CPU for a few hundred
+# milliseconds, and a 200 ms timeout then dropped the bot (seen in a soak run at load 20).
 HEARTBEAT_BOT = r"""
 import os, time, msgpack, zmq
+timeout_ms = int(os.environ["HB_TIMEOUT_MS"])
 ctx = zmq.Context()
 sock = ctx.socket(zmq.DEALER)
 sock.setsockopt(zmq.LINGER, 0)
-sock.setsockopt(zmq.HEARTBEAT_IVL, 20)      # a PING every 20 ms ...
-sock.setsockopt(zmq.HEARTBEAT_TIMEOUT, 200)  # ... and the connection dropped without PONGs
+sock.setsockopt(zmq.HEARTBEAT_IVL, 20)              # a PING every 20 ms ...
+sock.setsockopt(zmq.HEARTBEAT_TIMEOUT, timeout_ms)  # ... dropped without PONGs
 sock.connect(os.environ["UPDOWN_ENDPOINT"])
 sock.send(msgpack.packb({"type": "hello", "protocol": [1], "name": "hb",
                          "token": os.environ["UPDOWN_TOKEN"]}))
 while True:
     msg = msgpack.unpackb(sock.recv(), raw=False)
     if msg["type"] == "request":
-        time.sleep(0.3 if msg["id"] == 1 else 0)  # longer than the heartbeat timeout
+        # longer than the heartbeat timeout
+        time.sleep(1.5 * timeout_ms / 1000 if msg["id"] == 1 else 0)
         sock.send(msgpack.packb({"type": "decision", "id": msg["id"], "decision": 0}))
     elif msg["type"] in ("bye", "error"):
         break
@@ -281,7 +289,9 @@ def test_a_launched_bot_is_served_by_the_games_thread_with_no_libzmq_socket(
 
 
 def test_a_bot_with_heartbeats_is_answered_and_keeps_its_connection() -> None:
-    p = zmq_player("hb", [sys.executable, "-c", HEARTBEAT_BOT], time_control=TC,
+    timeout_ms = int(scaled(1.0) * 1000)
+    p = zmq_player("hb", [sys.executable, "-c", HEARTBEAT_BOT],
+                   env={**os.environ, "HB_TIMEOUT_MS": str(timeout_ms)}, time_control=TC,
                    memory_mb=None)
     try:
         rec = run_game(GameConfig(players=2), 4, [p, InProcessPlayer(make_bot("random"))],
