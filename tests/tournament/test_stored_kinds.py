@@ -97,9 +97,15 @@ def test_old_stores_have_no_kind_and_read_as_theirs_exactly() -> None:
     assert lg.name == "test" and lg.seats == (2,) and lg.deals == 2 and lg.seed == 5
     # read and written back, each is what the old referee wrote (a resume compares it)
     for text, typed in ((_stored(OLD / "tournament" / "tournament.sqlite"), t),
-                        (_stored(OLD / "match" / "tournament.sqlite"), m),
-                        (_stored(OLD / "league" / "league.sqlite"), lg)):
+                        (_stored(OLD / "match" / "tournament.sqlite"), m)):
         assert typed.to_json() == json.loads(text)
+    # a league's settings that came after it read as their defaults (the rules it was
+    # played by: a round-robin)
+    old, again = json.loads(_stored(OLD / "league" / "league.sqlite")), lg.to_json()
+    assert {k: again[k] for k in old} == old
+    assert {k: v for k, v in again.items() if k not in old} == {
+        "records": "seat", "schedule": "round-robin", "scores": "adjusted", "top": 3,
+        "min_share": 0.25, "batch": None}
 
 
 def test_an_old_tournament_resumes_and_reports(tmp_path: Path) -> None:
@@ -202,7 +208,9 @@ def test_the_writer_is_what_the_configuration_decides() -> None:
     ms = mc.settings()
     assert ms.to_json() == mc.to_dict() and ms.scores == "raw" and ms.sprt is None
     assert ms.per_set == mc.per_set and ms.max_sets == mc.sets
-    lc = LeagueConfig(name="q", seats=(2, 3), separate_authors=False, fault_alert=2.5)
+    lc = LeagueConfig(name="q", seats=(2, 3), separate_authors=False, fault_alert=2.5,
+                      records="full", scores="raw", schedule="adaptive", top=2, min_share=0.5,
+                      batch=4)
     assert LeagueConfig.from_json(lc.to_json(), "x") == lc
 
 
