@@ -38,7 +38,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 from ..errors import ExecutionError
 from ..players.sandbox import Sandbox, resolve
@@ -58,7 +58,7 @@ from ..stats.sprt import (
 from .config import TournamentConfig, TournamentConfigError, seatings_per_deal
 from .driver import Driver, Progress, Work
 from .executor import Executor, Job, ProcessExecutor
-from .kinds import MatchSettings, wrong_kind
+from .kinds import JsonObject, MatchSettings, TournamentSettings, wrong_kind
 from .outcome import GameOutcome
 from .players import check_bots
 from .schedule import GameSpec, derive_seed, schedule_digest, seatings
@@ -151,20 +151,18 @@ class MatchConfig:
         return list(itertools.combinations(self.field, self.tournament.seats - 1))
 
     def settings(self) -> MatchSettings:
-        """What the store keeps (``kinds.MatchSettings``): a resumed match must match it."""
-        return MatchSettings.from_json(self.to_dict(), "the match's configuration")
+        """What decides the games and the verdict, as the store keeps it
+        (``kinds.MatchSettings``): a resumed match must match it."""
+        t = TournamentSettings.of(self.tournament)
+        return MatchSettings(
+            name=t.name, seats=t.seats, seed=t.seed, seating=t.seating, rules=t.rules,
+            time=t.time, faults=t.faults, stop_after=t.stop_after, sandbox=t.sandbox,
+            bots=t.bots, new=self.new, old=self.old, field=self.field, sprt=self.sprt,
+            games=self.games, max_sets=self.sets, scores=self.scores)
 
-    def to_dict(self) -> dict[str, Any]:
-        """What decides the games and the verdict: a resumed match must match it."""
-        d = self.tournament.to_dict()
-        for k in ("format", "deals", "games", "challengers"):
-            d.pop(k, None)
-        d["match"] = {"new": self.new, "old": self.old, "field": list(self.field),
-                      "sprt": self.sprt.to_dict() if self.sprt else None,
-                      "games": self.games, "max_sets": self.sets}
-        if self.scores != "adjusted":  # a match made before adjusted scores: adjusted
-            d["match"]["scores"] = self.scores
-        return d
+    def to_dict(self) -> JsonObject:
+        """``settings`` as JSON (the store's row, less its ``kind``)."""
+        return self.settings().to_json()
 
 
 def set_games(mc: MatchConfig, s: int) -> list[GameSpec]:
