@@ -30,6 +30,12 @@ stdio / floor of issue 3 (<= 4).  The machine is shared and noisy: the best of
 ``--repeat`` runs is reported, each figure measured in the same rounds as those it
 is compared with.
 
+``--startup-only`` measures only the sandbox's extra start-up (rounds of plain and
+sandboxed starts taking turns).  ``--ablate`` measures, in place, what the referee's observation and events cost it:
+its CPU per stdio decision as it is and with each made free (replaced by a constant
+one of the same size, built once), rounds interleaved -- the most that building
+them incrementally or from pre-encoded fragments could save.
+
 ``--breakdown`` also times each piece of a decision's work on its own, in one
 process with warm caches (so the pieces add up to less than the ``stdio`` figure,
 where the referee and the bots take turns on one CPU and evict each other's
@@ -178,10 +184,16 @@ def bench_stdio(games: int, seed: int, requests: list[tuple[int, bytes]] | None 
             sum(sizes["recv"]) / len(sizes["recv"]), cpu, bots)
 
 
-def bench_startup(sandbox: Sandbox | None, n: int) -> float:
-    """Median seconds from starting the trivial bot to its hello being read (the
-    handshake included), over ``n`` starts."""
-    cmd = [PYTHON, "-c", TRIVIAL_BOT]
+#: A bot that says hello and reads what it is sent, with no interpreter to start: the
+#: sandbox's own start-up, without Python's (``--startup-bot sh``).
+SH_BOT = ["/bin/sh", "-c", """echo '{"type":"hello","protocol":[1],"name":"sh"}'; """
+          "exec cat >/dev/null"]
+
+
+def bench_startup(sandbox: Sandbox | None, n: int, cmd: list[str] | None = None) -> float:
+    """Median seconds from starting the trivial bot (or ``cmd``) to its hello being read
+    (the handshake included), over ``n`` starts."""
+    cmd = cmd or [PYTHON, "-c", TRIVIAL_BOT]
     times = []
     for _ in range(n):
         p = stdio_player("s", cmd, time_control=TC, memory_mb=None, sandbox=sandbox)
@@ -326,6 +338,48 @@ def breakdown(games: int, seed: int, repeat: int) -> dict[str, float]:
     return best
 
 
+def ablation(games: int, seed: int, rounds: int) -> dict[str, list[tuple[float, float]]]:
+    """(referee CPU, bots' CPU) seconds per stdio decision, one pair a round, as it is
+    and with the observation, the seat's events, or both free: replaced by a
+    constant one of the same size (a mid-game observation, a mid-game seat's list of
+    event dicts), built once.  The variants take turns, round after round."""
+    import referee.play.runner as runner_module
+    import referee.players.external as external_module
+    from referee.game.events import event_dict
+
+    game = Game(GameConfig(), 3)
+    seen = [0] * game.n
+    obs: dict[str, Any] = {}
+    dicts: list[dict[str, Any]] = []
+    for _ in range(40):
+        seat = game.to_decide()[0]
+        legal = game.legal(seat)
+        evs = events_for(game.events[seen[seat]:], seat)
+        seen[seat] = len(game.events)
+        obs, dicts = game.observation(seat), [event_dict(e) for e in evs]
+        game.apply(seat, legal[0])
+    # Patched where they are looked up: the game loop's observation method and events
+    # filter, the request's event dicts.
+    places = ((Game, "observation", lambda self, seat: obs),
+              (runner_module, "events_for", lambda events, seat: []),
+              (external_module, "_event_dicts", lambda events: dicts))
+    real = [getattr(where, attr) for where, attr, _ in places]
+    variants = {"as it is": (), "observation free": (0,), "events free": (1, 2),
+                "both free": (0, 1, 2)}
+    out: dict[str, list[tuple[float, float]]] = {name: [] for name in variants}
+    for _ in range(rounds):
+        for name, free in variants.items():
+            for i in free:
+                setattr(places[i][0], places[i][1], places[i][2])
+            try:
+                secs, decisions, _, _, cpu, bots = bench_stdio(games, seed)
+            finally:
+                for (where, attr, _), original in zip(places, real, strict=True):
+                    setattr(where, attr, original)
+            out[name].append((cpu / decisions, bots / decisions))
+    return out
+
+
 def zmq_breakdown(games: int, seed: int, repeat: int) -> dict[str, float]:
     """The pieces of a ZeroMQ decision that differ from stdio's, each timed on its own
     over the same games (best of ``repeat``): the request as msgpack and as a ZMTP
@@ -396,6 +450,15 @@ def main() -> int:
     ap.add_argument("--no-sandbox", action="store_true", help="skip the sandboxed figures")
     ap.add_argument("--starts", type=int, default=15,
                     help="bot starts timed for the start-up figure (each way)")
+    ap.add_argument("--startup-only", action="store_true",
+                    help="only measure the sandbox's extra start-up: --repeat rounds of "
+                    "--starts plain then --starts sandboxed starts")
+    ap.add_argument("--startup-bot", choices=["python", "sh"], default="python",
+                    help="--startup-only's bot: the trivial Python bot, or a shell line "
+                    "saying hello (the sandbox's own start-up, without Python's)")
+    ap.add_argument("--ablate", type=int, default=0, metavar="ROUNDS",
+                    help="only measure the referee's CPU per decision as it is and with "
+                    "its observation and events made free, ROUNDS rounds interleaved")
     ap.add_argument("--breakdown", action="store_true", help="also time each piece of a "
                     "decision's work on its own (warm caches)")
     args = ap.parse_args()
@@ -404,6 +467,20 @@ def main() -> int:
         cpu = args.cpu if args.cpu is not None else min(os.sched_getaffinity(0))
         os.sched_setaffinity(0, {cpu})  # the bots inherit it
         print(f"pinned to CPU {cpu} (referee and bots)")
+    if args.ablate:
+        us = 1e6
+        runs = ablation(args.games, args.seed, args.ablate)
+        base = runs["as it is"]
+        print(f"referee CPU per stdio decision, median of {args.ablate} interleaved rounds of "
+              f"{args.games} games:")
+        for name, pairs in runs.items():
+            ref = statistics.median(r for r, _ in pairs)
+            bots = statistics.median(b for _, b in pairs)
+            saved = 1 - statistics.median(r / b0 for (r, _), (b0, _) in zip(pairs, base,
+                                                                             strict=True))
+            print(f"  {name:17s} referee {ref * us:6.1f} us, bots {bots * us:6.1f} us, "
+                  f"referee / bots {ref / bots:4.2f}; saved vs as it is {saved * 100:+5.1f} %")
+        return 0
 
     sandbox = None
     if not args.no_sandbox:
@@ -411,6 +488,23 @@ def main() -> int:
             sandbox = resolve(SandboxConfig(mode="on"))
         except SandboxError as e:
             print(f"sandbox: not measured: {e}")
+    if args.startup_only:
+        if sandbox is None:
+            return 1
+        rounds = []
+        for _ in range(args.repeat):
+            cmd = SH_BOT if args.startup_bot == "sh" else None
+            rounds.append((bench_startup(None, args.starts, cmd),
+                           bench_startup(sandbox, args.starts, cmd)))
+        extra = statistics.median(b - p for p, b in rounds) * 1000
+        print(f"start-up to hello ({args.startup_bot} bot), median of {args.starts} starts a "
+              f"round, {args.repeat} rounds: "
+              f"plain {statistics.median(p for p, _ in rounds) * 1000:.1f} ms, sandboxed "
+              f"{statistics.median(b for _, b in rounds) * 1000:.1f} ms; extra (median of the "
+              f"rounds' differences) {extra:+.1f} ms (target <= 15 ms: "
+              f"{'met' if extra <= 15 else 'NOT met'}); rounds: "
+              + ", ".join(f"{(b - p) * 1000:+.1f}" for p, b in rounds))
+        return 0
     best_stdio = best_engine = best_floor = best_ideal = best_boxed = float("inf")
     start_plain = start_boxed = float("inf")
     decisions = 0

@@ -12,21 +12,31 @@
 2. A flood of 100 x 50 MB frames from 100 fresh (unknown) keys: the server's RSS
    idle, under the flood (every handshake refused) and its peak (VmHWM); target:
    RSS under the flood <= 1.2 x idle.
+3. A known author's many connections (``--attack N``, default 150): N connections
+   with one allowed key, through the attacker's own relay that passes everything but
+   a message's last bytes.  (a) each holds one frame of the largest size the server
+   takes (64 KB), unfinished; (b) each sends a message of 64 such frames that never
+   ends.  Against the server as it is (its door) and, side by side in the same run,
+   the same server with the door's budget off (libzmq alone): RSS before, while held,
+   after; how long another author's status took meanwhile.  (``--attack 0`` skips it.)
 
 ``[server] requests_per_hour`` is raised for the run (the default, 1,200 an hour
 per author, would refuse this load by design).
 
     .venv/bin/python bench/serve.py [--clients 20] [--seconds 15] [--flood 100]
+                                    [--attack 150] [--only-attack]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import io
 import os
 import re
 import shutil
 import signal
+import socket
 import statistics
 import subprocess
 import sys
@@ -42,7 +52,7 @@ from zmq.utils.monitor import recv_monitor_message
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
-from referee.league.remote import request  # noqa: E402
+from referee.league.remote import CHUNK, request, upload  # noqa: E402
 
 BOTS = REPO / "example_bots" / "python"
 SLOW_BOT = '''\
@@ -92,15 +102,22 @@ def main() -> None:
     ap.add_argument("--seconds", type=float, default=15.0)
     ap.add_argument("--flood", type=int, default=100)
     ap.add_argument("--frame-mb", type=int, default=50)
+    ap.add_argument("--attack", type=int, default=150)
+    ap.add_argument("--only-attack", action="store_true", help="Only part 3.")
     a = ap.parse_args()
     work = Path(tempfile.mkdtemp(prefix="bench-serve-"))
     try:
-        run(work, a)
+        print(f"load: {os.getloadavg()[0]:.1f} (1 min), {os.cpu_count()} CPUs")
+        if not a.only_attack:
+            run(work / "serve", a)
+        if a.attack:
+            attack(work / "attack", a)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
 
 def run(work: Path, a: argparse.Namespace) -> None:
+    work.mkdir()
     keys = work / "keys"
     names = [f"a{i:02d}" for i in range(a.clients)] + ["honest1", "honest2", "slow"]
     referee("keys", "server", "--out", keys)
@@ -111,7 +128,8 @@ def run(work: Path, a: argparse.Namespace) -> None:
         (keys / "bots" / f"{n}.key").write_bytes((keys / "authors" / f"{n}.key").read_bytes())
     cfg = work / "league.toml"
     cfg.write_text('[league]\nname = "bench"\nseats = [2]\ndeals = 20\nseed = 1\n\n'
-                   "[server]\nrequests_per_hour = 1000000\ncheck_seconds = 3600\n")
+                   "[server]\nrequests_per_hour = 1000000\ncheck_seconds = 3600\n"
+                   "connections = 1000\nconnections_per_ip = 1000\n")
     league = work / "league"
     referee("league", "new", league, "--config", cfg)
     exe = Path(sys.executable).parent / "referee"
@@ -128,9 +146,13 @@ def run(work: Path, a: argparse.Namespace) -> None:
         threading.Thread(target=lambda: [None for _ in proc.stderr or []], daemon=True).start()
 
         def ask(who: str, header: dict[str, object], payload: bytes = b"") -> dict[str, object]:
-            return request(endpoint, {"name": who, **header}, payload,
-                           key=str(keys / "authors" / f"{who}.key_secret"),
-                           server_key=str(keys / "referee.key"), timeout=120)
+            key, server_key = str(keys / "authors" / f"{who}.key_secret"), str(keys / "referee.key")
+            if header.get("op") == "submit":
+                return upload(endpoint, who, list(header["command"]),  # type: ignore[call-overload]
+                              str(header["transport"]), payload, key=key,
+                              server_key=server_key, timeout=120)
+            return request(endpoint, {"name": who, **header}, payload, key=key,
+                           server_key=server_key, timeout=120)
 
         def follow(who: str, number: int) -> dict[str, object]:
             while True:
@@ -245,6 +267,172 @@ def run(work: Path, a: argparse.Namespace) -> None:
             proc.wait(30)
         except subprocess.TimeoutExpired:
             proc.kill()
+
+
+def settled_rss_kb(pid: int, limit: float = 20.0) -> int:
+    """The RSS once it has stopped moving (what is in flight has arrived): no change of
+    more than 256 KB over half a second, or after ``limit`` seconds."""
+    last = rss_kb(pid)
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        time.sleep(0.5)
+        now = rss_kb(pid)
+        if abs(now - last) <= 256:
+            return now
+        last = now
+    return last
+
+
+class Stall:
+    """The attacker's own relay between its DEALER and the server: it passes the
+    handshake, then (``hold()``) everything but the last bytes sent, so that the
+    server holds a message that never ends."""
+
+    def __init__(self, server: str) -> None:
+        host, port = server.removeprefix("tcp://").rsplit(":", 1)
+        self.server = (host, int(port))
+        self.listener = socket.create_server(("127.0.0.1", 0), backlog=1024)
+        self.endpoint = f"tcp://127.0.0.1:{self.listener.getsockname()[1]}"
+        self.holding = threading.Event()
+        self.socks: list[socket.socket] = []
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        with contextlib.suppress(OSError):
+            while True:
+                client, _ = self.listener.accept()
+                up = socket.create_connection(self.server)
+                self.socks += [client, up]
+                threading.Thread(target=self._pump, args=(client, up, True), daemon=True).start()
+                threading.Thread(target=self._pump, args=(up, client, False),
+                                 daemon=True).start()
+
+    def _pump(self, src: socket.socket, dst: socket.socket, outward: bool) -> None:
+        kept = b""
+        with contextlib.suppress(OSError):
+            while data := src.recv(65536):
+                if outward and self.holding.is_set():
+                    kept += data
+                    data, kept = kept[:-16], kept[-16:]
+                dst.sendall(data)
+        with contextlib.suppress(OSError):
+            dst.shutdown(socket.SHUT_RDWR)
+
+    def close(self) -> None:
+        self.listener.close()
+        for s in self.socks:
+            with contextlib.suppress(OSError):
+                s.close()
+
+
+#: The server with the door's budget off: what libzmq alone would keep.
+NO_DOOR = ("import sys, referee.league.remote as r; r.UNANSWERED = 1 << 62; "
+           "from referee.cli.main import main; sys.exit(main())")
+
+
+def attack(work: Path, a: argparse.Namespace) -> None:
+    """Part 3: a known author's N stalled connections, against the server and, side
+    by side, the server without its door's budget."""
+    work.mkdir()
+    keys = work / "keys"
+    referee("keys", "server", "--out", keys)
+    (keys / "bots").mkdir()
+    for n in ("alice", "bob"):
+        referee("keys", "new", n, "--out", keys / "authors")
+        (keys / "bots" / f"{n}.key").write_bytes((keys / "authors" / f"{n}.key").read_bytes())
+    servers = {}
+    for label, cmd in (("door", [str(Path(sys.executable).parent / "referee")]),
+                       ("libzmq alone", [sys.executable, "-c", NO_DOOR])):
+        cfg = work / f"{label[0]}.toml"
+        cfg.write_text('[league]\nname = "attack"\nseats = [2]\ndeals = 2\nseed = 1\n\n'
+                       "[server]\nrequests_per_hour = 1000000\nconnections = 1000\n"
+                       "connections_per_ip = 1000\n")
+        league = work / f"league-{label[0]}"
+        referee("league", "new", league, "--config", cfg)
+        proc = subprocess.Popen([*cmd, "league", "serve", str(league), "--listen",
+                                 "tcp://127.0.0.1:*", "--keys", str(keys / "bots"),
+                                 "--server-key", str(keys / "referee.key_secret")],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                                start_new_session=True)
+        assert proc.stderr is not None
+        m = re.search(r"accepting submissions on (tcp://\S+)", proc.stderr.readline())
+        assert m, proc.stderr.read()
+        threading.Thread(target=lambda p=proc: [None for _ in p.stderr or []],
+                         daemon=True).start()
+        servers[label] = (proc, m.group(1))
+    server_key = zmq.auth.load_certificate(keys / "referee.key")[0]
+    secret = zmq.auth.load_certificate(keys / "authors" / "alice.key_secret")[1]
+    assert secret is not None
+    frame = b"\x03" * CHUNK
+
+    def bob(endpoint: str) -> float:
+        t0 = time.monotonic()
+        r = request(endpoint, {"op": "status", "name": "bob"},
+                    key=str(keys / "authors" / "bob.key_secret"),
+                    server_key=str(keys / "referee.key"), timeout=120)
+        assert r.get("ok"), r
+        return time.monotonic() - t0
+
+    try:
+        for _, endpoint in servers.values():
+            bob(endpoint)
+        for label, (proc, endpoint) in servers.items():  # one after the other, same run
+            idle = rss_kb(proc.pid)
+            ctx: zmq.Context[zmq.Socket[bytes]] = zmq.Context()
+            stall = Stall(endpoint)
+            socks = []
+            t0 = time.monotonic()
+            for _ in range(a.attack):
+                s = ctx.socket(zmq.DEALER)
+                s.setsockopt(zmq.LINGER, 0)
+                s.setsockopt(zmq.SNDHWM, 0)
+                s.setsockopt(zmq.CURVE_SECRETKEY, secret)
+                s.setsockopt(zmq.CURVE_PUBLICKEY, zmq.curve_public(secret))
+                s.setsockopt(zmq.CURVE_SERVERKEY, server_key)
+                mon = s.get_monitor_socket(zmq.EVENT_HANDSHAKE_SUCCEEDED | zmq.EVENT_DISCONNECTED)
+                s.connect(stall.endpoint)
+                socks.append((s, mon))
+            for _, mon in socks:
+                assert mon.poll(120000) and recv_monitor_message(mon)["event"] == \
+                    zmq.EVENT_HANDSHAKE_SUCCEEDED
+            stall.holding.set()
+            for s, _ in socks:
+                s.send_multipart([b'{"op": "status", "name": "alice", "v": 2}', frame])
+            waited = bob(endpoint)
+            held = settled_rss_kb(proc.pid)
+            for s, _ in socks:
+                for _ in range(64):
+                    s.send(frame, zmq.SNDMORE)
+                s.send(b"")
+            # the door cuts them; libzmq alone keeps them: wait for either, a while
+            deadline = time.monotonic() + 30
+            cut = 0
+            for _, mon in socks:
+                if mon.poll(max(0, int((deadline - time.monotonic()) * 1000))):
+                    cut += recv_monitor_message(mon)["event"] == zmq.EVENT_DISCONNECTED
+            after = settled_rss_kb(proc.pid)
+            waited2 = bob(endpoint)
+            peak = rss_kb(proc.pid, "VmHWM")
+            print(f"{label}: {a.attack} connections of one known key: RSS idle "
+                  f"{idle / 1024:.1f} MB; each holding a {CHUNK // 1024} KB frame "
+                  f"{held / 1024:.1f} MB ({(held - idle) / a.attack:.0f} KB a connection), "
+                  f"another author answered in {waited * 1000:.0f} ms; then a never-ending "
+                  f"message of 64 x {CHUNK // 1024} KB each: {cut} of {a.attack} cut, RSS "
+                  f"{after / 1024:.1f} MB, peak {peak / 1024:.1f} MB, another author "
+                  f"answered in {waited2 * 1000:.0f} ms ({time.monotonic() - t0:.1f} s)")
+            for s, mon in socks:
+                s.disable_monitor()
+                mon.close(0)
+                s.close(0)
+            ctx.term()
+            stall.close()
+    finally:
+        for proc, _ in servers.values():
+            os.killpg(proc.pid, signal.SIGINT)
+            try:
+                proc.wait(30)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
 
 
 if __name__ == "__main__":

@@ -56,7 +56,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from referee.bots.policies import Bot, HeuristicBot, RandomBot, make_bot  # noqa: E402
 from referee.game import GameConfig  # noqa: E402
-from referee.play.runner import InProcessPlayer, run_game  # noqa: E402
+from referee.game.cards import parse_deck  # noqa: E402
+from referee.play.luck import RolloutValue, Value, game_luck  # noqa: E402
+from referee.play.runner import GameRecord, InProcessPlayer, run_game  # noqa: E402
 from referee.stats.sprt import PENTANOMIAL, Sprt, SprtState, elo_of_score  # noqa: E402
 from referee.tournament.config import BotSpec, TournamentConfig  # noqa: E402
 from referee.tournament.match import PAIRED_STREAM, MatchConfig, reduce_set, set_games  # noqa: E402
@@ -86,6 +88,20 @@ class Mix(Bot):
         return (self.h if self.rng.random() < self.p else self.r).decide(obs, legal)
 
 
+#: ``--rollouts R``: the value function of the luck-adjusted pools (default: the shipped one).
+LUCK_VALUE: Value | None = None
+
+
+def adjusted_of(rec: GameRecord) -> tuple[tuple[float, ...], ...] | None:
+    """The game's luck-adjusted scores, with ``LUCK_VALUE`` when set."""
+    if LUCK_VALUE is None:
+        return luck_of(rec)
+    r = rec.ended
+    return game_luck(rec.config, rec.seed, parse_deck(rec.deck), rec.first_player,
+                     [(int(d["seat"]), str(d["decision"])) for d in rec.decisions],
+                     r.places, r.points, LUCK_VALUE).adjusted_all()
+
+
 class Table:
     """In-process players by name, and one game played through ``run_game``."""
 
@@ -105,7 +121,7 @@ class Table:
         return GameOutcome(index=index, game_id=f"g{index}", deal=deal, deal_seed=deal_seed,
                            seats=tuple(seats), places=r.places, points=r.points, how=r.how,
                            turns=r.turns, faults=tuple(rec.faults),
-                           adjusted=luck_of(rec) if self.luck else None)
+                           adjusted=adjusted_of(rec) if self.luck else None)
 
 
 def match_config(k: int, seed: int) -> MatchConfig:
@@ -286,6 +302,9 @@ def main() -> int:
     ap.add_argument("--luck", type=int, default=0, metavar="SETS",
                     help="only the luck-adjusted comparison: SETS paired sets per table "
                     "size, scored raw and adjusted, and the mean games to a decision of each")
+    ap.add_argument("--rollouts", type=int, default=0, metavar="R",
+                    help="--luck with the rollout value function (referee.play.luck."
+                    "RolloutValue, R rollouts once the draw pile is empty)")
     ap.add_argument("--pair", choices=["mix", "det"], default="det",
                     help="--luck's NEW and OLD: the mixtures, or heuristic against lowest")
     ap.add_argument("--no-extremes", action="store_true",
@@ -293,6 +312,9 @@ def main() -> int:
                     "needed (referee match keeps them: see referee/stats/sprt.py)")
     args = ap.parse_args()
     P_NEW = args.p_new
+    global LUCK_VALUE
+    if args.rollouts:
+        LUCK_VALUE = RolloutValue(rollouts=args.rollouts)
     ok = True
     if args.luck:
         for k in args.seats:

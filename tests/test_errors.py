@@ -32,6 +32,7 @@ LEAVES = [
     ("referee.players.remote_seats", "RemoteBotError", UsageError),
     ("referee.players.sandbox", "FenceError", UsageError),
     ("referee.league.run", "LeagueError", UsageError),
+    ("referee.league.door", "DoorError", UsageError),
     ("referee.play.replay", "RecordError", InputError),
     ("referee.play.series", "DeckFileError", InputError),
     ("referee.transport.zmq.keys", "KeyFileError", InputError),

@@ -19,7 +19,7 @@ from ..league.browse import game_view, overview, verify_league
 from ..league.browse import games as list_games
 from ..league.browse import show as show_entry
 from ..league.config import load_league_config
-from ..league.remote import DEFAULT_SUBMIT_LISTEN, Server, pack, request
+from ..league.remote import DEFAULT_SUBMIT_LISTEN, Server, pack, request, upload
 from ..league.run import (
     LeagueRunSummary,
     league_config,
@@ -195,8 +195,8 @@ def run_cmd(league_dir: str, jobs: int | None, watch: bool, quiet: bool,
 @click.option("--wide", is_flag=True, help="Every column (default: what fits the terminal, "
               "fault columns only for faults that happened).")
 @click.option("--scores", type=click.Choice(SCORE_KINDS), default="adjusted", show_default=True,
-              help="Rank by the luck-adjusted score or by the raw average place (the raw "
-                   "figures are shown either way).")
+              help="Rank by the luck-adjusted score or by the raw average place, and fit "
+                   "the rating to the same scores (the raw figures are shown either way).")
 def standings_cmd(league_dir: str, history: bool, seats: int | None, fmt: str,
                   wide: bool, scores: str) -> None:
     """The standings of the active entries over the games among them, one table per
@@ -319,13 +319,17 @@ def verify_cmd(league_dir: str) -> None:
 @click.option("--play", is_flag=True, help="Also play the games, as 'league run --watch'.")
 @click.option("--jobs", "-j", type=click.IntRange(min=1), default=None,
               help="With --play: worker processes.")
+@click.option("--refusal-window", type=click.FloatRange(min=0.1), default=60.0, hidden=True,
+              help="Seconds over which refused unknown keys are summed up in one log line "
+                   "(a minute; the tests shorten it).")
 def serve_cmd(league_dir: str, listen: str, keys_dir: str | None, server_key: str | None,
-              play: bool, jobs: int | None) -> None:
+              play: bool, jobs: int | None, refusal_window: float) -> None:
     """Accept bots submitted from other machines ('referee submit --to ...'), each
     checked in the sandbox as a local submission is; with --play, also play."""
     where = Path(league_dir).resolve()
     server = Server(where, listen, keys_dir, server_key,
-                    on_line=lambda text: click.echo(text, err=True), replay=author_game_html)
+                    on_line=lambda text: click.echo(text, err=True),
+                    refusal_window=refusal_window, replay=author_game_html)
     click.echo(f"accepting submissions on {server.endpoint}"
                + (" (CURVE: authors' keys from " + str(keys_dir) + ")" if keys_dir else
                   " (no keys: loopback only)")
@@ -402,9 +406,8 @@ def submit_remote(path: str | None, endpoint: str, key: str | None, server_key: 
         if path is None or command is None:
             _fail("give the bot's folder and --command (or --status)")
         words = split_command(command)
-        reply = request(endpoint, {"op": "submit", "name": name, "command": words,
-                                   "transport": transport}, pack(Path(path)), key=key,
-                        server_key=server_key, timeout=timeout)
+        reply = upload(endpoint, name, words, transport, pack(Path(path)), key=key,
+                       server_key=server_key, timeout=timeout)
         if wait and reply.get("ok"):
             click.echo(reply.get("text", ""))
             number = reply["ticket"]["number"]

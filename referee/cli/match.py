@@ -20,8 +20,10 @@ from ..game import GameConfig
 from ..game.cards import DECKS
 from ..game.seeds import MAX_SEED
 from ..play.runner import FaultPolicy, TimeControl
-from ..players.botspec import BotSpec, parse_specs
+from ..players.botspec import NAMING, BotSpec, parse_specs
+from ..players.factory import hello_names
 from ..players.sandbox import MODES as SANDBOX_MODES
+from ..players.sandbox import SandboxConfig, SandboxError, resolve
 from ..stats.sprt import Sprt
 from ..tournament.config import RemoteSettings, TournamentConfig, load_config
 from ..tournament.driver import choose_executor, entered
@@ -133,6 +135,10 @@ def _slug(text: str) -> str:
               show_default=True,
               help="The set scores the test reads: luck-adjusted (each game's shares less "
                    "the luck of the cards drawn and turned; unbiased, less variance) or raw.")
+@click.option("--names", "naming", type=click.Choice(NAMING), default="spec", show_default=True,
+              help="How NEW, OLD and the field's command-line bots are named: spec (NAME=, "
+                   "else the program's name) or hello (the name each gives in its hello, as "
+                   "in 'referee play --names hello'); a --config file's bots keep theirs.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON only.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress line.")
 def match(new: str, old: str, field_bots: tuple[str, ...], seats: int | None,
@@ -142,7 +148,8 @@ def match(new: str, old: str, field_bots: tuple[str, ...], seats: int | None,
           move_time: float | None, bank: float | None, fault_mode: str | None,
           strikes: int | None, jobs: int | None, output: str | None, config_file: str | None,
           executor_kind: str | None, scheduler: str | None, concurrency: int | None,
-          sandbox_mode: str | None, scores: str, as_json: bool, quiet: bool) -> None:
+          sandbox_mode: str | None, scores: str, naming: str, as_json: bool,
+          quiet: bool) -> None:
     if sprt_text is not None and games is not None:
         raise MatchCliError("give --sprt or --games, not both: an SPRT decides when to stop")
     try:
@@ -151,7 +158,8 @@ def match(new: str, old: str, field_bots: tuple[str, ...], seats: int | None,
         raise MatchCliError(f"--sprt: {e}") from None
     mc = _config(new, old, field_bots, seats, test, games, max_sets, seating, seed,
                  variant_opts, colours, deck_name, turn_limit, startup, move_time, bank,
-                 fault_mode, strikes, jobs, output, config_file)
+                 fault_mode, strikes, jobs, output, config_file,
+                 naming=naming, sandbox_mode=sandbox_mode)
     mc = dataclasses.replace(mc, scores="raw" if scores == "raw" else "adjusted")
     t = mc.tournament
     out = t.output_dir
@@ -180,13 +188,30 @@ def match(new: str, old: str, field_bots: tuple[str, ...], seats: int | None,
         sys.exit(1)
 
 
+def _hello_named(bots: list[BotSpec], kept: set[str], base: TournamentConfig | None,
+                 sandbox_mode: str | None) -> list[BotSpec]:
+    """``--names hello``: the command line's bots named from their hellos, each
+    started once for it in the sandbox the match's games use (a --config file's bots
+    keep the names the file gives them)."""
+    sb = base.sandbox if base else SandboxConfig()
+    try:
+        sandbox = resolve(dataclasses.replace(sb, mode=sandbox_mode) if sandbox_mode else sb)
+    except SandboxError as e:
+        raise MatchCliError(str(e)) from None
+    eligible = [dataclasses.replace(b, named=True) if b.name in kept else b for b in bots]
+    names = hello_names(eligible, time_control=base.time if base else TimeControl(),
+                        sandbox=sandbox, base_dir=base.base_dir if base else None)
+    return [dataclasses.replace(b, name=n) for b, n in zip(bots, names, strict=True)]
+
+
 def _config(new: str, old: str, field_bots: tuple[str, ...], seats: int | None,
             test: Sprt | None, games: int | None, max_sets: int, seating: str | None,
             seed: int | None, variant_opts: tuple[str, ...], colours: int | None,
             deck_name: str | None, turn_limit: int | None, startup: float | None,
             move_time: float | None, bank: float | None, fault_mode: str | None,
             strikes: int | None, jobs: int | None, output: str | None,
-            config_file: str | None) -> MatchConfig:
+            config_file: str | None, *, naming: str = "spec",
+            sandbox_mode: str | None = None) -> MatchConfig:
     base: TournamentConfig | None = None
     if config_file:
         base = load_config(config_file)
@@ -201,6 +226,8 @@ def _config(new: str, old: str, field_bots: tuple[str, ...], seats: int | None,
             raise MatchCliError(f"two bots are named {b.name!r}: NEW, OLD and the field's bots "
                                 "must be different entries (name a copy with NAME=SPEC)")
         bots.append(b)
+    if naming == "hello":
+        bots = _hello_named(bots, set(known), base, sandbox_mode)
     names = [b.name for b in bots]
     k = seats or (base.seats if base else 2)
     variants = _variants(variant_opts) if variant_opts else None

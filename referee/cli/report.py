@@ -17,8 +17,8 @@ from ..report.site import ReportError, write_site
 @click.option("--no-games", is_flag=True, help="Skip the replay viewer pages (faster).")
 @click.option("--scores", type=click.Choice(["adjusted", "raw"]), default="adjusted",
               show_default=True,
-              help="Rank by the luck-adjusted score or by the raw average place (both are "
-                   "shown).")
+              help="Rank by the luck-adjusted score or by the raw average place, and fit "
+                   "the rating to the same scores (both scores are shown).")
 def report(folder: str, out: str | None, no_games: bool, scores: str) -> None:
     """Write the results in DIR (a tournament's, match's or league's folder) as a
     static site: standings, charts, a page per bot and a replay viewer per game (a

@@ -24,8 +24,11 @@ from tabulate import tabulate
 from ..errors import StorageError
 from ..game import VARIANTS
 from ..game.seeds import MAX_SEED
-from ..players.botspec import parse_specs
+from ..play.runner import TimeControl
+from ..players.botspec import NAMING, parse_specs
+from ..players.factory import hello_names
 from ..players.sandbox import MODES as SANDBOX_MODES
+from ..players.sandbox import SandboxConfig, SandboxError, resolve
 from ..report.site import ReportError, write_site
 from ..tournament import verify as verify_mod
 from ..tournament.config import (
@@ -260,11 +263,22 @@ limits and environments) write a file: 'referee tournament init FILE'.
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="plain", show_default=True,
               help="Format of the standings.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress display.")
+@click.option("--names", "naming", type=click.Choice(NAMING), default="spec", show_default=True,
+              help="How bots are named: spec (NAME=, else the program's name) or hello (the "
+                   "name each bot gives in its hello, as in 'referee play --names hello').")
 def quick(bots: tuple[str, ...], seats: int, deals: int, seating: str, seed: int | None,
           variant_opts: tuple[str, ...], startup: float, move_time: float, bank: float,
           fault_mode: str, strikes: int, stop_after: int, jobs: int | None,
-          output: str | None, fmt: str, quiet: bool) -> None:
+          output: str | None, fmt: str, quiet: bool, naming: str) -> None:
     specs = parse_specs(list(bots))
+    if naming == "hello":
+        # started once each, in the sandbox the games use, for its hello
+        try:  # a quick tournament's sandbox: the default (auto)
+            names = hello_names(specs, time_control=TimeControl(startup, move_time, bank),
+                                sandbox=resolve(SandboxConfig()))
+        except SandboxError as e:
+            _fail(str(e))
+        specs = [dataclasses.replace(s, name=n) for s, n in zip(specs, names, strict=True)]
     entries: list[dict[str, Any]] = []
     for s in specs:
         if s.kind == "builtin":
@@ -389,7 +403,8 @@ def init(file: str, force: bool) -> None:
 @click.option("--scores", type=click.Choice(SCORE_KINDS), default="adjusted", show_default=True,
               help="Rank by the luck-adjusted score (the share of opponents beaten less the "
                    "luck of the cards drawn and turned: unbiased, less variance) or by the "
-                   "raw average place; the raw figures are shown either way.")
+                   "raw average place; the rating is fitted to the same scores (adjusted "
+                   "shares, or finishing orders); the raw figures are shown either way.")
 def standings(where: str, fmt: str, wide: bool, faults_view: bool, scores: str) -> None:
     """Standings of the tournament in the folder WHERE (or of the configuration file
     WHERE); works while the tournament runs.

@@ -126,3 +126,45 @@ def with_down(game: Game, seat: int, slot: int, card: Card) -> Game:
     g.draw_pile[i] = old
     g.down[seat][slot] = card
     return g
+
+
+def with_drawn(game: Game, seat: int, card: Card, alt: Card) -> Game:
+    """A copy of ``game`` in which ``seat`` drew ``alt`` (an unseen card) instead of
+    ``card`` (a card in its hand): ``alt`` in the hand, and ``card`` where ``alt`` lay
+    (the draw pile or a 3DOWN slot) -- the state an alternative outcome of that draw
+    would have led to."""
+    g = game.copy()
+    g._legal = None
+    hand = g.hands[seat]
+    lst = hand[KIND[card]]
+    lst.remove(card)
+    if not lst:
+        del hand[KIND[card]]
+    g.hand_count[seat] -= 1
+    g._take(seat, [alt])
+    for slots in g.down:
+        for i, c in enumerate(slots):
+            if c == alt:
+                slots[i] = card
+                return g
+    g.draw_pile[g.draw_pile.index(alt)] = card
+    return g
+
+
+def reshuffled(game: Game, order: Sequence[Card]) -> Game:
+    """A copy of ``game`` (without its event log) in which the unseen cards
+    (``unseen``: the draw pile, then the 3DOWN slots still face down, seat by seat)
+    are ``order``, dealt into those places in that order."""
+    events = game.events
+    game.events = []
+    try:
+        g = game.copy()
+    finally:
+        game.events = events
+    it = iter(order)
+    g.draw_pile = [next(it) for _ in g.draw_pile]
+    for slots in g.down:
+        for i, c in enumerate(slots):
+            if c is not None:
+                slots[i] = next(it)
+    return g

@@ -37,7 +37,7 @@ from ..tournament.config import seatings_per_deal
 from ..tournament.outcome import GameOutcome
 from ..tournament.standings import place_points
 from .config import LeagueConfig
-from .schedule import LeagueGame, apart, keyed, lineup_games, name_of
+from .schedule import LeagueGame, apart, deck_idents, keyed, lineup_games, name_of
 from .store import Entry, LeagueStore, Planned
 
 #: Sets each entry plays before the choice is by usefulness (lineups drawn at random).
@@ -127,7 +127,7 @@ def next_games(store: LeagueStore, config: LeagueConfig) -> list[LeagueGame]:
     planned = store.planned()
     outcomes = {o.index: o for o in store.outcomes()}
     by_id = {e.id: e for e in active}
-    idents = {e.id: e.ident for e in active}
+    idents = deck_idents((e.id, e.ident) for e in store.entries())  # a repeat: its own decks
     secret = store.secret()
     left = [p for k in config.seats for p in field_planned(planned, active, k)
             if p.idx not in outcomes]

@@ -17,7 +17,8 @@ File layout (all sections optional)::
     [sandbox]      mode, memory_mb, processes, scratch_mb, read_only, interpreters
     [limits]       max_bytes, max_files, max_file_bytes, max_depth  (each submission)
     [server]       in_flight, submissions_per_hour, requests_per_hour, queue,
-                   check_seconds                           (``league serve``)
+                   check_seconds, upload_seconds, connections,
+                   connections_per_ip                      (``league serve``)
 """
 
 from __future__ import annotations
@@ -60,7 +61,7 @@ DEFAULT_MIN_SHARE = 0.25
 DEFAULT_FAULT_ALERT = 10.0  # percent of an entry's games
 _LIMIT_KEYS = ("max_bytes", "max_files", "max_file_bytes", "max_depth")
 _SERVER_KEYS = ("in_flight", "submissions_per_hour", "requests_per_hour", "queue",
-                "check_seconds")
+                "check_seconds", "upload_seconds", "connections", "connections_per_ip")
 
 
 class LeagueConfigError(ConfigError, ValueError):
@@ -87,18 +88,25 @@ class Limits:
 class ServerLimits:
     """What ``league serve`` lets one author (one key) cost: submissions queued or
     under check at once, submissions and requests per hour, submissions queued in
-    all, and the wall-clock budget of one submission's check."""
+    all, the wall-clock budget of one submission's check, how long an upload may
+    sit idle before it is dropped, and the connections open at once (in all, and
+    from one IP address)."""
 
     in_flight: int = 2
     submissions_per_hour: int = 20
     requests_per_hour: int = 1200
     queue: int = 50
     check_seconds: int = 600
+    upload_seconds: int = 60
+    connections: int = 200
+    connections_per_ip: int = 32
 
     def to_dict(self) -> JsonObject:
         return {"in_flight": self.in_flight, "submissions_per_hour": self.submissions_per_hour,
                 "requests_per_hour": self.requests_per_hour, "queue": self.queue,
-                "check_seconds": self.check_seconds}
+                "check_seconds": self.check_seconds, "upload_seconds": self.upload_seconds,
+                "connections": self.connections,
+                "connections_per_ip": self.connections_per_ip}
 
 
 @dataclass(frozen=True)
@@ -306,7 +314,10 @@ def parse_league_config(raw: dict[str, Any], *, base_dir: str = ".", source: str
             submissions_per_hour=srv.whole("submissions_per_hour", ds.submissions_per_hour, 1),
             requests_per_hour=srv.whole("requests_per_hour", ds.requests_per_hour, 1),
             queue=srv.whole("queue", ds.queue, 1),
-            check_seconds=srv.whole("check_seconds", ds.check_seconds, 1))
+            check_seconds=srv.whole("check_seconds", ds.check_seconds, 1),
+            upload_seconds=srv.whole("upload_seconds", ds.upload_seconds, 1),
+            connections=srv.whole("connections", ds.connections, 1),
+            connections_per_ip=srv.whole("connections_per_ip", ds.connections_per_ip, 1))
         # The shared tables, checked by the tournament's own reader (with a stand-in
         # field: a league's bots arrive later).
         stand_in = {k: v for k, v in raw.items() if k in ("rules", "time", "faults", "sandbox")}

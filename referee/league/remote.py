@@ -46,11 +46,15 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import hashlib
 import io
 import itertools
 import json
 import os
 import re
+import resource
+import secrets
+import shutil
 import signal
 import subprocess
 import sys
@@ -58,10 +62,10 @@ import tarfile
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import zmq
 import zmq.auth
@@ -70,14 +74,17 @@ from zmq.utils import z85
 from zmq.utils.monitor import recv_monitor_message
 
 from ..errors import ExecutionError
+from ..text.quoting import printable
+from ..tournament.outcome import GameOutcome as Outcome
 from ..tournament.standings import Standings
 from ..transport.zmq.keys import KeyFileError, load_allowed_keys, load_public_key, load_secret_key
 from ..transport.zmq.router import is_loopback
 from .browse import games as list_games
 from .browse import stderr_of
 from .config import Limits, ServerLimits
+from .door import REPLY_MIN, Door, DoorError, tcp_address
 from .run import config_of, standings
-from .schedule import name_of
+from .schedule import keyed, name_of
 from .store import LeagueStore
 
 #: The host's pid in a stderr log's start line: not an author's business.
@@ -100,8 +107,22 @@ _ABSOLUTE_PATH = re.compile(r"(?<![\w.~:/-])/(?!bot(?:/|\b))[^\s'\"`,;)\]]+")
 
 ZAP_DOMAIN = "updown-league"
 DEFAULT_SUBMIT_LISTEN = "tcp://127.0.0.1:5556"
+#: The version of the remote submission protocol this module speaks (leagues/README.md,
+#: "The remote protocol"): 2 uploads a bot in chunks; 1 sent it in one frame.
+PROTOCOL = 2
 #: The biggest request header (JSON) decoded.
 MAX_HEADER = 16 << 10
+#: The most of an upload one request carries.
+CHUNK = 64 << 10
+#: The biggest frame the server takes (ZMQ_MAXMSGSIZE): a header or a chunk.
+MAX_FRAME = CHUNK + 1024
+#: What a connection may send that the server has not answered yet (the door cuts it
+#: past this): two requests of the largest kind, with their envelopes.
+UNANSWERED = 2 * (MAX_HEADER + MAX_FRAME + 1024)
+#: Unanswered complete messages libzmq keeps per connection.
+RCVHWM = 2
+#: How long a connection may take over its handshake (ms).
+HANDSHAKE_MS = 3000
 HOUR = 3600.0
 DONE = ("accepted", "refused", "failed")
 
@@ -137,9 +158,63 @@ class _Allowed(zmq.auth.thread.ThreadAuthenticator):
         return self.owners[z85.encode(client_public_key)]
 
 
+class RefusalLog:
+    """The log lines of handshakes refused for unknown keys, bounded: in each
+    ``window`` (a minute), the first ``shown`` fresh keys a line each, then one
+    summary when the window ends ("refused N handshakes from M unknown keys in the
+    last minute"); a flood of fresh keys is a few lines a minute, never a log flood.
+    Thread-safe: the ZAP handler's thread refuses, the request loop ticks."""
+
+    SHOWN = 5
+    KEYS_COUNTED = 100_000  # distinct keys remembered per window; past it, "at least"
+
+    def __init__(self, on_line: Callable[[str], None], window: float = 60.0) -> None:
+        self.on_line = on_line
+        self.window = window
+        self._lock = threading.Lock()
+        self._start: float | None = None
+        self._handshakes = 0
+        self._keys: set[bytes] = set()
+        self._shown = 0
+
+    def refused(self, key: bytes, now: float | None = None) -> None:
+        now = time.monotonic() if now is None else now
+        self.tick(now)
+        with self._lock:
+            if self._start is None:
+                self._start = now
+            self._handshakes += 1
+            fresh = key not in self._keys
+            if fresh and len(self._keys) < self.KEYS_COUNTED:
+                self._keys.add(key)
+            show = fresh and self._shown < self.SHOWN
+            if show:
+                self._shown += 1
+        if show:
+            said = printable(key.decode("ascii", "replace")[:40])
+            self.on_line(f"refused a connection: key {said} is no author's"
+                         + (" (more this minute are counted, not each logged)"
+                            if self._shown == self.SHOWN else ""))
+
+    def tick(self, now: float | None = None) -> None:
+        """At the end of a window: its summary, if it refused more than it logged."""
+        now = time.monotonic() if now is None else now
+        with self._lock:
+            if self._start is None or now - self._start < self.window:
+                return
+            handshakes, keys, shown = self._handshakes, len(self._keys), self._shown
+            self._start, self._handshakes, self._keys, self._shown = None, 0, set(), 0
+        if handshakes > shown:
+            many = "at least " if keys >= self.KEYS_COUNTED else ""
+            span = "minute" if self.window == 60 else f"{self.window:g} s"
+            self.on_line(f"refused {handshakes} handshakes from {many}{keys} unknown keys "
+                         f"in the last {span} (the first {shown} logged above)")
+
+
 @dataclass
 class Ticket:
-    number: int
+    number: int  # the author's own: their 1st, 2nd... submission to this server
+    serial: int  # the league's (the organiser's log and files): never shown to authors
     name: str
     command: list[str]
     transport: str
@@ -150,6 +225,11 @@ class Ticket:
     started: float | None = None
     text: str = ""
     version: int | None = None
+
+    @property
+    def label(self) -> str:
+        """How the organiser's log names it: the league's number and the author's."""
+        return f"#{self.serial} ({self.name}'s #{self.number})"
 
     def line(self, ahead: int | None = None) -> str:
         if self.state == "queued":
@@ -168,7 +248,33 @@ class Ticket:
 
 
 @dataclass
+class _Upload:
+    """A bot being uploaded in chunks, straight to a file in the league's staging
+    folder (never held in memory)."""
+
+    token: str
+    path: Path
+    file: BinaryIO
+    size: int
+    sha256: str
+    command: list[str]
+    transport: str
+    received: int = 0
+    hasher: Any = field(default_factory=hashlib.sha256)
+    touched: float = field(default_factory=time.monotonic)
+
+    def drop(self) -> None:
+        with contextlib.suppress(OSError):
+            self.file.close()
+        with contextlib.suppress(OSError):
+            self.path.unlink()
+
+
+@dataclass
 class _Author:
+    upload: _Upload | None = None
+    expired: bool = False  # their last upload was dropped for sitting idle
+    numbers: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
     requests: collections.deque[float] = field(default_factory=collections.deque)
     submissions: collections.deque[float] = field(default_factory=collections.deque)
     tickets: list[Ticket] = field(default_factory=list)
@@ -190,6 +296,8 @@ class Server:
     keys_dir: str | None = None
     server_secret: str | None = None
     on_line: Callable[[str], None] = lambda text: None
+    #: How often the refused handshakes of unknown keys are summed up in the log.
+    refusal_window: float = 60.0
     #: Draws an author's game as a page (``submit --status --game ID --html``):
     #: (record, the seats whose view to show or None for every card, scrub) -> HTML.
     #: Given by the command line (``referee.report``); None: no pages.
@@ -220,57 +328,76 @@ class Server:
             store.close()
         self.limits: ServerLimits = config.server
         self.max_message = upload_limit(config.limits)
+        self.max_bytes = config.limits.max_bytes
         self.incoming = self.league_dir / "entries"
         self.incoming.mkdir(parents=True, exist_ok=True)
+        for stale in self.incoming.glob(".upload-*"):  # a server killed mid-upload left it
+            with contextlib.suppress(OSError):
+                stale.unlink()
         self.log_dir = self.league_dir / "checks"
         self.log_dir.mkdir(parents=True, exist_ok=True)
         self.authors: dict[str, _Author] = {}
-        self.numbers = itertools.count(1)
+        self.serials = itertools.count(1)
         self._lock = threading.Condition()
         self._queue: list[Ticket] = []
         self._last_served: dict[str, float] = {}
-        self._refused_keys: set[bytes] = set()
+        self.refusals = RefusalLog(self.on_line, self.refusal_window)
         self._standings = StandingsCache()
         self._check: subprocess.Popen[bytes] | None = None
         self.ctx = zmq.Context()
         self.auth: _Allowed | None = None
         self.sock = self.ctx.socket(zmq.ROUTER)
         self.sock.setsockopt(zmq.LINGER, 1000)
-        self.sock.setsockopt(zmq.MAXMSGSIZE, self.max_message)
-        self.sock.setsockopt(zmq.RCVHWM, 8)
+        # A frame is a header or a chunk of an upload, never a whole bot: what one
+        # connection may hold in the server is small (the door bounds its frames).
+        self.sock.setsockopt(zmq.MAXMSGSIZE, MAX_FRAME)
+        self.sock.setsockopt(zmq.RCVHWM, RCVHWM)
         # Replies an author does not read are dropped past a few per connection:
         # never queued without bound in the server's memory.
         self.sock.setsockopt(zmq.SNDHWM, REPLIES_QUEUED)
-        self.sock.setsockopt(zmq.HANDSHAKE_IVL, 5000)
+        self.sock.setsockopt(zmq.HANDSHAKE_IVL, HANDSHAKE_MS)
         self.sock.setsockopt(zmq.ROUTER_MANDATORY, 0)
         if secret is not None:
             assert self.owners is not None
-            self.auth = _Allowed(self.ctx, self.owners, self._refused_key)
+            self.auth = _Allowed(self.ctx, self.owners, self.refusals.refused)
             self.auth.start()
             self.auth.configure_curve_callback(ZAP_DOMAIN, self.auth)
             self.sock.setsockopt(zmq.CURVE_SERVER, 1)
             self.sock.setsockopt(zmq.CURVE_SECRETKEY, secret)
             self.sock.setsockopt(zmq.CURVE_PUBLICKEY, zmq.curve_public(secret))
             self.sock.setsockopt(zmq.ZAP_DOMAIN, ZAP_DOMAIN.encode())
+        self.door: Door | None = None
+        self._private: str | None = None
         try:
-            self.sock.bind(self.listen)
-        except zmq.ZMQError as e:
+            if tcp_address(self.listen) is None:  # ipc://, inproc://: local already
+                self.sock.bind(self.listen)
+                self.endpoint = self.sock.getsockopt_string(zmq.LAST_ENDPOINT)
+            else:
+                # TCP goes through the door; the socket listens where only it can reach
+                self._private = tempfile.mkdtemp(prefix="referee-door-")
+                inner = os.path.join(self._private, "door")
+                self.sock.bind(f"ipc://{inner}")
+                self.door = Door(self.listen, inner,
+                                 connections=_enough_descriptors(self.limits.connections,
+                                                                 self.on_line),
+                                 per_ip=self.limits.connections_per_ip, budget=UNANSWERED,
+                                 on_line=self.on_line, window=self.refusal_window)
+                self.endpoint = self.door.endpoint
+        except (zmq.ZMQError, OSError, DoorError) as e:
             self.close()
             raise RemoteError(f"cannot listen on {self.listen}: {e}") from None
-        self.endpoint = self.sock.getsockopt_string(zmq.LAST_ENDPOINT)
+        if self.door is not None:
+            self.door.start()
         self._stop = threading.Event()
         self._checker = threading.Thread(target=self._check_loop, name="league-checks",
                                          daemon=True)
         self._checker.start()
 
-    def _refused_key(self, key: bytes) -> None:
-        if key not in self._refused_keys and len(self._refused_keys) < 1000:
-            self._refused_keys.add(key)  # said once per key: a flood is not a log flood
-            self.on_line(f"refused a connection: key {key.decode('ascii', 'replace')} is no "
-                         "author's")
-
     def close(self) -> None:
         self._stop.set()
+        if getattr(self, "door", None) is not None:
+            assert self.door is not None
+            self.door.close()
         with self._lock:
             self._lock.notify_all()
             check = self._check
@@ -285,6 +412,12 @@ class Server:
         for t in self._queue:
             with contextlib.suppress(OSError):
                 t.upload.unlink()
+        for a in self.authors.values():
+            if a.upload is not None:
+                a.upload.drop()
+        if getattr(self, "_private", None):
+            assert self._private is not None
+            shutil.rmtree(self._private, ignore_errors=True)
 
     def stop(self) -> None:
         self._stop.set()
@@ -306,7 +439,10 @@ class Server:
         poller = zmq.Poller()
         poller.register(self.sock, zmq.POLLIN)
         while not self._stop.is_set():
-            if not poller.poll(200):
+            ready = poller.poll(200)
+            self.refusals.tick()
+            self._expire_uploads()
+            if not ready:
                 continue  # look at _stop again
             frames = self.sock.recv_multipart(copy=False)
             ident = frames[0].bytes
@@ -320,7 +456,10 @@ class Server:
                 reply["error"] = self.public(str(reply.get("error")))
             if "text" in reply:
                 reply["text"] = self.public(str(reply["text"]))
-            self.sock.send_multipart([ident, json.dumps(reply).encode()])
+            reply["v"] = PROTOCOL
+            # Every reply is at least REPLY_MIN bytes: the door tells replies from the
+            # server's other frames by their size (door.py).
+            self.sock.send_multipart([ident, json.dumps(reply).encode().ljust(REPLY_MIN)])
 
     def handle(self, frames: list[zmq.Frame]) -> dict[str, Any]:
         # Who is asking, before anything of the request is decoded.
@@ -336,14 +475,12 @@ class Server:
             return {"ok": False, "error": "not a submission request (a JSON header, then "
                                           "the bot): use 'referee submit'"}
         now = time.monotonic()
-        if owner is not None:
-            author = self.authors.setdefault(owner, _Author())
-            if _within_hour(author.requests, now) >= self.limits.requests_per_hour:
-                return self._over(owner, author.requests, now, "requests",
-                                  self.limits.requests_per_hour, "requests_per_hour")
-            author.requests.append(now)
+        author = None if owner is None else self.authors.setdefault(owner, _Author())
+        if author is not None and author.upload is None and self._over_requests(author, now):
+            return self._over(str(owner), author.requests, now, "requests",
+                              self.limits.requests_per_hour, "requests_per_hour")
         try:
-            header = json.loads(frames[0].bytes)
+            header = json.loads(frames[0].bytes)  # at most MAX_HEADER bytes
             assert isinstance(header, dict)
         except (ValueError, AssertionError):
             return {"ok": False, "error": "not a submission request (a JSON header, then "
@@ -355,21 +492,43 @@ class Server:
             self.on_line(f"refused {owner}'s request to act as {name!r}")
             return {"ok": False, "error": f"your key is {owner}'s: it submits and reads "
                     f"only as {owner!r}, not {name!r}"}
-        if owner is None:  # no keys (loopback): limited per name
+        if author is None:  # no keys (loopback): limited per name
             author = self.authors.setdefault(name, _Author())
-            if _within_hour(author.requests, now) >= self.limits.requests_per_hour:
+            if author.upload is None and self._over_requests(author, now):
                 return self._over(name, author.requests, now, "requests",
                                   self.limits.requests_per_hour, "requests_per_hour")
-            author.requests.append(now)
         op = header.get("op")
-        if op == "submit":
-            return self.do_submit(name, author, header, frames[1] if len(frames) > 1 else None)
+        version = header.get("v", 1)
+        if version != PROTOCOL and not (version == 1 and op == "status"):
+            author.requests.append(now)
+            said = str(version)[:20] if isinstance(version, int) else "an unknown version"
+            return {"ok": False, "error": (
+                f"this league speaks version {PROTOCOL} of the remote submission protocol "
+                f"(bots uploaded in chunks); your client speaks version {said}: update "
+                "updown-referee ('referee submit' of version 2 of the protocol or later)")}
+        data = frames[1] if len(frames) > 1 else None
+        if op == "chunk":
+            reply = self.do_chunk(name, author, header, data, now)
+            if not reply.get("ok"):  # a chunk that is taken costs no request; others do
+                author.requests.append(now)
+            return reply
+        if author.upload is not None and self._over_requests(author, now):
+            return self._over(name, author.requests, now, "requests",
+                              self.limits.requests_per_hour, "requests_per_hour")
+        author.requests.append(now)
+        if op == "begin":
+            return self.do_begin(name, author, header, now)
+        if op == "commit":
+            return self.do_commit(name, author, header)
         if op == "status":
             return self.do_status(name, author, header)
         if op == "replay":
             return self.do_replay(name, header)
-        return {"ok": False, "error": f"unknown request {str(op)[:40]!r}: submit, status "
-                                     "or replay"}
+        return {"ok": False, "error": f"unknown request {str(op)[:40]!r}: begin, chunk, "
+                                      "commit, status or replay"}
+
+    def _over_requests(self, author: _Author, now: float) -> bool:
+        return _within_hour(author.requests, now) >= self.limits.requests_per_hour
 
     def _over(self, name: str, times: collections.deque[float], now: float, what: str,
               limit: int, key: str) -> dict[str, Any]:
@@ -377,17 +536,8 @@ class Server:
         return {"ok": False, "error": f"{name} has sent {limit} {what} in the last hour, the "
                 f"league's limit ([server] {key}): try again in {wait} s"}
 
-    def do_submit(self, name: str, author: _Author, header: dict[str, Any],
-                  payload: zmq.Frame | None) -> dict[str, Any]:
-        command = header.get("command")
-        transport = header.get("transport", "stdio")
-        if not (isinstance(command, list) and command and all(isinstance(w, str) for w in command)):
-            return {"ok": False, "error": "the request has no command (a list of words)"}
-        if transport not in ("stdio", "zmq"):
-            return {"ok": False, "error": f"transport must be stdio or zmq, not {transport!r}"}
-        if payload is None or not len(payload):
-            return {"ok": False, "error": "the request holds no bot (a .tar.gz of its folder)"}
-        now = time.monotonic()
+    def _room(self, name: str, author: _Author, now: float) -> dict[str, Any] | None:
+        """Why ``name`` may not submit now (an error reply), or None."""
         with self._lock:
             if author.in_flight() >= self.limits.in_flight:
                 return {"ok": False, "error": f"{name} has {author.in_flight()} submissions "
@@ -399,20 +549,136 @@ class Server:
             if len(self._queue) >= self.limits.queue:
                 return {"ok": False, "error": f"the league's queue is full ({self.limits.queue} "
                         "submissions waiting, [server] queue): try again later"}
+        return None
+
+    def do_begin(self, name: str, author: _Author, header: dict[str, Any],
+                 now: float) -> dict[str, Any]:
+        """An upload, granted within the author's limits: it counts as a submission
+        (of the hour's) from now on; the author's unfinished one, if any, is dropped
+        (one upload per author at a time)."""
+        command = header.get("command")
+        transport = header.get("transport", "stdio")
+        size = header.get("size")
+        digest = header.get("sha256")
+        if not (isinstance(command, list) and command and len(command) <= 1000
+                and all(isinstance(w, str) for w in command)):
+            return {"ok": False, "error": "the request has no command (a list of words)"}
+        if transport not in ("stdio", "zmq"):
+            return {"ok": False, "error": f"transport must be stdio or zmq, not "
+                                          f"{str(transport)[:40]!r}"}
+        if isinstance(size, bool) or not isinstance(size, int) or size < 1:
+            return {"ok": False, "error": "the request declares no size (bytes, at least 1)"}
+        if size > self.max_message:
+            return {"ok": False, "error": f"the bot is {size} bytes packed, more than this "
+                    f"league takes ({self.max_message} bytes for [limits] max_bytes = "
+                    f"{self.max_bytes} unpacked)"}
+        if not (isinstance(digest, str) and re.fullmatch(r"[0-9a-f]{64}", digest)):
+            return {"ok": False, "error": "the request declares no sha256 (64 hex digits)"}
+        refused = self._room(name, author, now)
+        if refused is not None:
+            return refused
+        if author.upload is not None:
+            self.on_line(f"{name} began a new upload: the unfinished one "
+                         f"({author.upload.received} of {author.upload.size} bytes) is dropped")
+            author.upload.drop()
+            author.upload = None
         fd, tmp = tempfile.mkstemp(prefix=".upload-", suffix=".tar.gz", dir=self.incoming)
-        with os.fdopen(fd, "wb") as f:
-            f.write(payload.buffer)
+        author.upload = _Upload(secrets.token_hex(8), Path(tmp), os.fdopen(fd, "wb"), size,
+                                digest, list(command), str(transport))
+        author.submissions.append(now)
+        return {"ok": True, "upload": author.upload.token, "chunk": CHUNK,
+                "text": f"send {size} bytes in chunks of at most {CHUNK}"}
+
+    def _no_upload(self, name: str, author: _Author, header: dict[str, Any]) -> str | None:
+        up = author.upload
+        if up is not None and header.get("upload") == up.token:
+            return None
+        why = (f" (the last one was dropped after {self.limits.upload_seconds} s without "
+               "a chunk, [server] upload_seconds)" if author.expired else "")
+        return f"{name} has no such upload in progress{why}: begin again"
+
+    def do_chunk(self, name: str, author: _Author, header: dict[str, Any],
+                 data: zmq.Frame | None, now: float) -> dict[str, Any]:
+        missing = self._no_upload(name, author, header)
+        if missing is not None:
+            return {"ok": False, "error": missing}
+        up = author.upload
+        assert up is not None
+        offset = header.get("offset")
+        if offset != up.received:
+            return {"ok": False, "error": f"a chunk at {str(offset)[:20]}, where {up.received} "
+                                          "was expected (the bytes received so far)"}
+        if data is None or not len(data) or len(data) > CHUNK:
+            return {"ok": False, "error": f"a chunk holds 1 to {CHUNK} bytes"}
+        if up.received + len(data) > up.size:
+            self._drop_upload(author)
+            return {"ok": False, "error": f"more bytes than the {up.size} declared: the upload "
+                                          "is dropped; begin again"}
+        try:
+            up.file.write(data.buffer)
+        except OSError as e:
+            self.on_line(f"{name}'s upload could not be written: {e}")
+            self._drop_upload(author)
+            return {"ok": False, "error": "the league could not store the upload (the "
+                                          "organiser's log says why)"}
+        up.hasher.update(data.buffer)
+        up.received += len(data)
+        up.touched = now
+        return {"ok": True, "received": up.received}
+
+    def _drop_upload(self, author: _Author) -> None:
+        if author.upload is not None:
+            author.upload.drop()
+            author.upload = None
+
+    def _expire_uploads(self) -> None:
+        now = time.monotonic()
+        for name, author in list(self.authors.items()):
+            up = author.upload
+            if up is not None and now - up.touched > self.limits.upload_seconds:
+                self._drop_upload(author)
+                author.expired = True
+                self.on_line(f"{name}'s upload expired: {up.received} of {up.size} bytes, "
+                             f"no chunk for {self.limits.upload_seconds} s ([server] "
+                             "upload_seconds); its file is removed")
+
+    def do_commit(self, name: str, author: _Author, header: dict[str, Any]) -> dict[str, Any]:
+        missing = self._no_upload(name, author, header)
+        if missing is not None:
+            return {"ok": False, "error": missing}
+        up = author.upload
+        assert up is not None
+        if up.received != up.size:
+            return {"ok": False, "error": f"{up.received} of the {up.size} bytes declared have "
+                                          "come: send the rest"}
+        if up.hasher.hexdigest() != up.sha256:
+            self._drop_upload(author)
+            return {"ok": False, "error": f"the bytes received have the sha256 "
+                    f"{up.hasher.hexdigest()}, not the {up.sha256} declared: the upload is "
+                    "dropped; begin again"}
+        try:
+            up.file.close()
+        except OSError as e:
+            self.on_line(f"{name}'s upload could not be written: {e}")
+            self._drop_upload(author)
+            return {"ok": False, "error": "the league could not store the upload (the "
+                                          "organiser's log says why)"}
+        author.upload = None
+        author.expired = False
         with self._lock:
-            ticket = Ticket(next(self.numbers), name, list(command), transport, Path(tmp),
-                            len(payload))
-            author.submissions.append(now)
+            if len(self._queue) >= self.limits.queue:
+                up.drop()
+                return {"ok": False, "error": f"the league's queue is full ({self.limits.queue} "
+                        "submissions waiting, [server] queue): try again later"}
+            ticket = Ticket(next(author.numbers), next(self.serials), name, up.command,
+                            up.transport, up.path, up.size)
             author.tickets.append(ticket)
             del author.tickets[:-20]
             ahead = len(self._queue) + (self._check is not None)
             self._queue.append(ticket)
             self._lock.notify_all()
         self.on_line(f"submission from {name}: {ticket.size} bytes, command "
-                     f"{' '.join(command)}, queued as #{ticket.number}")
+                     f"{' '.join(ticket.command)}, queued as {ticket.label}")
         return {"ok": True, "ticket": ticket.to_dict(),
                 "text": f"queued as #{ticket.number}"
                         + (f" ({ahead} ahead of it)" if ahead else "")
@@ -450,17 +716,18 @@ class Server:
         found = author_game(self.league_dir, name, header.get("game"))
         if isinstance(found, str):
             return {"ok": False, "error": found}
-        record, seats, full = found
+        record, seats, full, own_id = found  # own_id: the league's id shown as the author's
         if fmt == "record":
             if not full:
                 return {"ok": False, "error": "this league shows an author only what their "
                         "seat saw of a game ([league] records = \"seat\"): use --html"}
-            return {"ok": True, "record": self.public(record.read_text(encoding="utf-8")),
+            return {"ok": True,
+                    "record": own_id(self.public(record.read_text(encoding="utf-8"))),
                     "text": f"{header.get('game')}: the whole record"}
         if self.replay is None:
             return {"ok": False, "error": "this server draws no game pages"}
         try:
-            page = self.replay(record, None if full else seats, self.public)
+            page = own_id(self.replay(record, None if full else seats, self.public))
         except (OSError, ValueError) as e:
             self.on_line(f"cannot draw {header.get('game')} for {name}: {e}")
             return {"ok": False, "error": f"the record of {header.get('game')} cannot be drawn"}
@@ -479,7 +746,7 @@ class Server:
                 self._lock.wait(1.0)
             if self._stop.is_set():
                 return None
-            t = min(self._queue, key=lambda t: (self._last_served.get(t.name, 0.0), t.number))
+            t = min(self._queue, key=lambda t: (self._last_served.get(t.name, 0.0), t.serial))
             self._queue.remove(t)
             t.state, t.started = "checking", time.monotonic()
             self._last_served[t.name] = t.started
@@ -492,13 +759,13 @@ class Server:
             except Exception as e:  # the checker must go on
                 t.state, t.text = "failed", ("the check failed on the league's side (the "
                                              "organiser's log says why)")
-                self.on_line(f"#{t.number}: the checker failed: {type(e).__name__}: {e}")
+                self.on_line(f"{t.label}: the checker failed: {type(e).__name__}: {e}")
             finally:
                 with contextlib.suppress(OSError):
                     t.upload.unlink()
 
     def _run_check(self, t: Ticket) -> None:
-        request = self.log_dir / f"{t.number}.json"
+        request = self.log_dir / f"{t.serial}.json"
         request.write_text(json.dumps({"league": str(self.league_dir), "name": t.name,
                                        "upload": str(t.upload), "command": t.command,
                                        "transport": t.transport}), encoding="utf-8")
@@ -530,7 +797,7 @@ class Server:
             t.state = "failed"
             t.text = (f"#{t.number} failed: the check failed on the league's side (the "
                       "organiser's log says why)")
-            self.on_line(f"#{t.number}: the check of {t.name}'s submission failed "
+            self.on_line(f"{t.label}: the check of {t.name}'s submission failed "
                          f"(exit {proc.returncode}); see {log}")
         elif not out.get("ok"):
             t.state, t.text = "refused", f"#{t.number} refused: {out.get('error')}"
@@ -544,15 +811,42 @@ class Server:
             kept = ""
             if t.state == "refused" and t.text:
                 # The organiser sees why too: the whole report, kept in the league.
-                saved = self.log_dir / f"{t.number}-refused.txt"
+                saved = self.log_dir / f"{t.serial}-refused.txt"
                 with contextlib.suppress(OSError):
                     saved.write_text(t.text + "\n", encoding="utf-8")
                     kept = f" (the check's report: {saved})"
-            self.on_line(f"#{t.number} {t.state}: {t.text.splitlines()[-1] if t.text else ''}"
-                         + kept)
+            last = t.text.splitlines()[-1] if t.text else ""
+            self.on_line(f"{t.label} {t.state}: "
+                         + last.removeprefix(f"#{t.number} {t.state}: ") + kept)
             for p in (request, result, log):
                 with contextlib.suppress(OSError):
                     p.unlink()
+
+
+#: File descriptors a connection takes: the door's two, libzmq's one.
+FDS_PER_CONNECTION = 3
+#: File descriptors kept for the rest of the server (its league, checks, games).
+FDS_KEPT = 256
+
+
+def _enough_descriptors(connections: int, on_line: Callable[[str], None]) -> int:
+    """How many connections the door may hold: ``connections``, the soft limit on
+    open files raised (up to the hard one) to fit them; fewer if it cannot be, and
+    said.  Running out of descriptors would stall libzmq's listener (it retries the
+    accept at once, forever), so the door never lets it come to that."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    need = FDS_KEPT + FDS_PER_CONNECTION * connections
+    if soft != resource.RLIM_INFINITY and soft < need:
+        target = need if hard == resource.RLIM_INFINITY else min(need, hard)
+        with contextlib.suppress(ValueError, OSError):
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+            soft = target
+    if soft != resource.RLIM_INFINITY and soft < need:
+        fit = max(1, (soft - FDS_KEPT) // FDS_PER_CONNECTION)
+        on_line(f"open files are limited to {soft} (ulimit -n): the door holds {fit} "
+                f"connections at once, not [server] connections = {connections}")
+        return fit
+    return connections
 
 
 def _kill(proc: subprocess.Popen[bytes]) -> None:
@@ -608,13 +902,14 @@ def status_text(league_dir: Path, name: str, game: object = None, *,
                                  f"{r.rating_high:+.0f}], "
                                  f"{r.timeouts + r.crashes + r.illegal + r.malformed + r.oversized + r.protocol} faults")
         rows = list_games(store, bot=name)
+        secret = store.secret()
         lines.append(f"latest games ({min(10, len(rows))} of {len(rows)}):")
         for row in rows[-10:]:
             o = row.outcome
             mine = [s for s, b in enumerate(o.seats) if name_of(b) == name]
             own_faults = [f for f in o.faults if f.seat in mine]
             places = "  ".join(f"{b}:{p}" for b, p in zip(o.seats, o.places, strict=True))
-            lines.append(f"  {o.game_id}  {places}  {o.how}"
+            lines.append(f"  {author_game_id(secret, name, o.game_id)}  {places}  {o.how}"
                          + (f"  your faults: {len(own_faults)}" if own_faults else ""))
         if game is not None:
             lines += _game_text(store, league_dir, name, str(game))
@@ -623,36 +918,60 @@ def status_text(league_dir: Path, name: str, game: object = None, *,
         store.close()
 
 
+def author_game_id(secret: bytes, name: str, game_id: str) -> str:
+    """The id author ``name`` knows league game ``game_id`` by: opaque, their own
+    (another author's id of the same game differs), and telling nothing of how many
+    games the league has played."""
+    return f"g{keyed(secret, 'author-game', name, game_id):016x}"[:13]
+
+
+def _own_game(store: LeagueStore, name: str, asked: object) -> Outcome | None:
+    """The game author ``name`` knows as ``asked`` (their own id of it), or None."""
+    if not isinstance(asked, str) or not re.fullmatch(r"g[0-9a-f]{12}", asked):
+        return None
+    secret = store.secret()
+    for o in store.outcomes():
+        if any(name_of(b) == name for b in o.seats) and \
+                author_game_id(secret, name, o.game_id) == asked:
+            return o
+    return None
+
+
 #: What draws an author's game (``Server.replay``).
 Replay = Callable[[Path, "list[int] | None", Callable[[str], str]], str]
 
 
-def author_game(league_dir: Path, name: str, game: object) -> tuple[Path, list[int], bool] | str:
-    """``name``'s game ``game``: its record, ``name``'s seats in it, and whether the
-    league publishes full records; or why not, in words (a game of others is "no game
-    of NAME", exactly as a game that does not exist)."""
-    if not isinstance(game, str) or not re.fullmatch(r"g\d{1,12}", game):
-        return "give the game's id, e.g. --game g000012 (submit --status lists yours)"
+def author_game(league_dir: Path, name: str, game: object
+                ) -> tuple[Path, list[int], bool, Callable[[str], str]] | str:
+    """``name``'s game ``game`` (their own id of it): its record, ``name``'s seats in
+    it, whether the league publishes full records, and what shows the league's id of
+    the game as the author's; or why not, in words (a game of others is "no game of
+    NAME", exactly as a game that does not exist)."""
+    if not isinstance(game, str) or not re.fullmatch(r"g[0-9a-f]{12}", game):
+        return ("give the game's id, e.g. --game g3f09a1c27e4b (submit --status lists "
+                "yours)")
     store = LeagueStore.open(league_dir)
     try:
-        found = [o for o in store.outcomes() if o.game_id == game]
+        found = _own_game(store, name, game)
         records = config_of(store).records
     finally:
         store.close()
-    seats = [s for s, b in enumerate(found[0].seats) if name_of(b) == name] if found else []
-    if not seats:
+    if found is None:
         return f"{game}: no game of {name} has this id"
-    path = league_dir / found[0].record
+    seats = [s for s, b in enumerate(found.seats) if name_of(b) == name]
+    path = league_dir / found.record
     if not path.is_file():
         return f"{game}: its record is not kept"
-    return path, seats, records == "full"
+    league_id = re.compile(rf"\b{re.escape(found.game_id)}\b")
+    return path, seats, records == "full", lambda text: league_id.sub(game, text)
 
 
-def _game_text(store: LeagueStore, league_dir: Path, name: str, game_id: str) -> list[str]:
-    found = [o for o in store.outcomes() if o.game_id == game_id]
-    if not found or not any(name_of(b) == name for b in found[0].seats):
-        return [f"\n{game_id}: no game of {name} has this id"]
-    o = found[0]
+def _game_text(store: LeagueStore, league_dir: Path, name: str, asked: str) -> list[str]:
+    found = _own_game(store, name, asked)
+    if found is None:
+        return [f"\n{printable(asked[:40])}: no game of {name} has this id"]
+    o = found
+    game_id = asked  # the author's id; the league's own (o.game_id) is never shown
     # The deal's number is this lineup's own (its decks are dealt to it only).
     lines = [f"\n{game_id}: this lineup's deal {o.deal}, {o.how} after {o.turns} turns"]
     for s, b in enumerate(o.seats):
@@ -663,7 +982,7 @@ def _game_text(store: LeagueStore, league_dir: Path, name: str, game_id: str) ->
         for f in o.faults:
             if f.seat == s:
                 lines.append(f"  your fault, turn {f.turn}: {f.kind}: {f.detail}")
-        text = author_view((stderr_of(league_dir, b, game_id) or "").rstrip("\n"))
+        text = author_view((stderr_of(league_dir, b, o.game_id) or "").rstrip("\n"))
         cut = len(text) > STDERR_SHOWN
         lines.append(f"--- {b} (seat {s}) stderr in {game_id}"
                      + (f": its last {STDERR_SHOWN // 1024} KB ---" if cut else " ---"))
@@ -688,10 +1007,50 @@ def pack(folder: Path) -> bytes:
     return buf.getvalue()
 
 
-def request(endpoint: str, header: dict[str, Any], payload: bytes = b"", *,
-            key: str | None = None, server_key: str | None = None,
-            timeout: float = 600.0, connect_timeout: float = 10.0) -> dict[str, Any]:
-    """Send one request, return the reply; RemoteError (why, in words) otherwise."""
+class Connection:
+    """One connection to a league's server (``with connect(...) as c: c.ask(...)``):
+    requests one at a time, each answered before the next is sent."""
+
+    def __init__(self, endpoint: str, sock: zmq.Socket[bytes], mon: zmq.Socket[bytes]) -> None:
+        self.endpoint = endpoint
+        self.sock = sock
+        self.mon = mon
+
+    def ask(self, header: dict[str, Any], payload: bytes | memoryview = b"",
+            timeout: float = 600.0) -> dict[str, Any]:
+        """Send one request (``header`` with this protocol's version), return the
+        reply; RemoteError (why, in words) otherwise."""
+        self.sock.send_multipart([json.dumps({"v": PROTOCOL, **header}).encode(), payload],
+                                 copy=False)
+        poller = zmq.Poller()
+        poller.register(self.sock, zmq.POLLIN)
+        poller.register(self.mon, zmq.POLLIN)
+        ready = dict(poller.poll(int(timeout * 1000)))
+        if self.sock not in ready:
+            if self.mon in ready:  # the server (its door) dropped us
+                raise RemoteError(
+                    f"{self.endpoint} closed the connection without answering (it closes a "
+                    "connection that sends more than its requests may hold: is this "
+                    "client of an older version than the league's?)")
+            raise RemoteError(f"no answer from {self.endpoint} within {timeout:g}s")
+        try:
+            reply = json.loads(self.sock.recv())
+        except ValueError:
+            reply = None
+        if not isinstance(reply, dict):
+            raise RemoteError(f"{self.endpoint} answered something else than a league's reply")
+        if "v" not in reply and "unknown request" in str(reply.get("error")):
+            raise RemoteError(
+                f"{self.endpoint} speaks version 1 of the remote submission protocol; this "
+                f"referee speaks version {PROTOCOL}: the league's organiser should update "
+                "updown-referee")
+        return reply
+
+
+@contextlib.contextmanager
+def connect(endpoint: str, *, key: str | None = None, server_key: str | None = None,
+            connect_timeout: float = 10.0) -> Iterator[Connection]:
+    """A connection whose handshake succeeded; RemoteError (why, in words) otherwise."""
     if (key is None) != (server_key is None):
         raise RemoteError("CURVE needs both --key (your NAME.key_secret) and --server-key "
                           "(the league's referee.key), or neither (on a loopback endpoint)")
@@ -718,43 +1077,80 @@ def request(endpoint: str, header: dict[str, Any], payload: bytes = b"", *,
                                       | zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL
                                       | zmq.EVENT_HANDSHAKE_FAILED_AUTH)
         sock.connect(endpoint)
-        poller = zmq.Poller()
-        poller.register(mon, zmq.POLLIN)
-        ok = False
-        if poller.poll(int(connect_timeout * 1000)):
-            event = recv_monitor_message(mon)["event"]
+        ok = turned_away = False
+        deadline = time.monotonic() + connect_timeout
+        while not ok and mon.poll(max(0, int((deadline - time.monotonic()) * 1000))):
+            message = recv_monitor_message(mon)
+            event = message["event"]
             ok = event == zmq.EVENT_HANDSHAKE_SUCCEEDED
             if event == zmq.EVENT_HANDSHAKE_FAILED_AUTH and key is not None:
                 raise RemoteError(
                     f"{endpoint} does not know your key: your key is not one of this "
                     "league's authors' keys; send your public key (NAME.key) to the organiser")
-            if not ok:
+            busy = (event == zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL
+                    and message["value"] == zmq.PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH)
+            if busy and key is None:
+                raise RemoteError(
+                    f"{endpoint} refused the connection's security handshake: the server "
+                    "requires CURVE keys (give --key NAME.key_secret and --server-key "
+                    "referee.key), or it holds as many connections as it takes (try again "
+                    "later)")
+            if busy or event == zmq.EVENT_DISCONNECTED:
+                # the door turned it away (BUSY_GREETING), or the connection closed:
+                # ZeroMQ connects again by itself, until the deadline
+                turned_away = turned_away or busy
+            elif not ok:
                 raise RemoteError(
                     f"{endpoint} refused the connection's security handshake: "
                     + ("the server requires CURVE keys; give --key NAME.key_secret and "
                        "--server-key referee.key" if key is None else
                        "is --server-key the league's referee.key?"))
+        if not ok and turned_away:
+            raise RemoteError(f"{endpoint} turned every connection away for "
+                              f"{connect_timeout:g}s: it holds as many connections as it "
+                              "takes (from your address or in all); try again later")
         if not ok:
             raise RemoteError(
                 f"no handshake with {endpoint} within {connect_timeout:g}s: is "
                 "'referee league serve' running there"
                 + ("" if key is None else ", and is --server-key its referee.key") + "?")
-        sock.send_multipart([json.dumps(header).encode(), payload])
-        poller.register(sock, zmq.POLLIN)
-        ready = dict(poller.poll(int(timeout * 1000)))
-        if sock not in ready:
-            if mon in ready:  # the server dropped us: libzmq does so for a message
-                raise RemoteError(  # over its MAXMSGSIZE
-                    f"{endpoint} closed the connection without answering: is the bot "
-                    "bigger than the league takes ([limits] max_bytes)?")
-            raise RemoteError(f"no answer from {endpoint} within {timeout:g}s")
-        reply = json.loads(sock.recv())
-        if not isinstance(reply, dict):
-            raise RemoteError(f"{endpoint} answered something else than a league's reply")
-        return reply
+        yield Connection(endpoint, sock, mon)
     finally:
         if mon is not None:
             sock.disable_monitor()
             mon.close(0)
         sock.close(0)
         ctx.term()
+
+
+def request(endpoint: str, header: dict[str, Any], payload: bytes = b"", *,
+            key: str | None = None, server_key: str | None = None,
+            timeout: float = 600.0, connect_timeout: float = 10.0) -> dict[str, Any]:
+    """Send one request, return the reply; RemoteError (why, in words) otherwise."""
+    with connect(endpoint, key=key, server_key=server_key,
+                 connect_timeout=connect_timeout) as c:
+        return c.ask(header, payload, timeout)
+
+
+def upload(endpoint: str, name: str, command: list[str], transport: str, archive: bytes, *,
+           key: str | None = None, server_key: str | None = None, timeout: float = 600.0,
+           connect_timeout: float = 10.0) -> dict[str, Any]:
+    """Submit ``archive`` (the bot, a .tar.gz) in chunks: begin (its size and sha256),
+    each chunk answered before the next, commit; the commit's reply (a ticket), or
+    the first refusal."""
+    with connect(endpoint, key=key, server_key=server_key,
+                 connect_timeout=connect_timeout) as c:
+        reply = c.ask({"op": "begin", "name": name, "command": command,
+                       "transport": transport, "size": len(archive),
+                       "sha256": hashlib.sha256(archive).hexdigest()}, b"", timeout)
+        if not reply.get("ok"):
+            return reply
+        token = reply.get("upload")
+        step = min(CHUNK, int(reply.get("chunk") or CHUNK))
+        view = memoryview(archive)
+        for offset in range(0, len(archive), step):
+            reply = c.ask({"op": "chunk", "name": name, "upload": token, "offset": offset},
+                          view[offset:offset + step], timeout)
+            if not reply.get("ok"):
+                return reply
+        return c.ask({"op": "commit", "name": name, "upload": token}, b"", timeout)

@@ -27,6 +27,7 @@ points (forfeits included), as the standings count them.
 from __future__ import annotations
 
 import json
+import random
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -34,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from ..bots import make_bot
+from ..bots.search import rollout_policy
 from ..game import Game, GameConfig
 from ..game.cards import COLOUR, KIND, Card, parse_deck
 from ..game.decisions import DOWN
@@ -42,10 +44,12 @@ from ..game.features import (
     Summary,
     features,
     hand_kinds,
+    reshuffled,
     summaries,
     summary,
     unseen,
     with_down,
+    with_drawn,
 )
 from ..game.phases import PLAYING
 from ..game.seeds import derive_seed
@@ -157,6 +161,66 @@ def default_model() -> ValueModel:
     return _DEFAULT
 
 
+class RolloutValue:
+    """V by rollouts once the draw pile is empty, the linear model (``base``) before.
+
+    In the endgame the only cards no one has seen are the 3DOWN cards still face down,
+    and the hands are known to the judge: a position's worth is then well estimated by
+    dealing those cards into their slots ``rollouts`` times and playing every seat to
+    the end with the heuristic's rule (``bots.search.rollout_policy``).  The deals come
+    from a generator seeded with ``seed`` afresh at every call, so V is a fixed
+    function of the state (what unbiasedness needs), and the outcomes of one chance
+    event are valued on the same deals (common random numbers: the corrections carry
+    little of the rollouts' own noise).  A rollout still going after ``cap``
+    decisions is valued by ``base``.  ``needs_state``: ``game_luck`` builds the real
+    state of every outcome of a draw that empties the draw pile (not only its
+    summaries), since the rollouts play it.
+
+    Costly (hundreds of rollouts per game): an option for measurements and re-scoring,
+    not the default."""
+
+    needs_state = True
+
+    def __init__(self, base: Value | None = None, rollouts: int = 8, seed: int = 1,
+                 cap: int = 400, draw_limit: int = 0) -> None:
+        self.base = base if base is not None else default_model()
+        self.rollouts = rollouts
+        self.seed = seed
+        self.cap = cap
+        self.draw_limit = draw_limit
+
+    def plays(self, game: Game) -> bool:
+        """Is ``game`` valued by rollouts (the draw pile down to ``draw_limit`` cards)?"""
+        return game.phase == PLAYING and not game.over and len(game.draw_pile) <= self.draw_limit
+
+    def __call__(self, game: Game, sums: Sequence[Summary]) -> list[list[float]]:
+        if not self.plays(game):
+            return [list(x) for x in self.base(game, sums)]
+        n = game.n
+        rng = random.Random(self.seed)
+        cards = sorted(unseen(game))
+        total = [[0.0] * n for _ in SCORES]
+        for _ in range(self.rollouts):
+            order = list(cards)
+            rng.shuffle(order)
+            g = reshuffled(game, order)
+            steps = 0
+            while not g.over and steps < self.cap:
+                s = g.to_move
+                g.apply(s, rollout_policy(g.legal(s)))
+                steps += 1
+            end = g.result()
+            vals = (raw_scores(end.places, end.points) if end is not None
+                    else self.base(g, summaries(g)))
+            for i in range(len(SCORES)):
+                row, got = total[i], vals[i]
+                for s in range(n):
+                    row[s] += got[s]
+        exact = _exact(game, sums)
+        return [[e if e is not None else t / self.rollouts
+                 for e, t in zip(exact[i], total[i], strict=True)] for i in range(len(SCORES))]
+
+
 @dataclass(frozen=True)
 class Luck:
     """A game's luck: ``corrections[score][seat]`` (the sum over its chance events),
@@ -196,6 +260,7 @@ def game_luck(config: GameConfig, seed: int, deck: Sequence[Card], first_player:
     text)) and sum each seat's corrections at its chance events, for every score;
     ``places`` and ``points``: the final ones, as the standings count them."""
     v = value if value is not None else default_model()
+    needs_state = bool(getattr(v, "needs_state", False))
     game = Game(config, seed, deck=deck, first_player=first_player)
     n = game.n
     total = [[0.0] * n for _ in SCORES]
@@ -236,6 +301,9 @@ def game_luck(config: GameConfig, seed: int, deck: Sequence[Card], first_player:
             continue  # a game ended at the turn limit right after a draw: no correction
         sums = summaries(game)
         actual = v(game, sums)
+        # a value function that plays the state out needs the real state of each
+        # outcome once the draw pile is empty, not only the drawer's summary
+        real = needs_state and bool(getattr(v, "plays", lambda g: True)(game))
         for ev in draws:
             drawer, drawn = ev[1], list(ev[3])
             kinds_after = hand_kinds(game, drawer)
@@ -248,6 +316,11 @@ def game_luck(config: GameConfig, seed: int, deck: Sequence[Card], first_player:
                 for k, count in possible.items():
                     if k == mine:
                         outcomes.append((float(count), actual))
+                        continue
+                    if real:
+                        alt_card = next(x for x in pool if KIND[x] == k and x not in drawn)
+                        alt = with_drawn(game, drawer, c, alt_card)
+                        outcomes.append((float(count), v(alt, summaries(alt))))
                         continue
                     kinds = list(kinds_after)
                     kinds.remove(mine)

@@ -21,13 +21,14 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
 from ..bots import make_bot
-from ..play.runner import SEAT_STREAM, InProcessPlayer, Player, TimeControl
-from .botspec import BotSpec, BotSpecError
-from .external import TranscriptHook, external_player
+from ..play.runner import SEAT_STREAM, BotFault, InProcessPlayer, Player, TimeControl
+from .botspec import BotSpec, BotSpecError, names_from_hellos
+from .external import ExternalPlayer, TranscriptHook, external_player
 from .human import HumanPlayer
 from .remote_seats import RemoteSeats
 from .sandbox import Sandbox, unsandboxed
@@ -86,6 +87,28 @@ def make_player(
                            time_control, spec.memory_mb or sb.config.memory_mb, log_dir,
                            transport=spec.transport, on_message=on_message, sandbox=sb,
                            log_name=log_name)
+
+
+def hello_names(specs: Sequence[BotSpec], *, time_control: TimeControl | None = None,
+                sandbox: Sandbox | None = None, base_dir: str | None = None) -> list[str]:
+    """The bots' names as ``--names hello`` gives them (``names_from_hellos``): each
+    external bot not given a NAME= is started once, in ``sandbox``, for its hello,
+    and ended; the others, and a bot that does not start, keep their names."""
+    hellos: list[str | None] = []
+    for spec in specs:
+        if spec.named or spec.command is None:
+            hellos.append(None)
+            continue
+        p = make_player(spec, time_control=time_control, sandbox=sandbox, base_dir=base_dir)
+        assert isinstance(p, ExternalPlayer)
+        try:
+            p.connect()
+            hellos.append(p.hello.name if p.hello is not None else None)
+        except BotFault:
+            hellos.append(None)
+        finally:
+            p.close()
+    return names_from_hellos([s.name for s in specs], hellos)
 
 
 def load_python_object(ref: str, base_dir: str) -> Any:

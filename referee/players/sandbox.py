@@ -771,31 +771,32 @@ def mount_path(path: str) -> str:
 
 
 class _Staging:
-    """This process's staged entries: one folder of a neutral name per process
-    (``updown-entries-XXXXXXXX`` in a ``STAGING_PLACES``, locked while the process
-    lives; removed at exit, or by the next process to stage when this one was
-    killed), holding one numbered copy per entry folder, kept while its folder is."""
+    """This process's staged entries: a folder of a neutral name per process and
+    place (``updown-entries-XXXXXXXX`` in one of ``STAGING_PLACES``, locked while the
+    process lives; removed at exit, or by the next process to stage there when this
+    one was killed), holding one numbered copy per entry folder, kept while its
+    folder is.  A place that fills up is left as it is (running bots are bound to
+    its copies) and the next with room taken."""
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.pid = 0
-        self.root: str | None = None
-        self.lock_fd: int | None = None
+        self.roots: list[tuple[str, int]] = []  # (folder, its lock's fd), newest last
         self.copies: dict[tuple[Any, ...], str] = {}
         self.count = 0
 
     def _open_root(self, size: int) -> str | None:
-        """The staging folder, made in the first place that shows a neutral path and
-        has room for ``size`` more bytes; None if none does."""
+        """The staging folder to copy ``size`` more bytes to: the newest, else one
+        made in the first place that shows a neutral path and has room; None if
+        none does."""
         if self.pid != os.getpid():  # a forked child stages its own
-            self.pid, self.root, self.lock_fd, self.copies = os.getpid(), None, None, {}
-        if self.root is not None and _room(self.root, size):
-            return self.root
+            self.pid, self.roots, self.copies = os.getpid(), [], {}
+        if self.roots and _room(self.roots[-1][0], size):
+            return self.roots[-1][0]
+        used = {os.path.dirname(r) for r, _ in self.roots}
         for place in STAGING_PLACES:
-            if not _writable_dir(place) or mount_path(place) not in NEUTRAL or \
-                    not _room(place, size):
-                continue
-            if self.root is not None and os.path.dirname(self.root) == place:
+            if place in used or not _writable_dir(place) or \
+                    mount_path(place) not in NEUTRAL or not _room(place, size):
                 continue
             _sweep_staging(place)
             try:
@@ -805,10 +806,9 @@ class _Staging:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError:
                 continue
-            if self.root is None:
+            if not self.roots:
                 atexit.register(self.remove)
-            self.remove()
-            self.root, self.lock_fd, self.copies = root, fd, {}
+            self.roots.append((root, fd))
             return root
         return None
 
@@ -865,12 +865,13 @@ class _Staging:
                 del self.copies[key]
 
     def remove(self) -> None:
-        if self.root is not None and self.pid == os.getpid():
-            shutil.rmtree(self.root, ignore_errors=True)
-            if self.lock_fd is not None:
+        """Remove this process's staging folders (at exit)."""
+        if self.pid == os.getpid():
+            for root, fd in self.roots:
+                shutil.rmtree(root, ignore_errors=True)
                 with contextlib.suppress(OSError):
-                    os.close(self.lock_fd)
-        self.root, self.lock_fd, self.copies = None, None, {}
+                    os.close(fd)
+        self.roots, self.copies = [], {}
 
 
 def _room(place: str, size: int) -> bool:

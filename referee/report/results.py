@@ -207,14 +207,19 @@ def load_league(folder: Path, *, history: bool = False,
     return out
 
 
-def rating_history(outcomes: Sequence[GameOutcome], bots: Sequence[str], points: int = 30
-                   ) -> dict[str, list[tuple[int, float]]]:
+def rating_history(outcomes: Sequence[GameOutcome], bots: Sequence[str], points: int = 30,
+                   scores: str = "raw") -> dict[str, list[tuple[int, float]]]:
     """Per bot, (games played, rating) as the games came in: the standings' batch
-    rating (``referee.stats.ratings``, Plackett-Luce on the logistic Elo scale) fitted
-    to the first games, at about ``points`` moments of the run.  Its last value is
-    the standings' rating (the whole set of games)."""
+    rating (``referee.stats.ratings``, Plackett-Luce on the logistic Elo scale;
+    ``scores="adjusted"``: fitted to the luck-adjusted shares) fitted to the first
+    games, at about ``points`` moments of the run.  Its last value is the standings'
+    rating (the whole set of games) for the same ``scores``."""
     hist: dict[str, list[tuple[int, float]]] = {b: [(0, 0.0)] for b in bots}
-    games = [RatedGame(o.deal, tuple(o.seats), tuple(o.places)) for o in outcomes]
+    games = [RatedGame(o.deal, tuple(o.seats), tuple(o.places),
+                       o.adjusted[0] if scores == "adjusted" and o.adjusted is not None
+                       else None) for o in outcomes]
+    if not any(g.shares is not None for g in games):
+        scores = "raw"  # no game has adjusted scores: as the standings, the orders
     step = max(1, math.ceil(len(games) / points))
     marks = sorted({*range(step, len(games), step), len(games)}) if games else []
     played = dict.fromkeys(bots, 0)
@@ -225,7 +230,7 @@ def rating_history(outcomes: Sequence[GameOutcome], bots: Sequence[str], points:
                 if b in played:
                     played[b] += 1
         done = k
-        ratings = fit_plackett_luce(games[:k], list(bots))
+        ratings = fit_plackett_luce(games[:k], list(bots), scores=scores)
         for b in bots:
             if not played[b]:
                 continue

@@ -136,8 +136,12 @@ def standings_context(res: Results, slug: dict[str, str], prefix: str = "") -> d
     ranked = ("Ranked by luck-adjusted score: the share of opponents beaten, less what the "
               "cards drawn and the 3DOWN cards turned were worth (an unbiased estimate with "
               "less variance; raw score beside it, and how much of its variance the "
-              "adjustment removed)." if st.scores == "adjusted" else
-              "Ranked by average place (raw scores).")
+              "adjustment removed). The rating is fitted to the "
+              + ("adjusted shares." if st.rating_scores == "adjusted" else
+                 "finishing orders (no game has adjusted scores).")
+              if st.scores == "adjusted" else
+              "Ranked by average place (raw scores). The rating is fitted to the "
+              "finishing orders.")
     return {"st": st, "kinds": kinds, "standings": rows, "done": done, "ranked": ranked}
 
 
@@ -427,7 +431,8 @@ def write_results(res: Results, out: Path, *, games: bool = True, stamp: str = "
                    viewer_page(fr, nav, others, title=f"{res.name}: game {fr.game_id}"))
             pages.add(o.game_id)
     lat = latencies(ms)
-    hist = rating_history(res.outcomes, [r.bot for r in res.standings.rows])
+    hist = rating_history(res.outcomes, [r.bot for r in res.standings.rows],
+                          scores=res.standings.scores)
     nav = [("standings", "index.html"), ("all games", "games.html")]
     lat_rows = [(b, lat[b].median, lat[b].p99) for b in (r.bot for r in res.standings.rows)]
     lengths = [o.turns for o in res.outcomes]

@@ -27,6 +27,23 @@ replacement (every game of a duplicated deal goes together, as the standard erro
 of the standings do) from a ``random.Random`` seeded with a digest of the games
 themselves: the same games give the same intervals, in any order.
 
+Luck-adjusted ratings (``rate(..., scores="adjusted")``).  A luck-adjusted game
+(``referee.play.luck``) has no finishing order, only each seat's adjusted *share* of
+opponents finished ahead of (an unbiased estimate of the raw share, less spread).  So
+such games are fitted by the pairwise model on shares: every pair of seats at a game
+of k seats is one Bradley-Terry comparison of weight 2/k (the k - 1 comparisons a
+finishing order makes, as Plackett-Luce counts them), and a bot's wins are its
+share times the k - 1 opponents, times 2/k -- at 2 seats exactly Bradley-Terry with
+the adjusted share as the win, at more seats a composite (pairwise) likelihood.  A
+game with no adjusted share (no record) counts its raw share.  A game's adjusted
+shares are first shifted alike so that they add up to k/2, as raw shares do (the
+shift is minus the mean of the seats' corrections, itself of mean 0: still
+unbiased); else the wins would not add up to the comparisons and the fit would
+have no maximum.  An adjusted share can
+stray below 0 or above 1 in one game; a bot's summed wins are held within 0 and its
+comparisons, so that the fit always has a finite maximum.  The same games with
+their raw shares give, at 2 seats, exactly the raw ratings.
+
 Pure: no I/O, no clock, no global randomness.
 """
 
@@ -43,6 +60,8 @@ from dataclasses import dataclass
 #: Virtual wins and losses of every bot against a reference of strength 1.
 PRIOR = 1.0
 RESAMPLES = 200
+#: What a rating is fitted to: finishing orders, or luck-adjusted shares.
+SCORE_KINDS = ("raw", "adjusted")
 
 
 @dataclass(frozen=True)
@@ -53,6 +72,18 @@ class RatedGame:
     deal: int
     bots: tuple[str, ...]
     places: tuple[int, ...]
+    #: Each seat's luck-adjusted share (``referee.play.luck``), if known: what an
+    #: adjusted rating is fitted to (else the share the places give).
+    shares: tuple[float, ...] | None = None
+
+    def share_of(self, i: int) -> float:
+        """Seat ``i``'s share: adjusted if known, else from the places."""
+        if self.shares is not None:
+            return self.shares[i]
+        mine = self.places[i]
+        pts = sum(1.0 if p > mine else 0.5 if p == mine else 0.0
+                  for j, p in enumerate(self.places) if j != i)
+        return pts / (len(self.places) - 1)
 
 
 @dataclass
@@ -81,15 +112,31 @@ def _orders(game: RatedGame) -> list[tuple[float, list[str]]]:
     return [(weight, [b for part in combo for b in part]) for combo in itertools.product(*choices)]
 
 
-def _key(g: RatedGame) -> tuple[int, tuple[str, ...], tuple[int, ...]]:
-    return (g.deal, g.bots, g.places)
+def _key(g: RatedGame) -> tuple[int, tuple[str, ...], tuple[int, ...], tuple[float, ...]]:
+    return (g.deal, g.bots, g.places, g.shares or ())
 
 
-def _tally(games: Iterable[RatedGame]) -> _Tally:
+def _tally(games: Iterable[RatedGame], scores: str = "raw") -> _Tally:
     """Sums taken in a canonical order of the games, so that not even the rounding
-    of the sums depends on the order the games came in."""
+    of the sums depends on the order the games came in.  ``scores="adjusted"``: the
+    pairwise comparisons on shares (the module's docstring)."""
+    if scores not in SCORE_KINDS:
+        raise ValueError(f"unknown scores {scores!r}: choose from {', '.join(SCORE_KINDS)}")
     t = _Tally({}, {})
     for g in sorted(games, key=_key):
+        if scores == "adjusted":
+            k = len(g.bots)
+            if k < 2:
+                continue
+            w = 2.0 / k
+            shares = [g.share_of(i) for i in range(k)]
+            shift = (k / 2 - math.fsum(shares)) / k  # raw shares add up to k / 2
+            for i, b in enumerate(g.bots):
+                t.wins[b] = t.wins.get(b, 0.0) + w * (k - 1) * (shares[i] + shift)
+                for c in g.bots[i + 1:]:
+                    pair = frozenset((b, c))
+                    t.stages[pair] = t.stages.get(pair, 0.0) + w
+            continue
         for w, order in _orders(g):
             for i in range(len(order) - 1):  # the last one left is not a choice
                 t.wins[order[i]] = t.wins.get(order[i], 0.0) + w
@@ -134,7 +181,14 @@ def _fit(t: _Tally, bots: Sequence[str], prior: float, tol: float = 1e-10,
     if n == 0:  # nobody to rate (a league right after `league new`)
         return {}
     index = {b: i for i, b in enumerate(bots)}
-    wins = [t.wins.get(b, 0.0) for b in bots]
+    # Held within 0 and the bot's comparisons (adjusted shares can stray out of
+    # [0, 1]; finishing orders never do): the maximum is then finite.
+    present = [0.0] * n
+    for r, c in sorted(t.stages.items(), key=lambda rc: sorted(rc[0])):
+        for b in r:
+            if b in index:
+                present[index[b]] += c
+    wins = [min(max(t.wins.get(b, 0.0), 0.0), present[i]) for i, b in enumerate(bots)]
     # A set's members in the bots' order, not the set's (that follows the strings'
     # hashes, which change with PYTHONHASHSEED): every sum below is then taken in
     # one order, and its rounding too -- the same games give the same bytes.
@@ -183,9 +237,10 @@ def _elo(log_g: float) -> float:
 
 
 def fit_plackett_luce(games: Iterable[RatedGame], bots: Sequence[str],
-                      prior: float = PRIOR) -> dict[str, float]:
-    """Each bot's rating (logistic Elo scale, mean 0) fitted to all ``games`` at once."""
-    logs = _fit(_tally(games), bots, prior)
+                      prior: float = PRIOR, scores: str = "raw") -> dict[str, float]:
+    """Each bot's rating (logistic Elo scale, mean 0) fitted to all ``games`` at once
+    (``scores="adjusted"``: to their luck-adjusted shares, pairwise)."""
+    logs = _fit(_tally(games, scores), bots, prior)
     return {b: _elo(v) for b, v in logs.items()}
 
 
@@ -199,12 +254,14 @@ class BatchRatings:
     high: dict[str, float]
     resamples: int
     seed: int
+    scores: str = "raw"  # what they were fitted to: SCORE_KINDS
 
 
 def data_seed(games: Sequence[RatedGame]) -> int:
     """A seed that depends on the games and not on their order."""
     h = hashlib.sha256()
     for line in sorted(f"{g.deal}|{','.join(g.bots)}|{','.join(map(str, g.places))}"
+                       + ("" if g.shares is None else "|" + ",".join(map(repr, g.shares)))
                        for g in games):
         h.update(line.encode())
         h.update(b"\n")
@@ -220,15 +277,16 @@ def _percentile(xs: Sequence[float], q: float) -> float:
 
 
 def rate(games: Iterable[RatedGame], bots: Sequence[str], *, resamples: int = RESAMPLES,
-         prior: float = PRIOR) -> BatchRatings:
+         prior: float = PRIOR, scores: str = "raw") -> BatchRatings:
     """Batch ratings with bootstrap intervals over deals (deterministic for the same
-    games, in whatever order they come)."""
+    games, in whatever order they come); ``scores="adjusted"``: fitted to the games'
+    luck-adjusted shares (the module's docstring)."""
     games = list(games)
     by_deal: dict[int, list[RatedGame]] = defaultdict(list)
     for g in games:
         by_deal[g.deal].append(g)
     deals = sorted(by_deal)
-    tallies = [_tally(by_deal[d]) for d in deals]
+    tallies = [_tally(by_deal[d], scores) for d in deals]
     whole = _Tally({}, {})
     for t in tallies:
         whole.add(t)
@@ -263,4 +321,4 @@ def rate(games: Iterable[RatedGame], bots: Sequence[str], *, resamples: int = RE
         high = {b: _percentile(v, 0.975) for b, v in samples.items()}
     else:
         low, high = dict(point), dict(point)
-    return BatchRatings(point, low, high, resamples if len(deals) >= 2 else 0, seed)
+    return BatchRatings(point, low, high, resamples if len(deals) >= 2 else 0, seed, scores)

@@ -13,7 +13,10 @@ Definitions (documented here because users read the table, not the code):
 * rating: a Plackett-Luce model (Bradley-Terry at 2 seats) fitted in one batch to
   every game's full finishing order (``referee.stats.ratings``): it does not depend
   on the order of the games.  Logistic Elo scale, the bots' mean 0; the 95 %
-  interval is a bootstrap over deals, seeded from the games themselves.
+  interval is a bootstrap over deals, seeded from the games themselves.  With
+  ``scores="adjusted"`` it is fitted to the games' luck-adjusted shares instead
+  (pairwise Bradley-Terry comparisons on shares: ``referee.stats.ratings``), unless
+  no game has them (no records): then to the finishing orders.
 * 95 % confidence intervals for win rate and average place: mean +- 1.96 standard
   errors, the standard error taken over *deals* (each deal's games averaged first),
   because the games of one duplicated deal are not independent of each other.  With
@@ -111,6 +114,7 @@ class Standings:
     # significant[a][b]: the 95 % interval of a's share against b excludes 1/2
     significant: dict[str, dict[str, bool]] = field(default_factory=dict)
     scores: str = "adjusted"  # which scores rank the bots: SCORE_KINDS
+    rating_scores: str = "raw"  # what the rating is fitted to: adjusted shares or orders
     #: A league's: are its top k separated at 95 % (``referee.stats.adaptive``)?
     separation: str | None = None
 
@@ -219,8 +223,14 @@ def compute(outcomes: Iterable[GameOutcome], bots: Sequence[str], seats: int, *,
                 r.oversized += 1
             else:
                 r.protocol += 1
-        rated.append(RatedGame(o.deal, tuple(o.seats), tuple(o.places)))
-    ratings = rate(rated, list(bots))
+        rated.append(RatedGame(o.deal, tuple(o.seats), tuple(o.places),
+                               o.adjusted[0] if scores == "adjusted" and o.adjusted is not None
+                               else None))
+    # Fitted to the adjusted shares when ranked by them and some game has them; else
+    # (--scores raw, or no game with a record) to the finishing orders.
+    rating_scores = ("adjusted" if scores == "adjusted" and any(g.shares is not None
+                                                                for g in rated) else "raw")
+    ratings = rate(rated, list(bots), scores=rating_scores)
     for b, r in rows.items():
         deals = list(per_deal[b].values())
         if r.games:
@@ -260,7 +270,7 @@ def compute(outcomes: Iterable[GameOutcome], bots: Sequence[str], seats: int, *,
     return Standings(name=name, seats=seats, played=played,
                      scheduled=played if scheduled is None else scheduled,
                      rows=ordered, head=head, met=met, significant=significant,
-                     scores=scores)
+                     scores=scores, rating_scores=rating_scores)
 
 
 # --- text forms ----------------------------------------------------------------------
@@ -421,9 +431,13 @@ def _title(st: Standings) -> str:
     if st.scores == "adjusted":
         lines.append("ranked by luck-adjusted score: the share of opponents beaten, less the "
                      "luck of the cards drawn and the 3DOWN cards turned (--scores raw: "
-                     "by raw average place); win %, place and penalty are raw")
+                     "by raw average place); the rating is fitted to the "
+                     + ("adjusted shares" if st.rating_scores == "adjusted" else
+                        "finishing orders (no game has adjusted scores)")
+                     + "; win %, place and penalty are raw")
     else:
-        lines.append("ranked by raw average place (score: the share of opponents beaten)")
+        lines.append("ranked by raw average place (score: the share of opponents beaten); "
+                     "the rating is fitted to the finishing orders")
     if st.separation is not None:
         lines.append(st.separation)
     return "\n".join(lines)
@@ -438,7 +452,7 @@ def render(st: Standings, fmt: str = "plain", *, wide: bool = True,
         return json.dumps({
             "name": st.name, "seats": st.seats, "played": st.played,
             "scheduled": st.scheduled, "seed": st.seed, "seed_source": st.seed_source,
-            "scores": st.scores,
+            "scores": st.scores, "rating_scores": st.rating_scores,
             **({"separation": st.separation} if st.separation is not None else {}),
             "sandbox": st.sandbox,
             "standings": [asdict(r) for r in st.rows],

@@ -57,3 +57,24 @@ def test_play_names_seats_from_the_hello_when_asked(tmp_path: Path) -> None:
     assert sorted(standings) == sorted(out["bots"])  # type: ignore[arg-type]
     # today's rule is the default: the program's name, numbered
     assert play(tmp_path)["bots"] == ["named", "named-2", "heuristic"]
+
+
+def test_tournament_quick_and_match_name_bots_from_the_hello_when_asked(tmp_path: Path) -> None:
+    alpha = f"{sys.executable} {NAMED} 'Alpha \\u001b[2J'"
+    r = invoke("tournament", "quick", "heuristic", alpha, alpha, "--names", "hello",
+               "--deals", "1", "--seed", "4", "-o", str(tmp_path / "q"), "--jobs", "1",
+               "--format", "json", "--quiet")
+    assert r.exit_code == 0, r.stderr
+    st = json.loads(r.stdout)
+    assert sorted(row["bot"] for row in st["standings"]) == ["Alpha_2J", "Alpha_2J-2",
+                                                              "heuristic"]
+    r = invoke("match", alpha, "heuristic", "--names", "hello", "--games", "2", "--jobs", "1",
+               "-o", str(tmp_path / "m"), "--json")
+    assert r.exit_code == 0, r.stderr
+    m = json.loads(r.stdout)
+    assert (m["new"], m["old"]) == ("Alpha_2J", "heuristic") and m["games"] == 2
+    # a NAME= given is kept
+    r = invoke("match", f"mine={alpha}", "heuristic", "--names", "hello", "--games", "2",
+               "--jobs", "1", "-o", str(tmp_path / "m2"), "--json")
+    assert r.exit_code == 0, r.stderr
+    assert json.loads(r.stdout)["new"] == "mine"

@@ -231,18 +231,21 @@ def test_a_league_shows_its_authors_text_escaped(
     wait_for("a game", lambda: games_stored(league) >= 1)
     r = run("submit", "--to", endpoint, "--key", secret, "--server-key", server_key,
             "--status")
-    games = re.findall(r"^  (g\d{6})  ", r.stdout.decode(), re.M)
+    games = re.findall(r"^  (g[0-9a-f]{12})  ", r.stdout.decode(), re.M)  # alice's own ids
+    assert games
     for game in games[:2]:
         r = run("submit", "--to", endpoint, "--key", secret, "--server-key", server_key,
                 "--status", "--game", game)
         assert SHOWN in r.stdout.decode()  # the bot's stderr, shown
     run("league", "standings", league)
-    run("league", "games", league)
+    listed = run("league", "games", league)
     run("league", "games", league, "--faults")
     for entry in ("alice", "local"):
         run("league", "show", league, entry, ok=False)
     run("league", "show", league)
-    for game in games[:2]:
+    league_games = re.findall(r"\b(g\d{6})\b", listed.stdout.decode())  # the league's ids
+    assert league_games
+    for game in league_games[:2]:
         r = run("league", "game", league, game, "--lines", "0")
         assert SHOWN in r.stdout.decode()  # every seat's stderr, shown
     run("league", "verify", league, ok=False)

@@ -19,6 +19,8 @@ import pytest
 
 from referee.game import Game
 from referee.game.cards import card_text, parse_deck
+from referee.league.remote import author_game_id
+from referee.league.store import LeagueStore
 from referee.play.replay import read_record
 from tests.league.conftest import Referee, env_for_subprocess, referee_command
 from tests.league.leaguehelpers import EXAMPLE_BOTS, league_toml
@@ -72,10 +74,17 @@ def test_an_author_gets_their_own_games_replay_with_their_seats_view_only(
         return referee("submit", "--to", endpoint, "--name", who, "--status", *args)
 
     r = submit("alice")
-    games = re.findall(r"^  (g\d{6})  ", r.stdout, re.M)
+    games = re.findall(r"^  (g[0-9a-f]{12})  ", r.stdout, re.M)  # alice's own ids
     assert len(games) == 2, r.stdout + r.stderr
     gid = games[0]
-    rec, cum, _ = steps_of(league / "games" / f"{gid}.jsonl")
+    store = LeagueStore.open(league)
+    try:  # the league's id of the game (the organiser's), for its record
+        secret = store.secret()
+        league_gid = next(o.game_id for o in store.outcomes()
+                          if author_game_id(secret, "alice", o.game_id) == gid)
+    finally:
+        store.close()
+    rec, cum, _ = steps_of(league / "games" / f"{league_gid}.jsonl")
     seat = next(s for s, b in enumerate(rec.bots) if b.startswith("alice@"))
     other = 1 - seat
     game = Game(rec.config, rec.head.seed, deck=parse_deck(list(rec.head.deck)),
@@ -108,6 +117,7 @@ def test_an_author_gets_their_own_games_replay_with_their_seats_view_only(
         assert not leaked, f"step {k} shows seat {seat} {leaked}"
     assert not cards_in(data["tables"][v][0]) & hidden
     assert f"seed {rec.head.seed}" not in html
+    assert league_gid not in html and gid in html  # the author's id, not the league's
     assert all("legal" not in f for f in data["frames"] if f.get("next") == other)
 
     # the whole record is the league's to publish: refused by default

@@ -337,3 +337,23 @@ def test_an_identical_resubmission_meets_none_of_its_old_decks(tmp_path: Path) -
 def test_deck_idents_count_repeats_per_name() -> None:
     ids = deck_idents([("a@3", "X"), ("a@1", "X"), ("a@2", "Y"), ("b@1", "X"), ("a@10", "X")])
     assert ids == {"a@1": "X", "a@2": "Y", "a@3": "X+1", "a@10": "X+2", "b@1": "X"}
+
+
+def test_an_identical_resubmission_meets_none_of_its_old_decks_adaptive(tmp_path: Path) -> None:
+    """The same under ``schedule = "adaptive"``, whose batches key their decks too."""
+    cfg = league_toml(tmp_path / "l.toml", seats=[2], deals=4, seed=5)
+    text = cfg.read_text().replace("[time]", 'schedule = "adaptive"\n\n[time]')
+    cfg.write_text(text)
+    league = tmp_path / "l"
+    new_league(league, load_league_config(cfg), text)
+    for name, strength in (("a", 1), ("b", 2), ("c", 3)):
+        put(league, name, fake_bot(tmp_path / f"{name}1", strength))
+    run_all(league)
+    put(league, "a", fake_bot(tmp_path / "a2", 7))
+    run_all(league)
+    put(league, "a", fake_bot(tmp_path / "a3", 1))  # a@1 again, byte for byte
+    run_all(league)
+    decks = decks_of(league)
+    first, again = with_(decks, "a@1"), with_(decks, "a@3")
+    assert first and again, decks
+    assert again.isdisjoint(first)

@@ -59,7 +59,7 @@ def no_check(*args: object) -> tuple[bool, str]:
 
 def own_games(league: Path, name: str) -> list[str]:
     text = status_text(league, name)
-    return re.findall(r"^  (g\d{6}) ", text, flags=re.M)
+    return re.findall(r"^  (g[0-9a-f]{12}) ", text, flags=re.M)
 
 
 def stderr_lines(league: Path, name: str, game: str, mark: str) -> list[str]:

@@ -9,28 +9,23 @@ from __future__ import annotations
 import contextlib
 import io
 import json
-import os
 import re
-import signal
 import subprocess
 import tarfile
-import threading
 import time
 import zlib
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 import zmq
 import zmq.auth
-from zmq.utils.monitor import recv_monitor_message
 
 from referee.league.remote import request
-from tests.league.conftest import Referee, env_for_subprocess, referee_command
-from tests.league.leaguehelpers import EXAMPLE_BOTS, league_toml
-from tests.procs import Children, scaled
+from tests.league.conftest import Referee
+from tests.league.leaguehelpers import EXAMPLE_BOTS
+from tests.league.servehelpers import Served, dealer, keys_of, next_event, serve
+from tests.procs import Children
 
 pytestmark = pytest.mark.slow
 
@@ -54,106 +49,12 @@ if __name__ == "__main__":
 '''
 
 
-@dataclass
-class Served:
-    league: Path
-    endpoint: str
-    keys: Path
-    proc: subprocess.Popen[str]
-    lines: list[str] = field(default_factory=list)
-    seen: threading.Condition = field(default_factory=threading.Condition)
-
-    def wait_line(self, pattern: str, count: int = 1, timeout: float = 120.0) -> list[str]:
-        """The server's log lines matching ``pattern``, once there are ``count``."""
-        deadline = time.monotonic() + scaled(timeout)
-        with self.seen:
-            while True:
-                found = [x for x in self.lines if re.search(pattern, x)]
-                if len(found) >= count:
-                    return found
-                left = deadline - time.monotonic()
-                assert left > 0 and self.proc.poll() is None, \
-                    f"no {count} lines {pattern!r}: " + "".join(self.lines)
-                self.seen.wait(left)
-
-    def ask(self, who: str, header: Mapping[str, object], payload: bytes = b"",
-            timeout: float = 30.0) -> dict[str, Any]:
-        return request(self.endpoint, {"name": who, **header}, payload,
-                       key=str(self.keys / "authors" / f"{who}.key_secret"),
-                       server_key=str(self.keys / "referee.key"), timeout=scaled(timeout))
-
-    def peak_rss_kb(self) -> int:
-        status = Path(f"/proc/{self.proc.pid}/status").read_text()
-        m = re.search(r"VmHWM:\s+(\d+) kB", status)
-        assert m
-        return int(m.group(1))
-
-
-def serve(tmp_path: Path, referee: Referee, keys: Path, children: Children,
-          server: str) -> Iterator[Served]:
-    league = tmp_path / "league"
-    cfg = league_toml(tmp_path / "league.toml", seats=[2], deals=1,
-                      extra="[limits]\nmax_bytes = 300000\nmax_files = 100\n" + server)
-    assert referee("league", "new", league, "--config", cfg).returncode == 0
-    proc = children.popen(
-        [referee_command(), "league", "serve", str(league), "--listen", "tcp://127.0.0.1:*",
-         "--keys", str(keys / "bots"), "--server-key", str(keys / "referee.key_secret")],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-        env=env_for_subprocess())
-    try:
-        assert proc.stderr is not None
-        first = proc.stderr.readline()
-        m = re.search(r"accepting submissions on (tcp://\S+)", first)
-        assert m, first + (proc.stderr.read() if proc.poll() is not None else "")
-        served = Served(league, m.group(1), keys, proc)
-
-        def read() -> None:
-            assert proc.stderr is not None
-            for line in proc.stderr:
-                with served.seen:
-                    served.lines.append(line)
-                    served.seen.notify_all()
-
-        reader = threading.Thread(target=read, daemon=True)
-        reader.start()
-        yield served
-    finally:
-        os.killpg(proc.pid, signal.SIGINT)  # a clean stop; the children fixture kills it else
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            proc.wait(scaled(30))
-
-
 @pytest.fixture
 def served(tmp_path: Path, referee: Referee, keys: Path,
            children: Children) -> Iterator[Served]:
     yield from serve(tmp_path, referee, keys, children,
-                     "[server]\nin_flight = 1\nrequests_per_hour = 40\ncheck_seconds = 6\n")
-
-
-def dealer(ctx: zmq.Context[zmq.Socket[bytes]], endpoint: str, server_key: bytes,
-           secret: bytes | None = None) -> tuple[zmq.Socket[bytes], zmq.Socket[bytes]]:
-    """A CURVE DEALER (a fresh key pair unless ``secret``) and its monitor."""
-    if secret is None:
-        _, secret = zmq.curve_keypair()
-    sock = ctx.socket(zmq.DEALER)
-    sock.setsockopt(zmq.LINGER, 0)
-    sock.setsockopt(zmq.CURVE_SECRETKEY, secret)
-    sock.setsockopt(zmq.CURVE_PUBLICKEY, zmq.curve_public(secret))
-    sock.setsockopt(zmq.CURVE_SERVERKEY, server_key)
-    mon = sock.get_monitor_socket(zmq.EVENT_HANDSHAKE_SUCCEEDED | zmq.EVENT_DISCONNECTED
-                                  | zmq.EVENT_HANDSHAKE_FAILED_AUTH)
-    sock.connect(endpoint)
-    return sock, mon
-
-
-def next_event(mon: zmq.Socket[bytes], timeout_ms: int = 60000) -> int:
-    assert mon.poll(int(scaled(timeout_ms))), "no event from the server"
-    return int(recv_monitor_message(mon)["event"])
-
-
-def keys_of(path: Path) -> tuple[bytes, bytes]:
-    public, secret = zmq.auth.load_certificate(path)
-    return public, secret or b""
+                     "[server]\nin_flight = 1\nrequests_per_hour = 40\ncheck_seconds = 6\n"
+                     "connections_per_ip = 1000\n")
 
 
 def test_a_flood_from_unknown_keys_costs_no_memory(served: Served) -> None:
@@ -177,8 +78,8 @@ def test_a_flood_from_unknown_keys_costs_no_memory(served: Served) -> None:
                 sock.send(frame, flags=zmq.NOBLOCK, copy=False)
             socks.append((sock, mon))
         for _, mon in socks:
-            assert next_event(mon) == zmq.EVENT_HANDSHAKE_FAILED_AUTH
-        served.wait_line(r"refused a connection: key \S+ is no author's", 40)
+            assert next_event(mon, past_door=True) == zmq.EVENT_HANDSHAKE_FAILED_AUTH
+        served.wait_line(r"refused a connection: key \S+ is no author's", 5)
         reply = served.ask("alice", {"op": "status"})
         assert reply["ok"]
     finally:
@@ -252,37 +153,20 @@ SLOW = {"op": "submit", "command": ["python3", "slow_bot.py"], "transport": "std
 
 
 def test_per_author_limits(served: Served, need_sandbox: None) -> None:
-    """in_flight = 1 and requests_per_hour = 40: of two submissions sent together,
-    the second is refused (the first is queued or being checked: its bot takes a
-    second per decision); after 40 requests in the hour, the 41st is refused with
-    the wait; bob is not affected by alice's count, nor may he read as alice."""
-    server_key, _ = keys_of(served.keys / "referee.key")
-    _, secret = keys_of(served.keys / "authors" / "alice.key_secret")
-    ctx: zmq.Context[zmq.Socket[bytes]] = zmq.Context()
-    try:
-        sock, mon = dealer(ctx, served.endpoint, server_key, secret)
-        try:
-            assert next_event(mon) == zmq.EVENT_HANDSHAKE_SUCCEEDED
-            request_ = [json.dumps({"name": "alice", **SLOW}).encode(), slow_bot()]
-            sock.send_multipart(request_)  # both are in the server's socket before
-            sock.send_multipart(request_)  # it answers the first
-            replies = []
-            for _ in range(2):
-                assert sock.poll(30000)
-                replies.append(json.loads(sock.recv()))
-        finally:
-            sock.disable_monitor()
-            mon.close(0)
-            sock.close(0)
-    finally:
-        ctx.term()
-    first, second = replies
+    """in_flight = 1 and requests_per_hour = 40: while alice's first submission is
+    queued or being checked (its bot takes a second per decision), her second is
+    refused when it begins, before a byte of it is sent; after 40 requests in the
+    hour, the 41st is refused with the wait; bob is not affected by alice's count,
+    nor may he read as alice."""
+    first = served.ask("alice", SLOW, slow_bot())
     assert first["ok"] and re.match(r"queued as #1; 'referee submit --status'",
                                     first["text"]), first
+    second = served.ask("alice", SLOW, slow_bot())
     assert not second["ok"]
     assert "alice has 1 submissions queued or being checked" in second["error"]
     assert "[server] in_flight" in second["error"]
-    for _ in range(38):
+    # begin and commit, then the second begin: 3 requests (the chunk is not counted)
+    for _ in range(37):
         assert served.ask("alice", {"op": "status"})["ok"]
     over = served.ask("alice", {"op": "status"})
     assert not over["ok"] and "[server] requests_per_hour" in str(over["error"]), over
@@ -315,7 +199,7 @@ def test_a_slow_check_does_not_block_the_door(served: Served, need_sandbox: None
         assert answer["ok"] and "bob has no entries" in str(answer["text"])
         still = served.ask("alice", {"op": "status", "ticket": number})
         assert still["ticket"]["state"] == "checking", (took, still)
-    done = served.wait_line(rf"#{number} refused")
+    done = served.wait_line(rf"alice's #{number}\) refused")
     assert "the check took more than 6 s ([server] check_seconds)" in done[0]
     final = served.ask("alice", {"op": "status", "ticket": number})
     assert final["ticket"]["state"] == "refused"
@@ -341,7 +225,7 @@ def test_an_archive_bomb_over_the_wire(served: Served) -> None:
                                  "transport": "stdio"}, body)
     assert reply["ok"], reply
     number = reply["ticket"]["number"]
-    line = served.wait_line(rf"#{number} refused")[0]
+    line = served.wait_line(rf"alice's #{number}\) refused")[0]
     final = served.ask("alice", {"op": "status", "ticket": number})
     text = str(final["text"])
     assert final["ticket"]["state"] == "refused"
@@ -361,7 +245,7 @@ def test_a_reply_is_no_oracle_for_the_servers_paths(served: Served) -> None:
     real = [str(served.league), str(served.league.parent), str(Path.home()), "/tmp"]
     made_up = ["/no/such/folder", "/srv/league-x", "/home/nobody", "/var/tmp"]
     errors = {served.ask("alice", {"op": p})["error"] for p in real + made_up}
-    assert errors == {"unknown request '<path>': submit or status"}, errors
+    assert errors == {"unknown request '<path>': begin, chunk, commit, status or replay"}, errors
 
 
 def test_replies_an_author_never_reads_are_not_kept(served: Served) -> None:
@@ -374,8 +258,8 @@ def test_replies_an_author_never_reads_are_not_kept(served: Served) -> None:
         sock, mon = dealer(ctx, served.endpoint, server_key, secret)
         assert next_event(mon) == zmq.EVENT_HANDSHAKE_SUCCEEDED
         before = served.peak_rss_kb()
-        header = json.dumps({"op": "status", "name": "alice", "game": "x" * 8000}).encode()
-        for _ in range(30):  # within requests_per_hour = 40
+        header = json.dumps({"op": "status", "name": "alice", "game": "x" * 4000}).encode()
+        for _ in range(30):  # within requests_per_hour = 40, and what the door lets wait
             sock.send_multipart([header, b""])
         # bob is answered after all of them: they were handled, not queued unread
         assert served.ask("bob", {"op": "status"})["ok"]

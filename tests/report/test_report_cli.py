@@ -45,10 +45,12 @@ def test_figures_behind_the_charts(results_dir: Path) -> None:
     res = load(results_dir)
     st = standings_of(results_dir)
     assert json.loads(res.standings_json) == json.loads(render(st, "json"))
-    hist = rating_history(res.outcomes, res.bots)
-    for r in st.rows:
-        games, rating = hist[r.bot][-1]
-        assert games == r.games and abs(rating - r.rating) < 1e-9  # the whole set's fit
+    for scores in ("adjusted", "raw"):  # the rating the standings show, for each --scores
+        ranked = standings_of(results_dir, scores)
+        hist = rating_history(res.outcomes, res.bots, scores=scores)
+        for r in ranked.rows:
+            games, rating = hist[r.bot][-1]
+            assert games == r.games and abs(rating - r.rating) < 1e-9  # the whole set's fit
     deals = per_deal(res.outcomes, res.bots)
     assert res.duplicate
     for a in res.bots:

@@ -12,14 +12,19 @@ import fcntl
 import getpass
 import os
 import re
+import shutil
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
+from referee.league.remote import status_text
+from referee.league.run import play_pending, submit
 from referee.players import sandbox as sandbox_module
 from referee.players.process import BotStartError
-from referee.players.sandbox import Sandbox
+from referee.players.sandbox import Sandbox, SandboxConfig
+from tests.league.leaguehelpers import EXAMPLE_BOTS, make_league
+from tests.players.sandbox.conftest import need_sandbox
 from tests.sandbox.conftest import BOTS, Ran, run_bot, system_python
 
 #: A league folder's name no kernel or system file would hold by chance.
@@ -146,3 +151,92 @@ def test_a_killed_referees_staged_entries_are_swept(tmp_path: Path) -> None:
         assert not gone.exists() and (alive / "1").is_dir()
     finally:
         os.close(fd)
+
+
+SPY_PLAYER = '''
+import sys
+
+import updown_bot
+
+
+class Spy(updown_bot.Bot):
+    told = False
+
+    def decide(self, obs, legal):
+        if not self.told:  # in a game: its stderr goes back to the author
+            self.told = True
+            exec(open("spy.py").read(), {})
+        return 0
+
+
+sys.exit(updown_bot.run(Spy()))
+'''
+
+
+def test_an_author_reads_back_no_host_path_from_a_real_league(tmp_path: Path) -> None:
+    """The whole channel, as an author would use it: an entry that writes what it
+    can read of the host to its stderr, through the league's real check (its report
+    goes back to the author) and a league game (its stderr goes back with
+    ``submit --status --game``).  Neither names the league's folder, the user's
+    home or the user."""
+    need_sandbox(SandboxConfig(mode="on"))
+    league = make_league(tmp_path / LEAGUE_NAME, seats=[2], deals=1, seed=4)
+    entry = tmp_path / "src"
+    entry.mkdir()
+    shutil.copy(EXAMPLE_BOTS / "updown_bot.py", entry / "updown_bot.py")
+    shutil.copy(BOTS / "spy.py", entry / "spy.py")
+    (entry / "bot.py").write_text(SPY_PLAYER)
+    assert submit(league, "bob", EXAMPLE_BOTS, ["python3", "random_bot.py", "--seed", "1"],
+                  checker=lambda *a: (True, "")).accepted
+    checked = submit(league, "spy", entry, ["python3", "bot.py"])
+    assert checked.accepted, checked.report
+    play_pending(league, jobs=1, progress=False)
+    status = status_text(league, "spy")
+    games = re.findall(r"^  (g[0-9a-f]{12}) ", status, flags=re.M)
+    assert games, status
+    said = [checked.report, status]
+    for game in games:
+        said.append(status_text(league, "spy", game))
+    text = "\n".join(said)
+    assert "SPY /proc/self/mountinfo" in text and "/bot " in text, text[:4000]
+    home = os.path.expanduser("~")
+    user = re.compile(rf"(?<![\w-]){re.escape(getpass.getuser())}(?![\w-])")
+    for line in text.splitlines():
+        if not line.startswith("SPY "):
+            continue
+        seen = line.split(": ", 1)[-1]
+        for secret in (str(league), LEAGUE_NAME, str(tmp_path), home):
+            assert secret not in seen, (secret, line)
+        assert not user.search(seen), line
+
+
+def test_a_full_staging_place_keeps_its_copies_and_the_next_is_taken(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Bots may be bound to a staged copy while another entry is staged: when the
+    place fills up, its copies stay and the next place with room is taken; at
+    exit every staging folder of the process goes."""
+    places = [tmp_path / "shm", tmp_path / "tmp"]
+    for p in places:
+        p.mkdir()
+    monkeypatch.setattr(sandbox_module, "STAGING_PLACES", tuple(map(str, places)))
+    monkeypatch.setattr(sandbox_module, "NEUTRAL",
+                        tuple(sandbox_module.mount_path(str(p)) for p in places))
+    full: set[str] = set()
+    monkeypatch.setattr(sandbox_module, "_room",
+                        lambda place, size: not any(place.startswith(f) for f in full))
+    entries = []
+    for name in ("one", "two"):
+        e = tmp_path / name
+        (e / "sub").mkdir(parents=True)
+        (e / "bot.py").write_text(f"# {name}\n")
+        entries.append(e)
+    staging = sandbox_module._Staging()
+    first = staging.stage(str(entries[0]), ())
+    assert first is not None and first.startswith(str(places[0]))
+    full.add(str(places[0]))
+    second = staging.stage(str(entries[1]), ())
+    assert second is not None and second.startswith(str(places[1]))
+    assert Path(first, "bot.py").read_text() == "# one\n"  # still there
+    assert staging.stage(str(entries[0]), ()) == first
+    staging.remove()
+    assert [list(p.iterdir()) for p in places] == [[], []]

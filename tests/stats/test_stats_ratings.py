@@ -118,3 +118,65 @@ def test_bootstrap_intervals_narrow_with_more_deals() -> None:
     large = rate(_random_games(480, 3), bots, resamples=60)
     width = lambda r: r.high["a"] - r.low["a"]  # noqa: E731
     assert width(large) < width(small) / 2
+
+
+# --- ratings fitted to luck-adjusted shares (scores="adjusted") -------------------------
+
+
+def _shared(deal: int, bots: tuple[str, ...], places: tuple[int, ...],
+            shares: tuple[float, ...] | None) -> RatedGame:
+    return RatedGame(deal, bots, places, shares)
+
+
+def test_adjusted_ratings_at_two_seats_are_bradley_terry_on_the_shares() -> None:
+    # The raw shares: the same ratings as the finishing orders give.
+    games = [_game(i, "A", "B") for i in range(3)] + [_game(3, "B", "A")]
+    raw = fit_plackett_luce(games, ["A", "B"], prior=0.0)
+    same = fit_plackett_luce(games, ["A", "B"], prior=0.0, scores="adjusted")
+    assert same["A"] == pytest.approx(raw["A"], abs=1e-6)
+    # Adjusted shares: A's wins are 0.6 + 0.7 + 0.8 + 0.4 = 2.5 of 4, so g_A / g_B =
+    # 2.5 / 1.5, whatever the places say.
+    shares = [(0.6, 0.4), (0.7, 0.3), (0.8, 0.2), (0.6, 0.4)]
+    adj = [_shared(i, g.bots, g.places, s) for i, (g, s) in enumerate(zip(games, shares, strict=True))]
+    r = fit_plackett_luce(adj, ["A", "B"], prior=0.0, scores="adjusted")
+    assert r["A"] == pytest.approx(200 * math.log10(2.5 / 1.5), abs=1e-6)
+    # ... and the finishing orders alone still give the raw figure.
+    assert fit_plackett_luce(adj, ["A", "B"], prior=0.0)["A"] == pytest.approx(raw["A"])
+
+
+def test_adjusted_ratings_at_four_seats_follow_the_shares_and_stay_finite() -> None:
+    bots = ("A", "B", "C", "D")
+    games = []
+    for d in range(40):
+        # the same finishing order every time; the adjusted shares rank C first, and
+        # one stray share below 0 and one above 1 (luck can push them out of [0, 1])
+        shares = (0.5, 0.4, 1.3, -0.2) if d % 2 else (0.6, 0.5, 0.7, 0.2)
+        games.append(_shared(d, bots, (1, 2, 3, 4), shares))
+    raw = rate(games, list(bots), resamples=30)
+    adj = rate(games, list(bots), resamples=30, scores="adjusted")
+    assert raw.scores == "raw" and adj.scores == "adjusted"
+    assert raw.rating["A"] > raw.rating["B"] > raw.rating["C"] > raw.rating["D"]
+    assert adj.rating["C"] > adj.rating["A"] > adj.rating["B"] > adj.rating["D"]
+    for b in bots:
+        assert math.isfinite(adj.rating[b]) and adj.low[b] <= adj.rating[b] <= adj.high[b]
+    # a bot whose summed adjusted wins fall below 0 is held at 0: finite
+    low = [_shared(d, ("A", "B"), (1, 2), (1.4, -0.4)) for d in range(5)]
+    r = fit_plackett_luce(low, ["A", "B"], scores="adjusted")
+    assert math.isfinite(r["A"]) and r["A"] > 0 > r["B"]
+    with pytest.raises(ValueError, match="unknown scores"):
+        fit_plackett_luce(low, ["A", "B"], scores="lucky")
+
+
+def test_adjusted_ratings_do_not_depend_on_the_order_of_the_games() -> None:
+    rng = random.Random(5)
+    bots = ("A", "B", "C")
+    games = [_shared(d, bots, (1, 2, 3), tuple(rng.uniform(-0.2, 1.2) for _ in bots))
+             for d in range(30)]
+    shuffled = list(games)
+    rng.shuffle(shuffled)
+    a = rate(games, list(bots), resamples=20, scores="adjusted")
+    b = rate(shuffled, list(bots), resamples=20, scores="adjusted")
+    assert a == b
+    # the shares are part of the data: other shares, another bootstrap seed
+    other = [_shared(g.deal, g.bots, g.places, None) for g in games]
+    assert data_seed(other) != data_seed(games)

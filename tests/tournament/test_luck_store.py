@@ -7,6 +7,7 @@ import json
 import sqlite3
 from pathlib import Path
 
+from referee.stats.ratings import RatedGame, rate
 from referee.tournament.config import parse_config
 from referee.tournament.executor import SerialExecutor
 from referee.tournament.run import run_tournament, standings_of
@@ -58,3 +59,33 @@ def test_standings_say_which_scores_rank_them(tmp_path: Path) -> None:
         assert r.adj_score is not None and r.score is not None
     doc = json.loads(render(adjusted, "json"))
     assert doc["scores"] == "adjusted" and "adj_score" in doc["standings"][0]
+
+
+def test_ratings_follow_the_scores(tmp_path: Path) -> None:
+    """--scores adjusted: the rating is fitted to each game's luck-adjusted shares
+    (``stats.ratings``); raw: to the finishing orders, as before."""
+    out = tmp_path / "out"
+    _run(out)
+    store = Store.open_existing(out)
+    try:
+        outcomes = list(store.outcomes())
+    finally:
+        store.close()
+    bots = ["a", "b"]
+    orders = [RatedGame(o.deal, tuple(o.seats), tuple(o.places)) for o in outcomes]
+    shares = [RatedGame(o.deal, tuple(o.seats), tuple(o.places), (o.adjusted or ((),))[0])
+              for o in outcomes]
+    assert all(g.shares is not None and len(g.shares) == 2 for g in shares)
+    want_raw = rate(orders, bots)
+    want_adj = rate(shares, bots, scores="adjusted")
+    adjusted, raw = standings_of(out), standings_of(out, "raw")
+    for st, want in ((adjusted, want_adj), (raw, want_raw)):
+        for r in st.rows:
+            assert r.rating == want.rating[r.bot]
+            assert (r.rating_low, r.rating_high) == (want.low[r.bot], want.high[r.bot])
+    # the adjusted shares are not the places: the two ratings differ
+    assert {r.bot: r.rating for r in adjusted.rows} != {r.bot: r.rating for r in raw.rows}
+    assert adjusted.rating_scores == "adjusted" and raw.rating_scores == "raw"
+    assert json.loads(render(adjusted, "json"))["rating_scores"] == "adjusted"
+    assert "rating is fitted to the adjusted shares" in render(adjusted, "plain")
+    assert "rating is fitted to the finishing orders" in render(raw, "plain")

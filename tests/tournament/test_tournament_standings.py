@@ -96,6 +96,9 @@ def test_three_seats_with_a_shared_place() -> None:
         assert rows[x].rating == pytest.approx(fit[x])
         assert rows[x].rating_low <= rows[x].rating <= rows[x].rating_high
     assert rows["C"].rating > rows["B"].rating and rows["C"].rating > rows["A"].rating
+    # no game has adjusted scores (no records): ranked by them or not, the rating is
+    # fitted to the finishing orders, and the standings say so
+    assert st.rating_scores == "raw" and "finishing orders (no game has" in render(st)
     # in any order, the same standings
     again = {r.bot: r for r in compute(games[::-1], ["A", "B", "C"], 3).rows}
     assert again == rows

@@ -1,0 +1,134 @@
+"""A real ``league serve`` on loopback with real CURVE keys, for the tests of its
+front door: the server as a child process with its log read line by line, its peak
+RSS, and raw DEALER sockets to attack it with."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import zmq
+import zmq.auth
+from zmq.utils.monitor import recv_monitor_message
+
+from referee.league.remote import request, upload
+from tests.league.conftest import Referee, env_for_subprocess, referee_command
+from tests.league.leaguehelpers import league_toml
+from tests.procs import Children, scaled
+
+
+@dataclass
+class Served:
+    league: Path
+    endpoint: str
+    keys: Path
+    proc: subprocess.Popen[str]
+    lines: list[str] = field(default_factory=list)
+    seen: threading.Condition = field(default_factory=threading.Condition)
+
+    def wait_line(self, pattern: str, count: int = 1, timeout: float = 120.0) -> list[str]:
+        """The server's log lines matching ``pattern``, once there are ``count``."""
+        deadline = time.monotonic() + scaled(timeout)
+        with self.seen:
+            while True:
+                found = [x for x in self.lines if re.search(pattern, x)]
+                if len(found) >= count:
+                    return found
+                left = deadline - time.monotonic()
+                assert left > 0 and self.proc.poll() is None, \
+                    f"no {count} lines {pattern!r}: " + "".join(self.lines)
+                self.seen.wait(left)
+
+    def ask(self, who: str, header: Mapping[str, object], payload: bytes = b"",
+            timeout: float = 30.0) -> dict[str, Any]:
+        """A request as ``who``; a ``submit`` is uploaded (begin, chunks, commit)."""
+        key = str(self.keys / "authors" / f"{who}.key_secret")
+        server_key = str(self.keys / "referee.key")
+        if header.get("op") == "submit":
+            command = header["command"]
+            assert isinstance(command, list)
+            return upload(self.endpoint, who, command, str(header.get("transport", "stdio")),
+                          payload, key=key, server_key=server_key, timeout=scaled(timeout))
+        return request(self.endpoint, {"name": who, **header}, payload, key=key,
+                       server_key=server_key, timeout=scaled(timeout))
+
+    def peak_rss_kb(self) -> int:
+        status = Path(f"/proc/{self.proc.pid}/status").read_text()
+        m = re.search(r"VmHWM:\s+(\d+) kB", status)
+        assert m
+        return int(m.group(1))
+
+
+def serve(tmp_path: Path, referee: Referee, keys: Path, children: Children,
+          server: str, *args: str) -> Iterator[Served]:
+    league = tmp_path / "league"
+    cfg = league_toml(tmp_path / "league.toml", seats=[2], deals=1,
+                      extra="[limits]\nmax_bytes = 300000\nmax_files = 100\n" + server)
+    assert referee("league", "new", league, "--config", cfg).returncode == 0
+    proc = children.popen(
+        [referee_command(), "league", "serve", str(league), "--listen", "tcp://127.0.0.1:*",
+         "--keys", str(keys / "bots"), "--server-key", str(keys / "referee.key_secret"), *args],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+        env=env_for_subprocess())
+    try:
+        assert proc.stderr is not None
+        first = proc.stderr.readline()
+        m = re.search(r"accepting submissions on (tcp://\S+)", first)
+        assert m, first + (proc.stderr.read() if proc.poll() is not None else "")
+        served = Served(league, m.group(1), keys, proc)
+
+        def read() -> None:
+            assert proc.stderr is not None
+            for line in proc.stderr:
+                with served.seen:
+                    served.lines.append(line)
+                    served.seen.notify_all()
+
+        reader = threading.Thread(target=read, daemon=True)
+        reader.start()
+        yield served
+    finally:
+        os.killpg(proc.pid, signal.SIGINT)  # a clean stop; the children fixture kills it else
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(scaled(30))
+
+
+def dealer(ctx: zmq.Context[zmq.Socket[bytes]], endpoint: str, server_key: bytes,
+           secret: bytes | None = None) -> tuple[zmq.Socket[bytes], zmq.Socket[bytes]]:
+    """A CURVE DEALER (a fresh key pair unless ``secret``) and its monitor."""
+    if secret is None:
+        _, secret = zmq.curve_keypair()
+    sock = ctx.socket(zmq.DEALER)
+    sock.setsockopt(zmq.LINGER, 0)
+    sock.setsockopt(zmq.CURVE_SECRETKEY, secret)
+    sock.setsockopt(zmq.CURVE_PUBLICKEY, zmq.curve_public(secret))
+    sock.setsockopt(zmq.CURVE_SERVERKEY, server_key)
+    mon = sock.get_monitor_socket(zmq.EVENT_HANDSHAKE_SUCCEEDED | zmq.EVENT_DISCONNECTED
+                                  | zmq.EVENT_HANDSHAKE_FAILED_AUTH)
+    sock.connect(endpoint)
+    return sock, mon
+
+
+def next_event(mon: zmq.Socket[bytes], timeout_ms: int = 60000, *,
+               past_door: bool = False) -> int:
+    """The socket's next event; ``past_door``: the next but a connection the door
+    turned away (a DISCONNECTED before any handshake: ZeroMQ connects again)."""
+    while True:
+        assert mon.poll(int(scaled(timeout_ms))), "no event from the server"
+        event = int(recv_monitor_message(mon)["event"])
+        if not (past_door and event == zmq.EVENT_DISCONNECTED):
+            return event
+
+
+def keys_of(path: Path) -> tuple[bytes, bytes]:
+    public, secret = zmq.auth.load_certificate(path)
+    return public, secret or b""
