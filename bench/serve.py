@@ -325,8 +325,10 @@ class Stall:
                 s.close()
 
 
-#: The server with the door's budget off: what libzmq alone would keep.
-NO_DOOR = ("import sys, referee.league.remote as r; r.UNANSWERED = 1 << 62; "
+#: The server with the door's budget off (its bytes and frames): what libzmq alone
+#: would keep.
+NO_DOOR = ("import sys, referee.league.remote as r, referee.league.door as d; "
+           "r.UNANSWERED = d.FRAMES = 1 << 62; "
            "from referee.cli.main import main; sys.exit(main())")
 
 

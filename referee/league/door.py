@@ -11,18 +11,21 @@ per-key or per-address connection count, and cannot close one accepted peer.
 The door can.  It accepts the TCP connections itself and relays each, byte for byte,
 to the ZeroMQ socket on a private ``ipc://`` endpoint (CURVE and its ZAP handler are
 still libzmq's, end to end: the door sees only ciphertext).  Per connection it counts
-the bytes the client sent since the server last answered it; a client that sends
-more than ``budget`` unanswered (a request is one header and one chunk of an
-upload, well under it; the handshake too) is cut.  The server's answers are told
+the frames and bytes the client sent since the server last answered it; a client
+that sends more than one request's frames (``FRAMES``: a header and its data) or
+more than ``budget`` bytes unanswered is cut.  Frames, because a message's end is
+inside CURVE's encryption: counting bytes alone, an author could pipeline small
+requests and grow a never-ending message by a budget per answer; with at most one
+request's frames unanswered, a message that never ends holds a few frames at most.  The server's answers are told
 from its other frames by their size: every reply is at least ``REPLY_MIN`` bytes
 (``remote.py`` pads them), a PONG or a handshake command never is -- so no stream
 of PINGs buys an attacker more budget.  It also holds at most ``connections`` open
 at once and ``per_ip`` from one address, and stops accepting for a moment when the
 process runs out of file descriptors instead of spinning on them.
 
-What one connection may cost is then bounded: ``budget`` bytes queued in libzmq,
-and the door's buffers (``READ`` each way), so the server's memory is at most its
-baseline plus ``connections`` times that (leagues/README.md states the figures).
+What one connection may cost is then bounded: a few frames (at most 2 x ``budget``
+bytes) queued in libzmq, and the door's buffers, so the server's memory is at most
+its baseline plus ``connections`` times that (leagues/README.md states the figures).
 """
 
 from __future__ import annotations
@@ -51,6 +54,12 @@ READ = 64 << 10
 OUT_BUFFER = 256 << 10
 #: ZMTP 3's greeting, before the first frame.
 GREETING = 64
+#: A request's frames (a header and its data): what a client may send unanswered.
+FRAMES = 2
+#: The commands of a handshake (never a part of a message), and how much of a
+#: command frame shows its name.
+HANDSHAKE_COMMANDS = (b"HELLO", b"WELCOME", b"INITIATE", b"READY", b"ERROR")
+NAME_PEEK = 1 + len(b"INITIATE")
 
 
 #: What a connection turned away is sent before it is closed: a ZMTP 3.0 greeting
@@ -110,12 +119,70 @@ class _Pair:
     ip: str
     to_up: bytearray = field(default_factory=bytearray)
     to_client: bytearray = field(default_factory=bytearray)
-    unanswered: int = 0
+    unanswered: int = 0  # bytes the client sent since the server last answered
+    frames: int = 0  # the client's message frames since then
     # the server's side, parsed frame by frame to see its replies
     greeting: int = GREETING
     head: bytearray = field(default_factory=bytearray)
     body: int = 0
+    # the client's side, parsed frame by frame to count its message frames
+    c_greeting: int = GREETING
+    c_head: bytearray = field(default_factory=bytearray)
+    c_body: int = 0
+    c_name: bytearray = field(default_factory=bytearray)
+    c_command: bool = False
+    c_seen: bytearray = field(default_factory=bytearray)  # its greeting's first bytes
     closed: bool = False
+
+    def zmtp3(self) -> bool:
+        """False once the client's greeting shows a ZMTP older than 3.0 (its framing is
+        another, and libzmq would speak it to a peer without keys): such a client is
+        cut."""
+        s = self.c_seen
+        return (len(s) < 1 or s[0] == 0xFF) and (len(s) < 10 or s[9] == 0x7F) and \
+            (len(s) < 11 or s[10] >= 3)
+
+    def from_client(self, data: bytes) -> None:
+        """Follow the client's ZMTP stream: count every frame that may be a part of a
+        message (all but the handshake's commands).  With CURVE a message's MORE flag
+        is inside the encryption, so a message cannot be told from the next: frames
+        are what is counted."""
+        view = memoryview(data)
+        while view:
+            if self.c_greeting:
+                n = min(self.c_greeting, len(view))
+                if len(self.c_seen) < 11:
+                    self.c_seen += view[:min(n, 11 - len(self.c_seen))]
+                self.c_greeting -= n
+                view = view[n:]
+                continue
+            if self.c_body:
+                n = min(self.c_body, len(view))
+                if self.c_command and len(self.c_name) < NAME_PEEK:
+                    self.c_name += view[:min(n, NAME_PEEK - len(self.c_name))]
+                    if len(self.c_name) == NAME_PEEK or n == self.c_body:
+                        self._counted()
+                self.c_body -= n
+                view = view[n:]
+                continue
+            self.c_head.append(view[0])
+            view = view[1:]
+            need = 9 if self.c_head[0] & 0x02 else 2
+            if len(self.c_head) < need:
+                continue
+            self.c_body = int.from_bytes(self.c_head[1:need], "big")
+            self.c_command = bool(self.c_head[0] & 0x04)
+            self.c_head.clear()
+            self.c_name.clear()
+            if not self.c_command or not self.c_body:
+                self.frames += 1
+
+    def _counted(self) -> None:
+        """A command frame: counted unless it is one of the handshake's."""
+        name = bytes(self.c_name[1:1 + self.c_name[0]]) if self.c_name else b""
+        if name not in HANDSHAKE_COMMANDS:
+            self.frames += 1
+        self.c_command = False  # counted once
 
     def from_server(self, data: bytes) -> None:
         """Follow the server's ZMTP stream: a frame of a reply's size answers all
@@ -141,7 +208,7 @@ class _Pair:
             size = int.from_bytes(self.head[1:need], "big")
             self.head.clear()
             if size >= REPLY_FRAME:
-                self.unanswered = 0
+                self.unanswered = self.frames = 0
             self.body = size
 
 
@@ -322,7 +389,8 @@ class Door:
             return
         if sock is pair.client:
             pair.unanswered += len(data)
-            if pair.unanswered > self.budget:
+            pair.from_client(data)
+            if pair.unanswered > self.budget or pair.frames > FRAMES or not pair.zmtp3():
                 self.tally.cut += 1
                 self._close(pair)
                 return

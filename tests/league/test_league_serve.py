@@ -120,15 +120,15 @@ def test_oversized_frames_from_a_known_key_are_dropped(served: Served) -> None:
     assert reply["ok"]
     after = served.peak_rss_kb()
     assert after - idle < 16 << 10, f"peak RSS {idle} KB idle, {after} KB after"
-    # A message of three frames: refused before its header is decoded.
+    # A message of three frames: more than a request; the door cuts the connection
+    # before the server sees it (its header is never decoded).
     ctx = zmq.Context()
     try:
         sock, mon = dealer(ctx, served.endpoint, server_key, secret)
         try:
             assert next_event(mon) == zmq.EVENT_HANDSHAKE_SUCCEEDED
             sock.send_multipart([b'{"op": "status", "name": "alice"}', b"", b"more"])
-            assert sock.poll(30000)
-            assert b"not a submission request" in sock.recv()
+            assert next_event(mon) == zmq.EVENT_DISCONNECTED
         finally:
             sock.disable_monitor()
             mon.close(0)
@@ -250,7 +250,8 @@ def test_a_reply_is_no_oracle_for_the_servers_paths(served: Served) -> None:
 
 def test_replies_an_author_never_reads_are_not_kept(served: Served) -> None:
     """A known author firing requests and reading no answer: the server keeps a few
-    replies per connection, then drops them, and goes on answering others."""
+    replies per connection, then drops them (and the door cuts a client that sends a
+    request before the last is answered), and goes on answering others."""
     ctx = zmq.Context()
     try:
         server_key, _ = keys_of(served.keys / "referee.key")

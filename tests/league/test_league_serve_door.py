@@ -343,6 +343,36 @@ def test_a_known_authors_many_connections_cannot_pin_memory(door: Served) -> Non
     assert after - idle < bound, (idle, after)  # libzmq alone would keep 240 MB of it
 
 
+def test_a_client_may_not_pipeline_requests(door: Served) -> None:
+    """One request's frames may wait unanswered, no more: alice's second request,
+    sent while her first is still unfinished at the server (her relay holds its last
+    bytes), is cut by the door.  (Counting bytes alone, small requests answered one
+    by one would each buy a never-ending message another budget.)"""
+    server_key, _ = keys_of(door.keys / "referee.key")
+    _, secret = keys_of(door.keys / "authors" / "alice.key_secret")
+    ctx: zmq.Context[zmq.Socket[bytes]] = zmq.Context()
+    stall = Stall(door.endpoint)
+    sock, mon = dealer(ctx, stall.endpoint, server_key, secret)
+    try:
+        assert next_event(mon) == zmq.EVENT_HANDSHAKE_SUCCEEDED
+        # one request at a time is answered, through the relay as directly
+        request_ = [b'{"op": "status", "name": "alice", "v": 2}', b""]
+        sock.send_multipart(request_)
+        assert sock.poll(60000) and b'"ok": true' in sock.recv()
+        stall.hold()
+        sock.send_multipart(request_)  # not answered: its last bytes are held
+        sock.send_multipart(request_)  # 4 frames unanswered
+        assert next_event(mon) == zmq.EVENT_DISCONNECTED
+    finally:
+        sock.disable_monitor()
+        mon.close(0)
+        sock.close(0)
+        ctx.term()
+        stall.close()
+    assert door.ask("alice", {"op": "status"})["ok"]
+    door.wait_line(r"the door cut 1 connections that sent more than", timeout=60 + 2 * WINDOW)
+
+
 @pytest.fixture
 def narrow(tmp_path: Path, referee: Referee, keys: Path, children: Children) -> Iterator[Served]:
     yield from serve(tmp_path, referee, keys, children,
