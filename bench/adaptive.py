@@ -21,8 +21,12 @@ when the top 3 are separated at 95 % (every top-3 bot against every other bot, t
   "adaptive"``), with the league's defaults (top 3, minimum share 0.25, warm-up 2
   sets).
 
-Printed per field size and seed: games to separation of each and their ratio, then
-the median ratio (target: <= 0.5), and whether the top 3 found are the true top 3.
+Printed per field size and seed: games to separation of each and their ratio, and
+the share of each one's sets that held the true 3rd and 4th together (the pair
+that decides the top 3: a round-robin holds it in k(k-1)/(n(n-1)) of its sets,
+which bounds what choosing can gain); then the median ratio (target: <= 0.5), the
+mean and median games of each, and how often the top 3 found were not the true
+top 3.
 ``--real SEEDS`` plays instead a small league end to end with real in-process bots
 (the built-in ``heuristic``, ``lowest`` and ``random`` bots under 8 names: 3, 3
 and 2) through ``referee.league`` (store, schedule, driver, luck-adjusted scores),
@@ -83,8 +87,10 @@ def play_set(lineup: Sequence[str], strength: dict[str, float], rng: random.Rand
 
 
 def run(kind: str, n: int, seats: int, gap: float, seed: int, top: int = 3,
-        min_share: float = 0.25, warmup: int = 2) -> tuple[int, bool]:
-    """Games until the top ``top`` are separated, and whether they are the true top."""
+        min_share: float = 0.25, warmup: int = 2) -> tuple[int, bool, float]:
+    """Games until the top ``top`` are separated, whether they are the true top, and
+    the share of the sets that held the true ``top``-th and ``top + 1``-th bots
+    together (the pair hardest to separate)."""
     names = [f"b{i:02d}" for i in range(n)]
     strength = {b: -gap * i for i, b in enumerate(names)}
     rng = random.Random(seed * 1000 + n)
@@ -115,8 +121,9 @@ def run(kind: str, n: int, seats: int, gap: float, seed: int, top: int = 3,
         st = fit(sets, names)
         sep = separation(st, top)
         if sep.separated:
-            return games, set(st.ranking()[:top]) == set(names[:top])
-    return CAP, False
+            hard = sum(1 for x in sets if {names[top - 1], names[top]} <= set(x.lineup))
+            return games, set(st.ranking()[:top]) == set(names[:top]), hard / len(sets)
+    return CAP, False, 0.0
 
 
 REAL_FIELD = [("heur1", "heuristic"), ("heur2", "heuristic"), ("heur3", "heuristic"),
@@ -198,9 +205,9 @@ def main() -> int:
         wrong = {"round-robin": 0, "adaptive": 0}
         for seed in range(1, args.seeds + 1):
             t0 = time.perf_counter()
-            g_rr, right_rr = run("round-robin", n, args.seats, args.gap, seed)
+            g_rr, right_rr, hard_rr = run("round-robin", n, args.seats, args.gap, seed)
             t1 = time.perf_counter()
-            g_ad, right_ad = run("adaptive", n, args.seats, args.gap, seed)
+            g_ad, right_ad, hard_ad = run("adaptive", n, args.seats, args.gap, seed)
             t2 = time.perf_counter()
             ratios.append(g_ad / g_rr)
             games["round-robin"].append(g_rr)
@@ -209,7 +216,8 @@ def main() -> int:
             wrong["adaptive"] += not right_ad
             print(f"{n} bots, {args.seats} seats, seed {seed}: round-robin {g_rr} games"
                   f"{'' if right_rr else ' (wrong top)'}, adaptive {g_ad} games"
-                  f"{'' if right_ad else ' (wrong top)'}: ratio {g_ad / g_rr:.2f}"
+                  f"{'' if right_ad else ' (wrong top)'}: ratio {g_ad / g_rr:.2f}; sets "
+                  f"holding the 3rd and 4th: {100 * hard_rr:.0f} % and {100 * hard_ad:.0f} %"
                   f"  [{t1 - t0:.1f}s, {t2 - t1:.1f}s]", flush=True)
         med = statistics.median(ratios)
         means = statistics.mean(games["adaptive"]) / statistics.mean(games["round-robin"])

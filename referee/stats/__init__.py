@@ -1,5 +1,6 @@
 """Statistics for deciding between bots: sequential tests on duplicate sets
-(``sprt``), balanced seat orders (``designs``) and batch ratings (``ratings``).
+(``sprt``), balanced seat orders (``designs``), batch ratings (``ratings``) and
+where an adaptive league plays next (``adaptive``).
 
 Pure: no I/O, no clock, no global randomness (a bootstrap takes its seed from the
 data it is given).  Imports nothing of the referee but itself, so that the

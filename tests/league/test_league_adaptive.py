@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from referee.league.adaptive import next_games, states
+from referee.league.browse import overview
 from referee.league.config import LeagueConfig, LeagueConfigError, load_league_config
 from referee.league.run import config_of, new_league, run_league, standings, submit
 from referee.league.schedule import name_of
@@ -134,6 +135,8 @@ def test_it_stops_once_the_top_is_separated(tmp_path: Path) -> None:
         assert next_games(store, config_of(store)) == []
         (state,) = states(store, config_of(store))
         assert state.settled and state.separation.separated
+        # league show says it too
+        assert "2 seats: the top 1 separated at 95 %" in overview(store, 0)
     finally:
         store.close()
 

@@ -50,3 +50,40 @@ def test_a_league_on_a_local_dask_cluster_equals_the_process_pool(
     con.close()
     assert len(workers) == 2 and all(":" in str(w) for w in workers), workers
     shutil.rmtree(on_pool)
+
+
+def test_an_adaptive_league_on_dask_plays_the_schedule_of_the_process_pool(
+        tmp_path: Path, referee: Referee, need_sandbox: None) -> None:
+    """``schedule = "adaptive"``: which games come next depends on the results so
+    far; the same league on a Dask cluster and on the process pool (the same
+    secret) chooses the same lineups and plays the same games."""
+    leagues: list[Path] = []
+    for name in ("dask", "pool"):
+        league = tmp_path / name
+        cfg = league_toml(tmp_path / f"{name}.toml", seats=[2], deals=2, seed=9)
+        cfg.write_text(cfg.read_text().replace("[time]", 'schedule = "adaptive"\ntop = 1\n[time]'))
+        secret = ["--secret-from", str(leagues[0])] if leagues else []
+        assert referee("league", "new", league, "--config", cfg, *secret).returncode == 0
+        for bot, cmd in (("heur", "python3 heuristic_bot.py"),
+                         ("rand1", "python3 random_bot.py --seed 1"),
+                         ("rand2", "python3 random_bot.py --seed 2")):
+            r = referee("league", "submit", league, bot, EXAMPLE_BOTS, "--command", cmd)
+            assert r.returncode == 0, r.stdout + r.stderr
+        leagues.append(league)
+    on_dask, on_pool = leagues
+    r = referee("league", "run", on_dask, "--executor", "dask", "--jobs", "2", "--quiet")
+    assert r.returncode == 0, r.stderr
+    assert referee("league", "run", on_pool, "--jobs", "2", "--quiet").returncode == 0
+    plans = []
+    for where in leagues:
+        con = sqlite3.connect(where / "league.sqlite")
+        plans.append([k for (k,) in con.execute("SELECT key FROM planned ORDER BY idx")])
+        con.close()
+    assert plans[0] == plans[1] and len(plans[0]) >= 6
+    tables = [json.loads(referee("league", "standings", where, "--format", "json").stdout)
+              for where in leagues]
+    for t in tables:
+        for st in t:
+            st.pop("sandbox", None)
+    assert tables[0] == tables[1]
+    assert "top 1" in tables[0][0]["separation"]
