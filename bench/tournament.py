@@ -356,11 +356,15 @@ def dask_bench(args: argparse.Namespace, root: Path) -> None:
     sys.path.insert(0, str(REPO))
     from distributed import Client
 
+    from referee.tournament.config import BotSpec, TournamentConfig
     from referee.tournament.dask_executor import Committer, DaskExecutor, SetResult
     from referee.tournament.executor import ProcessExecutor, finished
+    from referee.tournament.kinds import TournamentSettings
     from referee.tournament.outcome import GameOutcome
     from referee.tournament.store import Store
 
+    flood_settings = TournamentSettings.of(TournamentConfig(
+        bots=(BotSpec("a", builtin="random"), BotSpec("b", builtin="random")), name="flood"))
     for name in list(logging.root.manager.loggerDict):
         if name.startswith("distributed"):
             logging.getLogger(name).setLevel(logging.CRITICAL)
@@ -466,7 +470,7 @@ def dask_bench(args: argparse.Namespace, root: Path) -> None:
         """Games/s, and games per commit."""
         folder = root / tag
         (folder / "games").mkdir(parents=True)
-        fstore = Store.create_or_resume(folder, {"flood": True}, "flood",
+        fstore = Store.create_or_resume(folder, flood_settings, "flood",
                                         args.flood_sets * size)
         pending = set(range(size * args.flood_sets))
         commits = 0

@@ -29,6 +29,8 @@ shows a traceback for one.  Anything else that escapes is a bug of the referee.
     │                                       game/ (a card, decision, event as text)
     ├── StorageError             results cannot be kept or read where they must go:
     │   │                        the store (SQLite), a game record, the output folder
+    │   ├── StoredConfigError               tournament/kinds.py (a store's configuration:
+    │   │                                   damaged, or of a kind this referee does not know)
     │   └── ReportError                     report/site.py (the HTML report)
     ├── ExecutionError           games cannot be played here: the executor (a worker
     │   │                        that dies before its first game, a Dask cluster out

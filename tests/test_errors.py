@@ -42,6 +42,7 @@ LEAVES = [
     ("referee.game.decisions", "DecisionSyntaxError", InputError),
     ("referee.game.events", "EventSyntaxError", InputError),
     ("referee.report.site", "ReportError", StorageError),
+    ("referee.tournament.kinds", "StoredConfigError", StorageError),
     ("referee.players.sandbox", "SandboxError", ExecutionError),
     ("referee.tournament.match", "MatchError", ExecutionError),
     ("referee.league.remote", "RemoteError", ExecutionError),

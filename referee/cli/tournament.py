@@ -41,6 +41,7 @@ from ..tournament.config import (
     seatings_per_deal,
 )
 from ..tournament.driver import choose_executor
+from ..tournament.kinds import TournamentSettings
 from ..tournament.run import RunSummary, run_tournament, sandbox_of, standings_of, with_seed
 from ..tournament.schedule import schedule, schedule_digest
 from ..tournament.standings import (
@@ -456,7 +457,7 @@ def verify_command(where: str, repair: bool, config_file: str | None) -> None:
             games = schedule(cfg)
 
             def fresh() -> Store:
-                return Store.create_or_resume(out, cfg.to_dict(), cfg.name, len(games),
+                return Store.create_or_resume(out, TournamentSettings.of(cfg), cfg.name, len(games),
                                               schedule_digest(games),
                                               meta={"seed_source": source})
 

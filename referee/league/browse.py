@@ -19,7 +19,6 @@ from ..text.quoting import command_line, printable
 from ..tournament.outcome import GameOutcome
 from ..tournament.verify import check_store
 from .adaptive import separation_lines
-from .config import DEFAULT_FAULT_ALERT, from_dict
 from .schedule import name_of
 from .store import Entry, LeagueStore
 
@@ -191,7 +190,7 @@ def overview(store: LeagueStore, pending: int) -> str:
         faults = sum(faulted[e.id] for e in vs)
         rows.append(f"{name:20s} v{last.version:<3d} {state:28s} author {last.author:12s} "
                     f"{games:6d} games {faults:5d} with faults  ({len(vs)} version(s))")
-    return "\n".join([*rows, *(["", *separation_lines(store, from_dict(store.config))]),
+    return "\n".join([*rows, *(["", *separation_lines(store, store.league_config())]),
                       f"\n{len(by_name)} entries, {pending} games pending; "
                       "'referee league show DIR NAME' for one of them"])
 
@@ -209,7 +208,7 @@ def show(store: LeagueStore, league_dir: Path, name: str) -> str:
         state = "active" if e.active else f"retired {e.retired}"
         lines.append(f"  v{e.version}  {state}  submitted {e.submitted}  content "
                      f"{e.hash[:12]}  command {command_line(e.command)}  folder {e.folder}")
-    alert = float(store.config.get("fault_alert", DEFAULT_FAULT_ALERT))
+    alert = store.league_config().fault_alert
     for e in versions:
         played, faulted = fault_rate(store, e.id)
         if played and 100 * faulted > alert * played:

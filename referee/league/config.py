@@ -26,15 +26,17 @@ from __future__ import annotations
 import json
 import secrets
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar, Literal, cast
 
 from ..errors import ConfigError
 from ..game import GameConfig
 from ..game.seeds import MAX_SEED
 from ..play.runner import FaultPolicy, TimeControl
 from ..players.sandbox import SandboxConfig
+from ..stats.sprt import Json
 from ..tournament.config import (
     SEATINGS,
     TournamentConfigError,
@@ -42,6 +44,7 @@ from ..tournament.config import (
     parse_config,
     read_config_text,
 )
+from ..tournament.kinds import Fields, JsonObject, decode, read_sandbox, sandbox_json, wrong_kind
 
 _SECTIONS = ("league", "rules", "time", "faults", "sandbox", "limits", "server")
 _LEAGUE_KEYS = ("name", "seats", "deals", "seed", "seating", "jobs", "separate_authors",
@@ -76,7 +79,7 @@ class Limits:
     max_file_bytes: int = 20 << 20
     max_depth: int = 32
 
-    def to_dict(self) -> dict[str, int]:
+    def to_dict(self) -> JsonObject:
         return {"max_bytes": self.max_bytes, "max_files": self.max_files,
                 "max_file_bytes": self.max_file_bytes, "max_depth": self.max_depth}
 
@@ -98,7 +101,7 @@ class ServerLimits:
     connections: int = 200
     connections_per_ip: int = 32
 
-    def to_dict(self) -> dict[str, int]:
+    def to_dict(self) -> JsonObject:
         return {"in_flight": self.in_flight, "submissions_per_hour": self.submissions_per_hour,
                 "requests_per_hour": self.requests_per_hour, "queue": self.queue,
                 "check_seconds": self.check_seconds, "upload_seconds": self.upload_seconds,
@@ -143,21 +146,26 @@ class LeagueConfig:
     def game_for(self, seats: int) -> GameConfig:
         return replace(self.game, players=seats)
 
-    def fixed(self) -> dict[str, Any]:
+    def fixed(self) -> JsonObject:
         """The settings a league keeps for life: changing any would change the games
         already played (``changes`` names them)."""
+        rules = cast(JsonObject, self.game.to_dict())
         return {
             "seed": self.seed,
             "seating": self.seating,
             "separate_authors": self.separate_authors,
-            "rules": {k: v for k, v in self.game.to_dict().items() if k != "players"},
+            "rules": {k: v for k, v in rules.items() if k != "players"},
             "time": {"startup": self.time.startup, "per_decision": self.time.per_decision,
                      "bank": self.time.bank},
             "faults": {"policy": self.faults.mode, "strike_limit": self.faults.strike_limit},
-            "sandbox": self.sandbox.to_dict(),
+            "sandbox": sandbox_json(self.sandbox),
         }
 
-    def to_dict(self) -> dict[str, Any]:
+    #: The kind of configuration a league's store keeps (``tournament.kinds``).
+    kind: ClassVar[Literal["league"]] = "league"
+
+    def to_json(self) -> JsonObject:
+        """What the league's store keeps (``read_league_config`` reads it back)."""
         return {"name": self.name, "seats": list(self.seats), "deals": self.deals,
                 "jobs": self.jobs, "fault_alert": self.fault_alert, "records": self.records,
                 "schedule": self.schedule, "scores": self.scores, "top": self.top,
@@ -165,43 +173,73 @@ class LeagueConfig:
                 "limits": self.limits.to_dict(), "server": self.server.to_dict(),
                 **self.fixed()}
 
+    @classmethod
+    def from_json(cls, body: Mapping[str, Json], where: Path | str) -> LeagueConfig:
+        f = Fields(body, where)
+        seats = f.wholes("seats")
+        r = f.sub("rules")
+        game = f.check("rules", lambda: GameConfig(
+            players=seats[0], variants=frozenset(r.texts("variants")),
+            colours=r.opt_whole("colours"), deck=r.text("deck", "standard"),
+            turn_limit=r.whole("turn_limit", 1000)))
+        t, fs = f.sub("time"), f.sub("faults")
+        lim, srv = f.sub("limits"), f.sub("server", {})
+        dl, ds = Limits(), ServerLimits()
+        return f.check("", lambda: cls(
+            name=f.text("name"), seats=seats, deals=f.whole("deals"), seed=f.whole("seed"),
+            seating=f.text("seating"), jobs=f.opt_whole("jobs"),
+            # A league made before the setting had no such rule.
+            separate_authors=f.flag("separate_authors", False),
+            fault_alert=f.number("fault_alert", DEFAULT_FAULT_ALERT),
+            records=f.choice("records", RECORDS, "seat"),
+            # A league made before adaptive schedules: a round-robin, judged as the
+            # standings rank (luck-adjusted).
+            scores=f.choice("scores", ("adjusted", "raw"), "adjusted"),
+            schedule=f.choice("schedule", SCHEDULES, "round-robin"),
+            top=f.whole("top", DEFAULT_TOP), min_share=f.number("min_share", DEFAULT_MIN_SHARE),
+            batch=f.opt_whole("batch"), game=game,
+            time=TimeControl(startup=t.number("startup"), per_decision=t.number("per_decision"),
+                             bank=t.number("bank")),
+            faults=fs.check("policy", lambda: FaultPolicy(
+                mode=fs.text("policy"), strike_limit=fs.whole("strike_limit"))),
+            sandbox=read_sandbox(f),
+            limits=Limits(**{k: lim.whole(k, getattr(dl, k)) for k in _LIMIT_KEYS}),
+            server=ServerLimits(**{k: srv.whole(k, getattr(ds, k)) for k in _SERVER_KEYS})))
 
-def changes(old: dict[str, Any], new: LeagueConfig) -> tuple[list[str], list[str]]:
-    """What ``new`` changes in a league whose ``to_dict`` was ``old``: (refused,
+
+def changes(old: LeagueConfig, new: LeagueConfig) -> tuple[list[str], list[str]]:
+    """What ``new`` changes in a league whose configuration was ``old``: (refused,
     accepted), one line each.  Refused: any fixed setting, fewer deals, a table size
     dropped.  Accepted: more deals, a new table size, the name, jobs, the limits."""
     refused: list[str] = []
     accepted: list[str] = []
-    was = old.get("schedule", "round-robin")  # a league made before the setting
-    if was != new.schedule:
-        refused.append(f"schedule: was {json.dumps(was)}, now {json.dumps(new.schedule)} (the "
-                       "games played were chosen by it)")
-    fixed_new = new.fixed()
-    for section, value in fixed_new.items():
-        _diff(section, old.get(section), value, refused)
-    nd = new.to_dict()
-    if nd["deals"] < old["deals"]:
-        refused.append(f"deals: was {old['deals']}, now {nd['deals']} (deals can only be raised: "
+    if old.schedule != new.schedule:  # (a league made before the setting: round-robin)
+        refused.append(f"schedule: was {json.dumps(old.schedule)}, now "
+                       f"{json.dumps(new.schedule)} (the games played were chosen by it)")
+    fixed_old = old.fixed()
+    for section, value in new.fixed().items():
+        _diff(section, fixed_old.get(section), value, refused)
+    if new.deals < old.deals:
+        refused.append(f"deals: was {old.deals}, now {new.deals} (deals can only be raised: "
                        "the games played stay played)")
-    elif nd["deals"] > old["deals"]:
-        accepted.append(f"deals: {old['deals']} -> {nd['deals']} (only the new deals are played)")
-    dropped = [k for k in old["seats"] if k not in nd["seats"]]
+    elif new.deals > old.deals:
+        accepted.append(f"deals: {old.deals} -> {new.deals} (only the new deals are played)")
+    dropped = [k for k in old.seats if k not in new.seats]
     if dropped:
-        refused.append(f"seats: was {old['seats']}, now {nd['seats']} (a table size cannot be "
-                       f"dropped: {', '.join(map(str, dropped))})")
-    elif nd["seats"] != old["seats"]:
-        accepted.append(f"seats: {old['seats']} -> {nd['seats']}")
-    # A league made before a setting had its default.
-    before = {"records": "seat", "scores": "adjusted", "top": DEFAULT_TOP,
-              "min_share": DEFAULT_MIN_SHARE, "batch": None, **old}
+        refused.append(f"seats: was {list(old.seats)}, now {list(new.seats)} (a table size "
+                       f"cannot be dropped: {', '.join(map(str, dropped))})")
+    elif new.seats != old.seats:
+        accepted.append(f"seats: {list(old.seats)} -> {list(new.seats)}")
+    # (a league made before a setting reads with its default: read_league_config)
+    od, nd = old.to_json(), new.to_json()
     for key in ("name", "jobs", "fault_alert", "records", "limits", "server", "scores", "top",
                 "min_share", "batch"):
-        if before.get(key) != nd[key]:
-            accepted.append(f"{key}: {json.dumps(before.get(key))} -> {json.dumps(nd[key])}")
+        if od.get(key) != nd[key]:
+            accepted.append(f"{key}: {json.dumps(od.get(key))} -> {json.dumps(nd[key])}")
     return refused, accepted
 
 
-def _diff(path: str, old: Any, new: Any, out: list[str]) -> None:
+def _diff(path: str, old: Json, new: Json, out: list[str]) -> None:
     if isinstance(old, dict) and isinstance(new, dict):
         for k in sorted(set(old) | set(new)):
             _diff(f"{path}.{k}", old.get(k), new.get(k), out)
@@ -298,29 +336,14 @@ def parse_league_config(raw: dict[str, Any], *, base_dir: str = ".", source: str
                         limits=limits, server=server)
 
 
-def from_dict(d: dict[str, Any]) -> LeagueConfig:
-    """The configuration a league stored (``to_dict``)."""
-    rules = d["rules"]
-    game = GameConfig(players=d["seats"][0], variants=frozenset(rules["variants"]),
-                      colours=rules.get("colours"), deck=rules.get("deck", "standard"),
-                      turn_limit=rules.get("turn_limit", 1000))
-    sb = d["sandbox"]
-    return LeagueConfig(
-        name=d["name"], seats=tuple(d["seats"]), deals=d["deals"], seed=d["seed"],
-        seating=d["seating"], jobs=d.get("jobs"),
-        # A league made before the setting had no such rule.
-        separate_authors=d.get("separate_authors", False),
-        fault_alert=d.get("fault_alert", DEFAULT_FAULT_ALERT),
-        records=d.get("records", "seat"),
-        # A league made before adaptive schedules: a round-robin, judged as the
-        # standings rank (luck-adjusted).
-        scores=d.get("scores", "adjusted"), schedule=d.get("schedule", "round-robin"),
-        top=d.get("top", DEFAULT_TOP), min_share=d.get("min_share", DEFAULT_MIN_SHARE),
-        batch=d.get("batch"), game=game,
-        time=TimeControl(**d["time"]),
-        faults=FaultPolicy(mode=d["faults"]["policy"], strike_limit=d["faults"]["strike_limit"]),
-        sandbox=SandboxConfig(mode=sb["mode"], memory_mb=sb["memory_mb"],
-                              processes=sb["processes"], scratch_mb=sb["scratch_mb"],
-                              read_only=tuple(sb.get("read_only", ())),
-                              interpreters=tuple(sb.get("interpreters", ()))),
-        limits=Limits(**d["limits"]), server=ServerLimits(**d.get("server", {})))
+def read_league_config(text: str, where: Path | str) -> LeagueConfig:
+    """The configuration a league's store keeps (``LeagueConfig.to_json``), checked;
+    StoredConfigError if it is not a league's or cannot be read.  A league made
+    before a setting existed reads with the rule it was played by: no
+    ``separate_authors`` (then none), no ``schedule`` (a round-robin), no
+    ``fault_alert``, ``records``, ``scores``, ``top``, ``min_share``, ``batch`` or
+    ``server`` (the defaults)."""
+    kind, body = decode(text, where, "league")
+    if kind != "league":
+        raise wrong_kind(where, kind, "a league")
+    return LeagueConfig.from_json(body, where)

@@ -40,7 +40,7 @@ from ..tournament.schedule import GameSpec
 from ..tournament.standings import Standings, compute
 from ..tournament.store import Store
 from . import adaptive
-from .config import LeagueConfig, LeagueConfigError, changes, from_dict
+from .config import LeagueConfig, LeagueConfigError, changes
 from .schedule import (
     LeagueGame,
     deck_idents,
@@ -75,7 +75,7 @@ def check_name(name: str) -> None:
 
 
 def config_of(store: LeagueStore) -> LeagueConfig:
-    return from_dict(store.config)
+    return store.league_config()
 
 
 def league_config(league_dir: Path) -> LeagueConfig:
@@ -103,9 +103,9 @@ def new_league(league_dir: Path, config: LeagueConfig, config_text: str, *,
     if (league_dir / "league.sqlite").exists():
         store = LeagueStore.open(league_dir)
         try:
-            old = store.config
-            if config.seed != old["seed"] and _seed_drawn(config_text):
-                config = replace(config, seed=old["seed"])  # drawn now: keep the league's
+            old = store.league_config()
+            if config.seed != old.seed and _seed_drawn(config_text):
+                config = replace(config, seed=old.seed)  # drawn now: keep the league's
             refused, accepted = changes(old, config)
             if refused:
                 raise LeagueConfigError(
@@ -113,13 +113,13 @@ def new_league(league_dir: Path, config: LeagueConfig, config_text: str, *,
                     f"this configuration changes them: {'; '.join(refused)} "
                     "(start another league for other settings)")
             if accepted:
-                store.set_config(config.to_dict())
+                store.set_config(config)
                 _write_config(league_dir, config_text)
             return accepted or ["nothing changed"]
         finally:
             store.close()
     league_dir.mkdir(parents=True, exist_ok=True)
-    store = LeagueStore.create(league_dir, config.to_dict(), secret)
+    store = LeagueStore.create(league_dir, config, secret)
     store.close()
     for sub in ("entries", "games", "logs"):
         (league_dir / sub).mkdir(exist_ok=True)

@@ -30,8 +30,10 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import StorageError
+from ..tournament.kinds import encode
 from ..tournament.outcome import GameOutcome
 from ..tournament.store import _SCHEMA, Store
+from .config import LeagueConfig, read_league_config
 from .schedule import LeagueGame, entry_id
 
 DB_NAME = "league.sqlite"
@@ -114,8 +116,10 @@ class Planned:
 class LeagueStore(Store):
     """The league's database (a ``Store``, whose ``add`` and ``outcomes`` it uses)."""
 
+    default_kind = "league"
+
     @classmethod
-    def create(cls, league_dir: Path, config: dict[str, Any],
+    def create(cls, league_dir: Path, config: LeagueConfig,
                secret: bytes | None = None) -> LeagueStore:
         """A new league's database, with its ``secret`` (drawn at random unless
         given: the key of its decks, seatings and game aliases)."""
@@ -124,7 +128,7 @@ class LeagueStore(Store):
         with store.transaction():
             if store.meta("config") is not None:
                 raise StorageError(f"{league_dir} holds a league already")
-            store._set_meta("config", json.dumps(config, sort_keys=True))
+            store._set_meta("config", encode(config.kind, config.to_json()))
             store._set_meta("secret", (secret or secrets.token_bytes(32)).hex())
             store._set_meta("kind", "league")
             store._set_meta("created", now())
@@ -163,9 +167,17 @@ class LeagueStore(Store):
                     self._set_meta("secret", raw)
         return bytes.fromhex(raw)
 
-    def set_config(self, config: dict[str, Any]) -> None:
+    def league_config(self) -> LeagueConfig:
+        """The league's configuration, checked (``config.read_league_config``):
+        StoredConfigError if it is damaged, of an unknown kind or not a league's."""
+        raw = self.meta("config")
+        if raw is None:
+            raise StorageError(f"{self.path} holds no league configuration")
+        return read_league_config(raw, self.path)
+
+    def set_config(self, config: LeagueConfig) -> None:
         with self.transaction():
-            self._set_meta("config", json.dumps(config, sort_keys=True))
+            self._set_meta("config", encode(config.kind, config.to_json()))
 
     # --- entries -------------------------------------------------------------------
 

@@ -217,7 +217,7 @@ class FaultJson(TypedDict):
     action: FaultAction
 
 
-@dataclass
+@dataclass(frozen=True)
 class Fault:
     """One fault of one seat's bot: what it did (``kind``, ``detail``), when (the
     game's ``turn``) and what the referee did about it (``action``: ``substituted``,

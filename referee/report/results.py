@@ -18,7 +18,6 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, cast
 
 from ..errors import StorageError
 from ..league.run import LeagueError, tables
@@ -26,46 +25,12 @@ from ..league.store import DB_NAME as LEAGUE_DB
 from ..league.store import LeagueStore
 from ..protocol.messages import FAULT_KINDS
 from ..stats.ratings import RatedGame, fit_plackett_luce
-from ..stats.sprt import PENTANOMIAL, MatchSummary, SetSummary, Sprt, SprtState, summarize
-from ..tournament.config import seatings_per_deal
-from ..tournament.match import MatchConfig, reduce_set
+from ..stats.sprt import PENTANOMIAL, MatchSummary, SetSummary, SprtState, summarize
+from ..tournament.kinds import MatchSettings, Settings
+from ..tournament.match import reduce_set
 from ..tournament.outcome import GameOutcome
 from ..tournament.standings import Standings, compute, render
 from ..tournament.store import Store
-
-
-@dataclass(frozen=True)
-class StoredMatch:
-    """A match as its store keeps it (``MatchConfig.to_dict``): what its sets are
-    reduced by (``match.reduce_set``) and tested against."""
-
-    new: str
-    old: str
-    field: tuple[str, ...]
-    seats: int
-    seating: str
-    scores: str
-    sprt: Sprt | None
-    games: int | None
-    max_sets: int
-
-    @property
-    def head_to_head(self) -> bool:
-        return not self.field
-
-    @property
-    def per_set(self) -> int:
-        per = seatings_per_deal(self.seating, self.seats)
-        return per if self.head_to_head else 2 * per
-
-    @classmethod
-    def of(cls, cfg: dict[str, Any]) -> StoredMatch:
-        m = cfg["match"]
-        return cls(new=str(m["new"]), old=str(m["old"]), field=tuple(m.get("field") or ()),
-                   seats=int(cfg["seats"]), seating=str(cfg["seating"]),
-                   scores=str(m.get("scores", "adjusted")),
-                   sprt=Sprt(**m["sprt"]) if m.get("sprt") else None,
-                   games=m.get("games"), max_sets=int(m["max_sets"]))
 
 
 @dataclass(frozen=True)
@@ -73,7 +38,7 @@ class MatchFigures:
     """A match's result as ``referee match`` prints it (``summary``), with the LLR
     after each set the test counted and the sets found in the store."""
 
-    match: StoredMatch
+    match: MatchSettings
     summary: MatchSummary
     llr: list[float]
     stored_sets: int
@@ -112,16 +77,13 @@ class MatchFigures:
         return f"{played} of {m.max_sets} sets: in progress"
 
 
-def match_figures(cfg: dict[str, Any], outcomes: Sequence[GameOutcome]) -> MatchFigures:
-    """The figures of the match stored with ``cfg``, over its whole sets, exactly as
+def match_figures(m: MatchSettings, outcomes: Sequence[GameOutcome]) -> MatchFigures:
+    """The figures of the match stored as ``m``, over its whole sets, exactly as
     ``referee match`` computes them (``reduce_set``, ``summarize``)."""
-    m = StoredMatch.of(cfg)
     by_set: dict[int, list[GameOutcome]] = defaultdict(list)
     for o in outcomes:
         by_set[o.deal].append(o)
-    # reduce_set reads only the names, seats and scores a StoredMatch holds
-    rules = cast(MatchConfig, m)
-    whole = {s: reduce_set(rules, s, sorted(g, key=lambda o: o.index))
+    whole = {s: reduce_set(m, s, sorted(g, key=lambda o: o.index))
              for s, g in by_set.items() if len(g) == m.per_set}
     ordered: list[SetSummary] = [whole[s] for s in sorted(whole)]
     if m.sprt is not None:  # the test takes the sets in order, up to the first not played
@@ -147,7 +109,9 @@ class Results:
     scheduled: int
     outcomes: list[GameOutcome]
     standings: Standings
-    config: dict[str, Any] = field(default_factory=dict)
+    #: What the store keeps: a tournament's or a match's configuration (``MatchSettings``:
+    #: the folder is a match's); None for a league's table.
+    settings: Settings | None = None
     #: A league's deal numbers as ``league games`` shows them (the lineup's deal,
     #: 0 to deals - 1), by game id; the outcomes' ``deal`` numbers the duplicate sets
     #: the statistics are taken over, which a league counts across its lineups.
@@ -185,32 +149,24 @@ def load(folder: Path, scores: str = "adjusted") -> Results:
     when it holds none."""
     store = Store.open_existing(folder)
     try:
-        cfg = store.config
+        cfg = store.settings
         outcomes = list(store.outcomes())
         scheduled = store.scheduled
         seed_source = store.meta("seed_source") or "given"
         sandbox = store.meta("sandbox")
     finally:
         store.close()
-    try:
-        bots = [str(b["name"]) for b in cfg["bots"]]
-        seats = int(cfg["seats"])
-        name = str(cfg["name"])
-    except (KeyError, TypeError, ValueError) as e:
-        raise StorageError(f"{folder}: the stored configuration is not a tournament's ({e})") from None
+    bots, seats, name = cfg.bot_names, cfg.seats, cfg.name
     match = None
-    if isinstance(cfg.get("match"), dict):
-        try:
-            match = match_figures(cfg, outcomes)
-        except (KeyError, TypeError, ValueError) as e:
-            raise StorageError(f"{folder}: the stored match is not readable ({e})") from None
+    if isinstance(cfg, MatchSettings):
+        match = match_figures(cfg, outcomes)
         # A match stops when its test decides: the games it would have played up to
         # its cap (--max-sets) were never scheduled.
         played = len(outcomes)
         scheduled = played if match.finished else scheduled
     st = compute(outcomes, bots, seats, name=name, scheduled=scheduled, scores=scores)
     # As ``tournament standings`` gives them: with the seed and the sandbox.
-    st.seed, st.seed_source = cfg.get("seed"), seed_source
+    st.seed, st.seed_source = cfg.seed, seed_source
     st.sandbox = json.loads(sandbox) if sandbox else None
     if match is not None:
         # Ranked by the match's result: the one it says is ahead first, then the other,
@@ -221,7 +177,7 @@ def load(folder: Path, scores: str = "adjusted") -> Results:
                                               r.rank))
         st.rows = [dataclasses.replace(r, rank=i) for i, r in enumerate(rows, 1)]
     return Results(folder=folder, name=name, bots=bots, seats=seats, scheduled=scheduled,
-                   outcomes=outcomes, standings=st, config=cfg, match=match)
+                   outcomes=outcomes, standings=st, settings=cfg, match=match)
 
 
 def is_league(folder: Path) -> bool:

@@ -35,10 +35,10 @@ import itertools
 import math
 import random
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Protocol
 
 from ..errors import ExecutionError
 from ..players.sandbox import Sandbox, resolve
@@ -58,6 +58,7 @@ from ..stats.sprt import (
 from .config import TournamentConfig, TournamentConfigError, seatings_per_deal
 from .driver import Driver, Progress, Work
 from .executor import Executor, Job, ProcessExecutor
+from .kinds import JsonObject, MatchSettings, TournamentSettings, wrong_kind
 from .outcome import GameOutcome
 from .players import check_bots
 from .schedule import GameSpec, derive_seed, schedule_digest, seatings
@@ -149,17 +150,19 @@ class MatchConfig:
             return [()]
         return list(itertools.combinations(self.field, self.tournament.seats - 1))
 
-    def to_dict(self) -> dict[str, Any]:
-        """What decides the games and the verdict: a resumed match must match it."""
-        d = self.tournament.to_dict()
-        for k in ("format", "deals", "games", "challengers"):
-            d.pop(k, None)
-        d["match"] = {"new": self.new, "old": self.old, "field": list(self.field),
-                      "sprt": self.sprt.to_dict() if self.sprt else None,
-                      "games": self.games, "max_sets": self.sets}
-        if self.scores != "adjusted":  # a match made before adjusted scores: adjusted
-            d["match"]["scores"] = self.scores
-        return d
+    def settings(self) -> MatchSettings:
+        """What decides the games and the verdict, as the store keeps it
+        (``kinds.MatchSettings``): a resumed match must match it."""
+        t = TournamentSettings.of(self.tournament)
+        return MatchSettings(
+            name=t.name, seats=t.seats, seed=t.seed, seating=t.seating, rules=t.rules,
+            time=t.time, faults=t.faults, stop_after=t.stop_after, sandbox=t.sandbox,
+            bots=t.bots, new=self.new, old=self.old, field=self.field, sprt=self.sprt,
+            games=self.games, max_sets=self.sets, scores=self.scores)
+
+    def to_dict(self) -> JsonObject:
+        """``settings`` as JSON (the store's row, less its ``kind``)."""
+        return self.settings().to_json()
 
 
 def set_games(mc: MatchConfig, s: int) -> list[GameSpec]:
@@ -184,7 +187,27 @@ def set_games(mc: MatchConfig, s: int) -> list[GameSpec]:
     return games
 
 
-def reduce_set(mc: MatchConfig, s: int, games: Sequence[GameOutcome]) -> SetSummary:
+class MatchRules(Protocol):
+    """What reduces a match's sets to its figures: a ``MatchConfig`` (a run) or the
+    ``MatchSettings`` a match's store keeps (``stored_summary``)."""
+
+    @property
+    def new(self) -> str: ...
+    @property
+    def old(self) -> str: ...
+    @property
+    def seats(self) -> int: ...
+    @property
+    def scores(self) -> Scores: ...
+    @property
+    def sprt(self) -> Sprt | None: ...
+    @property
+    def head_to_head(self) -> bool: ...
+    @property
+    def per_set(self) -> int: ...
+
+
+def reduce_set(mc: MatchRules, s: int, games: Sequence[GameOutcome]) -> SetSummary:
     """One set's score (``referee.stats.sprt``), place difference and faults."""
     k = mc.seats
     shares: dict[str, list[float]] = {mc.new: [], mc.old: []}
@@ -271,7 +294,7 @@ class MatchResult:
 class _Sets:
     """The sets known so far, and the SPRT over their contiguous prefix."""
 
-    def __init__(self, mc: MatchConfig) -> None:
+    def __init__(self, mc: MatchRules) -> None:
         self.mc = mc
         self.done: dict[int, SetSummary] = {}
         self.prefix = 0
@@ -320,6 +343,18 @@ class _Sets:
     @property
     def decided(self) -> bool:
         return bool(self.state and self.state.verdict)
+
+    @classmethod
+    def of(cls, mc: MatchRules, outcomes: Iterable[GameOutcome]) -> _Sets:
+        """The sets of ``outcomes`` (a store's games): the whole ones counted."""
+        sets = cls(mc)
+        by_set: dict[int, list[GameOutcome]] = defaultdict(list)
+        for o in outcomes:
+            by_set[o.deal].append(o)
+        for s, games in sorted(by_set.items()):
+            if len(games) == mc.per_set:
+                sets.add(reduce_set(mc, s, games))
+        return sets
 
     def ordered(self) -> list[SetSummary]:
         return [self.done[i] for i in sorted(self.done)]
@@ -387,19 +422,13 @@ def run_match(mc: MatchConfig, *, output_dir: Path | None = None,
     out = (output_dir or t.output_dir).resolve()
     job_sandbox = (sandbox if sandbox is not None else resolve(t.sandbox)).hide(str(out))
     head = [g for s in range(min(mc.sets, 64)) for g in set_games(mc, s)]
-    store = Store.create_or_resume(out, mc.to_dict(), t.name, mc.sets * mc.per_set,
+    store = Store.create_or_resume(out, mc.settings(), t.name, mc.sets * mc.per_set,
                                    schedule_digest(head))
     executor = executor or ProcessExecutor(jobs or t.jobs)
     driver = Driver(store, out, executor, stop_after=t.stop_after,
                     never_stop=[b.name for b in t.remote_bots])
     with driver:
-        sets = _Sets(mc)
-        by_set: dict[int, list[GameOutcome]] = defaultdict(list)
-        for o in store.outcomes():
-            by_set[o.deal].append(o)
-        for s, games in sorted(by_set.items()):
-            if len(games) == mc.per_set:
-                sets.add(reduce_set(mc, s, games))
+        sets = _Sets.of(mc, store.outcomes())
         result = MatchResult(mc, sets.summary(), out, already_done=len(sets.done))
         if progress is None and not quiet:
             progress = Progress(0, 0, every=5.0)
@@ -417,6 +446,16 @@ def run_match(mc: MatchConfig, *, output_dir: Path | None = None,
                              for e in driver.result.errors]
             driver.final = status_line(result.summary, mc)
         return result
+
+
+def stored_summary(store: Store) -> tuple[MatchSettings, MatchSummary]:
+    """The match in ``store`` and its summary now, exactly as ``run_match`` gives it
+    over the same sets (whole sets only; a running match's so far).  StoredConfigError
+    when the store holds no match (a tournament's)."""
+    settings = store.settings
+    if not isinstance(settings, MatchSettings):
+        raise wrong_kind(store.path, settings.kind, "a match")
+    return settings, _Sets.of(settings, store.outcomes()).summary()
 
 
 def describe(result: MatchResult) -> list[str]:

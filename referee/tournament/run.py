@@ -19,6 +19,7 @@ from ..players.sandbox import Sandbox, resolve
 from .config import TournamentConfig
 from .driver import Driver, FixedSchedule, Progress
 from .executor import Executor, Job, NotPlayed, ProcessExecutor
+from .kinds import TournamentSettings
 from .players import check_bots
 from .schedule import schedule, schedule_digest
 from .standings import Standings, compute
@@ -44,8 +45,8 @@ def with_seed(config: TournamentConfig, output_dir: Path) -> tuple[TournamentCon
     if config.seed is not None:
         return config, "given"
     stored = Store.stored_config(output_dir)
-    if stored is not None and isinstance(stored.get("seed"), int):
-        return replace(config, seed=stored["seed"]), "random"
+    if stored is not None and stored.seed is not None:
+        return replace(config, seed=stored.seed), "random"
     return replace(config, seed=secrets.randbelow(1 << 63)), "random"
 
 
@@ -82,7 +83,7 @@ def run_tournament(
     keys = [config.resolve(k) for k in (config.remote.keys, config.remote.server_key)]
     sandbox = sandbox.hide(str(out), *keys)
     games = schedule(config)
-    store = Store.create_or_resume(out, config.to_dict(), config.name, len(games),
+    store = Store.create_or_resume(out, TournamentSettings.of(config), config.name, len(games),
                                    schedule_digest(games),
                                    meta={"seed_source": seed_source,
                                          "sandbox": json.dumps(sandbox.describe())})
@@ -125,11 +126,10 @@ def standings_of(output_dir: Path, scores: str = "adjusted") -> Standings:
     its seed and the sandbox its bots ran in, ranked by ``scores`` (adjusted or raw)."""
     store = Store.open_existing(output_dir)
     try:
-        cfg = store.config
-        bots = [b["name"] for b in cfg["bots"]]
-        st = compute(list(store.outcomes()), bots, cfg["seats"], name=cfg["name"],
+        cfg = store.settings
+        st = compute(list(store.outcomes()), cfg.bot_names, cfg.seats, name=cfg.name,
                      scheduled=store.scheduled, scores=scores)
-        st.seed = cfg.get("seed")
+        st.seed = cfg.seed
         st.seed_source = store.meta("seed_source") or "given"
         st.running = Store.in_use(output_dir) if not st.complete else None
         sandbox = store.meta("sandbox")

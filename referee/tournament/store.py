@@ -9,7 +9,8 @@ WAL journaling allows.  Knows nothing of schedules, workers or standings.
 
 Tables::
 
-    meta(key, value)            config (JSON), name, games (schedule size), created
+    meta(key, value)            config (JSON: one of ``kinds``, with its ``kind``), name,
+                                games (schedule size), created
     games(idx, game_id, deal, deal_seed, seats, places, points, how, turns,
           faults, forfeits, wall_time, worker, record, finished)
     seats(idx, seat, bot, place, points, faults)      -- the same, one row per seat,
@@ -31,12 +32,13 @@ import sqlite3
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 from ..errors import StorageError
 from ..game import GameError
 from ..play.luck import SCORES, file_luck, raw_scores
 from ..play.runner import Fault
+from ..stats.sprt import Json
+from .kinds import Kind, Settings, StoredConfigError, decode, encode, read_settings
 from .outcome import GameOutcome
 
 DB_NAME = "tournament.sqlite"
@@ -78,6 +80,10 @@ CREATE TABLE IF NOT EXISTS luck (
 
 
 class Store:
+    #: The kind of configuration a store of this class held before the kinds were
+    #: written in it (``kinds.decode``).
+    default_kind: Kind = "tournament"
+
     def __init__(self, path: Path, conn: sqlite3.Connection) -> None:
         self.path = path
         self.conn = conn
@@ -85,13 +91,14 @@ class Store:
     # --- opening -----------------------------------------------------------------
 
     @classmethod
-    def create_or_resume(cls, output_dir: Path, config: dict[str, Any], name: str,
+    def create_or_resume(cls, output_dir: Path, settings: Settings, name: str,
                          games: int, schedule_digest: str = "",
                          meta: dict[str, str] | None = None) -> Store:
-        """Open the tournament in ``output_dir``, creating it if new.  Refuses (with
-        the first differing setting named) if the folder holds another tournament,
-        or the same configuration now schedules other games (another referee
-        version), since resuming would then mix two tournaments."""
+        """Open the tournament (or match: ``settings``' kind) in ``output_dir``,
+        creating it if new.  Refuses (with the first differing setting named) if the
+        folder holds another tournament, or a match where a tournament is run (or
+        the other way round), or the same configuration now schedules other games
+        (another referee version), since resuming would then mix two tournaments."""
         try:
             output_dir.mkdir(parents=True, exist_ok=True)
         except OSError as e:
@@ -109,7 +116,7 @@ class Store:
             stored = store.meta("config")
             if stored is None:
                 with store.transaction():
-                    store._set_meta("config", json.dumps(config, sort_keys=True))
+                    store._set_meta("config", encode(settings.kind, settings.to_json()))
                     store._set_meta("name", name)
                     store._set_meta("games", str(games))
                     store._set_meta("schedule", schedule_digest)
@@ -122,8 +129,17 @@ class Store:
                 conn.close()
             raise _unreadable(path, e) from None
         if stored is not None:
-            old = json.loads(stored)
-            if old != json.loads(json.dumps(config)):
+            try:
+                kind, old = decode(stored, path, cls.default_kind)
+            except StoredConfigError:
+                conn.close()
+                raise
+            if kind != settings.kind:
+                conn.close()
+                raise StorageError(f"{output_dir} holds a {kind}, not a {settings.kind}: "
+                                   "choose another output folder")
+            config = settings.to_json()
+            if old != config:
                 conn.close()
                 raise StorageError(
                     f"{output_dir} holds a tournament with another configuration "
@@ -170,14 +186,14 @@ class Store:
             return False
 
     @classmethod
-    def stored_config(cls, output_dir: Path) -> dict[str, Any] | None:
-        """The configuration of the tournament in ``output_dir``, None if there is
-        none yet."""
+    def stored_config(cls, output_dir: Path) -> Settings | None:
+        """The configuration of the tournament (or match) in ``output_dir``, None if
+        there is none yet; StoredConfigError if it cannot be read."""
         if not (output_dir / DB_NAME).exists():
             return None
         store = cls.open_existing(output_dir)
         try:
-            return store.config if store.meta("config") is not None else None
+            return store.settings if store.meta("config") is not None else None
         except sqlite3.Error as e:
             raise _unreadable(output_dir / DB_NAME, e) from None
         finally:
@@ -251,12 +267,13 @@ class Store:
         self.conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
 
     @property
-    def config(self) -> dict[str, Any]:
+    def settings(self) -> Settings:
+        """The tournament's or match's configuration (``kinds``), checked:
+        StoredConfigError if it is of another kind, damaged or unknown."""
         raw = self.meta("config")
         if raw is None:
             raise StorageError(f"{self.path} holds no tournament configuration")
-        result: dict[str, Any] = json.loads(raw)
-        return result
+        return read_settings(raw, self.path, self.default_kind)
 
     @property
     def scheduled(self) -> int:
@@ -440,7 +457,7 @@ def record_problem(path: Path) -> str | None:
     return None
 
 
-def _first_difference(old: Any, new: Any, path: str = "") -> str:
+def _first_difference(old: Json, new: Json, path: str = "") -> str:
     """Names the first setting that differs, e.g. ``seed: 1 -> 2``."""
     if isinstance(old, dict) and isinstance(new, dict):
         for k in sorted(set(old) | set(new)):

@@ -62,7 +62,7 @@ def test_a_seed_is_drawn_when_none_is_given(tmp_path: Path) -> None:
 
 
 def test_changes_refused_and_accepted() -> None:
-    old = parse_league_config({"league": {"seed": 1, "deals": 4, "seats": [2, 3]}}).to_dict()
+    old = parse_league_config({"league": {"seed": 1, "deals": 4, "seats": [2, 3]}})
     new = parse_league_config({"league": {"seed": 2, "deals": 3, "seats": [3]},
                                "time": {"bank": 5.0}})
     refused, accepted = changes(old, new)

@@ -24,6 +24,7 @@ from referee.league.remote import (
     MAX_FRAME,
     UNANSWERED,
     RemoteError,
+    Server,
     author_game_id,
     connect,
     request,
@@ -411,3 +412,18 @@ def test_the_door_holds_a_few_connections_per_address(narrow: Served) -> None:
             s.close()
     narrow.wait_line(r"the door turned away \d+ connections from addresses with 3 open "
                      r"\(\[server\] connections_per_ip\)", timeout=60 + 2 * WINDOW)
+
+
+def test_an_upload_left_by_a_killed_server_is_removed(tmp_path: Path) -> None:
+    """A server stopped mid-upload (SIGKILL) leaves its staging file: the next one
+    removes it when it starts."""
+    league = make_league(tmp_path / "l", seats=[2], deals=1, seed=3)
+    (league / "entries").mkdir(exist_ok=True)
+    stale = league / "entries" / ".upload-killed.tar.gz"
+    stale.write_bytes(b"half a bot")
+    server = Server(league, "tcp://127.0.0.1:*")
+    try:
+        assert not stale.exists()
+        assert server.endpoint.startswith("tcp://127.0.0.1:")
+    finally:
+        server.close()

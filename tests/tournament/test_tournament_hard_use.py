@@ -159,9 +159,13 @@ def test_a_full_disk_stops_the_run_with_one_error_and_it_resumes_later(
 def test_a_failed_commit_is_one_error_and_keeps_what_was_committed(tmp_path: Path) -> None:
     # SQLite's own 'database or disk is full', from a page limit.
     from referee.errors import StorageError
+    from referee.tournament.config import BotSpec, TournamentConfig
+    from referee.tournament.kinds import TournamentSettings
     from referee.tournament.store import Store
 
-    store = Store.create_or_resume(tmp_path, {"k": 1}, "t", 5000)
+    settings = TournamentSettings.of(TournamentConfig(bots=(BotSpec("a", builtin="random"),
+                                                            BotSpec("b", builtin="random"))))
+    store = Store.create_or_resume(tmp_path, settings, "t", 5000)
     outcome = GameOutcome(index=0, game_id="g000000", deal=0, deal_seed=1, seats=("a", "b"),
                           places=(1, 2), points=(0, 5), how="winner", turns=9,
                           faults=(Fault(seat=1, bot="b", kind="crash", detail="x" * 3000,
