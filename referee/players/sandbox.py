@@ -64,6 +64,7 @@ import glob
 import os
 import platform
 import re
+import secrets
 import shlex
 import shutil
 import signal
@@ -294,19 +295,45 @@ def _find_cgroups() -> tuple[dict[str, tuple[str, str]], dict[str, str]]:
     return found, problems
 
 
-_STALE = re.compile(r"updown-(\d+)-\d+")
+#: A bot start's cgroup: a random name.  The bot sees it (bwrap's cgroup namespace is
+#: made before the bot joins, so /proc/self/cgroup names it below the referee's), so
+#: it must say nothing: a referee's pid and a count of starts told a bot how much
+#: other authors' bots were playing.  Names of older referees: ``updown-PID-N``.
+_NAME = re.compile(r"updown-[0-9a-f]{16}")
+_OLD_NAME = re.compile(r"updown-(\d+)-\d+")
+#: An empty cgroup this old is a leftover (a referee joins its bot within
+#: milliseconds of making it, and removes it when the bot is gone).
+STALE_SECONDS = 600.0
 
 
-def _sweep(parents: Mapping[str, tuple[str, str]]) -> None:
-    """Remove the empty cgroups of referees that are gone (one killed by SIGKILL
-    could not remove its own; the kernel ended their processes with the bots)."""
+def cgroup_name() -> str:
+    return f"updown-{secrets.token_hex(8)}"
+
+
+def _sweep(parents: Mapping[str, tuple[str, str]], now: float | None = None) -> None:
+    """Remove the empty cgroups that referees left (one killed by SIGKILL could not
+    remove its own; the kernel ended their processes with the bots): ours by name,
+    empty, and made more than STALE_SECONDS ago (an older referee's: its pid gone).
+    Removing one a live referee has not removed yet does no harm (it is empty; its
+    own removal then finds nothing)."""
+    now = time.time() if now is None else now
     for _, parent in set(parents.values()):
         with contextlib.suppress(OSError):
             for entry in os.listdir(parent):
-                m = _STALE.fullmatch(entry)
-                if m and not os.path.exists(f"/proc/{m.group(1)}"):
+                d = os.path.join(parent, entry)
+                old = _OLD_NAME.fullmatch(entry)
+                if old:
+                    stale = not os.path.exists(f"/proc/{old.group(1)}")
+                elif _NAME.fullmatch(entry):
+                    stale = False
                     with contextlib.suppress(OSError):
-                        os.rmdir(os.path.join(parent, entry))
+                        stale = (now - os.stat(d).st_mtime > STALE_SECONDS and
+                                 not (_read(os.path.join(d, "cgroup.procs")) or "").split())
+                else:
+                    continue
+                if stale:
+                    with contextlib.suppress(OSError):
+                        os.rmdir(d)
 
 
 @functools.lru_cache(maxsize=1)
@@ -1356,8 +1383,6 @@ def check_fence(command: Sequence[str], entry: str, interpreters: Sequence[str] 
 
 # --- cgroups ------------------------------------------------------------------------------------
 
-_SEQ = 0
-_SEQ_LOCK = threading.Lock()
 
 
 class Cgroup:
@@ -1371,11 +1396,7 @@ class Cgroup:
 
     @classmethod
     def create(cls, parents: Mapping[str, tuple[str, str]], config: SandboxConfig) -> Cgroup | None:
-        global _SEQ
-        with _SEQ_LOCK:
-            _SEQ += 1
-            n = _SEQ
-        name = f"updown-{os.getpid()}-{n}"
+        name = cgroup_name()
         dirs: dict[str, tuple[str, str]] = {}
         made: set[str] = set()
         try:

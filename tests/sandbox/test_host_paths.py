@@ -87,6 +87,14 @@ def test_a_league_entry_reads_no_host_path(sandbox: Sandbox, tmp_path: Path) -> 
                  and " /bot " in line]
     assert len(bot_mount) == 1 and " / /bot ro," in bot_mount[0] and \
         " - tmpfs " in bot_mount[0], bot_mount
+    # Its cgroup's name says nothing: not the referee's pid, not a count of starts
+    # (which told a bot how much other authors' bots were playing).
+    cgroups = [line.split(": ", 1)[1] for line in said
+               if line.startswith("/proc/self/cgroup: ")]
+    assert cgroups, said
+    for line in cgroups:
+        assert not re.search(r"updown-\d+-\d+", line), line
+        assert not re.search(rf"(?<!\d){os.getpid()}(?!\d)", line), line
 
 
 def test_a_larger_entry_is_staged_at_a_neutral_path(sandbox: Sandbox, tmp_path: Path) -> None:
