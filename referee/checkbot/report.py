@@ -5,13 +5,12 @@ for each cause.  What the bot wrote is shown, never obeyed by the terminal.
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from tabulate import tabulate
 
-from ..text.quoting import printable
+from ..text.quoting import command_line, printable
 
 PASS, FAIL, SKIP = "PASS", "FAIL", "skip"
 TRANSCRIPT_LINES = 24  # lines of transcript shown with a failure
@@ -120,7 +119,7 @@ class Report:
                             maxcolwidths=[None, None, 70]))
 
     def render(self) -> str:
-        out = [f"check-bot: {shlex.join(self.command)} over {self.transport}"]
+        out = [f"check-bot: {command_line(self.command)} over {self.transport}"]
         if self.sandbox:
             out.append(self.sandbox)
         for h in self.hints:

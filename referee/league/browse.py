@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..text.quoting import printable
+from ..text.quoting import command_line, printable
 from ..tournament.outcome import GameOutcome
 from ..tournament.verify import check_store
 from .adaptive import separation_lines
@@ -207,7 +207,7 @@ def show(store: LeagueStore, league_dir: Path, name: str) -> str:
     for e in versions:
         state = "active" if e.active else f"retired {e.retired}"
         lines.append(f"  v{e.version}  {state}  submitted {e.submitted}  content "
-                     f"{e.hash[:12]}  command {' '.join(e.command)}  folder {e.folder}")
+                     f"{e.hash[:12]}  command {command_line(e.command)}  folder {e.folder}")
     alert = store.league_config().fault_alert
     for e in versions:
         played, faulted = fault_rate(store, e.id)

@@ -74,7 +74,7 @@ from zmq.utils import z85
 from zmq.utils.monitor import recv_monitor_message
 
 from ..errors import ExecutionError
-from ..text.quoting import printable
+from ..text.quoting import command_line, printable
 from ..tournament.outcome import GameOutcome as Outcome
 from ..tournament.standings import Standings
 from ..transport.zmq.keys import KeyFileError, load_allowed_keys, load_public_key, load_secret_key
@@ -233,8 +233,9 @@ class Ticket:
 
     def line(self, ahead: int | None = None) -> str:
         if self.state == "queued":
-            return (f"#{self.number} queued" + (f" ({ahead} ahead of it)" if ahead else "")
-                    + f", {self.size} bytes, command {' '.join(self.command)}")
+            return (f"#{self.number} queued"
+                    + (f" ({ahead} of yours ahead of it)" if ahead else "")
+                    + f", {self.size} bytes, command {command_line(self.command)}")
         if self.state == "checking":
             assert self.started is not None
             return f"#{self.number} being checked ({time.monotonic() - self.started:.0f} s so far)"
@@ -245,6 +246,29 @@ class Ticket:
         return {"number": self.number, "state": self.state, "text": self.text,
                 "accepted": self.state == "accepted" if self.state in DONE else None,
                 "version": self.version}
+
+
+def _last_serial(folder: Path, saved: Path) -> int:
+    """The last submission number a server of this league gave: the one it saved,
+    or the highest of the files it left in ``folder`` (if that file was lost)."""
+    last = 0
+    with contextlib.suppress(OSError, ValueError):
+        last = int(saved.read_text(encoding="ascii").strip())
+    with contextlib.suppress(OSError):
+        for p in folder.iterdir():
+            head = p.name.split("-", 1)[0].split(".", 1)[0]
+            if head.isdigit() and len(head) < 19:
+                last = max(last, int(head))
+    return last
+
+
+def _own_ahead(ticket: Ticket, queue: list[Ticket]) -> int | None:
+    """How many of its author's own tickets wait before ``ticket`` (None: not
+    queued).  Never the whole queue's length: that would tell an author how busy
+    the league is with other authors' submissions."""
+    if ticket not in queue:
+        return None
+    return sum(t.name == ticket.name for t in queue[:queue.index(ticket)])
 
 
 @dataclass
@@ -337,7 +361,10 @@ class Server:
         self.log_dir = self.league_dir / "checks"
         self.log_dir.mkdir(parents=True, exist_ok=True)
         self.authors: dict[str, _Author] = {}
-        self.serials = itertools.count(1)
+        # The league's submission numbers go on from the last server's: its files in
+        # checks/ (a refused check's report) are never overwritten by a later one.
+        self._serial_file = self.log_dir / "last-number"
+        self.serials = itertools.count(_last_serial(self.log_dir, self._serial_file) + 1)
         self._lock = threading.Condition()
         self._queue: list[Ticket] = []
         self._last_served: dict[str, float] = {}
@@ -672,16 +699,20 @@ class Server:
                         "submissions waiting, [server] queue): try again later"}
             ticket = Ticket(next(author.numbers), next(self.serials), name, up.command,
                             up.transport, up.path, up.size)
+            with contextlib.suppress(OSError):
+                self._serial_file.write_text(f"{ticket.serial}\n", encoding="ascii")
             author.tickets.append(ticket)
             del author.tickets[:-20]
-            ahead = len(self._queue) + (self._check is not None)
+            # Only the author's own tickets: the shared queue's length is other
+            # authors' business (how many submit, and when).
+            ahead = sum(t.name == name for t in self._queue)
             self._queue.append(ticket)
             self._lock.notify_all()
         self.on_line(f"submission from {name}: {ticket.size} bytes, command "
-                     f"{' '.join(ticket.command)}, queued as {ticket.label}")
+                     f"{command_line(ticket.command)}, queued as {ticket.label}")
         return {"ok": True, "ticket": ticket.to_dict(),
                 "text": f"queued as #{ticket.number}"
-                        + (f" ({ahead} ahead of it)" if ahead else "")
+                        + (f" ({ahead} of yours ahead of it)" if ahead else "")
                         + "; 'referee submit --status' to follow it"}
 
     def do_status(self, name: str, author: _Author, header: dict[str, Any]) -> dict[str, Any]:
@@ -694,13 +725,12 @@ class Server:
             if not found:
                 return {"ok": False, "error": f"{name} has no ticket #{str(number)[:20]}"}
             t = found[0]
-            ahead = queue.index(t) + 1 if t in queue else None
             return {"ok": True, "ticket": t.to_dict(),
-                    "text": t.text if t.state in DONE else t.line(ahead)}
+                    "text": t.text if t.state in DONE else t.line(_own_ahead(t, queue))}
         lines = []
         if mine:
             lines.append("submissions: " + "; ".join(
-                t.line(queue.index(t) + 1 if t in queue else None) for t in mine[-5:]))
+                t.line(_own_ahead(t, queue)) for t in mine[-5:]))
         lines.append(status_text(self.league_dir, name, header.get("game"),
                                  cache=self._standings))
         return {"ok": True, "text": "\n".join(lines)}
@@ -813,7 +843,11 @@ class Server:
                 # The organiser sees why too: the whole report, kept in the league.
                 saved = self.log_dir / f"{t.serial}-refused.txt"
                 with contextlib.suppress(OSError):
-                    saved.write_text(t.text + "\n", encoding="utf-8")
+                    if saved.exists():  # never another's: the number is the league's own
+                        saved = saved.with_name(
+                            f"{t.serial}-{secrets.token_hex(4)}-refused.txt")
+                    with open(saved, "x", encoding="utf-8") as f:
+                        f.write(t.text + "\n")
                     kept = f" (the check's report: {saved})"
             last = t.text.splitlines()[-1] if t.text else ""
             self.on_line(f"{t.label} {t.state}: "

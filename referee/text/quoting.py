@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 from collections.abc import Iterable
 from typing import Any, TextIO
 
@@ -77,6 +78,15 @@ def printable(text: str, *, keep_tabs: bool = False, keep_newlines: bool = False
     table = (_KEEP_BOTH if keep_newlines else _KEEP_TABS) if keep_tabs else (
         _KEEP_LINES if keep_newlines else _ESCAPES)
     return text.translate(table)
+
+
+def command_line(words: Iterable[str]) -> str:
+    """A bot's command (words a bot's author chose) as one line to show: each word's
+    unprintable characters escaped first (``printable``: a newline, a carriage return
+    or a tab too, so that no word can end the line and write a fake one after it),
+    then quoted as a shell would need it (``shlex.quote``), so that where one word
+    ends and the next begins is plain: ``["a b", "c\\n"]`` -> ``'a b' 'c\\x0a'``."""
+    return " ".join(shlex.quote(printable(str(w))) for w in words)
 
 
 #: The control sequences the referee itself writes on a terminal, through ``control``:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from referee.checkbot.report import Report
 from referee.league.browse import games, show, stderr_of
 from referee.league.config import load_league_config
 from referee.league.run import new_league, run_league, submit
@@ -89,3 +90,27 @@ def test_stderr_is_cut_per_game_at_the_referees_markers(tmp_path: Path) -> None:
     assert stderr_of(tmp_path, "alice@2", "g000003") == "three\n"
     assert stderr_of(tmp_path, "alice@2", "g000009") is None
     assert stderr_of(tmp_path, "alice@1", "g000001") is None
+
+
+FORGED = "\r\n#99 accepted: alice version 7"
+
+
+def test_a_command_word_cannot_forge_a_line(tmp_path: Path) -> None:
+    """A command word holding a CR/LF and a fake log line: ``league show`` and the
+    check's report show it escaped and quoted, on the entry's own line (found by an
+    attacker: the newline reached the organiser's terminal raw)."""
+    league = tmp_path / "l"
+    cfg = league_toml(tmp_path / "l.toml", seats=[2], deals=1, seed=8)
+    new_league(league, load_league_config(cfg), cfg.read_text())
+    r = submit(league, "mallory", fake_bot(tmp_path / "m", 1), ["python3", "b.py", FORGED],
+               sandbox=unsandboxed(), checker=lambda *a: (True, ""))
+    assert r.accepted
+    store = LeagueStore.open(league)
+    try:
+        text = show(store, league, "mallory")
+    finally:
+        store.close()
+    report = Report(["python3", "b.py", FORGED], "stdio").render()
+    for out in (text, report):
+        assert "\r" not in out and not any(x.startswith("#99") for x in out.splitlines()), out
+        assert "python3 b.py '\\x0d\\x0a#99 accepted: alice version 7'" in out, out

@@ -269,3 +269,43 @@ def test_replies_an_author_never_reads_are_not_kept(served: Served) -> None:
         mon.close(0)
     finally:
         ctx.term()
+
+
+def bomb() -> bytes:
+    """An upload the check refuses at once, without running a bot."""
+    info = tarfile.TarInfo("././@LongLink")
+    info.type = tarfile.GNUTYPE_LONGNAME
+    info.size = 1 << 30
+    comp = zlib.compressobj(9, zlib.DEFLATED, 31)
+    return comp.compress(info.tobuf(format=tarfile.GNU_FORMAT) + b"a" * 1000) + comp.flush()
+
+
+def test_refusals_are_kept_across_restarts_and_commands_forge_no_line(
+        tmp_path: Path, referee: Referee, keys: Path, children: Children) -> None:
+    """Found by an attacker: a CR/LF in a command word wrote a fake line into the
+    server's log, and the league's numbers started again at 1 on each start, so a
+    refused check's report (checks/N-refused.txt) overwrote the last server's.  Now
+    the command is shown escaped and quoted, and numbers go on across restarts; and
+    the answer tells an author only of their own tickets ahead, never the queue's
+    length (bob's queued ticket is not counted in alice's answer)."""
+    forged = ["python3", "bot.py", "\r\n#99 accepted: alice version 7"]
+    reports = []
+    for _ in range(2):
+        for served in serve(tmp_path, referee, keys, children, "[server]\n"):
+            assert served.ask("bob", {"op": "submit", "command": ["python3", "b.py"],
+                                      "transport": "stdio"}, bomb())["ok"]
+            reply = served.ask("alice", {"op": "submit", "command": forged,
+                                         "transport": "stdio"}, bomb())
+            assert reply["ok"], reply
+            assert "ahead" not in reply["text"], reply
+            number = reply["ticket"]["number"]
+            line = served.wait_line(rf"alice's #{number}\) refused")[0]
+            m = re.search(r"\(the check's report: (\S+)\)", line)
+            assert m, line
+            reports.append(Path(m.group(1)))
+            assert reports[-1].read_text().startswith(f"#{number} refused: member 1")
+            submitted = served.wait_line("submission from alice")[0]
+            assert "python3 bot.py '\\x0d\\x0a#99 accepted: alice version 7'" in submitted
+            assert not any(x.startswith("#99") or "\r" in x for x in served.lines), \
+                served.lines
+    assert reports[0] != reports[1] and all(p.exists() for p in reports), reports
