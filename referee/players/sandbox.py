@@ -239,6 +239,20 @@ def _bwrap_problem(bwrap: str | None) -> str | None:
 CONTROLLERS = ("memory", "pids", "cpuset", "cpu")
 
 
+#: Files of the kernel's, not the bot's, that its /proc would show: each covered with
+#: an empty file (as container runtimes mask them).  /proc/keys and key-users list
+#: every key its user may view -- the referee's included, since the bot runs as the
+#: referee's user on the host; the others tell of the host (its kernel command line,
+#: boot id, configuration, timers, memory layout and kernel symbols), and a bot of a
+#: referee started as root reads even the root-only ones (its user namespace maps it
+#: to their owner).
+MASKED_PROC = ("/proc/keys", "/proc/key-users", "/proc/cmdline", "/proc/config.gz",
+               "/proc/sys/kernel/random/boot_id", "/proc/timer_list", "/proc/timer_stats",
+               "/proc/sched_debug", "/proc/latency_stats", "/proc/kallsyms", "/proc/kcore",
+               "/proc/vmallocinfo", "/proc/slabinfo", "/proc/iomem", "/proc/ioports",
+               "/proc/modules")
+
+
 def _cgroup_mounts() -> tuple[dict[str, str], str | None]:
     """Mount points of the cgroup v1 controllers, and of the cgroup v2 hierarchy."""
     v1: dict[str, str] = {}
@@ -668,10 +682,12 @@ def _system_view() -> tuple[str, ...]:
                 args += ["--ro-bind-try", p, p]
     # /dev built here rather than with bwrap's --dev, whose /dev/shm is a writable
     # folder outside the scratch's cap.
-    # /proc/keys lists every key its user may view -- the referee's included, since
-    # the bot runs as the referee's user on the host: covered, with the quota counts.
-    args += ["--proc", "/proc", "--ro-bind-try", "/dev/null", "/proc/keys",
-             "--ro-bind-try", "/dev/null", "/proc/key-users", "--tmpfs", "/dev"]
+    # The kernel's files that tell of the host or the referee's keys: covered.
+    args += ["--proc", "/proc"]
+    for p in MASKED_PROC:
+        if os.path.exists(p):  # the same kernel: where it has the file, so has the bot's /proc
+            args += ["--ro-bind", "/dev/null", p]
+    args += ["--tmpfs", "/dev"]
     for d in _DEVICES:
         args += ["--dev-bind-try", f"/dev/{d}", f"/dev/{d}"]
     for name, target in (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"),

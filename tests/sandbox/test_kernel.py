@@ -16,7 +16,7 @@ import pytest
 
 from referee.players import sandbox as sandbox_module
 from referee.players.process import start_bot
-from referee.players.sandbox import Sandbox, SandboxConfig, resolve
+from referee.players.sandbox import MASKED_PROC, Sandbox, SandboxConfig, resolve
 from tests.sandbox.conftest import REPO, bot_folder, run_bot, system_python
 
 KEYCTL_JOIN_SESSION_KEYRING = 1
@@ -142,3 +142,17 @@ def test_a_machine_that_cannot_apply_the_filter_says_so_in_one_line(
     assert sb.limits["syscalls"] == "none" and "system calls (none)" in sb.summary()
     ran = run_bot(sb, [system_python(), "syscalls.py"], bot_folder(tmp_path, "syscalls.py"))
     assert ran.said("SECCOMP") == ["0"], ran.log
+
+
+def test_the_hosts_kernel_files_in_proc_read_empty(sandbox: Sandbox, tmp_path: Path) -> None:
+    """The host's kernel command line, boot id, configuration, timers, memory layout
+    and kernel symbols: each reads empty (or not at all) inside the sandbox, where
+    the host has them readable."""
+    folder = bot_folder(tmp_path, "masked.py")
+    here = [p for p in MASKED_PROC if os.path.exists(p)]
+    assert "/proc/cmdline" in here
+    ran = run_bot(sandbox, [system_python(), "masked.py", *here], folder)
+    assert ran.code == 0, ran.log
+    seen = dict(line.rsplit(" ", 1) for line in ran.said("MASKED"))
+    assert set(seen) == set(here), ran.log
+    assert all(int(n) <= 0 for n in seen.values()), seen
