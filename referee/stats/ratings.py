@@ -131,8 +131,16 @@ def _tally(games: Iterable[RatedGame], scores: str = "raw") -> _Tally:
             w = 2.0 / k
             shares = [g.share_of(i) for i in range(k)]
             shift = (k / 2 - math.fsum(shares)) / k  # raw shares add up to k / 2
+            # Each share held within 0 and 1, game by game: an adjusted share can
+            # stray below 0 (a seat's luck was good and it still lost), and summed
+            # over games such shares left two weak bots fewer wins than the games
+            # between them hand out -- then the likelihood grows without bound as
+            # both sink together, and the fit ran away (a tournament's standings
+            # failed with a ZeroDivisionError).  At 2 seats the pair still adds up
+            # to 1.
             for i, b in enumerate(g.bots):
-                t.wins[b] = t.wins.get(b, 0.0) + w * (k - 1) * (shares[i] + shift)
+                held = min(max(shares[i] + shift, 0.0), 1.0)
+                t.wins[b] = t.wins.get(b, 0.0) + w * (k - 1) * held
                 for c in g.bots[i + 1:]:
                     pair = frozenset((b, c))
                     t.stages[pair] = t.stages.get(pair, 0.0) + w
@@ -163,12 +171,31 @@ def _solve(a: list[list[float]], b: list[float]) -> list[float]:
     return x
 
 
+def _softplus(t: float) -> float:
+    """log(1 + e^t), without overflow for a large t."""
+    return t + math.log1p(math.exp(-t)) if t > 0 else math.log1p(math.exp(t))
+
+
+def _logsumexp(values: Sequence[float]) -> float:
+    """log(sum(e^v)), without overflow or underflow (a trial step of the line search
+    may put the log-strengths anywhere)."""
+    top = max(values)
+    return top + math.log(math.fsum(math.exp(v - top) for v in values))
+
+
+def _softmax(values: Sequence[float]) -> list[float]:
+    top = max(values)
+    e = [math.exp(v - top) for v in values]
+    total = math.fsum(e)
+    return [v / total for v in e]
+
+
 def _loglik(theta: Sequence[float], wins: Sequence[float],
             stages: Sequence[tuple[list[int], float]], prior: float) -> float:
     ll = sum(w * t for w, t in zip(wins, theta, strict=True))
     for members, c in stages:
-        ll -= c * math.log(sum(math.exp(theta[i]) for i in members))
-    return ll + sum(prior * t - 2 * prior * math.log1p(math.exp(t)) for t in theta)
+        ll -= c * _logsumexp([theta[i] for i in members])
+    return ll + sum(prior * t - 2 * prior * _softplus(t) for t in theta)
 
 
 def _fit(t: _Tally, bots: Sequence[str], prior: float, tol: float = 1e-10,
@@ -189,6 +216,14 @@ def _fit(t: _Tally, bots: Sequence[str], prior: float, tol: float = 1e-10,
             if b in index:
                 present[index[b]] += c
     wins = [min(max(t.wins.get(b, 0.0), 0.0), present[i]) for i, b in enumerate(bots)]
+    # Every stage hands out its weight in wins (a finishing order's one choice; the
+    # pairwise shares of a game add up to its pairs' weight): held to 0 and above, a
+    # bot's adjusted wins no longer do, and wins beyond the stages' weight pull every
+    # strength up together against only the prior (a near-flat direction, in which
+    # Newton's steps ran away).  Scaled back to the stages' weight.
+    total, won = math.fsum(t.stages.values()), math.fsum(wins)
+    if won > total > 0:
+        wins = [w * total / won for w in wins]
     # A set's members in the bots' order, not the set's (that follows the strings'
     # hashes, which change with PYTHONHASHSEED): every sum below is then taken in
     # one order, and its rounding too -- the same games give the same bytes.
@@ -199,13 +234,11 @@ def _fit(t: _Tally, bots: Sequence[str], prior: float, tol: float = 1e-10,
         grad = [w + prior for w in wins]
         hess = [[0.0] * n for _ in range(n)]  # minus the Hessian
         for i in range(n):
-            sig = 1.0 / (1.0 + math.exp(-theta[i]))
+            sig = 0.5 * (1.0 + math.tanh(theta[i] / 2))  # the logistic, never overflowing
             grad[i] -= 2 * prior * sig
             hess[i][i] += 2 * prior * sig * (1 - sig)
         for members, c in stages:
-            e = [math.exp(theta[i]) for i in members]
-            total = sum(e)
-            pi = [v / total for v in e]
+            pi = _softmax([theta[i] for i in members])
             for a, i in enumerate(members):
                 grad[i] -= c * pi[a]
                 hess[i][i] += c * pi[a]
@@ -225,6 +258,8 @@ def _fit(t: _Tally, bots: Sequence[str], prior: float, tol: float = 1e-10,
             if cll >= ll - 1e-12 or scale < 1e-6:
                 break
             scale /= 2
+        if not cll >= ll - 1e-12:  # no step up the (concave) likelihood: at its top
+            break
         theta, ll = cand, cll
         if max(abs(scale * d) for d in step) < tol:
             break

@@ -180,3 +180,21 @@ def test_adjusted_ratings_do_not_depend_on_the_order_of_the_games() -> None:
     # the shares are part of the data: other shares, another bootstrap seed
     other = [_shared(g.deal, g.bots, g.places, None) for g in games]
     assert data_seed(other) != data_seed(games)
+
+
+def test_adjusted_ratings_stay_finite_when_weak_bots_lose_with_good_luck() -> None:
+    """Two weak bots whose adjusted shares against a strong one stray below 0 (they
+    lost although their luck was good): summed over the games, they had fewer wins
+    than their own games against each other hand out, the likelihood grew without
+    bound as both sank together, and the fit ran away (a ZeroDivisionError in a
+    chaos tournament's standings).  Held within 0 and 1 game by game, the fit is
+    finite and orders the bots."""
+    games = []
+    for deal in range(10):
+        games.append(RatedGame(deal, ("strong", "weak1"), (1, 2), (1.4, -0.4)))
+        games.append(RatedGame(deal, ("weak2", "strong"), (2, 1), (-0.3, 1.3)))
+    for deal in range(10, 14):
+        games.append(RatedGame(deal, ("weak1", "weak2"), (1, 2), (0.6, 0.4)))
+    r = fit_plackett_luce(games, ["strong", "weak1", "weak2"], scores="adjusted")
+    assert all(math.isfinite(v) and abs(v) < 2000 for v in r.values()), r
+    assert r["strong"] > r["weak1"] > r["weak2"], r
