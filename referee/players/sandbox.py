@@ -231,6 +231,14 @@ def _bwrap_problem(bwrap: str | None) -> str | None:
     return f"bubblewrap ({bwrap}) fails to start a sandbox: {last}"
 
 
+#: The cgroup controllers a bot start gets a cgroup of its own in.  ``cpu``: its
+#: processes share one scheduling weight, the same as every other bot's, so a bot
+#: that forks busy loops (each in a session of its own, which the kernel's
+#: autogroups would each weigh as much as the opponent) takes no more than its
+#: seat's share of the CPU while the opponent thinks.
+CONTROLLERS = ("memory", "pids", "cpuset", "cpu")
+
+
 def _cgroup_mounts() -> tuple[dict[str, str], str | None]:
     """Mount points of the cgroup v1 controllers, and of the cgroup v2 hierarchy."""
     v1: dict[str, str] = {}
@@ -244,7 +252,7 @@ def _cgroup_mounts() -> tuple[dict[str, str], str | None]:
         if fstype == "cgroup2" and v2 is None:
             v2 = where
         elif fstype == "cgroup":
-            for c in ("memory", "pids", "cpuset"):
+            for c in CONTROLLERS:
                 if c in opts:
                     v1[c] = where
     return v1, v2
@@ -276,7 +284,7 @@ def _find_cgroups() -> tuple[dict[str, tuple[str, str]], dict[str, str]]:
     v2_dir = os.path.join(v2_mount, (v2_own or "/").lstrip("/")) if v2_mount else None
     v2_ctrls = set((_read(os.path.join(v2_dir, "cgroup.subtree_control")) or "").split()) \
         if v2_dir else set()
-    for c in ("memory", "pids", "cpuset"):
+    for c in CONTROLLERS:
         if c in mounts:
             d = os.path.join(mounts[c], own.get(c, "/").lstrip("/"))
             if _writable_dir(d):
@@ -534,7 +542,8 @@ class Sandbox:
         c, lim = self.config, self.limits
         return (f"sandbox: bubblewrap; memory {c.memory_mb} MB ({lim['memory']}), "
                 f"{c.processes} processes ({lim['processes']}), scratch {c.scratch_mb} MB "
-                f"({lim['scratch']}), CPUs ({lim['cpu']}), system calls "
+                f"({lim['scratch']}), CPUs ({lim['cpu']}), CPU share "
+                f"({lim.get('cpu share', 'none')}), system calls "
                 f"({lim.get('syscalls', 'none')}), no network")
 
     def prepare(self, command: Sequence[str], *, cwd: str | None,
@@ -974,6 +983,8 @@ _LIMITS = (
     ("pids", "processes", "cgroup", "none", "the number of processes of a bot is NOT limited"),
     ("cpuset", "cpu", "cpuset", "affinity (can be widened)",
      "a bot can widen its CPU affinity beyond its worker's CPU"),
+    ("cpu", "cpu share", "cgroup", "none",
+     "a bot's processes together may take more than its seat's share of the CPU"),
 )
 
 
@@ -1492,6 +1503,10 @@ def _limit(ctrl: str, version: str, parent: str, d: str, config: SandboxConfig) 
                 _write(os.path.join(d, "memory.swappiness"), "0")
     elif ctrl == "pids":
         _write(os.path.join(d, "pids.max"), str(config.processes))
+    elif ctrl == "cpu":
+        # The default weight, said outright: every bot's cgroup weighs the same.
+        _write(os.path.join(d, "cpu.weight" if version == "2" else "cpu.shares"),
+               "100" if version == "2" else "1024")
     elif ctrl == "cpuset":
         cpus = ",".join(map(str, sorted(os.sched_getaffinity(0))))
         _write(os.path.join(d, "cpuset.cpus"), cpus)

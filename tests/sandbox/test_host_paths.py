@@ -95,6 +95,15 @@ def test_a_league_entry_reads_no_host_path(sandbox: Sandbox, tmp_path: Path) -> 
     for line in cgroups:
         assert not re.search(r"updown-\d+-\d+", line), line
         assert not re.search(rf"(?<!\d){os.getpid()}(?!\d)", line), line
+    # Its processes share one CPU weight, the same as any other bot's: a cgroup of
+    # its own in the cpu hierarchy (where the machine has one to give).
+    machine = sandbox.machine or sandbox_module.probe()
+    if "cpu" in machine.cgroups:
+        assert sandbox.limits["cpu share"] == "cgroup"
+        own = [line for line in cgroups
+               if re.fullmatch(r"\d+:([\w,]*,)?cpu(,[\w,]*)?:/updown-[0-9a-f]{16}", line)
+               or (line.startswith("0::/updown-") and machine.cgroups["cpu"][0] == "2")]
+        assert own, cgroups
 
 
 def test_a_larger_entry_is_staged_at_a_neutral_path(sandbox: Sandbox, tmp_path: Path) -> None:

@@ -177,13 +177,16 @@ def test_an_absent_remote_bot_forfeits_its_games_without_stopping_the_others(
         tmp_path: Path) -> None:
     endpoint = f"tcp://127.0.0.1:{free_port()}"
     path = tmp_path / "t.toml"
-    path.write_text(config_text(endpoint, wait=0.3, rewait=2, deals=3))
+    # A later game's wait (rewait) is long, so that waiting once per game (12 x 30 s)
+    # could never pass for waiting once (0.3 s), whatever the machine's load: the
+    # bound below is no race with the referee's own speed (9.6 s seen at load 24).
+    path.write_text(config_text(endpoint, wait=0.3, rewait=30, deals=3))
     notices: list[str] = []
     t0 = time.monotonic()
     summary = run_tournament(load_config(path), quiet=True, executor=_Collecting(notices))
     took = time.monotonic() - t0
     assert summary.errors == [] and summary.played == 18
-    assert took < scaled(8)  # waited once (0.3 s), not once per game (12 x 2 s)
+    assert took < scaled(90)  # waited once (0.3 s), not once per game (12 x 30 s)
     out = tmp_path / "out"
     faults = rows(out, "SELECT g.faults, g.forfeits FROM games g JOIN seats s "
                        "ON s.idx = g.idx WHERE s.bot = 'alice'")
