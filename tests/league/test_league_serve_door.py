@@ -155,7 +155,12 @@ def test_uploads_come_in_checked_chunks(served: Served) -> None:
         assert not again["ok"] and f"where {CHUNK} was expected" in again["error"]
         big = c.ask({"op": "chunk", "name": "alice", "upload": token, "offset": CHUNK},
                     data[:CHUNK] + b"x")
-        assert not big["ok"] and f"a chunk holds 1 to {CHUNK} bytes" in big["error"]
+        assert not big["ok"] and f"holds {len(data) - CHUNK} bytes" in big["error"], big
+        # found by an attacker: 1-byte chunks, each renewing the upload's expiry and
+        # uncounted, made 3,700 requests a second; every chunk but the last is whole
+        tiny = c.ask({"op": "chunk", "name": "alice", "upload": token, "offset": CHUNK},
+                     data[CHUNK:CHUNK + 1])
+        assert not tiny["ok"] and f"every chunk {CHUNK} bytes" in tiny["error"], tiny
         short = c.ask({"op": "commit", "name": "alice", "upload": token})
         assert not short["ok"] and f"{CHUNK} of the {len(data)} bytes" in short["error"]
         assert len(list(staged.glob(".upload-*"))) == 1  # on disk, not in memory
