@@ -40,7 +40,10 @@ def test_a_submission_arriving_while_watch_plays(tmp_path: Path, referee: Refere
         assert r.returncode == 0, r.stdout + r.stderr
         assert proc.poll() is None  # still watching
         # 3 pairs x 12 deals x 2 seatings
-        wait_for("every game of the grown field", lambda: games_stored(league) == 72)
+        # a safety net, not a bound: 72 sandboxed games on one worker took over
+        # 240 s on a machine at load 20-28
+        wait_for("every game of the grown field", lambda: games_stored(league) == 72,
+                 timeout=900)
         st = json.loads(referee("league", "standings", league, "--seats", "2", "--format",
                                 "json").stdout)
         assert {row["bot"]: row["games"] for row in st["standings"]} == {
