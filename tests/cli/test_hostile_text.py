@@ -258,6 +258,7 @@ def test_a_league_shows_its_authors_text_escaped(
     _, err = server.communicate(timeout=scaled(60))
     assert not raw_controls(err), repr(raw_controls(err))
     assert "alice" in err
-    # the command, escaped (through a pipe click drops ESC [ ... m sequences itself;
-    # on a terminal the Guard shows them: test_on_a_terminal_too)
-    assert "command python3 attack.py --legal \\x1b]0;pwned\\x07" in err
+    # the command, escaped and each word quoted as a shell would (text/quoting's
+    # command_line: no word can end the line); through a pipe click drops ESC [ ... m
+    # sequences itself; on a terminal the Guard shows them: test_on_a_terminal_too
+    assert "command python3 attack.py --legal '\\x1b]0;pwned\\x07" in err
