@@ -1520,9 +1520,7 @@ def _limit(ctrl: str, version: str, parent: str, d: str, config: SandboxConfig) 
     elif ctrl == "pids":
         _write(os.path.join(d, "pids.max"), str(config.processes))
     elif ctrl == "cpu":
-        # The default weight, said outright: every bot's cgroup weighs the same.
-        _write(os.path.join(d, "cpu.weight" if version == "2" else "cpu.shares"),
-               "100" if version == "2" else "1024")
+        pass  # a new cgroup has the default weight, the same as every other bot's
     elif ctrl == "cpuset":
         cpus = ",".join(map(str, sorted(os.sched_getaffinity(0))))
         _write(os.path.join(d, "cpuset.cpus"), cpus)

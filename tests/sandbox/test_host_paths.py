@@ -58,6 +58,12 @@ def secrets_of_the_host(league: Path, entry: Path) -> list[str]:
     return sorted(out - {"/", ""})
 
 
+def bot_mount_lines(said: list[str]) -> list[str]:
+    """The spy's lines of its mountinfo for /bot."""
+    return [line for line in said if line.startswith("/proc/self/mountinfo: ")
+            and " /bot " in line]
+
+
 def assert_names_none(ran: Ran, secrets: list[str]) -> None:
     seen = ran.said("SPY")
     assert len(seen) > 20, ran.log
@@ -83,8 +89,7 @@ def test_a_league_entry_reads_no_host_path(sandbox: Sandbox, tmp_path: Path) -> 
                        "/bot/weights": "0o120777"}, said
     assert "write: (Read-only file system)" in said
     assert "cwd: /bot" in said
-    bot_mount = [line for line in said if line.startswith("/proc/self/mountinfo: ")
-                 and " /bot " in line]
+    bot_mount = bot_mount_lines(said)
     assert len(bot_mount) == 1 and " / /bot ro," in bot_mount[0] and \
         " - tmpfs " in bot_mount[0], bot_mount
     # Its cgroup's name says nothing: not the referee's pid, not a count of starts
@@ -118,8 +123,7 @@ def test_a_larger_entry_is_staged_at_a_neutral_path(sandbox: Sandbox, tmp_path: 
     assert ran.code == 0, ran.log
     assert_names_none(ran, secrets_of_the_host(league, entry))
     said = ran.said("SPY")
-    bot_mount = [line for line in said if line.startswith("/proc/self/mountinfo: ")
-                 and " /bot " in line]
+    bot_mount = bot_mount_lines(said)
     assert len(bot_mount) == 1, bot_mount
     shown = bot_mount[0].split()[4]  # the bound folder's path on its file system
     assert re.fullmatch(r"(/tmp|/var/tmp)?/updown-entries-\w+/\d+", shown), bot_mount
@@ -127,8 +131,7 @@ def test_a_larger_entry_is_staged_at_a_neutral_path(sandbox: Sandbox, tmp_path: 
                                            if line.startswith("listing: ")], said
     assert "write: (Read-only file system)" in said
     again = run_bot(box, [system_python(), "spy.py"], entry)
-    assert [line.split()[4] for line in again.said("SPY")
-            if line.startswith("/proc/self/mountinfo: ") and " /bot " in line] == [shown]
+    assert [line.split()[4] for line in bot_mount_lines(again.said("SPY"))] == [shown]
 
 
 def test_without_room_to_stage_a_larger_entry_is_copied_or_refused(
