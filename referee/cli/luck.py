@@ -28,24 +28,28 @@ def luck() -> None:
 
 
 @luck.command("fit")
-@click.option("--games", type=click.IntRange(min=10), default=150, show_default=True,
-              help="Self-play games per table size (2 to 6 seats).")
+@click.option("--games", type=click.IntRange(min=10), default=1000, show_default=True,
+              help="Games per table size (2 to 6 seats).")
 @click.option("--seed", type=int, default=1, show_default=True,
               help="Seeds every game and every bot drawn: a seed gives one model.")
+@click.option("--jobs", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Processes to play and replay the games in (the model is the same).")
 @click.option("--output", type=click.Path(dir_okay=False), default=str(MODEL_FILE),
               show_default=True, help="Where to write the model (JSON).")
-def fit_command(games: int, seed: int, output: str) -> None:
-    """Refit the value function on self-play of the built-in bots (heuristic and
-    lowest in turn, every seat the same bot) at 2 to 6 seats, and write it."""
+def fit_command(games: int, seed: int, jobs: int, output: str) -> None:
+    """Refit the value function on games of the built-in bots (heuristic, lowest,
+    and the two against each other) at 2 to 6 seats, and write it.  The weights are
+    the ones that leave the adjusted scores of those games the least variance."""
     total = games * len(FIT_SEATS)
     done = [0]
 
-    def progress() -> None:
-        done[0] += 1
-        if done[0] % 50 == 0 or done[0] == total:
+    def progress(count: int) -> None:
+        before = done[0]
+        done[0] += count
+        if done[0] // 250 > before // 250 or done[0] == total:
             click.echo(f"{done[0]}/{total} games", err=True)
 
-    model = fit_model(games, seed, progress=progress)
+    model = fit_model(games, seed, progress=progress, jobs=jobs)
     Path(output).write_text(model.to_json())
     click.echo(f"wrote {output} ({games} games per table size, seed {seed})")
 
