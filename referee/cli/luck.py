@@ -9,16 +9,23 @@ from pathlib import Path
 
 import click
 
+from ..errors import StorageError
+from ..league.store import DB_NAME as LEAGUE_DB
+from ..league.store import LeagueStore
 from ..play.luck import (
+    DEFAULT_ROLLOUTS,
     FIT_SEATS,
     MODEL_FILE,
     SCORES,
+    VALUES,
+    LuckSetting,
     RolloutValue,
     Value,
     ValueModel,
     file_luck,
     fit_model,
 )
+from ..tournament.store import Store
 from .kit import Group
 
 
@@ -77,3 +84,40 @@ def show_command(record: str, model: str | None, rollouts: int) -> None:
         cells = "  ".join(f"seat {s}: {got.raw[i][s]:g} -> {adj[s]:+.3f}"
                           for s in range(len(adj)))
         click.echo(f"{k:<7} {cells}")
+
+
+@luck.command("rescore")
+@click.argument("folder", type=click.Path(exists=True, file_okay=False))
+@click.option("--value", "value", type=click.Choice(VALUES), default="linear",
+              show_default=True,
+              help="The value function: the shipped linear model, or rollouts once the "
+                   "draw pile is empty (a built-in bot played by its own policy).")
+@click.option("--rollouts", type=click.IntRange(1, 1024), default=DEFAULT_ROLLOUTS,
+              show_default=True, help="Rollouts per position, with --value rollout.")
+def rescore_command(folder: str, value: str, rollouts: int) -> None:
+    """Score a tournament's or league's games again (FOLDER: its output folder)
+    with another value function: the standings, ratings, report and match then use
+    these adjusted scores, and name the value function.  Running the tournament or
+    league again scores its games by its file's [scores] setting."""
+    where = Path(folder).resolve()
+    setting = LuckSetting(value, rollouts)
+    store: Store
+    try:
+        if (where / LEAGUE_DB).is_file():
+            store = LeagueStore.open(where)
+            builtins: dict[str, str | None] = {}
+        else:
+            store = Store.create_or_resume_existing(where)
+            builtins = {b.name: b.builtin for b in store.settings.bots}
+    except StorageError as e:
+        raise click.ClickException(str(e)) from None
+    try:
+        store.lock()
+        before = store.luck_setting().describe()
+        count = store.rescore(setting, lambda seats: [builtins.get(x) for x in seats])
+    except StorageError as e:
+        raise click.ClickException(str(e)) from None
+    finally:
+        store.close()
+    click.echo(f"{count} games scored again with the value function {setting.describe()} "
+               f"(was {before})")

@@ -305,6 +305,47 @@ class RolloutValue:
                  for e, t in zip(exact[i], total[i], strict=True)] for i in range(len(SCORES))]
 
 
+#: The value functions a tournament or league may score its games with.
+VALUES = ("linear", "rollout")
+#: Rollouts per position of ``value = "rollout"`` unless the file says otherwise.
+DEFAULT_ROLLOUTS = 16
+
+
+@dataclass(frozen=True)
+class LuckSetting:
+    """Which V scores a tournament's or league's games (``[scores]``): the shipped
+    linear model (``"linear"``, the default: cheap), or that model while the draw
+    pile lasts and ``rollouts`` rollouts after (``"rollout"``: less variance left at
+    2 seats, about ten times the cost)."""
+
+    value: str = "linear"
+    rollouts: int = DEFAULT_ROLLOUTS
+
+    def __post_init__(self) -> None:
+        if self.value not in VALUES:
+            raise ValueError(f"unknown value function {self.value!r}: choose from "
+                             f"{', '.join(VALUES)}")
+        if not 1 <= self.rollouts <= 1024:
+            raise ValueError(f"rollouts must be 1 to 1024, not {self.rollouts}")
+
+    def describe(self) -> str:
+        return "linear" if self.value == "linear" else f"rollout x{self.rollouts}"
+
+    @classmethod
+    def parse(cls, text: str) -> LuckSetting:
+        """The setting ``describe`` wrote."""
+        if text.startswith("rollout x"):
+            return cls("rollout", int(text.removeprefix("rollout x")))
+        return cls(text)
+
+    def value_for(self, builtins: Sequence[str | None]) -> Value:
+        """V for a game whose seats hold these bots (a built-in bot's name, None for
+        any other): a rollout plays each built-in bot by its own policy."""
+        if self.value == "linear":
+            return default_model()
+        return RolloutValue(rollouts=self.rollouts, policies=seat_policies(builtins))
+
+
 @dataclass(frozen=True)
 class Luck:
     """A game's luck: ``corrections[score][seat]`` (the sum over its chance events),

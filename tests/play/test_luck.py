@@ -127,7 +127,7 @@ def test_the_model_file_round_trips_and_refuses_other_features(tmp_path: Path) -
     path = tmp_path / "m.json"
     path.write_text(model.to_json())
     again = ValueModel.load(path)
-    assert again.weights[4]["draw"]["share"] == pytest.approx(model.weights[4]["draw"]["share"],
+    assert again.weights[4][0]["share"] == pytest.approx(model.weights[4][0]["share"],
                                                               abs=1e-6)
     raw = json.loads(path.read_text())
     raw["features"] = raw["features"][:-1]
