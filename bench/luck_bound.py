@@ -49,7 +49,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from referee.bots import make_bot  # noqa: E402
-from referee.bots.policies import LowestBot  # noqa: E402
+from referee.bots.policies import HeuristicBot, LowestBot  # noqa: E402
 from referee.game import Game, GameConfig  # noqa: E402
 from referee.game.cards import parse_deck  # noqa: E402
 from referee.game.features import reshuffled, summaries, unseen  # noqa: E402
@@ -275,8 +275,11 @@ def _rollout(spec: str) -> tuple[str, Callable[[Sequence[str]], Value]]:
             f"{', sorted deals' if not coupled else ''}", make)
 
 
-def _init(model: str | None, rollouts: Sequence[str], compare: Sequence[str] = ()) -> None:
+def _init(model: str | None, rollouts: Sequence[str], compare: Sequence[str] = (),
+          no_search: bool = False) -> None:
     global _MODEL
+    if no_search:  # the heuristic without its endgame search: its rule, deterministic
+        HeuristicBot.SEARCH_CARDS = -1
     _MODEL = ValueModel.load(Path(model)) if model else None
     for spec in rollouts:
         label, make = _rollout(spec)
@@ -302,6 +305,10 @@ def main() -> int:
                     "numbers across outcomes); flags joined by +")
     ap.add_argument("--compare", nargs="*", default=[], metavar="FILE",
                     help="also the adjusted figure with each of these value model files")
+    ap.add_argument("--no-search", action="store_true",
+                    help="the heuristic without its endgame search (deterministic, and its "
+                    "policy is exactly the rollouts' rule): how much of what is left is the "
+                    "search's own randomness")
     ap.add_argument("--ceiling", type=int, default=0, metavar="GAMES",
                     help="only the R^2 of a perfect V by stage, on GAMES games of lowest "
                     "against itself (at each --seats), each position by --resamples replays")
@@ -313,7 +320,7 @@ def main() -> int:
             ceiling(k, args.ceiling, max(2, args.resamples), args.seed)
         return 0
     with multiprocessing.Pool(args.jobs, initializer=_init, initargs=(args.model, args.rollouts,
-                                                                      args.compare)) as pool:
+                                                                      args.compare, args.no_search)) as pool:
         for k in args.seats:
             t0 = time.perf_counter()
             rows = pool.map(one_deal, [(k, args.seed, d, args.resamples)
