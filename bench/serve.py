@@ -129,7 +129,7 @@ def run(work: Path, a: argparse.Namespace) -> None:
     cfg = work / "league.toml"
     cfg.write_text('[league]\nname = "bench"\nseats = [2]\ndeals = 20\nseed = 1\n\n'
                    "[server]\nrequests_per_hour = 1000000\ncheck_seconds = 3600\n"
-                   "connections = 1000\nconnections_per_ip = 1000\n")
+                   "connections = 1000\nconnections_per_ip = 1000\nhandshakes = 1000\nhandshakes_per_ip = 1000\nconnections_per_author = 1000\n")
     league = work / "league"
     referee("league", "new", league, "--config", cfg)
     exe = Path(sys.executable).parent / "referee"
@@ -348,7 +348,7 @@ def attack(work: Path, a: argparse.Namespace) -> None:
         cfg = work / f"{label[0]}.toml"
         cfg.write_text('[league]\nname = "attack"\nseats = [2]\ndeals = 2\nseed = 1\n\n'
                        "[server]\nrequests_per_hour = 1000000\nconnections = 1000\n"
-                       "connections_per_ip = 1000\n")
+                       "connections_per_ip = 1000\nhandshakes = 1000\nhandshakes_per_ip = 1000\nconnections_per_author = 1000\n")
         league = work / f"league-{label[0]}"
         referee("league", "new", league, "--config", cfg)
         proc = subprocess.Popen([*cmd, "league", "serve", str(league), "--listen",
