@@ -19,7 +19,7 @@ File layout (all sections optional)::
     [server]       in_flight, submissions_per_hour, requests_per_hour, queue,
                    check_seconds, upload_seconds, connections,
                    connections_per_ip, connections_per_author, handshakes,
-                   handshakes_per_ip, idle_seconds         (``league serve``)
+                   handshakes_per_ip, idle_seconds, checkers (``league serve``)
 """
 
 from __future__ import annotations
@@ -63,7 +63,8 @@ DEFAULT_FAULT_ALERT = 10.0  # percent of an entry's games
 _LIMIT_KEYS = ("max_bytes", "max_files", "max_file_bytes", "max_depth")
 _SERVER_KEYS = ("in_flight", "submissions_per_hour", "requests_per_hour", "queue",
                 "check_seconds", "upload_seconds", "connections", "connections_per_ip",
-                "connections_per_author", "handshakes", "handshakes_per_ip", "idle_seconds")
+                "connections_per_author", "handshakes", "handshakes_per_ip", "idle_seconds",
+                "checkers")
 
 
 class LeagueConfigError(ConfigError, ValueError):
@@ -93,8 +94,8 @@ class ServerLimits:
     all, the wall-clock budget of one submission's check, how long an upload may
     sit idle before it is dropped, the connections past their handshake open at once
     (in all, from one IP address, of one key), the connections still in their
-    handshake (in all, from one address), and how long a connection may go without
-    a request."""
+    handshake (in all, from one address), how long a connection may go without a
+    request, and how many checks run at once."""
 
     in_flight: int = 2
     submissions_per_hour: int = 20
@@ -108,6 +109,7 @@ class ServerLimits:
     handshakes: int = 64
     handshakes_per_ip: int = 8
     idle_seconds: int = 30
+    checkers: int = 1
 
     def to_dict(self) -> JsonObject:
         return {"in_flight": self.in_flight, "submissions_per_hour": self.submissions_per_hour,
@@ -117,7 +119,7 @@ class ServerLimits:
                 "connections_per_ip": self.connections_per_ip,
                 "connections_per_author": self.connections_per_author,
                 "handshakes": self.handshakes, "handshakes_per_ip": self.handshakes_per_ip,
-                "idle_seconds": self.idle_seconds}
+                "idle_seconds": self.idle_seconds, "checkers": self.checkers}
 
 
 @dataclass(frozen=True)
@@ -333,7 +335,8 @@ def parse_league_config(raw: dict[str, Any], *, base_dir: str = ".", source: str
                                              ds.connections_per_author, 1),
             handshakes=srv.whole("handshakes", ds.handshakes, 1),
             handshakes_per_ip=srv.whole("handshakes_per_ip", ds.handshakes_per_ip, 1),
-            idle_seconds=srv.whole("idle_seconds", ds.idle_seconds, 1))
+            idle_seconds=srv.whole("idle_seconds", ds.idle_seconds, 1),
+            checkers=srv.whole("checkers", ds.checkers, 1))
         # The shared tables, checked by the tournament's own reader (with a stand-in
         # field: a league's bots arrive later).
         stand_in = {k: v for k, v in raw.items() if k in ("rules", "time", "faults", "sandbox")}

@@ -17,9 +17,10 @@ secret key.  Strangers are refused before they cost anything:
   before the payload is looked at.
 
 Checks never block the door: a submission is written to the league's incoming
-folder and queued; the answer is a ticket at once.  One checker thread takes the
-queue in turns by author, each check in a process of its own
-(``referee.league.checkjob``) killed when it exceeds ``[server] check_seconds``.
+folder and queued; the answer is a ticket at once.  ``[server] checkers`` threads
+(default 1) take the queue in turns by author, never two checks of one author at
+once, each check in a process of its own (``referee.league.checkjob``) killed when
+it exceeds ``[server] check_seconds``.
 Status requests are answered by the request loop itself while checks and games
 run.  Tickets live as long as the server.
 
@@ -402,7 +403,8 @@ class Server:
         self._last_served: dict[str, float] = {}
         self.refusals = RefusalLog(self.on_line, self.refusal_window)
         self._standings = StandingsCache()
-        self._check: subprocess.Popen[bytes] | None = None
+        self._checks: set[subprocess.Popen[bytes]] = set()
+        self._checking: set[str] = set()  # the authors whose check is running
         self.ctx = zmq.Context()
         self.auth: _Allowed | None = None
         self.sock = self.ctx.socket(zmq.ROUTER)
@@ -440,9 +442,10 @@ class Server:
         if self.door is not None:
             self.door.start()
         self._stop = threading.Event()
-        self._checker = threading.Thread(target=self._check_loop, name="league-checks",
-                                         daemon=True)
-        self._checker.start()
+        self._checkers = [threading.Thread(target=self._check_loop, name=f"league-checks-{i}",
+                                           daemon=True) for i in range(self.limits.checkers)]
+        for checker in self._checkers:
+            checker.start()
 
     def _door(self) -> Door:
         """TCP goes through the door; the socket listens where only it reaches.  With
@@ -486,11 +489,11 @@ class Server:
             self.door.close()
         with self._lock:
             self._lock.notify_all()
-            check = self._check
-        if check is not None:
+            checks = list(self._checks)
+        for check in checks:
             _kill(check)
-        if hasattr(self, "_checker"):
-            self._checker.join(10)
+        for checker in getattr(self, "_checkers", []):
+            checker.join(10)
         self.sock.close(0)
         if self.auth is not None:
             self.auth.stop()
@@ -838,16 +841,22 @@ class Server:
     # --- the checker --------------------------------------------------------------
 
     def _next(self) -> Ticket | None:
-        """The next ticket, in turns by author (the one served longest ago first)."""
+        """The next ticket, in turns by author (the one served longest ago first), of
+        an author none of whose checks is running (with several checkers, one
+        author's submissions never hold more than one)."""
         with self._lock:
-            while not self._queue and not self._stop.is_set():
+            while not self._stop.is_set():
+                free = [t for t in self._queue if t.name not in self._checking]
+                if free:
+                    break
                 self._lock.wait(1.0)
             if self._stop.is_set():
                 return None
-            t = min(self._queue, key=lambda t: (self._last_served.get(t.name, 0.0), t.serial))
+            t = min(free, key=lambda t: (self._last_served.get(t.name, 0.0), t.serial))
             self._queue.remove(t)
             t.state, t.started = "checking", time.monotonic()
             self._last_served[t.name] = t.started
+            self._checking.add(t.name)
             return t
 
     def _check_loop(self) -> None:
@@ -861,6 +870,9 @@ class Server:
             finally:
                 with contextlib.suppress(OSError):
                     t.upload.unlink()
+                with self._lock:
+                    self._checking.discard(t.name)
+                    self._lock.notify_all()
 
     def _run_check(self, t: Ticket) -> None:
         request = self.log_dir / f"{t.serial}.json"
@@ -874,7 +886,7 @@ class Server:
                                      str(request)], stdin=subprocess.DEVNULL,
                                     stdout=err, stderr=err, start_new_session=True)
         with self._lock:
-            self._check = proc
+            self._checks.add(proc)
         try:
             proc.wait(self.limits.check_seconds)
             timed_out = False
@@ -883,7 +895,7 @@ class Server:
             _kill(proc)
         finally:
             with self._lock:
-                self._check = None
+                self._checks.discard(proc)
         out: dict[str, Any] | None = None
         with contextlib.suppress(OSError, ValueError):
             out = json.loads(result.read_text(encoding="utf-8"))

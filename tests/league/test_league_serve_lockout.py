@@ -225,3 +225,28 @@ def test_an_authors_slow_submissions_delay_another_by_one_check_at_most(
     checks.wait_line(r"\(bob's #1\) refused")
     assert decided(checks, "alice") <= ahead + 1
     assert ahead <= 1  # else the machine was too slow for the test to mean anything
+
+
+@pytest.fixture
+def two_checkers(tmp_path: Path, referee: Referee, keys: Path,
+                 children: Children) -> Iterator[Served]:
+    yield from serve(tmp_path, referee, keys, children,
+                     "[server]\nin_flight = 4\ncheck_seconds = 60\ncheckers = 2\n",
+                     "--refusal-window", str(WINDOW))
+
+
+def test_two_checkers_never_check_one_author_twice_at_once(
+        two_checkers: Served, need_sandbox: None) -> None:
+    """[server] checkers = 2: alice's two slow submissions take one checker, in turn;
+    bob's check runs on the other and is decided while alice's first is still being
+    checked and her second still waits."""
+    first = two_checkers.ask("alice", SLOW, slow_bot())
+    second = two_checkers.ask("alice", SLOW, slow_bot())
+    assert first["ok"] and second["ok"], (first, second)
+    bobs = two_checkers.ask("bob", {"op": "submit", "command": ["python3", "bot.py"],
+                                    "transport": "stdio"}, b"not an archive")
+    assert bobs["ok"], bobs
+    two_checkers.wait_line(r"\(bob's #1\) refused")
+    states = [two_checkers.ask("alice", {"op": "status", "ticket": n})["ticket"]["state"]
+              for n in (1, 2)]
+    assert states == ["checking", "queued"], states
