@@ -255,7 +255,8 @@ class StdioTransport:
             # decode -- goes on to the general path below, which reports errors exactly as
             # it always does; a poll that saw nothing is a timeout.
             start = self._clock()
-            ready = self._rpoll.poll(_ms(timeout))
+            ready = self._rpoll.poll(0 if timeout <= 0.0 else  # ``_ms``, inline
+                                     max(1, int(timeout * 1000 + 0.999)))
             polled = True
             if not ready:
                 raise TransportTimeout(f"no complete message within {timeout:.3f}s")
