@@ -44,7 +44,7 @@ from ..tournament.config import (
     parse_config,
     read_config_text,
 )
-from ..tournament.kinds import Fields, JsonObject, decode, read_sandbox, sandbox_json, wrong_kind
+from ..tournament.kinds import Fields, JsonObject, decode, read_sandbox, wrong_kind
 
 _SECTIONS = ("league", "rules", "time", "faults", "sandbox", "limits", "server")
 _LEAGUE_KEYS = ("name", "seats", "deals", "seed", "seating", "jobs", "separate_authors",
@@ -158,7 +158,7 @@ class LeagueConfig:
             "time": {"startup": self.time.startup, "per_decision": self.time.per_decision,
                      "bank": self.time.bank},
             "faults": {"policy": self.faults.mode, "strike_limit": self.faults.strike_limit},
-            "sandbox": sandbox_json(self.sandbox),
+            "sandbox": self.sandbox.to_dict(),
         }
 
     #: The kind of configuration a league's store keeps (``tournament.kinds``).
