@@ -278,7 +278,8 @@ class ExternalPlayer:
             raise BotFault("crash", f"{self.name} {what}: {e}", fatal=True) from None
         session = BotSession(
             referee=REFEREE_NAME,
-            time={"startup": tc.startup, "per_decision": tc.per_decision, "bank": tc.bank},
+            time={"startup": tc.startup, "per_decision": tc.per_decision, "bank": tc.bank,
+                  **({} if tc.game is None else {"game": tc.game})},
             max_message_bytes=self.max_message_bytes)
         try:
             try:
