@@ -12,7 +12,7 @@ File layout (all sections optional)::
                    separate_authors, fault_alert, records, scores, schedule, top,
                    min_share, batch
     [rules]        variants, colours, deck, turn_limit      (as for tournaments)
-    [time]         startup, per_decision, bank
+    [time]         startup, per_decision, bank, game
     [faults]       policy, strike_limit
     [sandbox]      mode, memory_mb, processes, scratch_mb, read_only, interpreters
     [limits]       max_bytes, max_files, max_file_bytes, max_depth  (each submission)
@@ -45,7 +45,7 @@ from ..tournament.config import (
     parse_config,
     read_config_text,
 )
-from ..tournament.kinds import Fields, JsonObject, decode, read_sandbox, sandbox_json, wrong_kind
+from ..tournament.kinds import Fields, JsonObject, decode, read_sandbox, wrong_kind
 
 _SECTIONS = ("league", "rules", "time", "faults", "sandbox", "limits", "server")
 _LEAGUE_KEYS = ("name", "seats", "deals", "seed", "seating", "jobs", "separate_authors",
@@ -169,9 +169,11 @@ class LeagueConfig:
             "separate_authors": self.separate_authors,
             "rules": {k: v for k, v in rules.items() if k != "players"},
             "time": {"startup": self.time.startup, "per_decision": self.time.per_decision,
-                     "bank": self.time.bank},
+                     "bank": self.time.bank,
+                     # Each seat's game clock, only when set: older leagues read unchanged.
+                     **({} if self.time.game is None else {"game": self.time.game})},
             "faults": {"policy": self.faults.mode, "strike_limit": self.faults.strike_limit},
-            "sandbox": sandbox_json(self.sandbox),
+            "sandbox": self.sandbox.to_dict(),
         }
 
     #: The kind of configuration a league's store keeps (``tournament.kinds``).
@@ -212,7 +214,7 @@ class LeagueConfig:
             top=f.whole("top", DEFAULT_TOP), min_share=f.number("min_share", DEFAULT_MIN_SHARE),
             batch=f.opt_whole("batch"), game=game,
             time=TimeControl(startup=t.number("startup"), per_decision=t.number("per_decision"),
-                             bank=t.number("bank")),
+                             bank=t.number("bank"), game=t.opt_number("game")),
             faults=fs.check("policy", lambda: FaultPolicy(
                 mode=fs.text("policy"), strike_limit=fs.whole("strike_limit"))),
             sandbox=read_sandbox(f),
