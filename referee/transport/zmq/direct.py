@@ -136,6 +136,9 @@ class DirectZmqTransport:
         self._poll = select.poll()
         self._poll.register(self._listener.fileno(), select.POLLIN)
         self._exit_registered = False
+        #: The process's exit fd was seen readable: only then (or with no exit fd to
+        #: poll) is its exit status asked for -- a wait4 call per message otherwise.
+        self._exit_seen = False
         self._lost = ""  # why the bot's connection is gone, once it is
 
     # -- the Transport interface ------------------------------------------------------
@@ -202,7 +205,8 @@ class DirectZmqTransport:
             if self._lost:
                 raise TransportClosed(self._lost)
             process = self.process
-            if process is not None and process.returncode is not None:
+            if process is not None and (self._exit_seen or not self._exit_registered) \
+                    and process.returncode is not None:
                 self._read_all()  # what it sent before it died still counts
                 if self._queue:
                     continue
@@ -228,9 +232,14 @@ class DirectZmqTransport:
             self._exit_registered = True
         ms = max(0, int(timeout * 1000 + 0.999)) if timeout > 0 else 0
         try:
-            return bool(self._poll.poll(ms))
+            ready = self._poll.poll(ms)
         except InterruptedError:
             return False
+        if exit_fd is not None and not self._exit_seen:
+            for fd, _ in ready:
+                if fd == exit_fd:
+                    self._exit_seen = True
+        return bool(ready)
 
     # -- reading -------------------------------------------------------------------
 
