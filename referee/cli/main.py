@@ -257,9 +257,10 @@ def _use_colour(flag: bool | None, stream: Any) -> bool:
 @click.option("--bank", type=click.FloatRange(min=0), default=10.0, show_default=True,
               help="Extra seconds per game, used when a decision takes longer.")
 @click.option("--game-time", type=click.FloatRange(min=0, min_open=True), default=None,
-              metavar="S", help="Wall-clock seconds for a whole game: a game over it is "
-                               "stopped before its next decision (RULES §5.4). Default: no "
-                               "limit.")
+              metavar="S", help="Each seat's game clock: seconds of thinking time for the "
+                               "whole game, charged as --move-time and --bank are; a bot "
+                               "whose clock runs out loses on time, a forfeit (RULES §5.4). "
+                               "Default: none.")
 @click.option("--faults", "fault_mode", type=click.Choice(["substitute", "forfeit"]),
               default="substitute", show_default=True,
               help="On a bot fault: play its first legal decision for it (and count a "

@@ -117,6 +117,10 @@ def _slug(text: str) -> str:
               default=None, help="Seconds per decision (default 1).")
 @click.option("--bank", type=click.FloatRange(min=0), default=None,
               help="Extra seconds per game (default 10).")
+@click.option("--game-time", type=click.FloatRange(min=0, min_open=True), default=None,
+              metavar="S", help="Each seat's game clock: seconds of thinking time for the "
+                               "whole game; a bot whose clock runs out loses on time, a "
+                               "forfeit (RULES §5.4). Default: none, or the --config file's.")
 @click.option("--faults", "fault_mode", type=click.Choice(["substitute", "forfeit"]),
               default=None, help="What a fault costs (default substitute).")
 @click.option("--strikes", type=click.IntRange(min=0), default=None,
@@ -145,7 +149,8 @@ def match(new: str, old: str, field_bots: tuple[str, ...], seats: int | None,
           sprt_text: str | None, games: int | None, max_sets: int, seating: str | None,
           seed: int | None, variant_opts: tuple[str, ...], colours: int | None,
           deck_name: str | None, turn_limit: int | None, startup: float | None,
-          move_time: float | None, bank: float | None, fault_mode: str | None,
+          move_time: float | None, bank: float | None, game_time: float | None,
+          fault_mode: str | None,
           strikes: int | None, jobs: int | None, output: str | None, config_file: str | None,
           executor_kind: str | None, scheduler: str | None, concurrency: int | None,
           sandbox_mode: str | None, scores: str, naming: str, as_json: bool,
@@ -159,7 +164,7 @@ def match(new: str, old: str, field_bots: tuple[str, ...], seats: int | None,
     mc = _config(new, old, field_bots, seats, test, games, max_sets, seating, seed,
                  variant_opts, colours, deck_name, turn_limit, startup, move_time, bank,
                  fault_mode, strikes, jobs, output, config_file,
-                 naming=naming, sandbox_mode=sandbox_mode)
+                 naming=naming, sandbox_mode=sandbox_mode, game_time=game_time)
     mc = dataclasses.replace(mc, scores="raw" if scores == "raw" else "adjusted")
     t = mc.tournament
     out = t.output_dir
@@ -211,7 +216,7 @@ def _config(new: str, old: str, field_bots: tuple[str, ...], seats: int | None,
             move_time: float | None, bank: float | None, fault_mode: str | None,
             strikes: int | None, jobs: int | None, output: str | None,
             config_file: str | None, *, naming: str = "spec",
-            sandbox_mode: str | None = None) -> MatchConfig:
+            sandbox_mode: str | None = None, game_time: float | None = None) -> MatchConfig:
     base: TournamentConfig | None = None
     if config_file:
         base = load_config(config_file)
@@ -259,7 +264,8 @@ def _config(new: str, old: str, field_bots: tuple[str, ...], seats: int | None,
         game=game,
         time=TimeControl(startup if startup is not None else bt.startup,
                          move_time if move_time is not None else bt.per_decision,
-                         bank if bank is not None else bt.bank),
+                         bank if bank is not None else bt.bank,
+                         game_time if game_time is not None else bt.game),
         faults=FaultPolicy(fault_mode or bf.mode, strikes if strikes is not None
                            else bf.strike_limit),
         jobs=jobs or (base.jobs if base else None), output=out_path)

@@ -246,6 +246,10 @@ limits and environments) write a file: 'referee tournament init FILE'.
               default=1.0, show_default=True, help="Seconds per decision ([time] per_decision).")
 @click.option("--bank", type=click.FloatRange(min=0), default=10.0, show_default=True,
               help="Extra seconds per game ([time] bank).")
+@click.option("--game-time", type=click.FloatRange(min=0, min_open=True), default=None,
+              metavar="S", help="Each seat's game clock: seconds of thinking time for the "
+                               "whole game; a bot whose clock runs out loses on time, a "
+                               "forfeit ([time] game, RULES ยง5.4). Default: none.")
 @click.option("--faults", "fault_mode", type=click.Choice(["substitute", "forfeit"]),
               default="substitute", show_default=True,
               help="On a bot fault: substitute a legal decision (and count a strike), or "
@@ -268,13 +272,14 @@ limits and environments) write a file: 'referee tournament init FILE'.
                    "name each bot gives in its hello, as in 'referee play --names hello').")
 def quick(bots: tuple[str, ...], seats: int, deals: int, seating: str, seed: int | None,
           variant_opts: tuple[str, ...], startup: float, move_time: float, bank: float,
-          fault_mode: str, strikes: int, stop_after: int, jobs: int | None,
-          output: str | None, fmt: str, quiet: bool, naming: str) -> None:
+          game_time: float | None, fault_mode: str, strikes: int, stop_after: int,
+          jobs: int | None, output: str | None, fmt: str, quiet: bool, naming: str) -> None:
     specs = parse_specs(list(bots))
     if naming == "hello":
         # started once each, in the sandbox the games use, for its hello
         try:  # a quick tournament's sandbox: the default (auto)
-            names = hello_names(specs, time_control=TimeControl(startup, move_time, bank),
+            names = hello_names(specs, time_control=TimeControl(startup, move_time, bank,
+                                                                game_time),
                                 sandbox=resolve(SandboxConfig()))
         except SandboxError as e:
             _fail(str(e))
@@ -300,7 +305,8 @@ def quick(bots: tuple[str, ...], seats: int, deals: int, seating: str, seed: int
                        "deals": deals, "seed": seed, "seating": seating,
                        "output": output or f"runs/quick-{seed}"},
         "rules": {"variants": variants or ["play_out"]},
-        "time": {"startup": startup, "per_decision": move_time, "bank": bank},
+        "time": {"startup": startup, "per_decision": move_time, "bank": bank,
+                 **({} if game_time is None else {"game": game_time})},
         "faults": {"policy": fault_mode, "strike_limit": strikes, "stop_after": stop_after},
         "bots": entries,
     }
@@ -339,6 +345,8 @@ variants = ["play_out"]      # keep play_out: every place is played out (RULES ย
 startup = 10.0               # start and hello              (--startup)
 per_decision = 1.0           # one decision                 (--move-time)
 bank = 10.0                  # extra time per game          (--bank)
+# game = 60.0                # each seat's game clock: all its thinking time in a
+                             # game; out of it, it loses on time (--game-time)
 
 [faults]
 policy = "substitute"        # or "forfeit"                 (--faults)

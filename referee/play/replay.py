@@ -122,7 +122,8 @@ HOW_WORDS = {
     "played_out": "played out to the last player",
     "turn_limit": "stopped at the turn limit",
     "forfeits": "stopped: every other seat still playing had forfeited (RULES §5.4)",
-    "time_limit": "stopped at the game's time limit (RULES §5.4)",
+    "time_limit": "stopped at the game's wall-clock limit, as games were before the game "
+                  "clocks (RULES §5.4)",
 }
 
 

@@ -14,6 +14,11 @@ Fault semantics (documented for bot authors in protocol/PROTOCOL.md):
   seat -- the first decision of its legal list -- and counts a strike.  A seat over
   ``strike_limit`` strikes forfeits.  Policy ``forfeit``: the first fault forfeits.
 * A crash or a lost connection forfeits at once (nobody is left to answer).
+* A seat whose game clock (``TimeControl.game``) runs out has lost on time: a
+  forfeit, whatever the policy.  Its clock is charged the time each of its
+  decisions is charged (``Answer.elapsed``: never the referee's own time), and a
+  decision may take no more than is left on it.  Nothing stops a game on the wall
+  clock (RULES §5.4), so one seat's slowness never decides another seat's result.
 * A fault while a seat is told that the game is over (``end_game``) changes nothing
   of the game: it is ``recorded`` (in the game record only, as it comes after the
   seat's ``game_over``).
@@ -30,6 +35,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import time
 from collections.abc import Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -38,7 +44,7 @@ from typing import Any, NamedTuple, Protocol, TypedDict, TypeGuard, cast
 import orjson
 
 from ..errors import BotError
-from ..game import Decision, Game, GameConfig, GameEnd, How, IllegalDecision, Stop
+from ..game import Decision, Game, GameConfig, GameEnd, How, IllegalDecision
 from ..game.cards import card_text, parse_deck
 from ..game.events import UnknownEventKind, event_dict, event_text, events_for
 from ..game.seeds import derive_seed
@@ -71,13 +77,15 @@ class BotFault(BotError):
 class TimeControl:
     """Seconds.  A decision may take ``per_decision`` plus whatever is left of the
     ``bank``; time beyond ``per_decision`` is taken from the bank (as Kaggle and
-    CodinGame do).  ``startup`` bounds the start of the bot and its handshake."""
+    CodinGame do).  ``startup`` bounds the start of the bot and its handshake.
+    ``game``: each seat's game clock (None: none), as in chess -- every decision's
+    charged time is taken from it, a decision may take no more than is left on it,
+    and a seat whose clock runs out has lost on time: a forfeit (RULES §5.4)."""
 
     startup: float = 10.0
     per_decision: float = 1.0
     bank: float = 10.0
-    #: Wall-clock seconds for the whole game (None: no limit).  Checked before each
-    #: decision: a game over it is stopped there, ``time_limit`` (RULES §5.4).
+    #: Each seat's thinking time for the whole game, in seconds (None: no game clock).
     game: float | None = None
 
 
@@ -103,14 +111,20 @@ class DecisionRequest:
     observation: dict[str, Any]
     legal: Sequence[Decision]
     events: list[tuple[Any, ...]]  # filtered for the seat, since its previous request
-    time_left: float  # seconds for this decision (per-decision limit + bank)
+    time_left: float  # seconds for this decision (per-decision limit + bank, or less)
     bank_left: float = 0.0  # the part of time_left that comes from the seat's bank
+    #: What is left of the seat's game clock (infinite: the game has none).  When it
+    #: is less than the per-decision limit and the bank, it is ``time_left``.
+    clock_left: float = math.inf
 
     def allowance(self) -> str:
         """The time allowed, in words: "0.299s (0.2 s per decision + 0.099 s left of
-        its bank)", so that a timeout says where its limit came from."""
+        its bank)", or "0.120s (what was left of its game clock)", so that a timeout
+        says where its limit came from."""
         text = f"{self.time_left:.3f}s"
-        if self.bank_left > 0.0:
+        if self.clock_left <= self.time_left:
+            text += " (what was left of its game clock)"
+        elif self.bank_left > 0.0:
             text += (f" ({self.time_left - self.bank_left:g} s per decision + "
                      f"{self.bank_left:.3f} s left of its bank)")
         return text
@@ -468,16 +482,15 @@ def final_points(engine_points: Sequence[int], forfeits: Sequence[int],
     return out
 
 
-def _stop_reason(game: Game, forfeited: Sequence[int], elapsed: float,
-                 game_time: float | None) -> Stop | None:
-    """Why the game must be stopped before its next decision (RULES §5.4), or None:
-    ``time_limit`` when the game has run over its wall-clock limit.  A game with
-    forfeits is not stopped (``forfeits`` is a stop of records written before
-    RULES §5.4 said so): it is played out, the referee deciding for the forfeited
-    seats, so that no other seat does worse than against a bot that plays on."""
-    if game_time is not None and elapsed > game_time:
-        return "time_limit"
-    return None
+def seconds_text(x: float) -> str:
+    """A time limit as a fault names it: ``30.0``, ``0.25``."""
+    return f"{x:.1f}" if round(x, 1) == x else f"{x:g}"
+
+
+def lost_on_time(name: str, game_clock: float, elapsed: float, left: float) -> str:
+    """The detail of the fault of a seat whose game clock ran out (RULES §5.4)."""
+    return (f"{name} used its {seconds_text(game_clock)} s game clock: lost on time (its "
+            f"last decision took {elapsed:.3f}s, {left:.3f}s were left; RULES §5.4)")
 
 
 class Ask(NamedTuple):
@@ -593,6 +606,9 @@ def game_steps(
     held: list[int] = []  # what each forfeiting seat held then (penalty points)
     forfeit_at: list[int] = []  # decisions applied by then
     bank = [tc.bank] * n
+    # Each seat's game clock: what is left of it (without one: infinite, never out).
+    game_clock = math.inf if tc.game is None else tc.game
+    clocks = [game_clock] * n
     seen = [0] * n  # index of the first event a seat has not been sent yet
     request_id = 0
 
@@ -641,13 +657,7 @@ def game_steps(
     legal_of = game.legal
     apply = game.apply
     observe = game.observation
-    game_time = tc.game
     while not game.over:
-        if game.turn:  # set-up done: a stop before it would rank unplayed hands
-            stop = _stop_reason(game, forfeited, clock() - t0, game_time)
-            if stop is not None:
-                game.stop(stop)
-                break
         for seat in game.to_decide():
             legal = legal_of(seat)
             chosen: Decision | None = None
@@ -658,11 +668,18 @@ def game_steps(
                 events = events_for(all_events[seen[seat]:], seat)
                 seen[seat] = len(all_events)
                 time_left = per_decision + bank[seat]
+                left = clocks[seat]
+                if left < time_left:
+                    time_left = left  # no more than is left on its game clock
                 req = DecisionRequest(sent_id, request_id, seat, observe(seat), legal, events,
-                                      time_left, bank[seat])
+                                      time_left, bank[seat], left)
                 answer = yield Ask(players[seat], req)
                 elapsed = answer.elapsed
                 try:
+                    clocks[seat] = left - elapsed
+                    if elapsed >= left:  # its game clock ran out: lost on time (RULES §5.4)
+                        raise BotFault("timeout", lost_on_time(
+                            players[seat].name, game_clock, elapsed, left), fatal=True)
                     if answer.error is not None:
                         raise answer.error
                     if elapsed > time_left:
@@ -750,6 +767,7 @@ def replay_check(record_lines: Sequence[str]) -> tuple[bool, str]:
 
 def stop_if_stopped(game: Game, how: object) -> None:
     """A record whose game was stopped (RULES §5.4: ``forfeits``, ``time_limit``: its
-    result's ``how``) is re-run to the same end: stopped after its last decision."""
+    result's ``how``; only records made before the rulings that ended both stops) is
+    re-run to the same end: stopped after its last decision."""
     if not game.over and is_stop(how):
         game.stop(how)

@@ -109,6 +109,9 @@ _TIME = _f("time", OBJECT, "the time control in seconds", fields=(
     _f("per_decision", NUMBER, "seconds for one decision"),
     _f("bank", NUMBER, "extra seconds per game: a decision may take longer than "
        "per_decision, the excess is taken from the bank; full again at each new game"),
+    _f("game", NUMBER, "the seat's game clock: its thinking time for a whole game, charged "
+       "as per_decision and bank are; a seat whose clock runs out loses on time (a "
+       "forfeit). Absent: no game clock", required=False),
 ))
 
 _FAULT = (
@@ -170,7 +173,8 @@ MESSAGES: dict[str, MessageSpec] = {m.type: m for m in (
         _f("events", ARRAY, "what happened since the seat's previous request, as the seat "
            "may see it (protocol/RULES.md §11)", items=OBJECT, schema=EVENT),
         _f("time_left", NUMBER, "seconds the referee waits for this reply (per-decision "
-           "limit plus what is left of the bank)"),
+           "limit plus what is left of the bank, or what is left of the game clock when "
+           "that is less)"),
     )),
     MessageSpec("decision", "bot", "The bot's reply to a request.", (
         _f("id", INTEGER, "the id of the request answered"),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ from referee.league.config import (
     is_league_file,
     load_league_config,
     parse_league_config,
+    read_league_config,
 )
 from referee.league.schedule import interleave, league_schedule
 from referee.play.luck import LuckSetting
@@ -61,6 +63,20 @@ def test_a_seed_is_drawn_when_none_is_given(tmp_path: Path) -> None:
     t = tmp_path / "t.toml"
     t.write_text("[tournament]\nseats = 2\n")
     assert not is_league_file(t)
+
+
+def test_a_game_clock_is_kept_with_the_league() -> None:
+    # [time] game (each seat's game clock, RULES §5.4) is stored with the league and
+    # read back; a league made before it (no "game" stored) reads without one.
+    cfg = parse_league_config({"league": {"seed": 1}, "time": {"game": 60.0}})
+    assert cfg.time.game == 60.0
+    stored = cfg.to_json()
+    assert stored["time"] == {"startup": 10.0, "per_decision": 1.0, "bank": 10.0, "game": 60.0}
+    assert read_league_config(json.dumps(stored), "store").time.game == 60.0
+    old = parse_league_config({"league": {"seed": 1}})
+    assert "game" not in old.to_json()["time"]
+    assert read_league_config(json.dumps(old.to_json()), "store").time.game is None
+    assert "time.game: was null, now 60.0" in changes(old, cfg)[0]
 
 
 def test_changes_refused_and_accepted() -> None:

@@ -1,6 +1,6 @@
-"""RULES §5.4: a game with forfeits is played out (a forfeit never pays), and a
-game over its wall-clock limit is stopped (``time_limit``); either is recorded,
-re-runs identically, and counts in the standings."""
+"""RULES §5.4: a game with forfeits is played out (a forfeit never pays), and a seat
+out of its game clock forfeits on time (tests/play/test_game_clock.py has the rest);
+either is recorded, re-runs identically, and counts in the standings."""
 
 from __future__ import annotations
 
@@ -16,12 +16,13 @@ import pytest
 from referee.bots import make_bot
 from referee.game import Decision, GameConfig
 from referee.play.replay import parse_record, verify
-from referee.play.runner import InProcessPlayer, TimeControl, replay_check, run_game
+from referee.play.runner import InProcessPlayer, replay_check, run_game
 from tests.procs import scaled
 
 pytestmark = pytest.mark.slow
 
 REPO = Path(__file__).resolve().parents[2]
+BOTS = REPO / "tests" / "bots"
 
 
 class Breaks:
@@ -85,59 +86,47 @@ def test_a_two_player_game_with_a_forfeit_is_played_out() -> None:
     assert not verify(parse_record([*lines[:-1], json.dumps(row)]))[0]
 
 
-def test_a_game_over_its_time_limit_is_stopped_and_replays() -> None:
-    ticks = iter(range(10**6))
-    cfg = GameConfig(players=4)
-    rec = run_game(cfg, 9, [InProcessPlayer(make_bot("random", s)) for s in range(4)],
-                   time_control=TimeControl(game=40.0), clock=lambda: float(next(ticks)))
-    assert rec.ended.how == "time_limit"
-    assert rec.ended.turns < 40
-    assert len(rec.places) == 4 and min(rec.places) == 1
-    assert rec.events[-1].startswith("end time_limit places ")
-    assert verify(parse_record(rec.to_lines())) == (True, "")
-
-
-def test_play_with_game_time_stops_the_game_and_says_how(tmp_path: Path) -> None:
-    record = tmp_path / "g.jsonl"
-    r = subprocess.run([sys.executable, "-m", "referee.cli.main", "play", "heuristic", "random",
-                        "--seed", "3", "--game-time", "0.000001", "--json",
-                        "--record", str(record)],
-                       capture_output=True, text=True, timeout=scaled(60), cwd=REPO)
-    assert r.returncode == 0, r.stderr
-    game = json.loads(r.stdout)["games"][0]
-    assert game["how"] == "time_limit"
-    check = subprocess.run([sys.executable, "-m", "referee.cli.main", "replay", str(record)],
-                           capture_output=True, text=True, timeout=scaled(60), cwd=REPO)
-    assert check.returncode == 0, check.stderr
-    assert "stopped at the game's time limit" in check.stdout
-    assert "verified:" in check.stdout
-
-
-def test_a_tournament_with_a_game_time_counts_the_stopped_games(tmp_path: Path) -> None:
+def test_a_tournament_with_a_game_clock_charges_a_staller_a_forfeit(tmp_path: Path) -> None:
+    # [time] game is each seat's game clock (RULES §5.4): the staller of issue 21
+    # (tests/bots/attack_stall.py, sleeping while it is ahead) runs out of its clock
+    # in both of its games against heuristic and forfeits them on time; the standings
+    # count every game, and the tournament verifies.
     cfg = tmp_path / "t.toml"
-    cfg.write_text("""
+    cfg.write_text(f"""
 [tournament]
-name = "timed"
+name = "clocked"
 seats = 2
-deals = 2
+deals = 1
+seed = 3
 output = "out"
 [time]
-game = 0.000001
+per_decision = {scaled(1.0)}
+game = {scaled(1.0)}
+[[bots]]
+name = "staller"
+command = ["{sys.executable}", "{BOTS / 'attack_stall.py'}", "over", "{scaled(0.4)}"]
 [[bots]]
 name = "heuristic"
 builtin = "heuristic"
-[[bots]]
-name = "random"
-builtin = "random"
 """)
     r = subprocess.run([sys.executable, "-m", "referee.cli.main", "tournament", "run", str(cfg),
                         "--format", "json", "-q", "--jobs", "1"],
                        capture_output=True, text=True, timeout=scaled(120), cwd=REPO)
     assert r.returncode == 0, r.stderr
     data = json.loads(r.stdout)
-    assert data["played"] == 4 and {s["games"] for s in data["standings"]} == {4}
-    for rec in (tmp_path / "out" / "games").glob("*.jsonl"):
-        assert json.loads(rec.read_text().splitlines()[-1])["how"] == "time_limit"
+    assert data["played"] == 2 and {s["games"] for s in data["standings"]} == {2}
+    rows = {s["bot"]: s for s in data["standings"]}
+    assert rows["staller"]["wins"] == 0 and rows["staller"]["forfeits"] == 2
+    assert rows["heuristic"]["wins"] == 2 and rows["heuristic"]["forfeits"] == 0
+    records = sorted((tmp_path / "out" / "games").glob("*.jsonl"))
+    assert len(records) == 2
+    for rec in records:
+        rows_ = [json.loads(x) for x in rec.read_text().splitlines()]
+        (fault,) = [x for x in rows_ if x["type"] == "fault"]
+        assert fault["bot"] == "staller" and fault["kind"] == "timeout"
+        assert fault["action"] == "forfeit"
+        assert f"staller used its {scaled(1.0):.1f} s game clock: lost on time" in fault["detail"]
+        assert rows_[-1]["how"] != "time_limit"
     v = subprocess.run([sys.executable, "-m", "referee.cli.main", "tournament", "verify",
                         str(tmp_path / "out")], capture_output=True, text=True, timeout=scaled(120),
                        cwd=REPO)
