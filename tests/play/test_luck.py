@@ -224,6 +224,7 @@ def test_a_fit_is_the_same_in_any_number_of_processes() -> None:
     assert one.meta["refit"] == "referee luck fit --games 6 --seed 3"
 
 
+@pytest.mark.slow
 def test_rollouts_by_the_seats_own_policies_are_unbiased_and_cached(
         games2: list[GameRecord]) -> None:
     """Rollouts that play each seat by its built-in bot's rule (``seat_policies``),
