@@ -78,21 +78,25 @@ def one(args: tuple[int, int, int, str]) -> tuple[list[list[float]], list[list[f
 Row = tuple[list[list[float]], list[list[float]], float]
 
 
-def checks(n: int, rows: list[Row], verbose: bool) -> tuple[int, int]:
-    """(checks, misses) over ``rows``; each check printed when ``verbose``."""
+def checks(n: int, rows: list[Row], verbose: bool) -> tuple[int, int, list[str]]:
+    """(checks, misses, what missed) over ``rows``; each check printed when
+    ``verbose``."""
     misses = count = 0
+    missed = []
     for i, k in enumerate(SCORES):
         for s in range(n):
             u = unbiasedness([r[0][i][s] for r in rows], [r[1][i][s] for r in rows])
             lo, hi = u.interval
             count += 1
             misses += not u.unbiased
+            if not u.unbiased:
+                missed.append(f"{k} seat {s} {u.difference.mean:+.4f} [{lo:+.4f}, {hi:+.4f}]")
             if verbose:
                 print(f"  {k:<6} seat {s}: raw {u.raw.mean:8.4f}  adjusted "
                       f"{u.adjusted.mean:8.4f}  difference {u.difference.mean:+.4f} "
                       f"[{lo:+.4f}, {hi:+.4f}] ({'unbiased' if u.unbiased else 'MISS'})  "
                       f"variance x{u.variance_ratio:.3f}")
-    return count, misses
+    return count, misses, missed
 
 
 def main() -> int:
@@ -118,15 +122,16 @@ def main() -> int:
                                chunksize=16):
                 rows.append(r)
                 if args.every and len(rows) % args.every == 0 and len(rows) < args.games:
-                    c, m = checks(n, rows, False)
+                    c, m, missed = checks(n, rows, False)
                     print(f"  ... {n} seats, {len(rows)} games, {time.perf_counter() - t0:.0f} s: "
-                          f"{c - m} of {c} checks hold", flush=True)
+                          f"{c - m} of {c} checks hold" + "".join(f"; MISS {x}" for x in missed),
+                          flush=True)
             est = sum(r[2] for r in rows) / len(rows)
             even, odd = pair_of(args.pair, n)
             print(f"{n} seats, {args.games} games ({even} in even seats, {odd} in odd), "
                   f"{time.perf_counter() - t0:.0f} s; estimator {1000 * est:.0f} ms per game",
                   flush=True)
-            c, m = checks(n, rows, True)
+            c, m, _ = checks(n, rows, True)
             total += c
             misses += m
             print(flush=True)
