@@ -42,7 +42,11 @@ where the referee and the bots take turns on one CPU and evict each other's
 caches): the engine (legal list, applying the decision), the observation, the
 seat's events, the request message, its encoding, the bot's parsing of it, and
 the reply's decoding and checking; for ZeroMQ, the pieces that differ (msgpack and
-the ZMTP frame, the bot's unpacking, the reply's decoding).
+the ZMTP frame, the bot's unpacking, the reply's decoding).  Then the referee's CPU
+per decision built up layer by layer (``layers``: the engine; + events and
+observation; + the protocol written inline; + the runner; the referee as it is),
+against instant bots answering in its own process, so that no bot's run evicts its
+caches: what each layer adds is what that layer costs.
 
     .venv/bin/python bench/protocol.py                 # default sizes
     .venv/bin/python bench/protocol.py --games 100 --repeat 3 --cpu 0
@@ -56,6 +60,7 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -69,12 +74,13 @@ from referee.play.runner import InProcessPlayer, TimeControl, run_game  # noqa: 
 from referee.players.external import (  # noqa: E402
     ExternalPlayer,
     _event_dicts,
+    _event_fragments,
     bench_game_zmq,
     stdio_player,
 )
 from referee.players.sandbox import Sandbox, SandboxConfig, SandboxError, resolve  # noqa: E402
 from referee.protocol import BotSession  # noqa: E402
-from referee.transport.stdio import encode  # noqa: E402
+from referee.transport.stdio import StdioTransport, encode, fragment  # noqa: E402
 
 TRIVIAL_BOT = r"""
 import sys
@@ -338,6 +344,155 @@ def breakdown(games: int, seed: int, repeat: int) -> dict[str, float]:
     return best
 
 
+class _InstantBot(StdioTransport):
+    """A stdio transport to a bot that answers every request at once with index 0,
+    written by the referee's own process into the pipe it reads (so no other process
+    runs, and nothing else evicts the referee's caches): what is left is the
+    referee's own work per decision, and the instant bot's one write."""
+
+    def __init__(self, hello: bool = False) -> None:
+        r, self.reply_fd = os.pipe()
+        super().__init__(os.open(os.devnull, os.O_WRONLY), r)
+        if hello:
+            os.write(self.reply_fd, b'{"type":"hello","protocol":[1],"name":"instant"}\n')
+
+    def send(self, message: dict[str, Any]) -> None:
+        super().send(message)
+        if message["type"] == "request":
+            os.write(self.reply_fd, b'{"type":"decision","id":%d,"decision":0}\n'
+                     % message["id"])
+
+    def close(self) -> None:
+        if not self._closed:
+            os.close(self.reply_fd)
+        super().close()
+
+
+def layers(games: int, seed: int, rounds: int) -> dict[str, float]:
+    """CPU seconds per decision of the referee's work built up layer by layer, each
+    over the same games against instant bots in this process (``_InstantBot``; best
+    of ``rounds``, the layers taking turns): what each layer adds is what it costs.
+
+    1. the engine: legal list and applying the first decision;
+    2. + the seat's events (filtered) and its observation;
+    3. + the protocol, inline: the session's request, encoded, written, the reply
+       polled for, read, decoded and checked (``BotSession``, ``StdioTransport``);
+    4. + the runner: ``run_game`` (its generator, requests, time control, record)
+       with a minimal player doing (3)'s protocol work;
+    5. the referee as it is: ``run_game`` with ``ExternalPlayer``s over stdio."""
+    from referee.players.external import ExternalPlayer
+    from referee.players.launcher import Connection
+
+    def engine() -> None:
+        for g in range(games):
+            game = Game(GameConfig(), seed + g)
+            while not game.over:
+                for seat in game.to_decide():
+                    game.apply(seat, game.legal(seat)[0])
+
+    def observed() -> None:
+        for g in range(games):
+            game = Game(GameConfig(), seed + g)
+            seen = [0] * game.n
+            while not game.over:
+                for seat in game.to_decide():
+                    legal = game.legal(seat)
+                    events_for(game.events[seen[seat]:], seat)
+                    seen[seat] = len(game.events)
+                    game.observation(seat)
+                    game.apply(seat, legal[0])
+
+    def session_of() -> BotSession:
+        session = BotSession(referee="bench", time={})
+        session.receive({"type": "hello", "protocol": [1], "name": "instant"})
+        session.welcome()
+        return session
+
+    def protocol(bot: _InstantBot) -> None:
+        session = session_of()
+        for g in range(games):
+            session.new_game(f"b{g}", 0, {}, ["a", "b"])
+            game = Game(GameConfig(), seed + g)
+            seen = [0] * game.n
+            while not game.over:
+                for seat in game.to_decide():
+                    legal = game.legal(seat)
+                    evs = events_for(game.events[seen[seat]:], seat)
+                    seen[seat] = len(game.events)
+                    bot.send(session.request(seat, game.observation(seat),
+                                             [d.text for d in legal],
+                                             _event_fragments(evs, fragment), 10.0))
+                    d = session.take_decision(bot.recv(10.0))
+                    assert isinstance(d, int)
+                    game.apply(seat, legal[d])
+            session.game_over(how="winner", places=[1, 2], points=[0, 0], forfeits=[],
+                              faults=[], events=[])
+
+    class Minimal:
+        """A Player doing (3)'s protocol work, and nothing more."""
+
+        def __init__(self, name: str, bot: _InstantBot) -> None:
+            self.name, self.bot, self.session = name, bot, session_of()
+
+        def start_game(self, game_id: str, seat: int, config: GameConfig, seed: int) -> None:
+            self.session.new_game(game_id, seat, {}, ["a", "b"])
+
+        def decide(self, request: Any) -> Any:
+            legal = request.legal
+            self.bot.send(self.session.request(request.seat, request.observation,
+                                               [d.text for d in legal],
+                                               _event_fragments(request.events, fragment),
+                                               request.time_left))
+            d = self.session.take_decision(self.bot.recv(request.time_left))
+            return legal[d]
+
+        def end_game(self, game_id: str, result: Any, events: Any) -> None:
+            self.session.game_over(how="winner", places=[1, 2], points=[0, 0], forfeits=[],
+                                   faults=[], events=[])
+
+    bots = [_InstantBot(hello=i >= 3) for i in range(5)]
+    minimal = [Minimal(f"m{i}", bots[1 + i]) for i in range(2)]
+    external = [ExternalPlayer(f"x{i}", lambda b=bots[3 + i]: Connection(b, None),
+                               time_control=TC) for i in range(2)]
+    for p in external:
+        p.connect()
+
+    def runner() -> None:
+        for g in range(games):
+            run_game(GameConfig(), seed + g, minimal, game_id=f"b{g}", time_control=TC)
+
+    def referee() -> None:
+        for g in range(games):
+            rec = run_game(GameConfig(), seed + g, external, game_id=f"b{g}",
+                           time_control=TC)
+            if rec.faults:
+                raise RuntimeError(f"bench game {g}: {rec.faults[0]}")
+
+    decisions = sum(len(run_game(GameConfig(), seed + g, minimal, time_control=TC).decisions)
+                    for g in range(games))
+    steps: dict[str, Callable[[], None]] = {
+        "engine: legal + apply": engine,
+        "+ events (filter) + observation": observed,
+        "+ protocol inline (message, encode, write, poll, read, decode, check)":
+            lambda: protocol(bots[0]),
+        "+ runner (run_game, a minimal player)": runner,
+        "referee as it is (run_game, ExternalPlayer)": referee,
+    }
+    best = {name: float("inf") for name in steps}
+    try:
+        for _ in range(rounds):
+            for name, step in steps.items():
+                cpu0 = time.process_time()
+                step()
+                best[name] = min(best[name], (time.process_time() - cpu0) / decisions)
+    finally:
+        for p in external:
+            p.close()
+        for b in bots:
+            b.close()
+    return best
+
+
 def ablation(games: int, seed: int, rounds: int) -> dict[str, list[tuple[float, float]]]:
     """(referee CPU, bots' CPU) seconds per stdio decision, one pair a round, as it is
     and with the observation, the seat's events, or both free: replaced by a
@@ -566,6 +721,12 @@ def main() -> int:
         for name, secs in parts.items():
             print(f"        {name:28s} {secs * us:6.2f} us")
         print(f"        {'sum':28s} {sum(parts.values()) * us:6.2f} us")
+        print("the referee's CPU per decision built up layer by layer, against instant bots in "
+              f"its own process (best of {args.repeat}; a layer's cost is what it adds):")
+        prev = 0.0
+        for name, secs in layers(args.games, args.seed, args.repeat).items():
+            print(f"        {name:70s} {secs * us:6.2f} us  (+{(secs - prev) * us:5.2f})")
+            prev = secs
 
     if not args.no_zmq:
         # Side by side with the stdio figure, round after round (the same noise).
@@ -573,9 +734,8 @@ def main() -> int:
         cpu_direct = cpu_libzmq = 0.0
         for _ in range(args.repeat):
             for direct in (True, False):
-                cpu0 = time.process_time()
                 r = bench_game_zmq(args.games, seed=args.seed, direct=direct)
-                per, cpu = r.seconds / r.decisions, (time.process_time() - cpu0) / r.decisions
+                per, cpu = r.seconds / r.decisions, r.cpu / r.decisions
                 if direct and per < best_direct:
                     best_direct, cpu_direct = per, cpu
                 elif not direct and per < best_libzmq:
@@ -584,7 +744,8 @@ def main() -> int:
               f"(msgpack over ipc, ZMTP spoken by the game's thread) = "
               f"{best_direct / best_stdio:.2f} x stdio (target <= 1.5: "
               f"{'met' if best_direct / best_stdio <= 1.5 else 'NOT met'})")
-        print(f"        referee CPU {cpu_direct * us:.1f} us/decision (bot start-up included)")
+        print(f"        referee CPU {cpu_direct * us:.1f} us/decision (the games only; stdio's: "
+              f"{ref_cpu * us:.1f} us)")
         print(f"libzmq: {best_libzmq * us:8.1f} us/decision  {1 / best_libzmq:9.0f} decisions/s "
               f"(the same through a libzmq ROUTER and its I/O thread) = "
               f"{best_libzmq / best_stdio:.2f} x stdio; referee CPU {cpu_libzmq * us:.1f} us")

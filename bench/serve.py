@@ -19,12 +19,23 @@
    ends.  Against the server as it is (its door) and, side by side in the same run,
    the same server with the door's budget off (libzmq alone): RSS before, while held,
    after; how long another author's status took meanwhile.  (``--attack 0`` skips it.)
+4. The lock-outs (skipped with ``--no-lockout``; ``--only-lockout``), against a server
+   with the default ``[server]`` door settings (and, case by case in the same run,
+   ``--baseline REFEREE``: another referee executable, e.g. one before this door):
+   alice (an admitted author) asks for her status ``--asks`` times, each on a new
+   connection as ``referee submit`` does, (a) with no attack, (b) while a stranger
+   (no key) keeps 224 TCP connections from 7 loopback addresses that never go past
+   the greeting, each opened again as soon as it is closed, (c) the same from 24
+   addresses x 10, (d) while a known author (mallory) holds 210 idle connections from
+   10 addresses (ZeroMQ connects each again when it is closed).  Printed: answered of
+   asked, p50/p99/max answer time.
 
 ``[server] requests_per_hour`` is raised for the run (the default, 1,200 an hour
 per author, would refuse this load by design).
 
     .venv/bin/python bench/serve.py [--clients 20] [--seconds 15] [--flood 100]
                                     [--attack 150] [--only-attack]
+                                    [--asks 40] [--only-lockout] [--baseline REFEREE]
 """
 
 from __future__ import annotations
@@ -32,8 +43,10 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
+import math
 import os
 import re
+import selectors
 import shutil
 import signal
 import socket
@@ -52,7 +65,7 @@ from zmq.utils.monitor import recv_monitor_message
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
-from referee.league.remote import CHUNK, request, upload  # noqa: E402
+from referee.league.remote import CHUNK, RemoteError, request, upload  # noqa: E402
 
 BOTS = REPO / "example_bots" / "python"
 SLOW_BOT = '''\
@@ -104,14 +117,23 @@ def main() -> None:
     ap.add_argument("--frame-mb", type=int, default=50)
     ap.add_argument("--attack", type=int, default=150)
     ap.add_argument("--only-attack", action="store_true", help="Only part 3.")
+    ap.add_argument("--asks", type=int, default=40, help="alice's requests per case (part 4)")
+    ap.add_argument("--no-lockout", action="store_true", help="Skip part 4.")
+    ap.add_argument("--only-lockout", action="store_true", help="Only part 4.")
+    ap.add_argument("--baseline", help="Part 4 also against this referee executable "
+                    "(e.g. an older checkout's .venv/bin/referee), case by case")
+    ap.add_argument("--connect-timeout", type=float, default=10.0,
+                    help="alice's connect timeout (part 4)")
     a = ap.parse_args()
     work = Path(tempfile.mkdtemp(prefix="bench-serve-"))
     try:
         print(f"load: {os.getloadavg()[0]:.1f} (1 min), {os.cpu_count()} CPUs")
-        if not a.only_attack:
+        if not (a.only_attack or a.only_lockout):
             run(work / "serve", a)
-        if a.attack:
+        if a.attack and not a.only_lockout:
             attack(work / "attack", a)
+        if not (a.no_lockout or a.only_attack):
+            lockout(work / "lockout", a)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
@@ -129,7 +151,7 @@ def run(work: Path, a: argparse.Namespace) -> None:
     cfg = work / "league.toml"
     cfg.write_text('[league]\nname = "bench"\nseats = [2]\ndeals = 20\nseed = 1\n\n'
                    "[server]\nrequests_per_hour = 1000000\ncheck_seconds = 3600\n"
-                   "connections = 1000\nconnections_per_ip = 1000\n")
+                   "connections = 1000\nconnections_per_ip = 1000\nhandshakes = 1000\nhandshakes_per_ip = 1000\nconnections_per_author = 1000\n")
     league = work / "league"
     referee("league", "new", league, "--config", cfg)
     exe = Path(sys.executable).parent / "referee"
@@ -348,7 +370,7 @@ def attack(work: Path, a: argparse.Namespace) -> None:
         cfg = work / f"{label[0]}.toml"
         cfg.write_text('[league]\nname = "attack"\nseats = [2]\ndeals = 2\nseed = 1\n\n'
                        "[server]\nrequests_per_hour = 1000000\nconnections = 1000\n"
-                       "connections_per_ip = 1000\n")
+                       "connections_per_ip = 1000\nhandshakes = 1000\nhandshakes_per_ip = 1000\nconnections_per_author = 1000\n")
         league = work / f"league-{label[0]}"
         referee("league", "new", league, "--config", cfg)
         proc = subprocess.Popen([*cmd, "league", "serve", str(league), "--listen",
@@ -428,6 +450,163 @@ def attack(work: Path, a: argparse.Namespace) -> None:
                 s.close(0)
             ctx.term()
             stall.close()
+    finally:
+        for proc, _ in servers.values():
+            os.killpg(proc.pid, signal.SIGINT)
+            try:
+                proc.wait(30)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+
+
+class Stranger:
+    """No key: ``per_address`` TCP connections from each of ``addresses``, silent
+    after the server's greeting, each opened again as soon as it is closed."""
+
+    def __init__(self, endpoint: str, addresses: list[str], per_address: int) -> None:
+        host, port = endpoint.removeprefix("tcp://").rsplit(":", 1)
+        self.target = (host, int(port))
+        self.sel = selectors.DefaultSelector()
+        self.opened = 0
+        self.stopping = threading.Event()
+        for x in addresses:
+            for _ in range(per_address):
+                self._open(x)
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _open(self, address: str) -> None:
+        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        s.bind((address, 0))
+        s.setblocking(False)
+        s.connect_ex(self.target)
+        self.sel.register(s, selectors.EVENT_READ, address)
+        self.opened += 1
+
+    def _run(self) -> None:
+        while not self.stopping.is_set():
+            for key, _ in self.sel.select(0.1):
+                s = key.fileobj
+                assert isinstance(s, socket.socket)
+                try:
+                    data = s.recv(4096)
+                except OSError:
+                    data = b""
+                if not data:
+                    self.sel.unregister(s)
+                    s.close()
+                    if not self.stopping.is_set():
+                        self._open(str(key.data))
+
+    def stop(self) -> None:
+        self.stopping.set()
+        self.thread.join(30)
+        for key in list(self.sel.get_map().values()):
+            with contextlib.suppress(OSError):
+                key.fileobj.close()  # type: ignore[union-attr]
+        self.sel.close()
+
+
+def lockout(work: Path, a: argparse.Namespace) -> None:
+    """Part 4: alice's status answers with no attack, under a stranger's flood of
+    unfinished handshakes, and under a known author's idle connections; against this
+    server and, case by case in the same run, ``--baseline`` (another referee, e.g.
+    the one before this door)."""
+    work.mkdir()
+    keys = work / "keys"
+    referee("keys", "server", "--out", keys)
+    (keys / "bots").mkdir()
+    for n in ("alice", "mallory"):
+        referee("keys", "new", n, "--out", keys / "authors")
+        (keys / "bots" / f"{n}.key").write_bytes((keys / "authors" / f"{n}.key").read_bytes())
+    cfg = work / "league.toml"
+    cfg.write_text('[league]\nname = "lockout"\nseats = [2]\ndeals = 2\nseed = 1\n\n'
+                   "[server]\nrequests_per_hour = 1000000\n")
+    servers: dict[str, tuple[subprocess.Popen[str], str]] = {}
+    runs = [("this door", str(Path(sys.executable).parent / "referee"))]
+    if a.baseline:
+        runs.append(("baseline", a.baseline))
+    for label, exe in runs:
+        league = work / f"league-{len(servers)}"
+        subprocess.run([exe, "league", "new", str(league), "--config", str(cfg)], check=True,
+                       capture_output=True, text=True)
+        proc = subprocess.Popen([exe, "league", "serve", str(league), "--listen",
+                                 "tcp://127.0.0.1:*", "--keys", str(keys / "bots"),
+                                 "--server-key", str(keys / "referee.key_secret")],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                                start_new_session=True)
+        assert proc.stderr is not None
+        m = re.search(r"accepting submissions on (tcp://\S+)", proc.stderr.readline())
+        assert m, proc.stderr.read()
+        threading.Thread(target=lambda p=proc: [None for _ in p.stderr or []],
+                         daemon=True).start()
+        servers[label] = (proc, m.group(1))
+
+    def asks(endpoint: str, label: str) -> None:
+        times, failed = [], []
+        for _ in range(a.asks):
+            t0 = time.monotonic()
+            try:
+                r = request(endpoint, {"op": "status", "name": "alice"},
+                            key=str(keys / "authors" / "alice.key_secret"),
+                            server_key=str(keys / "referee.key"), timeout=30,
+                            connect_timeout=a.connect_timeout)
+                assert r.get("ok"), r
+                times.append(time.monotonic() - t0)
+            except RemoteError as e:
+                failed.append(str(e)[:90])
+        times.sort()  # nearest-rank percentiles
+        p50 = times[max(0, math.ceil(0.50 * len(times)) - 1)] if times else 0.0
+        p99 = times[max(0, math.ceil(0.99 * len(times)) - 1)] if times else 0.0
+        print(f"  {label}: alice answered {len(times)} of {a.asks}"
+              + (f", p50 {p50 * 1000:.0f} ms, p99 {p99 * 1000:.0f} ms, max "
+                 f"{max(times) * 1000:.0f} ms" if times else "")
+              + (f"; failed: {failed[0]}" if failed else ""), flush=True)
+
+    def idle_author(endpoint: str) -> tuple[zmq.Context[zmq.Socket[bytes]],
+                                            list[zmq.Socket[bytes]]]:
+        pub, sec = zmq.auth.load_certificate(keys / "authors" / "mallory.key_secret")
+        server_key = zmq.auth.load_certificate(keys / "referee.key")[0]
+        assert sec is not None
+        ctx: zmq.Context[zmq.Socket[bytes]] = zmq.Context()
+        held = []
+        for i in range(210):
+            s = ctx.socket(zmq.DEALER)
+            s.setsockopt(zmq.LINGER, 0)
+            s.setsockopt(zmq.CURVE_SECRETKEY, sec)
+            s.setsockopt(zmq.CURVE_PUBLICKEY, pub)
+            s.setsockopt(zmq.CURVE_SERVERKEY, server_key)
+            s.connect(endpoint.replace("tcp://", f"tcp://127.0.2.{2 + i % 10}:0;"))
+            held.append(s)
+        return ctx, held
+
+    try:
+        print(f"lock-outs (the door's default settings), load {os.getloadavg()[0]:.1f}, "
+              f"{a.asks} requests of alice's each, connect timeout {a.connect_timeout:g} s:")
+        for label, (_, endpoint) in servers.items():
+            asks(endpoint, f"{label}, no attack")
+        for n_addr, per in ((7, 32), (24, 10)):
+            for label, (_, endpoint) in servers.items():
+                flood = Stranger(endpoint, [f"127.0.1.{2 + i}" for i in range(n_addr)], per)
+                try:
+                    time.sleep(1)  # the flood at full strength
+                    before = flood.opened
+                    asks(endpoint, f"{label}, a stranger's {n_addr * per} unfinished "
+                         f"handshakes from {n_addr} addresses")
+                    print(f"    (the stranger opened {flood.opened - before} connections "
+                          "meanwhile)")
+                finally:
+                    flood.stop()
+        for label, (_, endpoint) in servers.items():
+            ctx, held = idle_author(endpoint)
+            try:
+                time.sleep(2)  # mallory's connections are in
+                asks(endpoint, f"{label}, a known author's 210 idle connections from 10 "
+                     "addresses")
+            finally:
+                for s in held:
+                    s.close(0)
+                ctx.term()
     finally:
         for proc, _ in servers.values():
             os.killpg(proc.pid, signal.SIGINT)

@@ -1,10 +1,12 @@
 """Shared pytest configuration: the suite's own signals and the ``children`` fixture
-that owns the processes a test starts (tests/procs.py says why), the
-``--regen-golden`` option (tests/golden/), and ``remote_bot``, the test bot started as
-a remote bot's author would start it."""
+that owns the processes a test starts (tests/procs.py says why), ``league_server``
+(a real ``league serve`` owned by the test), the ``--regen-golden`` option
+(tests/golden/), and ``remote_bot``, the test bot started as a remote bot's author
+would start it."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -13,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.league import servehelpers
 from tests.procs import Children, own_signals
 
 ZMQ_BOT = [sys.executable, str(Path(__file__).parent / "transport" / "zmq" / "zmq_bot.py")]
@@ -25,6 +28,14 @@ def pytest_configure(config: pytest.Config) -> None:
     own_signals()
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The tests marked slow first, then the rest, each part in its own order (a stable
+    sort; the same in every xdist worker): the quick tests come last and fill in
+    while the long ones end, so that both workers finish together instead of one
+    playing the last long test alone."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
 @pytest.fixture
 def children() -> Iterator[Children]:
     """Starts processes for a test (``children.popen(args, **kw)``, each in a session
@@ -35,6 +46,22 @@ def children() -> Iterator[Children]:
         yield owner
     finally:
         owner.close()
+
+
+@pytest.fixture
+def league_server(children: Children) -> Iterator[Callable[..., servehelpers.Served]]:
+    """``start(league, *args, keys=None)``: ``referee league serve LEAGUE ARGS`` on a
+    loopback port, running once it says where it listens, its log read as it comes
+    (``Served``; tests/league/servehelpers.py).  Each is stopped with a Ctrl-C when
+    the test ends (or by ``Served.stop``), and killed with its group by ``children``
+    if it does not stop, also when the test failed."""
+    with contextlib.ExitStack() as stack:
+        def start(league: Path, *args: str | Path,
+                  keys: Path | None = None) -> servehelpers.Served:
+            return stack.enter_context(
+                servehelpers.league_server(children, league, *args, keys=keys))
+
+        yield start
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:

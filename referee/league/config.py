@@ -18,7 +18,8 @@ File layout (all sections optional)::
     [limits]       max_bytes, max_files, max_file_bytes, max_depth  (each submission)
     [server]       in_flight, submissions_per_hour, requests_per_hour, queue,
                    check_seconds, upload_seconds, connections,
-                   connections_per_ip                      (``league serve``)
+                   connections_per_ip, connections_per_author, handshakes,
+                   handshakes_per_ip, idle_seconds, checkers (``league serve``)
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ from ..tournament.config import (
     parse_config,
     read_config_text,
 )
-from ..tournament.kinds import Fields, JsonObject, decode, read_sandbox, sandbox_json, wrong_kind
+from ..tournament.kinds import Fields, JsonObject, decode, read_sandbox, wrong_kind
 
 _SECTIONS = ("league", "rules", "time", "faults", "sandbox", "limits", "server")
 _LEAGUE_KEYS = ("name", "seats", "deals", "seed", "seating", "jobs", "separate_authors",
@@ -61,7 +62,9 @@ DEFAULT_MIN_SHARE = 0.25
 DEFAULT_FAULT_ALERT = 10.0  # percent of an entry's games
 _LIMIT_KEYS = ("max_bytes", "max_files", "max_file_bytes", "max_depth")
 _SERVER_KEYS = ("in_flight", "submissions_per_hour", "requests_per_hour", "queue",
-                "check_seconds", "upload_seconds", "connections", "connections_per_ip")
+                "check_seconds", "upload_seconds", "connections", "connections_per_ip",
+                "connections_per_author", "handshakes", "handshakes_per_ip", "idle_seconds",
+                "checkers")
 
 
 class LeagueConfigError(ConfigError, ValueError):
@@ -89,8 +92,10 @@ class ServerLimits:
     """What ``league serve`` lets one author (one key) cost: submissions queued or
     under check at once, submissions and requests per hour, submissions queued in
     all, the wall-clock budget of one submission's check, how long an upload may
-    sit idle before it is dropped, and the connections open at once (in all, and
-    from one IP address)."""
+    sit idle before it is dropped, the connections past their handshake open at once
+    (in all, from one IP address, of one key), the connections still in their
+    handshake (in all, from one address), how long a connection may go without a
+    request, and how many checks run at once."""
 
     in_flight: int = 2
     submissions_per_hour: int = 20
@@ -100,13 +105,21 @@ class ServerLimits:
     upload_seconds: int = 60
     connections: int = 200
     connections_per_ip: int = 32
+    connections_per_author: int = 8
+    handshakes: int = 64
+    handshakes_per_ip: int = 8
+    idle_seconds: int = 30
+    checkers: int = 1
 
     def to_dict(self) -> JsonObject:
         return {"in_flight": self.in_flight, "submissions_per_hour": self.submissions_per_hour,
                 "requests_per_hour": self.requests_per_hour, "queue": self.queue,
                 "check_seconds": self.check_seconds, "upload_seconds": self.upload_seconds,
                 "connections": self.connections,
-                "connections_per_ip": self.connections_per_ip}
+                "connections_per_ip": self.connections_per_ip,
+                "connections_per_author": self.connections_per_author,
+                "handshakes": self.handshakes, "handshakes_per_ip": self.handshakes_per_ip,
+                "idle_seconds": self.idle_seconds, "checkers": self.checkers}
 
 
 @dataclass(frozen=True)
@@ -160,7 +173,7 @@ class LeagueConfig:
                      # Each seat's game clock, only when set: older leagues read unchanged.
                      **({} if self.time.game is None else {"game": self.time.game})},
             "faults": {"policy": self.faults.mode, "strike_limit": self.faults.strike_limit},
-            "sandbox": sandbox_json(self.sandbox),
+            "sandbox": self.sandbox.to_dict(),
         }
 
     #: The kind of configuration a league's store keeps (``tournament.kinds``).
@@ -319,7 +332,13 @@ def parse_league_config(raw: dict[str, Any], *, base_dir: str = ".", source: str
             check_seconds=srv.whole("check_seconds", ds.check_seconds, 1),
             upload_seconds=srv.whole("upload_seconds", ds.upload_seconds, 1),
             connections=srv.whole("connections", ds.connections, 1),
-            connections_per_ip=srv.whole("connections_per_ip", ds.connections_per_ip, 1))
+            connections_per_ip=srv.whole("connections_per_ip", ds.connections_per_ip, 1),
+            connections_per_author=srv.whole("connections_per_author",
+                                             ds.connections_per_author, 1),
+            handshakes=srv.whole("handshakes", ds.handshakes, 1),
+            handshakes_per_ip=srv.whole("handshakes_per_ip", ds.handshakes_per_ip, 1),
+            idle_seconds=srv.whole("idle_seconds", ds.idle_seconds, 1),
+            checkers=srv.whole("checkers", ds.checkers, 1))
         # The shared tables, checked by the tournament's own reader (with a stand-in
         # field: a league's bots arrive later).
         stand_in = {k: v for k, v in raw.items() if k in ("rules", "time", "faults", "sandbox")}

@@ -34,6 +34,8 @@ import collections
 import contextlib
 import errno
 import ipaddress
+import os
+import random
 import selectors
 import socket
 import threading
@@ -116,7 +118,14 @@ class _Pair:
 
     client: socket.socket
     up: socket.socket
-    ip: str
+    ip: str  # the client's address (an IPv6 one's /64): what per-address limits count
+    opened: float
+    heard: float  # when the client last sent something (a handshake silent longest goes first)
+    source: str = ""  # the door's own loopback address towards the socket ("": ipc)
+    ready: bool = False  # the server's READY came: the handshake is over
+    answered: float = 0.0  # the server's last reply (or the handshake's end)
+    asked: float = 0.0  # when the first frame not answered yet came (0: none)
+    author: str | None = None  # the key's NAME, once the ZAP handler admitted it
     to_up: bytearray = field(default_factory=bytearray)
     to_client: bytearray = field(default_factory=bytearray)
     unanswered: int = 0  # bytes the client sent since the server last answered
@@ -132,6 +141,11 @@ class _Pair:
     c_name: bytearray = field(default_factory=bytearray)
     c_command: bool = False
     c_seen: bytearray = field(default_factory=bytearray)  # its greeting's first bytes
+    # the server's command names, while the handshake lasts (its READY ends it)
+    s_name: bytearray = field(default_factory=bytearray)
+    s_command: bool = False
+    became_ready: bool = False
+    replied: bool = False
     closed: bool = False
 
     def zmtp3(self) -> bool:
@@ -196,6 +210,10 @@ class _Pair:
                 continue
             if self.body:
                 n = min(self.body, len(view))
+                if self.s_command and len(self.s_name) < NAME_PEEK:
+                    self.s_name += view[:min(n, NAME_PEEK - len(self.s_name))]
+                    if len(self.s_name) == NAME_PEEK or n == self.body:
+                        self._server_command()
                 self.body -= n
                 view = view[n:]
                 continue
@@ -206,10 +224,22 @@ class _Pair:
             if len(self.head) < need:
                 continue
             size = int.from_bytes(self.head[1:need], "big")
+            # Until the handshake is over, a command's name is looked at: READY
+            # (in clear under CURVE too, sent once the ZAP handler said yes) ends it.
+            self.s_command = bool(self.head[0] & 0x04) and not self.ready \
+                and not self.became_ready
+            self.s_name.clear()
             self.head.clear()
             if size >= REPLY_FRAME:
                 self.unanswered = self.frames = 0
+                self.replied = True
             self.body = size
+
+    def _server_command(self) -> None:
+        name = bytes(self.s_name[1:1 + self.s_name[0]]) if self.s_name else b""
+        if name == b"READY":
+            self.became_ready = True
+        self.s_command = False
 
 
 @dataclass
@@ -220,33 +250,103 @@ class Tally:
     per_ip: int = 0
     cut: int = 0
     fds: int = 0
+    evicted: int = 0  # handshakes closed to make room for a new connection
+    slow: int = 0  # handshakes not over within the handshake's time
+    idle: int = 0  # authenticated connections closed for asking nothing
+    displaced: int = 0  # idle ones closed to make room, the authenticated pool full
+    per_author: int = 0  # handshakes refused: their key held its share
+    bypass: int = 0  # handshakes that did not come through the door
 
     def any(self) -> bool:
-        return bool(self.full or self.per_ip or self.cut or self.fds)
+        return any(vars(self).values())
+
+
+def address_group(ip: str) -> str:
+    """What the door counts as one address: an IPv4 address, or an IPv6 address's
+    /64 (one host's share: a single host is given a whole /64)."""
+    with contextlib.suppress(ValueError):
+        address = ipaddress.ip_address(ip)
+        if address.version == 6 and address.ipv4_mapped is None:
+            return str(ipaddress.ip_network(f"{ip}/64", strict=False))
+        if address.version == 6 and address.ipv4_mapped is not None:
+            return str(address.ipv4_mapped)
+    return ip
+
+
+#: The door's own source addresses towards the ZeroMQ socket on tcp:// (one per
+#: connection: the ZAP handler's "address" then names the connection): 127.64.0.0/10,
+#: away from 127.0.0.0/16 where local services listen.
+SOURCES = ipaddress.ip_network("127.64.0.0/10")
+
+
+def loopback_sources() -> bool:
+    """Whether this machine lets the door connect from any address of 127.0.0.0/8
+    (Linux does: the whole block is the loopback's); if not, the door relays over
+    ipc:// and cannot tell the ZAP handler which connection a key is on."""
+    probe = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        probe.bind((str(SOURCES[12345]), 0))
+        return True
+    except OSError:
+        return False
+    finally:
+        probe.close()
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What the door holds at once: ``connections`` past their handshake, and
+    ``handshakes`` still in it (each pool its own); ``per_ip`` connections of either
+    kind from one address, ``handshakes_per_ip`` of them in their handshake; at most
+    ``per_author`` connections of one key (known only with a ``tcp`` upstream); a
+    handshake at most ``handshake_seconds``; a connection past it ``idle_seconds``
+    without a request.  ``budget``: the bytes a client may send unanswered."""
+
+    connections: int = 200
+    per_ip: int = 32
+    handshakes: int = 64
+    handshakes_per_ip: int = 8
+    per_author: int = 8
+    handshake_seconds: float = 3.0
+    idle_seconds: float = 30.0
+    budget: int = 1 << 20
 
 
 class Door:
     """Listen on ``listen`` (tcp://HOST:PORT) and relay each connection to
-    ``upstream`` (a unix socket path: the ZeroMQ socket's ipc endpoint)."""
+    ``upstream``: a unix socket path (the ZeroMQ socket's ipc endpoint), or a
+    loopback ``(host, port)`` that each connection reaches from an address of its
+    own (``admit`` then tells the ZAP handler whose connection a handshake is).
 
-    def __init__(self, listen: str, upstream: str, *, connections: int, per_ip: int,
-                 budget: int, on_line: Callable[[str], None] = lambda text: None,
+    Two pools.  A connection is first in its **handshake** (until the server's READY:
+    its key admitted by the ZAP handler).  An honest handshake takes milliseconds,
+    a stranger's can stall for the whole handshake time, so when the handshakes are
+    full a new connection is let in by closing one: the one of the address holding
+    most handshakes, silent longest (a flood from many addresses closes its own
+    connections first).  Past its handshake a connection is **authenticated**: at
+    most ``connections`` of them, ``per_author`` of one key (refused at the
+    handshake), each closed after ``idle_seconds`` with no request (a client
+    connects again when it next asks)."""
+
+    def __init__(self, listen: str, upstream: str | tuple[str, int], *, limits: Limits,
+                 on_line: Callable[[str], None] = lambda text: None,
                  window: float = 60.0) -> None:
         found = tcp_address(listen)
         if found is None:
             raise DoorError(f"{listen}: the door listens on tcp:// only")
         host, port, family = found
         self.upstream = upstream
-        self.connections = connections
-        self.per_ip = per_ip
-        self.budget = budget
+        self.limits = limits
+        self.connections = limits.connections
+        self.per_ip = limits.per_ip
+        self.budget = limits.budget
         self.on_line = on_line
         self.window = window
         self.listener = socket.socket(family, socket.SOCK_STREAM)
         try:
             self.listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             self.listener.bind((host, port))
-            self.listener.listen(128)
+            self.listener.listen(1024)
             self.listener.setblocking(False)
         except OSError:
             self.listener.close()
@@ -257,8 +357,18 @@ class Door:
         self.pairs: dict[socket.socket, _Pair] = {}
         self._watched: dict[socket.socket, int] = {}  # the events each socket is watched for
         self.by_ip: collections.Counter[str] = collections.Counter()
+        # the two pools, oldest first
+        self.shaking: dict[int, _Pair] = {}
+        self.shaking_by_ip: collections.Counter[str] = collections.Counter()
+        self.ready: dict[int, _Pair] = {}
+        # shared with the ZAP handler's thread
+        self._lock = threading.Lock()
+        self._sources: dict[str, _Pair] = {}
+        self._authors: collections.Counter[str] = collections.Counter()
+        self._random = random.Random()
         self.tally = Tally()
         self._tally_since = time.monotonic()
+        self._swept = 0.0
         self._paused_until = 0.0
         self._stop = threading.Event()
         self._sel = selectors.DefaultSelector()
@@ -280,7 +390,30 @@ class Door:
         self._sel.close()
 
     def open_connections(self) -> int:
-        return len({id(p) for p in self.pairs.values()})
+        return len(self.shaking) + len(self.ready)
+
+    # --- the ZAP handler's side ---------------------------------------------------
+
+    def admit(self, address: str, author: str) -> str | None:
+        """Called by the ZAP handler (its own thread) for a known key: None if the
+        handshake from ``address`` may go on as ``author``'s; "full" if that key
+        holds its ``per_author`` connections; "stranger" if no connection of the
+        door's comes from ``address`` (someone on this machine connecting to the
+        socket directly), or one already had its handshake.  With an ipc upstream
+        connections cannot be told apart: None."""
+        if not isinstance(self.upstream, tuple):
+            return None
+        with self._lock:
+            pair = self._sources.get(address)
+            if pair is None or pair.closed or pair.author is not None:
+                self.tally.bypass += 1
+                return "stranger"
+            if self._authors[author] >= self.limits.per_author:
+                self.tally.per_author += 1
+                return "full"
+            pair.author = author
+            self._authors[author] += 1
+            return None
 
     # --- the loop -----------------------------------------------------------------
 
@@ -298,7 +431,7 @@ class Door:
         if self._paused_until and now >= self._paused_until:
             self._paused_until = 0.0
             self._sel.register(self.listener, selectors.EVENT_READ)
-        for key, events in self._sel.select(0.2):
+        for key, events in self._sel.select(0.1):
             sock = key.fileobj
             assert isinstance(sock, socket.socket)
             if sock is self.listener:
@@ -316,16 +449,37 @@ class Door:
                 self._close(pair)
             if not pair.closed:
                 self._watch(pair)
+        now = time.monotonic()
+        if now - self._swept >= 0.1:
+            self._sweep(now)
         self._summary(now)
+
+    def _sweep(self, now: float) -> None:
+        """Close the handshakes over their time, and the connections idle too long:
+        nothing answered for ``idle_seconds`` and no request waiting (a frame
+        unanswered as long counts as none: the server answers each request at once,
+        and a PING is no request)."""
+        self._swept = now
+        for pair in list(self.shaking.values()):
+            if now - pair.opened >= self.limits.handshake_seconds:
+                self.tally.slow += 1
+                self._close(pair)
+        idle = self.limits.idle_seconds
+        for pair in list(self.ready.values()):
+            if now - pair.answered >= idle and (not pair.asked or now - pair.asked >= idle):
+                self.tally.idle += 1
+                self._close(pair)
 
     def _summary(self, now: float) -> None:
         if now - self._tally_since < self.window:
             return
-        t, self.tally, self._tally_since = self.tally, Tally(), now
+        with self._lock:
+            t, self.tally, self._tally_since = self.tally, Tally(), now
         if not t.any():
             return
         span = "minute" if self.window == 60 else f"{self.window:g} s"
         said = []
+        lim = self.limits
         if t.full:
             said.append(f"turned away {t.full} connections with {self.connections} open "
                         "([server] connections)")
@@ -337,10 +491,32 @@ class Door:
                         "unanswered")
         if t.fds:
             said.append(f"paused accepting {t.fds} times: out of file descriptors")
-        self.on_line("the door " + "; ".join(said) + f" in the last {span}")
+        if t.evicted:
+            said.append(f"closed {t.evicted} handshakes to let new connections in "
+                        f"({lim.handshakes} at once, {lim.handshakes_per_ip} from one "
+                        "address: [server] handshakes, handshakes_per_ip)")
+        if t.slow:
+            said.append(f"closed {t.slow} handshakes not over within "
+                        f"{lim.handshake_seconds:g} s")
+        if t.per_author:
+            said.append(f"refused {t.per_author} handshakes of keys with "
+                        f"{lim.per_author} connections open ([server] "
+                        "connections_per_author)")
+        if t.idle:
+            said.append(f"closed {t.idle} connections idle for {lim.idle_seconds:g} s "
+                        "([server] idle_seconds)")
+        if t.displaced:
+            said.append(f"closed {t.displaced} idle connections to let others in, with "
+                        f"{self.connections} open ([server] connections)")
+        if t.bypass:
+            said.append(f"refused {t.bypass} handshakes that did not come through it")
+        for each in said:  # a line each: a bounded few a window
+            self.on_line(f"the door {each} in the last {span}")
 
     def _accept(self) -> None:
-        while True:
+        # At most a pool's worth a turn: a flood of connections does not keep the
+        # door from relaying the others' bytes.
+        for _ in range(self.limits.handshakes):
             try:
                 client, addr = self.listener.accept()
             except BlockingIOError:
@@ -357,49 +533,121 @@ class Door:
                 if e.errno in (errno.ECONNABORTED, errno.EPROTO, errno.EPERM):
                     continue
                 raise
-            ip = addr[0]
-            if self.open_connections() >= self.connections:
-                self.tally.full += 1
-                _turn_away(client)
-                continue
-            if self.by_ip[ip] >= self.per_ip:
+            ip = address_group(addr[0])
+            if self.by_ip[ip] >= self.per_ip and not self._evict(ip):
                 self.tally.per_ip += 1
                 _turn_away(client)
                 continue
-            up = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            try:
+            if self.shaking_by_ip[ip] >= self.limits.handshakes_per_ip:
+                self._evict(ip)
+            if len(self.shaking) >= self.limits.handshakes:
+                self._evict(None)
+            self._open(client, ip)
+
+    def _open(self, client: socket.socket, ip: str) -> None:
+        source = ""
+        up: socket.socket | None = None
+        try:
+            if isinstance(self.upstream, tuple):
+                up = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+                with self._lock:
+                    while not source or source in self._sources:
+                        source = str(SOURCES[self._random.randrange(1, SOURCES.num_addresses
+                                                                     - 1)])
+                up.setblocking(False)
+                up.bind((source, 0))
+                if (err := up.connect_ex(self.upstream)) not in (0, errno.EINPROGRESS):
+                    raise OSError(err, os.strerror(err))
+            else:
+                up = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
                 up.connect(self.upstream)
-            except OSError:
+        except OSError:
+            if up is not None:
                 up.close()
-                client.close()
-                continue
-            client.setblocking(False)
-            up.setblocking(False)
-            pair = _Pair(client, up, ip)
-            self.pairs[client] = self.pairs[up] = pair
-            self.by_ip[ip] += 1
-            for sock in (client, up):
-                self._sel.register(sock, selectors.EVENT_READ)
-                self._watched[sock] = selectors.EVENT_READ
+            client.close()
+            return
+        client.setblocking(False)
+        up.setblocking(False)
+        now = time.monotonic()
+        pair = _Pair(client, up, ip, opened=now, heard=now, source=source)
+        if source:
+            with self._lock:
+                self._sources[source] = pair
+        self.pairs[client] = self.pairs[up] = pair
+        self.shaking[id(pair)] = pair
+        self.shaking_by_ip[ip] += 1
+        self.by_ip[ip] += 1
+        for sock in (client, up):
+            self._sel.register(sock, selectors.EVENT_READ)
+            self._watched[sock] = selectors.EVENT_READ
+
+    def _evict(self, ip: str | None) -> bool:
+        """Close a handshake to make room: of ``ip``, or (None) of the address holding
+        the most handshakes; the one whose client has been silent longest.  False if
+        there is none to close."""
+        if ip is None:
+            if not self.shaking_by_ip:
+                return False
+            most = max(self.shaking_by_ip.values())
+            crowded = {a for a, n in self.shaking_by_ip.items() if n == most}
+            candidates = [p for p in self.shaking.values() if p.ip in crowded]
+        else:
+            candidates = [p for p in self.shaking.values() if p.ip == ip]
+        if not candidates:
+            return False
+        self.tally.evicted += 1
+        self._close(min(candidates, key=lambda p: p.heard))
+        return True
+
+    def _authenticated(self, pair: _Pair, now: float) -> None:
+        """The server's READY came: the connection leaves the handshakes' pool for the
+        authenticated one; if that is full, the connection idle longest (no request
+        waiting) makes room, else this one is turned away."""
+        pair.ready, pair.became_ready = True, False
+        pair.unanswered = pair.frames = 0  # the handshake's bytes are no request
+        pair.answered, pair.asked = now, 0.0
+        self.shaking.pop(id(pair), None)
+        self.shaking_by_ip[pair.ip] -= 1
+        if self.shaking_by_ip[pair.ip] <= 0:
+            del self.shaking_by_ip[pair.ip]
+        if len(self.ready) >= self.connections:
+            idle = [p for p in self.ready.values() if not p.asked]
+            if not idle:
+                self.tally.full += 1
+                self._close(pair)
+                return
+            self.tally.displaced += 1
+            self._close(min(idle, key=lambda p: p.answered))
+        self.ready[id(pair)] = pair
 
     def _read(self, pair: _Pair, sock: socket.socket) -> None:
         data = sock.recv(READ)
         if not data:
             self._close(pair)
             return
+        now = time.monotonic()
         if sock is pair.client:
+            pair.heard = now
             pair.unanswered += len(data)
+            asked = pair.frames
             pair.from_client(data)
             if pair.unanswered > self.budget or pair.frames > FRAMES or not pair.zmtp3():
                 self.tally.cut += 1
                 self._close(pair)
                 return
+            if pair.ready and pair.frames and not asked:
+                pair.asked = now
             pair.to_up += data
             self._write(pair, pair.up)
         else:
             pair.from_server(data)
+            if pair.replied:
+                pair.replied = False
+                pair.answered, pair.asked = now, 0.0
             pair.to_client += data
             self._write(pair, pair.client)
+            if pair.became_ready:
+                self._authenticated(pair, now)
 
     def _write(self, pair: _Pair, sock: socket.socket) -> None:
         buf = pair.to_up if sock is pair.up else pair.to_client
@@ -434,7 +682,14 @@ class Door:
     def _close(self, pair: _Pair) -> None:
         if pair.closed:
             return
-        pair.closed = True
+        with self._lock:
+            pair.closed = True
+            if pair.source:
+                self._sources.pop(pair.source, None)
+            if pair.author is not None:
+                self._authors[pair.author] -= 1
+                if self._authors[pair.author] <= 0:
+                    del self._authors[pair.author]
         for sock in (pair.client, pair.up):
             self.pairs.pop(sock, None)
             if self._watched.pop(sock, 0):
@@ -442,6 +697,11 @@ class Door:
                     self._sel.unregister(sock)
             with contextlib.suppress(OSError):
                 sock.close()
+        if self.shaking.pop(id(pair), None) is not None:
+            self.shaking_by_ip[pair.ip] -= 1
+            if self.shaking_by_ip[pair.ip] <= 0:
+                del self.shaking_by_ip[pair.ip]
+        self.ready.pop(id(pair), None)
         self.by_ip[pair.ip] -= 1
         if self.by_ip[pair.ip] <= 0:
             del self.by_ip[pair.ip]

@@ -17,9 +17,10 @@ secret key.  Strangers are refused before they cost anything:
   before the payload is looked at.
 
 Checks never block the door: a submission is written to the league's incoming
-folder and queued; the answer is a ticket at once.  One checker thread takes the
-queue in turns by author, each check in a process of its own
-(``referee.league.checkjob``) killed when it exceeds ``[server] check_seconds``.
+folder and queued; the answer is a ticket at once.  ``[server] checkers`` threads
+(default 1) take the queue in turns by author, never two checks of one author at
+once, each check in a process of its own (``referee.league.checkjob``) killed when
+it exceeds ``[server] check_seconds``.
 Status requests are answered by the request loop itself while checks and games
 run.  Tickets live as long as the server.
 
@@ -82,7 +83,8 @@ from ..transport.zmq.router import is_loopback
 from .browse import games as list_games
 from .browse import stderr_of
 from .config import Limits, ServerLimits
-from .door import REPLY_MIN, Door, DoorError, tcp_address
+from .door import REPLY_MIN, Door, DoorError, loopback_sources, tcp_address
+from .door import Limits as DoorLimits
 from .run import config_of, standings
 from .schedule import keyed, name_of
 from .store import LeagueStore
@@ -140,22 +142,47 @@ def upload_limit(limits: Limits) -> int:
 
 class _Allowed(zmq.auth.thread.ThreadAuthenticator):
     """Admit at the handshake only the authors' keys; the connection's User-Id is
-    the author's NAME."""
+    the author's NAME.  With ``admit`` (the door's), a known key is admitted only if
+    the door says so: the ZAP request's address is the door's own loopback address
+    for that connection (measured: libzmq gives the peer's IP, without its port, on
+    tcp://; on ipc:// it gives ``localhost:UID:GID:PID``, the same for every
+    connection of the door), so the door counts a key's connections.  A key over its
+    share is refused with ZAP status 500 (the client sees HANDSHAKE_FAILED_AUTH with
+    500, not an unknown key's 400)."""
 
     def __init__(self, ctx: zmq.Context[Any], owners: dict[bytes, str],
                  on_refused: Callable[[bytes], None]) -> None:
         super().__init__(ctx)
         self.owners = owners
         self.on_refused = on_refused
+        self.admit: Callable[[str, str], str | None] | None = None
+        self._address = ""
+        self._status = b"400"
+
+    async def handle_zap_message(self, msg: list[bytes]) -> None:
+        # One request at a time (the authenticator's thread awaits each in turn).
+        self._address = msg[3].decode("utf-8", "replace") if len(msg) > 3 else ""
+        self._status = b"400"
+        await super().handle_zap_message(msg)
 
     def callback(self, domain: str, key: bytes) -> bool:
-        if key in self.owners:
-            return True
-        self.on_refused(key)
-        return False
+        name = self.owners.get(key)
+        if name is None:
+            self.on_refused(key)
+            return False
+        why = None if self.admit is None else self.admit(self._address, name)
+        if why == "full":
+            self._status = b"500"
+        return why is None
 
     def curve_user_id(self, client_public_key: bytes) -> str:
         return self.owners[z85.encode(client_public_key)]
+
+    def _send_zap_reply(self, request_id: bytes, status_code: bytes, status_text: bytes,
+                        user_id: str = "anonymous") -> None:
+        if status_code == b"400":
+            status_code = self._status
+        super()._send_zap_reply(request_id, status_code, status_text, user_id)
 
 
 class RefusalLog:
@@ -376,7 +403,8 @@ class Server:
         self._last_served: dict[str, float] = {}
         self.refusals = RefusalLog(self.on_line, self.refusal_window)
         self._standings = StandingsCache()
-        self._check: subprocess.Popen[bytes] | None = None
+        self._checks: set[subprocess.Popen[bytes]] = set()
+        self._checking: set[str] = set()  # the authors whose check is running
         self.ctx = zmq.Context()
         self.auth: _Allowed | None = None
         self.sock = self.ctx.socket(zmq.ROUTER)
@@ -406,15 +434,7 @@ class Server:
                 self.sock.bind(self.listen)
                 self.endpoint = self.sock.getsockopt_string(zmq.LAST_ENDPOINT)
             else:
-                # TCP goes through the door; the socket listens where only it can reach
-                self._private = tempfile.mkdtemp(prefix="referee-door-")
-                inner = os.path.join(self._private, "door")
-                self.sock.bind(f"ipc://{inner}")
-                self.door = Door(self.listen, inner,
-                                 connections=_enough_descriptors(self.limits.connections,
-                                                                 self.on_line),
-                                 per_ip=self.limits.connections_per_ip, budget=UNANSWERED,
-                                 on_line=self.on_line, window=self.refusal_window)
+                self.door = self._door()
                 self.endpoint = self.door.endpoint
         except (zmq.ZMQError, OSError, DoorError) as e:
             self.close()
@@ -422,9 +442,45 @@ class Server:
         if self.door is not None:
             self.door.start()
         self._stop = threading.Event()
-        self._checker = threading.Thread(target=self._check_loop, name="league-checks",
-                                         daemon=True)
-        self._checker.start()
+        self._checkers = [threading.Thread(target=self._check_loop, name=f"league-checks-{i}",
+                                           daemon=True) for i in range(self.limits.checkers)]
+        for checker in self._checkers:
+            checker.start()
+
+    def _door(self) -> Door:
+        """TCP goes through the door; the socket listens where only it reaches.  With
+        keys, that is a loopback TCP port which the door connects to from an address
+        of its own for each connection, so that the ZAP handler knows whose
+        connection a handshake is (``Door.admit``: a key's share, and no handshake
+        but the door's); without keys (loopback only) or where the door cannot take
+        such addresses, a private ipc:// endpoint."""
+        limits = self.limits
+        connections = _enough_descriptors(limits.connections + limits.handshakes,
+                                          self.on_line)
+        handshakes = min(limits.handshakes, max(1, connections // 4))
+        upstream: str | tuple[str, int]
+        if self.auth is not None and loopback_sources():
+            self.sock.setsockopt(zmq.BACKLOG, 1024)
+            self.sock.bind("tcp://127.0.0.1:*")
+            upstream = ("127.0.0.1", int(self.sock.getsockopt_string(zmq.LAST_ENDPOINT)
+                                         .rsplit(":", 1)[1]))
+        else:
+            if self.auth is not None:
+                self.on_line("this machine does not let the door connect from addresses of "
+                             "its own (127.0.0.0/8): [server] connections_per_author is not "
+                             "enforced")
+            self._private = tempfile.mkdtemp(prefix="referee-door-")
+            upstream = os.path.join(self._private, "door")
+            self.sock.bind(f"ipc://{upstream}")
+        door = Door(self.listen, upstream, limits=DoorLimits(
+            connections=max(1, connections - handshakes), per_ip=limits.connections_per_ip,
+            handshakes=handshakes, handshakes_per_ip=limits.handshakes_per_ip,
+            per_author=limits.connections_per_author, handshake_seconds=HANDSHAKE_MS / 1000,
+            idle_seconds=limits.idle_seconds, budget=UNANSWERED),
+            on_line=self.on_line, window=self.refusal_window)
+        if self.auth is not None:
+            self.auth.admit = door.admit
+        return door
 
     def close(self) -> None:
         self._stop.set()
@@ -433,11 +489,11 @@ class Server:
             self.door.close()
         with self._lock:
             self._lock.notify_all()
-            check = self._check
-        if check is not None:
+            checks = list(self._checks)
+        for check in checks:
             _kill(check)
-        if hasattr(self, "_checker"):
-            self._checker.join(10)
+        for checker in getattr(self, "_checkers", []):
+            checker.join(10)
         self.sock.close(0)
         if self.auth is not None:
             self.auth.stop()
@@ -785,16 +841,22 @@ class Server:
     # --- the checker --------------------------------------------------------------
 
     def _next(self) -> Ticket | None:
-        """The next ticket, in turns by author (the one served longest ago first)."""
+        """The next ticket, in turns by author (the one served longest ago first), of
+        an author none of whose checks is running (with several checkers, one
+        author's submissions never hold more than one)."""
         with self._lock:
-            while not self._queue and not self._stop.is_set():
+            while not self._stop.is_set():
+                free = [t for t in self._queue if t.name not in self._checking]
+                if free:
+                    break
                 self._lock.wait(1.0)
             if self._stop.is_set():
                 return None
-            t = min(self._queue, key=lambda t: (self._last_served.get(t.name, 0.0), t.serial))
+            t = min(free, key=lambda t: (self._last_served.get(t.name, 0.0), t.serial))
             self._queue.remove(t)
             t.state, t.started = "checking", time.monotonic()
             self._last_served[t.name] = t.started
+            self._checking.add(t.name)
             return t
 
     def _check_loop(self) -> None:
@@ -808,6 +870,9 @@ class Server:
             finally:
                 with contextlib.suppress(OSError):
                     t.upload.unlink()
+                with self._lock:
+                    self._checking.discard(t.name)
+                    self._lock.notify_all()
 
     def _run_check(self, t: Ticket) -> None:
         request = self.log_dir / f"{t.serial}.json"
@@ -821,7 +886,7 @@ class Server:
                                      str(request)], stdin=subprocess.DEVNULL,
                                     stdout=err, stderr=err, start_new_session=True)
         with self._lock:
-            self._check = proc
+            self._checks.add(proc)
         try:
             proc.wait(self.limits.check_seconds)
             timed_out = False
@@ -830,7 +895,7 @@ class Server:
             _kill(proc)
         finally:
             with self._lock:
-                self._check = None
+                self._checks.discard(proc)
         out: dict[str, Any] | None = None
         with contextlib.suppress(OSError, ValueError):
             out = json.loads(result.read_text(encoding="utf-8"))
@@ -1126,12 +1191,35 @@ def connect(endpoint: str, *, key: str | None = None, server_key: str | None = N
                                       | zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL
                                       | zmq.EVENT_HANDSHAKE_FAILED_AUTH)
         sock.connect(endpoint)
-        ok = turned_away = False
+        ok = turned_away = crowded = False
         deadline = time.monotonic() + connect_timeout
-        while not ok and mon.poll(max(0, int((deadline - time.monotonic()) * 1000))):
+        again: float | None = None  # when to connect again ourselves
+        pause = 0.05
+        while not ok:
+            now = time.monotonic()
+            if now >= deadline:
+                break
+            if again is not None and now >= again:
+                # Measured (libzmq 4.3.5): a handshake that fails on a protocol
+                # error (the door's BUSY greeting) or on ZAP's 500 is not tried
+                # again by ZeroMQ: connect again here, a little later each time.
+                again = None
+                with contextlib.suppress(zmq.ZMQError):
+                    sock.disconnect(endpoint)
+                sock.connect(endpoint)
+                continue
+            until = deadline if again is None else min(deadline, again)
+            if not mon.poll(max(1, int((until - now) * 1000))):
+                continue
             message = recv_monitor_message(mon)
             event = message["event"]
             ok = event == zmq.EVENT_HANDSHAKE_SUCCEEDED
+            if event == zmq.EVENT_HANDSHAKE_FAILED_AUTH and message["value"] == 500:
+                # the key holds its share of connections ([server]
+                # connections_per_author): try again until the deadline
+                crowded = True
+                again, pause = time.monotonic() + pause, min(2 * pause, 1.0)
+                continue
             if event == zmq.EVENT_HANDSHAKE_FAILED_AUTH and key is not None:
                 raise RemoteError(
                     f"{endpoint} does not know your key: your key is not one of this "
@@ -1144,16 +1232,23 @@ def connect(endpoint: str, *, key: str | None = None, server_key: str | None = N
                     "requires CURVE keys (give --key NAME.key_secret and --server-key "
                     "referee.key), or it holds as many connections as it takes (try again "
                     "later)")
-            if busy or event == zmq.EVENT_DISCONNECTED:
-                # the door turned it away (BUSY_GREETING), or the connection closed:
-                # ZeroMQ connects again by itself, until the deadline
-                turned_away = turned_away or busy
+            if busy:
+                # the door turned it away (BUSY_GREETING): try again until the deadline
+                turned_away = True
+                again, pause = time.monotonic() + pause, min(2 * pause, 1.0)
+            elif event == zmq.EVENT_DISCONNECTED:
+                pass  # the connection closed: ZeroMQ connects again by itself
             elif not ok:
                 raise RemoteError(
                     f"{endpoint} refused the connection's security handshake: "
                     + ("the server requires CURVE keys; give --key NAME.key_secret and "
                        "--server-key referee.key" if key is None else
                        "is --server-key the league's referee.key?"))
+        if not ok and crowded:
+            raise RemoteError(f"{endpoint} holds as many connections of your key as it "
+                              f"takes ([server] connections_per_author), for "
+                              f"{connect_timeout:g}s: close some (each 'referee submit' "
+                              "holds one while it runs) and try again")
         if not ok and turned_away:
             raise RemoteError(f"{endpoint} turned every connection away for "
                               f"{connect_timeout:g}s: it holds as many connections as it "

@@ -152,7 +152,8 @@ class BotSpec:
         return self.command is not None
 
     def to_dict(self) -> dict[str, Any]:
-        """What decides a tournament's games (its store compares them on resume)."""
+        """What decides a tournament's games (its store compares them on resume): the
+        one writer of a bot as a store keeps it (read back by ``tournament.kinds.read_bot``)."""
         d: dict[str, Any] = {"name": self.name}
         if self.builtin:
             d["builtin"] = self.builtin

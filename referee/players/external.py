@@ -96,7 +96,34 @@ def _event_dicts(events: Sequence[tuple[Any, ...]]) -> list[dict[str, Any]]:
     return out
 
 
+# The same events already encoded, by the transport's ``fragment`` function (stdio's:
+# JSON bytes to embed as they are): a public event is encoded once for every seat and
+# game that sees it, not once per request.  Fragments are immutable.
+_EVENT_FRAGMENTS: dict[Callable[[Any], Any], dict[tuple[Any, ...], Any]] = {}
+
+
+def _event_fragments(events: Sequence[tuple[Any, ...]],
+                     fragment: Callable[[Any], Any]) -> list[Any]:
+    """``_event_dicts(events)``, each encoded by ``fragment`` (cached)."""
+    cache = _EVENT_FRAGMENTS.get(fragment)
+    if cache is None or len(cache) > 50_000:
+        cache = _EVENT_FRAGMENTS[fragment] = {}
+    try:
+        out: list[Any] = list(map(cache.get, events))
+    except TypeError:  # an event holding a list: not hashable, encode it each time
+        return [fragment(event_dict(e)) for e in events]
+    if None in out:
+        for i, e in enumerate(events):
+            if out[i] is None:
+                out[i] = cache[e] = fragment(event_dict(e))
+    return out
+
+
 _decision_texts = operator.attrgetter("text")
+
+
+def _allowance(request: DecisionRequest | None) -> str:
+    return request.allowance() if request is not None else "its time"
 
 #: How many replies the referee discards while one request is pending that it tells
 #: the bot about (``rejected``, code ``unknown_id``); any more are discarded silently.
@@ -155,11 +182,14 @@ class ExternalPlayer:
         self._error_sent = False  # 'error' sent during the handshake
         # The decision asked for (``ask``): its request id and time, when it was sent,
         # its deadline (infinite when the waiter keeps it), replies told of as ignored.
-        self._asked: tuple[int, str] = (0, "")
+        self._asked: tuple[int, DecisionRequest | None] = (0, None)
         self._start = 0.0
         self._deadline = 0.0
         self._told = 0
         self._start_fault: BotFault | None = None  # ``prepare`` could not start the bot
+        #: The transport's encoder of values to embed in later messages (stdio's
+        #: ``fragment``), if it has one: the events sent are encoded once, not per request.
+        self._fragment: Callable[[Any], Any] | None = None
 
     # -- transcript ------------------------------------------------------------------
 
@@ -239,6 +269,7 @@ class ExternalPlayer:
         if self.starts > 1:
             self._note(f"restarting (start {self.starts})")
         t0 = self.clock()
+        self._fragment = None
         try:
             self.conn = self.launch()
         except BotStartError as e:
@@ -280,6 +311,7 @@ class ExternalPlayer:
                                f"\"name\":...}})", fatal=True) from None
             self.hello = hello
             self.session = session
+            self._fragment = getattr(self.conn.transport, "fragment", None)
             try:
                 self._send(session.welcome())
             except TransportTimeout as e:
@@ -371,7 +403,7 @@ class ExternalPlayer:
         """Ask for a decision and wait for it (``ask``, then ``take`` until it comes)."""
         self.ask(request)
         while True:
-            got = self.take(self._deadline - self.clock())
+            got = self.take(None)
             if got is not None:
                 return got
 
@@ -389,12 +421,16 @@ class ExternalPlayer:
             raise fault or BotFault("crash", f"{self.name} is not running", fatal=True)
         legal = request.legal
         self._legal = legal
+        fragment = self._fragment
         msg = session.request(request.seat, request.observation,
                               list(map(_decision_texts, legal)),
-                              _event_dicts(request.events), request.time_left)
+                              _event_dicts(request.events) if fragment is None
+                              or self.on_message is not None  # the transcript reads dicts
+                              else _event_fragments(request.events, fragment),
+                              request.time_left)
         rid = msg["id"]
         self._ids[request.request_id] = rid
-        self._asked = (rid, request.allowance())
+        self._asked = (rid, request)  # its allowance in words only if it times out
         self._told = 0  # replies discarded and told of (MAX_IGNORED_TOLD)
         start = self._start = self.clock()
         self._deadline = start + request.time_left if timed else float("inf")
@@ -420,13 +456,14 @@ class ExternalPlayer:
         """The asked decision did not come in time (the waiter's deadline)."""
         assert self.session is not None
         self.session.abandon()
-        rid, allowed = self._asked
+        rid, request = self._asked
         return BotFault("timeout", f"{self.name} sent no decision for request {rid} "
-                        f"within {allowed}")
+                        f"within {_allowance(request)}")
 
-    def take(self, timeout: float) -> Decision | str | None:
-        """The asked decision, if it arrives within ``timeout`` seconds; None if it has
-        not (and the deadline of a ``timed`` ask has not passed).  Raises BotFault."""
+    def take(self, timeout: float | None) -> Decision | str | None:
+        """The asked decision, if it arrives within ``timeout`` seconds (None: until
+        the deadline of a ``timed`` ask); None if it has not (and that deadline has
+        not passed).  Raises BotFault."""
         session = self.session
         conn = self.conn
         if session is None or conn is None:
@@ -434,9 +471,9 @@ class ExternalPlayer:
                                                fatal=True)
         transport = conn.transport
         legal = self._legal
-        rid, allowed = self._asked
+        rid, request = self._asked
         deadline = self._deadline
-        until = self.clock() + timeout
+        until = deadline if timeout is None else self.clock() + timeout
         while True:
             try:
                 wait = (until if until < deadline else deadline) - self.clock()
@@ -480,7 +517,7 @@ class ExternalPlayer:
                     if self.clock() >= deadline:
                         session.abandon()
                         raise BotFault("timeout", f"{self.name} sent no decision for request "
-                                       f"{rid} within {allowed} (only replies "
+                                       f"{rid} within {_allowance(request)} (only replies "
                                        f"to other requests)") from None
                     continue
                 assert isinstance(event, DecisionReply)
@@ -675,6 +712,7 @@ class BenchResult:
     games: int
     decisions: int
     seconds: float  # wall time of the games, bot start-up excluded
+    cpu: float = 0.0  # the referee's CPU seconds in the games, bot start-up excluded
 
     @property
     def decisions_per_second(self) -> float:
@@ -703,6 +741,7 @@ def bench_game_zmq(n_games: int, *, players: int = 2, seed: int = 1,
         for p in seats:  # start-up and handshake outside the timing
             p.connect()
         decisions = 0
+        cpu0 = time.process_time()
         t0 = time.perf_counter()
         for g in range(n_games):
             record = run_game(config, seed + g, seats, game_id=f"bench-{g}",
@@ -710,7 +749,8 @@ def bench_game_zmq(n_games: int, *, players: int = 2, seed: int = 1,
             if record.faults:
                 raise RuntimeError(f"bench game {g}: {record.faults[0]}")
             decisions += len(record.decisions)
-        return BenchResult(n_games, decisions, time.perf_counter() - t0)
+        return BenchResult(n_games, decisions, time.perf_counter() - t0,
+                           time.process_time() - cpu0)
     finally:
         for p in seats:
             p.close()

@@ -166,6 +166,8 @@ class SandboxConfig:
                                    f"{getattr(self, name)}")
 
     def to_dict(self) -> dict[str, Any]:
+        """The sandbox's settings as JSON: the one writer of what a tournament's,
+        match's and league's store keeps (read back by ``tournament.kinds.read_sandbox``)."""
         d: dict[str, Any] = {"mode": self.mode, "memory_mb": self.memory_mb,
                              "processes": self.processes, "scratch_mb": self.scratch_mb,
                              "read_only": list(self.read_only)}

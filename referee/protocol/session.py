@@ -184,7 +184,9 @@ class BotSession:
 
     def request(self, seat: int, observation: Mapping[str, Any], legal: Sequence[str],
                 events: Sequence[Mapping[str, Any]], time_left: float) -> dict[str, Any]:
-        """A ``request`` with a fresh id; the session then awaits its reply."""
+        """A ``request`` with a fresh id; the session then awaits its reply.  A list
+        given for ``legal`` or ``events`` is taken as it is, not copied: the caller
+        hands over a fresh one (the referee builds both for each request)."""
         if self.state is not State.IN_GAME:
             self._need(State.IN_GAME, doing="send a request")
         if not legal:
@@ -198,7 +200,9 @@ class BotSession:
             if type(time_left) is float:
                 self._time_in, self._time_out = time_left, left
         return {"type": "request", "id": rid, "game_id": self.game_id, "seat": seat,
-                "observation": observation, "legal": list(legal), "events": list(events),
+                "observation": observation,
+                "legal": legal if type(legal) is list else list(legal),
+                "events": events if type(events) is list else list(events),
                 "time_left": left}
 
     def abandon(self) -> int:

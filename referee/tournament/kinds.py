@@ -18,7 +18,9 @@ unknown kind, a setting missing or of the wrong type -- is a ``StoredConfigError
 naming the store and the setting, never a KeyError or TypeError from deep inside a
 reader.  The JSON written is what ``TournamentConfig.to_dict`` (``MatchConfig.to_dict``)
 gives, plus the ``kind``: a resumed run compares it, key by key, with what the store
-holds (``Store.create_or_resume``).
+holds (``Store.create_or_resume``).  A bot and the sandbox are written by their own
+types (``BotSpec.to_dict``, ``SandboxConfig.to_dict``: one writer each) and read back
+here (``read_bot``, ``read_sandbox``).
 """
 
 from __future__ import annotations
@@ -228,14 +230,6 @@ def read_sandbox(f: Fields) -> SandboxConfig:
         interpreters=s.texts("interpreters", ())))
 
 
-def sandbox_json(s: SandboxConfig) -> JsonObject:
-    out: JsonObject = {"mode": s.mode, "memory_mb": s.memory_mb, "processes": s.processes,
-                       "scratch_mb": s.scratch_mb, "read_only": list(s.read_only)}
-    if s.interpreters:  # only when set: earlier stores compare equal
-        out["interpreters"] = list(s.interpreters)
-    return out
-
-
 def read_bot(b: Fields) -> BotSpec:
     env = b.sub("env", {})
     pairs = tuple((k, v) for k, v in env.obj.items() if isinstance(v, str))
@@ -256,25 +250,6 @@ def _transport(b: Fields) -> Transport:
     if t not in TRANSPORTS:
         raise b._bad("transport", t, " or ".join(TRANSPORTS))
     return t
-
-
-def bot_json(b: BotSpec) -> JsonObject:
-    """A bot as the store keeps it (``BotSpec.to_dict``)."""
-    d: JsonObject = {"name": b.name}
-    if b.builtin:
-        d["builtin"] = b.builtin
-    if b.python:
-        d["python"] = b.python
-    if b.remote:
-        d["remote"] = b.remote
-    if b.stream:
-        d["stream"] = b.stream
-    if b.command:
-        d.update(command=list(b.command), transport=b.transport, cwd=b.cwd,
-                 env=dict(b.env), memory_mb=b.memory_mb)
-        if not b.sandboxed:
-            d["sandbox"] = "off"
-    return d
 
 
 def read_faults(f: Fields) -> tuple[FaultPolicy, int]:
@@ -322,8 +297,8 @@ def _common(f: Fields) -> _Common:
 def _common_json(s: _Common) -> JsonObject:
     return {"name": s.name, "seats": s.seats, "seed": s.seed, "seating": s.seating,
             "rules": cast(JsonObject, s.rules.to_dict()), "time": time_json(s.time),
-            "faults": faults_json(s.faults, s.stop_after), "sandbox": sandbox_json(s.sandbox),
-            "bots": [bot_json(b) for b in s.bots]}
+            "faults": faults_json(s.faults, s.stop_after), "sandbox": s.sandbox.to_dict(),
+            "bots": [b.to_dict() for b in s.bots]}
 
 
 @dataclass(frozen=True)

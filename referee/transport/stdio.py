@@ -43,6 +43,13 @@ def encode(message: dict[str, Any]) -> bytes:
     return orjson.dumps(message, option=orjson.OPT_APPEND_NEWLINE)
 
 
+def fragment(value: Any) -> orjson.Fragment:
+    """``value`` encoded now, to be embedded as it is in messages encoded later: the
+    same bytes as encoding it in place, without encoding it again each time (an event
+    sent to every seat, in every request that carries it)."""
+    return orjson.Fragment(orjson.dumps(value))
+
+
 #: The integers a message may hold: orjson's (and msgpack's) range.  orjson reads an
 #: integer beyond it as a float, and one too long for a float as "infinity".
 INT_MIN, INT_MAX = -(1 << 63), (1 << 64) - 1
@@ -248,7 +255,8 @@ class StdioTransport:
             # decode -- goes on to the general path below, which reports errors exactly as
             # it always does; a poll that saw nothing is a timeout.
             start = self._clock()
-            ready = self._rpoll.poll(_ms(timeout))
+            ready = self._rpoll.poll(0 if timeout <= 0.0 else  # ``_ms``, inline
+                                     max(1, int(timeout * 1000 + 0.999)))
             polled = True
             if not ready:
                 raise TransportTimeout(f"no complete message within {timeout:.3f}s")
@@ -315,6 +323,9 @@ class StdioTransport:
                     self._exited = True
             self._read_available(drain=self._exited)
 
+    #: ``fragment``: values pre-encoded for this transport's messages.
+    fragment = staticmethod(fragment)
+
     def wait_handles(self) -> tuple[int, ...]:
         """The descriptors that become readable when ``recv`` has something new (its
         stdout, the exit fd): for a loop waiting on many bots at once.  A message may
@@ -324,7 +335,19 @@ class StdioTransport:
     # -- sending ---------------------------------------------------------------------
 
     def send(self, message: dict[str, Any]) -> None:
-        self.send_bytes(orjson.dumps(message, option=orjson.OPT_APPEND_NEWLINE))
+        data = orjson.dumps(message, option=orjson.OPT_APPEND_NEWLINE)
+        if self._closed or self._broken:
+            self.send_bytes(data)  # raises, saying why
+        # ``send_bytes``'s fast path, inline (once per request): one write takes it all.
+        try:
+            n = os.write(self.write_fd, data)
+        except (BlockingIOError, InterruptedError):
+            n = 0
+        except (BrokenPipeError, ConnectionResetError):
+            self._broken = "the bot closed its stdin"
+            raise TransportClosed(self._broken) from None
+        if n != len(data):
+            self._send_rest(data, n)
 
     def send_bytes(self, data: bytes) -> None:
         """Write ``data`` in full within ``write_timeout``.  A partial write leaves the

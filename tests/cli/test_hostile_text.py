@@ -14,16 +14,16 @@ import pty
 import re
 import select
 import shutil
-import signal
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from tests.league.conftest import env_for_subprocess, need_sandbox, referee_command
 from tests.league.leaguehelpers import games_stored, wait_for
+from tests.league.servehelpers import Served
 from tests.procs import scaled
 
 pytestmark = pytest.mark.slow
@@ -180,8 +180,8 @@ def test_on_a_terminal_too(tmp_path: Path) -> None:
 
 
 @pytest.fixture
-def served_league(tmp_path: Path, need_sandbox: None) -> Iterator[tuple[Path, str, Path, Run,
-                                                                          subprocess.Popen[str]]]:
+def served_league(tmp_path: Path, league_server: Callable[..., Served],
+                  need_sandbox: None) -> tuple[Path, Path, Run, Served]:
     run = Run(tmp_path)
     k = tmp_path / "keys"
     (k / "bots").mkdir(parents=True)
@@ -193,32 +193,13 @@ def served_league(tmp_path: Path, need_sandbox: None) -> Iterator[tuple[Path, st
                    "\n[time]\nper_decision = 2.0\n")
     league = tmp_path / "league"
     run("league", "new", league, "--config", cfg)
-    proc = subprocess.Popen(
-        [referee_command(), "league", "serve", str(league), "--listen", "tcp://127.0.0.1:*",
-         "--keys", str(k / "bots"), "--server-key", str(k / "referee.key_secret"),
-         "--play", "--jobs", "1"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env_for_subprocess(),
-        start_new_session=True)
-    try:
-        assert proc.stderr is not None
-        first = proc.stderr.readline()
-        m = re.search(r"accepting submissions on (tcp://\S+)", first)
-        assert m, first + (proc.stderr.read() if proc.poll() is not None else "")
-        yield league, m.group(1), k, run, proc
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGINT)
-        try:
-            proc.wait(scaled(30))
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+    return league, k, run, league_server(league, "--play", "--jobs", "1", keys=k)
 
 
 def test_a_league_shows_its_authors_text_escaped(
-        tmp_path: Path, served_league: tuple[Path, str, Path, Run, subprocess.Popen[str]]
-) -> None:
-    league, endpoint, keys, run, server = served_league
+        tmp_path: Path, served_league: tuple[Path, Path, Run, Served]) -> None:
+    league, keys, run, server = served_league
+    endpoint = server.endpoint
     bot = tmp_path / "entry"
     bot.mkdir()
     shutil.copy(ATTACK, bot / "attack.py")
@@ -254,8 +235,7 @@ def test_a_league_shows_its_authors_text_escaped(
         text = log.read_bytes().decode()
         assert not raw_controls(text), log
     # The server's own log: everything it said while the submissions came in.
-    os.killpg(server.pid, signal.SIGINT)
-    _, err = server.communicate(timeout=scaled(60))
+    err = server.stop(60)
     assert not raw_controls(err), repr(raw_controls(err))
     assert "alice" in err
     # the command, escaped and each word quoted as a shell would (text/quoting's

@@ -1,6 +1,10 @@
-"""A real ``league serve`` on loopback with real CURVE keys, for the tests of its
-front door: the server as a child process with its log read line by line, its peak
-RSS, and raw DEALER sockets to attack it with."""
+"""A real ``league serve`` on loopback (with real CURVE keys, or none), owned by the
+test that starts it: :func:`league_server` (the ``league_server`` fixture of
+tests/conftest.py) starts it as a child of the ``children`` fixture -- a session of
+its own, SIGINT at its default (tests/procs.py), killed with its group when the test
+ends, also when it failed -- reads its log line by line on a thread (so that a
+chatty server never blocks on a full pipe), and stops it with a Ctrl-C.  Also the
+server's peak RSS, and raw DEALER sockets to attack it with."""
 
 from __future__ import annotations
 
@@ -28,12 +32,30 @@ from tests.procs import Children, scaled
 
 @dataclass
 class Served:
+    """A running ``league serve``: its endpoint, its keys (None: a server without
+    CURVE) and its log (``lines``, every line of its stderr so far; ``seen`` is
+    notified at each)."""
+
     league: Path
     endpoint: str
     keys: Path
     proc: subprocess.Popen[str]
     lines: list[str] = field(default_factory=list)
     seen: threading.Condition = field(default_factory=threading.Condition)
+    reader: threading.Thread | None = None
+
+    def log(self) -> str:
+        with self.seen:
+            return "".join(self.lines)
+
+    def stop(self, timeout: float = 30.0) -> str:
+        """Ctrl-C (SIGINT to its group), as an organiser stops it; waits for it to
+        exit and its log to end, and returns the whole log.  If it does not stop
+        within ``timeout`` (scaled), the ``children`` fixture kills it."""
+        interrupt(self.proc, timeout)
+        if self.reader is not None and self.proc.poll() is not None:
+            self.reader.join(scaled(timeout))  # the pipe ends with the server's group
+        return self.log()
 
     def wait_line(self, pattern: str, count: int = 1, timeout: float = 120.0) -> list[str]:
         """The server's log lines matching ``pattern``, once there are ``count``."""
@@ -68,24 +90,34 @@ class Served:
         return int(m.group(1))
 
 
-def serve(tmp_path: Path, referee: Referee, keys: Path, children: Children,
-          server: str, *args: str) -> Iterator[Served]:
-    league = tmp_path / "league"
-    cfg = league_toml(tmp_path / "league.toml", seats=[2], deals=1,
-                      extra="[limits]\nmax_bytes = 300000\nmax_files = 100\n" + server)
-    if not league.exists():  # else: the same league served again (a restart)
-        assert referee("league", "new", league, "--config", cfg).returncode == 0
-    proc = children.popen(
-        [referee_command(), "league", "serve", str(league), "--listen", "tcp://127.0.0.1:*",
-         "--keys", str(keys / "bots"), "--server-key", str(keys / "referee.key_secret"), *args],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-        env=env_for_subprocess())
+def interrupt(proc: subprocess.Popen[str], timeout: float = 30.0) -> None:
+    """Ctrl-C to the server's group, and up to ``timeout`` (scaled) for it to exit
+    (a clean stop); what is left, the ``children`` fixture kills."""
+    if proc.poll() is None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGINT)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.wait(scaled(timeout))
+
+
+@contextlib.contextmanager
+def league_server(children: Children, league: Path, *args: str | Path,
+                  keys: Path | None = None) -> Iterator[Served]:
+    """``referee league serve LEAGUE ARGS`` listening on a loopback port the kernel
+    picks (with ``keys``: the league's authors' keys and the server's secret key);
+    returns once it says where it listens.  Stopped with a Ctrl-C when the block
+    ends; the ``children`` fixture kills what is left."""
+    command = [referee_command(), "league", "serve", str(league), "--listen", "tcp://127.0.0.1:*"]
+    if keys is not None:
+        command += ["--keys", str(keys / "bots"), "--server-key", str(keys / "referee.key_secret")]
+    proc = children.popen([*command, *map(str, args)], stdout=subprocess.DEVNULL,
+                          stderr=subprocess.PIPE, text=True, env=env_for_subprocess())
     try:
         assert proc.stderr is not None
         first = proc.stderr.readline()
         m = re.search(r"accepting submissions on (tcp://\S+)", first)
         assert m, first + (proc.stderr.read() if proc.poll() is not None else "")
-        served = Served(league, m.group(1), keys, proc)
+        served = Served(league, m.group(1), keys or Path("/no-keys"), proc, [first])
 
         def read() -> None:
             assert proc.stderr is not None
@@ -94,13 +126,25 @@ def serve(tmp_path: Path, referee: Referee, keys: Path, children: Children,
                     served.lines.append(line)
                     served.seen.notify_all()
 
-        reader = threading.Thread(target=read, daemon=True)
-        reader.start()
+        served.reader = threading.Thread(target=read, daemon=True)
+        served.reader.start()
         yield served
     finally:
-        os.killpg(proc.pid, signal.SIGINT)  # a clean stop; the children fixture kills it else
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            proc.wait(scaled(30))
+        interrupt(proc)
+
+
+def serve(tmp_path: Path, referee: Referee, keys: Path, children: Children,
+          server: str, *args: str) -> Iterator[Served]:
+    """A small league (2 seats, 1 deal; ``server``: its ``[server]`` table) served with
+    ``keys``; the league is made on the first call, served again on the next (a
+    restart)."""
+    league = tmp_path / "league"
+    cfg = league_toml(tmp_path / "league.toml", seats=[2], deals=1,
+                      extra="[limits]\nmax_bytes = 300000\nmax_files = 100\n" + server)
+    if not league.exists():  # else: the same league served again (a restart)
+        assert referee("league", "new", league, "--config", cfg).returncode == 0
+    with league_server(children, league, *args, keys=keys) as served:
+        yield served
 
 
 def dealer(ctx: zmq.Context[zmq.Socket[bytes]], endpoint: str, server_key: bytes,

@@ -8,10 +8,9 @@ gives the whole record (issue 23)."""
 from __future__ import annotations
 
 import json
-import os
 import re
-import signal
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -22,9 +21,9 @@ from referee.game.cards import card_text, parse_deck
 from referee.league.remote import author_game_id
 from referee.league.store import LeagueStore
 from referee.play.replay import read_record
-from tests.league.conftest import Referee, env_for_subprocess, referee_command
+from tests.league.conftest import Referee
 from tests.league.leaguehelpers import EXAMPLE_BOTS, league_toml
-from tests.procs import Children, scaled
+from tests.league.servehelpers import Served
 from tests.report.test_browser import knowable, steps_of
 
 pytestmark = pytest.mark.slow
@@ -51,7 +50,8 @@ def cards_in(obj: Any) -> set[str]:
 
 
 def test_an_author_gets_their_own_games_replay_with_their_seats_view_only(
-        tmp_path: Path, referee: Referee, children: Children, need_sandbox: None) -> None:
+        tmp_path: Path, referee: Referee, league_server: Callable[..., Served],
+        need_sandbox: None) -> None:
     league = tmp_path / "league"
     cfg = league_toml(tmp_path / "league.toml", deals=1)
     assert referee("league", "new", league, "--config", cfg).returncode == 0
@@ -61,14 +61,7 @@ def test_an_author_gets_their_own_games_replay_with_their_seats_view_only(
         assert r.returncode == 0, r.stdout + r.stderr
     r = referee("league", "run", league, "--quiet")
     assert r.returncode == 0, r.stderr
-    proc = children.popen(
-        [referee_command(), "league", "serve", str(league), "--listen", "tcp://127.0.0.1:*"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env_for_subprocess())
-    assert proc.stderr is not None
-    first = proc.stderr.readline()
-    m = re.search(r"accepting submissions on (tcp://\S+)", first)
-    assert m, first + (proc.stderr.read() if proc.poll() is not None else "")
-    endpoint = m.group(1)
+    endpoint = league_server(league).endpoint
 
     def submit(who: str, *args: str | Path) -> subprocess.CompletedProcess[str]:
         return referee("submit", "--to", endpoint, "--name", who, "--status", *args)
@@ -139,5 +132,3 @@ def test_an_author_gets_their_own_games_replay_with_their_seats_view_only(
     data = page_data(out.read_text())
     assert data["views"][0] == "omni" and hidden <= cards_in(data["tables"]["omni"])
     assert read_record(str(tmp_path / "mine.jsonl")).events == rec.events
-    os.killpg(proc.pid, signal.SIGINT)
-    proc.wait(scaled(30))

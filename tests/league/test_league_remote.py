@@ -7,40 +7,28 @@ from __future__ import annotations
 
 import os
 import re
-import signal
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from referee.league.remote import author_view
-from tests.league.conftest import Referee, env_for_subprocess, referee_command
+from tests.league.conftest import Referee
 from tests.league.leaguehelpers import games_stored, league_toml, talker_bot, wait_for
-from tests.procs import Children, scaled
+from tests.league.servehelpers import Served
 
 pytestmark = pytest.mark.slow
 
 
 @pytest.fixture
 def served(tmp_path: Path, referee: Referee, keys: Path,
-           children: Children) -> Iterator[tuple[Path, str]]:
+           league_server: Callable[..., Served]) -> tuple[Path, str]:
     league = tmp_path / "league"
     cfg = league_toml(tmp_path / "league.toml", seats=[2], deals=2,
                       extra="[limits]\nmax_bytes = 300000\n")
     assert referee("league", "new", league, "--config", cfg).returncode == 0
-    proc = children.popen(
-        [referee_command(), "league", "serve", str(league), "--listen", "tcp://127.0.0.1:*",
-         "--keys", str(keys / "bots"), "--server-key", str(keys / "referee.key_secret"),
-         "--play", "--jobs", "1"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env_for_subprocess())
-    assert proc.stderr is not None
-    first = proc.stderr.readline()
-    m = re.search(r"accepting submissions on (tcp://\S+)", first)
-    assert m, first + (proc.stderr.read() if proc.poll() is not None else "")
-    yield league, m.group(1)
-    os.killpg(proc.pid, signal.SIGINT)  # a clean stop; the children fixture kills it else
-    proc.wait(scaled(30))
+    return league, league_server(league, "--play", "--jobs", "1", keys=keys).endpoint
 
 
 def test_remote_submissions_and_an_authors_own_status(tmp_path: Path, referee: Referee,

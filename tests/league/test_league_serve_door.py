@@ -47,7 +47,7 @@ def served(tmp_path: Path, referee: Referee, keys: Path,
            children: Children) -> Iterator[Served]:
     yield from serve(tmp_path, referee, keys, children,
                      "[server]\nin_flight = 1\nrequests_per_hour = 100\ncheck_seconds = 30\n"
-                     "upload_seconds = 2\nconnections_per_ip = 1000\n",
+                     "upload_seconds = 2\nconnections_per_ip = 1000\nhandshakes = 1000\nhandshakes_per_ip = 1000\nconnections_per_author = 1000\n",
                      "--refusal-window", str(WINDOW))
 
 
@@ -294,7 +294,7 @@ class Stall:
 def door(tmp_path: Path, referee: Referee, keys: Path, children: Children) -> Iterator[Served]:
     yield from serve(tmp_path, referee, keys, children,
                      "[server]\nrequests_per_hour = 1000\nconnections = 100\n"
-                     "connections_per_ip = 80\n", "--refusal-window", str(WINDOW))
+                     "connections_per_ip = 80\nhandshakes = 1000\nhandshakes_per_ip = 1000\nconnections_per_author = 1000\n", "--refusal-window", str(WINDOW))
 
 
 def test_a_known_authors_many_connections_cannot_pin_memory(door: Served) -> None:
@@ -386,16 +386,31 @@ def narrow(tmp_path: Path, referee: Referee, keys: Path, children: Children) -> 
 
 
 def test_the_door_holds_a_few_connections_per_address(narrow: Served) -> None:
-    """connections_per_ip = 3: three idle TCP connections from one address fill its
-    share; a fourth is closed at once, unread, and an author from that address is
-    told the server is full; when one closes, the author is answered.  The log sums
-    the turned-away connections up."""
+    """connections_per_ip = 3.  Three TCP connections from one address that never
+    finish their handshake fill its share: a fourth closes the oldest of them (an
+    address's stalled handshakes make room for its next).  Three connections past
+    their handshake fill it for good: a fourth is closed at once, unread, and an
+    author from that address is told the server is full; when one closes, the
+    author is answered.  The log sums the turned-away connections up."""
     host, port = narrow.endpoint.removeprefix("tcp://").rsplit(":", 1)
-    idle = [socket.create_connection((host, int(port))) for _ in range(3)]
+    stalled = [socket.create_connection((host, int(port))) for _ in range(3)]
+    for s in stalled:  # each is relayed: the server's ZMTP greeting comes back
+        s.settimeout(60)
+        assert s.recv(1)
+    extra = socket.create_connection((host, int(port)))
+    extra.settimeout(60)
+    assert extra.recv(64)
+    while stalled[0].recv(100):  # the oldest handshake was closed for it
+        pass
+    for s in (*stalled, extra):
+        s.close()
+    ctx: zmq.Context[zmq.Socket[bytes]] = zmq.Context()
+    server_key, _ = keys_of(narrow.keys / "referee.key")
+    _, secret = keys_of(narrow.keys / "authors" / "bob.key_secret")
+    held = [dealer(ctx, narrow.endpoint, server_key, secret) for _ in range(3)]
     try:
-        for s in idle:  # each is relayed: the server's ZMTP greeting comes back
-            s.settimeout(60)
-            assert s.recv(1)
+        for _, mon in held:
+            assert next_event(mon, past_door=True) == zmq.EVENT_HANDSHAKE_SUCCEEDED
         extra = socket.create_connection((host, int(port)))
         extra.settimeout(60)
         said = b""
@@ -408,13 +423,17 @@ def test_the_door_holds_a_few_connections_per_address(narrow: Served) -> None:
             request(narrow.endpoint, {"op": "status", "name": "alice"},
                     key=str(narrow.keys / "authors" / "alice.key_secret"),
                     server_key=str(narrow.keys / "referee.key"), connect_timeout=3)
-    finally:
-        idle.pop().close()
-    try:
+        sock, mon = held.pop()
+        sock.disable_monitor()
+        mon.close(0)
+        sock.close(0)
         assert narrow.ask("alice", {"op": "status"})["ok"]
     finally:
-        for s in idle:
-            s.close()
+        for sock, mon in held:
+            sock.disable_monitor()
+            mon.close(0)
+            sock.close(0)
+        ctx.term()
     narrow.wait_line(r"the door turned away \d+ connections from addresses with 3 open "
                      r"\(\[server\] connections_per_ip\)", timeout=60 + 2 * WINDOW)
 

@@ -214,15 +214,29 @@ def test_bot_ignoring_sigterm_and_bye_is_killed(pidfile: Pids) -> None:
 
 def test_stderr_flood_never_blocks_the_bot_and_the_log_is_capped(pidfile: Pids,
                                                                tmp_path: Path) -> None:
+    """The bot writes four pipefuls to stderr before each answer: the reader keeps
+    draining past the cap (else the bot would block and time out).  The log's last
+    line, the count of what was dropped, is written by the reader when the pipe
+    closes: the test waits for that (the reader's end), not for the 0.5 s the bot's
+    end gives it, which a loaded machine can outlast."""
     lines: list[str] = []
     p = bot("chatty", "flood_stderr.py", log_dir=str(tmp_path), stderr_cap=100_000,
             on_message=lambda d, n, x, ts: lines.append(x) if d == "stderr" else None)
-    rec = play([p, bot("ok", "first.py")])
+    ok = bot("ok", "first.py")
+    try:
+        rec = run_game(GameConfig(players=2), 1, [p, ok], time_control=FAST)
+        assert p.conn is not None and p.conn.process is not None
+        reader = p.conn.process.stderr
+    finally:
+        p.close()
+        ok.close()
     assert rec.faults == []
+    reader.join(scaled(60.0))  # a safety net: returns when the pipe's end is read
+    assert not reader.thread.is_alive(), "the stderr reader never saw the pipe close"
     log = (tmp_path / "chatty.stderr.log").read_bytes()
     assert 100_000 < len(log) < 100_300
     assert b"[referee: truncated: this log is capped at 100000 bytes]" in log
-    assert b"more bytes of output dropped in this start" in log
+    assert log.rstrip().endswith(b"more bytes of output dropped in this start]")
     assert 90 < len(lines) <= 100  # the transcript sees lines within the same cap
 
 

@@ -204,3 +204,30 @@ def test_invalid_utf8_names_the_byte_and_its_offset() -> None:
     assert str(e.value).startswith(
         "a line that is not valid UTF-8 (byte 0xff at offset 27: invalid start byte)")
     assert "surrogates" not in str(e.value)
+
+
+def test_pre_encoded_events_send_the_very_bytes_of_event_dicts() -> None:
+    """A request whose events are the stdio transport's fragments (each event encoded
+    once, for every seat and request that carries it) is byte for byte the request
+    with the events as dicts, over whole games with private events (deal, draw,
+    fail) filtered for each seat."""
+    from referee.game import Game, GameConfig
+    from referee.game.events import events_for
+    from referee.players.external import _event_dicts, _event_fragments
+    from referee.transport.stdio import encode, fragment
+
+    checked = 0
+    for players in (2, 4):
+        for seed in range(3):
+            game = Game(GameConfig(players=players), seed)
+            seen = [0] * players
+            while not game.over:
+                for seat in game.to_decide():
+                    evs = events_for(game.events[seen[seat]:], seat)
+                    seen[seat] = len(game.events)
+                    as_dicts = encode({"type": "request", "events": _event_dicts(evs)})
+                    assert encode({"type": "request", "events":
+                                   _event_fragments(evs, fragment)}) == as_dicts
+                    checked += len(evs)
+                    game.apply(seat, game.legal(seat)[0])
+    assert checked > 1000

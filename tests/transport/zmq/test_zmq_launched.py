@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
+import struct
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -29,6 +31,7 @@ from referee.transport.base import (
     TransportTimeout,
 )
 from referee.transport.zmq.codec import decode_frame
+from referee.transport.zmq.direct import _GREETING, DirectZmqTransport, _command, _frame
 from tests.procs import scaled
 
 pytestmark = pytest.mark.slow
@@ -240,7 +243,7 @@ def test_bot_env_never_passes_on_keys() -> None:
 
 def test_bench_game_zmq() -> None:
     r = bench_game_zmq(1)
-    assert r.games == 1 and r.decisions > 0 and r.seconds > 0
+    assert r.games == 1 and r.decisions > 0 and r.seconds > 0 and r.cpu > 0
     assert not live_bots()
 
 
@@ -331,3 +334,43 @@ def test_bench_game_zmq_through_libzmq_too() -> None:
     r = bench_game_zmq(1, direct=False)
     assert r.games == 1 and r.decisions > 0
     assert not live_bots()
+
+
+def test_a_reply_reads_the_same_in_one_piece_as_in_pieces() -> None:
+    """The direct transport's fast path (a reply arriving as one whole one-frame
+    message) gives what its general path gives for the same bytes split across reads,
+    or two messages in one read -- and the same error for a frame that is not
+    msgpack.  A raw ZMTP DEALER plays the bot, byte by byte."""
+    t = DirectZmqTransport(name="raw")
+    peer = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        peer.connect(t.path)
+        ready = _command(b"READY", b"\x0bSocket-Type" + struct.pack(">I", 6) + b"DEALER")
+        hello = {"type": "hello", "protocol": [1], "name": "raw"}
+        peer.sendall(_GREETING + ready + _frame(msgpack.packb(hello)))
+        assert t.recv(scaled(5.0)) == hello  # the general path: greeting, READY, hello
+        reply = _frame(msgpack.packb({"type": "decision", "id": 7, "decision": 0}))
+        want = {"type": "decision", "id": 7, "decision": 0}
+        peer.sendall(reply)  # one read: the fast path
+        assert t.recv(scaled(5.0)) == want
+        peer.sendall(reply[:3])  # part of it: the general path waits for the rest
+        with pytest.raises(TransportTimeout):
+            t.recv(0.05)
+        peer.sendall(reply[3:])
+        assert t.recv(scaled(5.0)) == want
+        peer.sendall(reply + reply)  # two in one read
+        assert t.recv(scaled(5.0)) == want
+        assert t.recv(scaled(5.0)) == want
+        peer.sendall(_frame(b"\xc1"))  # not msgpack: the same error either way
+        with pytest.raises(MalformedMessage) as fast:
+            t.recv(scaled(5.0))
+        peer.sendall(_frame(b"\xc1")[:1])
+        with pytest.raises(TransportTimeout):
+            t.recv(0.05)
+        peer.sendall(_frame(b"\xc1")[1:])
+        with pytest.raises(MalformedMessage) as general:
+            t.recv(scaled(5.0))
+        assert str(fast.value) == str(general.value)
+    finally:
+        peer.close()
+        t.close()

@@ -1,0 +1,263 @@
+"""No stranger and no known author can lock the other authors out of ``league
+serve`` (issue 21): each attack a tiny attacker against a real server on loopback
+with real CURVE keys, while alice asks for her status.
+
+* a stranger's flood of handshakes that never finish, from many 127.0.0.x
+  addresses, each reopened as soon as the door closes it;
+* a known author's (bob's) idle authenticated connections from many addresses: their key
+  holds at most ``connections_per_author`` (the next is refused at the handshake,
+  with a reason the client shows), and each is closed after ``idle_seconds``;
+* an author's many slow submissions: another author's check waits for one check at
+  most (the checker serves authors in turns).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import selectors
+import socket
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import zmq
+
+from referee.league.remote import RemoteError, connect, request
+from tests.league.conftest import Referee
+from tests.league.servehelpers import Served, keys_of, next_event, serve
+from tests.league.test_league_serve import SLOW, slow_bot
+from tests.procs import Children
+
+pytestmark = pytest.mark.slow
+
+WINDOW = 2.0  # seconds: the server's log sums up a window this long (a minute by default)
+
+
+class Flood:
+    """A stranger's connections: ``per_address`` from each of ``addresses`` loopback
+    addresses, each silent after connecting (a handshake that never goes on), each
+    opened again as soon as the door closes it, until ``stop``."""
+
+    def __init__(self, endpoint: str, addresses: list[str], per_address: int) -> None:
+        host, port = endpoint.removeprefix("tcp://").rsplit(":", 1)
+        self.target = (host, int(port))
+        self.sel = selectors.DefaultSelector()
+        self.reopened = 0
+        self.stopping = threading.Event()
+        for a in addresses:
+            for _ in range(per_address):
+                self._open(a)
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _open(self, address: str) -> None:
+        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        s.bind((address, 0))
+        s.setblocking(False)
+        s.connect_ex(self.target)
+        self.sel.register(s, selectors.EVENT_READ, address)
+
+    def _run(self) -> None:
+        while not self.stopping.is_set():
+            for key, _ in self.sel.select(0.1):
+                s = key.fileobj
+                assert isinstance(s, socket.socket)
+                try:
+                    data = s.recv(4096)  # the server's greeting: read, never answered
+                except OSError:
+                    data = b""
+                if not data:
+                    self.sel.unregister(s)
+                    s.close()
+                    self.reopened += 1
+                    if not self.stopping.is_set():
+                        self._open(str(key.data))
+
+    def stop(self) -> None:
+        self.stopping.set()
+        self.thread.join(30)
+        for key in list(self.sel.get_map().values()):
+            with contextlib.suppress(OSError):
+                key.fileobj.close()  # type: ignore[union-attr]
+        self.sel.close()
+
+
+@pytest.fixture
+def defaults(tmp_path: Path, referee: Referee, keys: Path,
+             children: Children) -> Iterator[Served]:
+    """A server with the door's defaults (handshakes 64, 8 from one address)."""
+    yield from serve(tmp_path, referee, keys, children, "[server]\n",
+                     "--refusal-window", str(WINDOW))
+
+
+def test_a_strangers_flood_of_handshakes_does_not_lock_authors_out(defaults: Served) -> None:
+    """The attack found on the old door: far more unfinished handshakes than the
+    door holds, from many addresses, each reopened at once.  The door closes the
+    flood's own (of the address holding most handshakes, silent longest): alice's
+    handshake goes through and every request of hers is answered."""
+    addresses = [f"127.0.0.{i}" for i in range(2, 26)]  # 24 addresses x 4: 96 > 64
+    flood = Flood(defaults.endpoint, addresses, 4)
+    try:
+        defaults.wait_line(r"the door closed \d+ handshakes to let new connections in "
+                           r"\(64 at once, 8 from one address")
+        before = flood.reopened
+        for _ in range(5):
+            assert defaults.ask("alice", {"op": "status"})["ok"]
+        assert flood.reopened > before  # the flood went on all along
+    finally:
+        flood.stop()
+
+
+def test_a_flood_from_few_addresses_closes_its_own_handshakes(defaults: Served) -> None:
+    """The attacker's own shape: 7 addresses, 32 connections each (224): each
+    address holds at most 8 handshakes, a new one closes its own address's oldest."""
+    flood = Flood(defaults.endpoint, [f"127.0.1.{i}" for i in range(2, 9)], 32)
+    try:
+        defaults.wait_line(r"the door closed \d+ handshakes to let new connections in")
+        for _ in range(5):
+            assert defaults.ask("alice", {"op": "status"})["ok"]
+    finally:
+        flood.stop()
+
+
+@pytest.fixture
+def idle2(tmp_path: Path, referee: Referee, keys: Path,
+          children: Children) -> Iterator[Served]:
+    yield from serve(tmp_path, referee, keys, children, "[server]\nidle_seconds = 2\n",
+                     "--refusal-window", str(WINDOW))
+
+
+def summed(served: Served, pattern: str, total: int) -> None:
+    """Wait for the log's lines matching ``pattern`` to count ``total`` in all (its
+    group 1 summed: a count may be split across the log's windows)."""
+    lines = 1
+    while True:
+        found = served.wait_line(pattern, count=lines)
+        if sum(int(m.group(1)) for x in found if (m := re.search(pattern, x))) >= total:
+            return
+        lines = len(found) + 1
+
+
+def held(ctx: zmq.Context[zmq.Socket[bytes]], served: Served, who: str,
+         source: str) -> tuple[zmq.Socket[bytes], zmq.Socket[bytes]]:
+    """A connection of ``who`` from ``source`` (a loopback address), and its monitor;
+    never connected again by ZeroMQ once closed."""
+    public, secret = keys_of(served.keys / "authors" / f"{who}.key_secret")
+    server_key, _ = keys_of(served.keys / "referee.key")
+    sock = ctx.socket(zmq.DEALER)
+    sock.setsockopt(zmq.LINGER, 0)
+    sock.setsockopt(zmq.RECONNECT_IVL, -1)
+    sock.setsockopt(zmq.CURVE_SECRETKEY, secret)
+    sock.setsockopt(zmq.CURVE_PUBLICKEY, public)
+    sock.setsockopt(zmq.CURVE_SERVERKEY, server_key)
+    mon = sock.get_monitor_socket(zmq.EVENT_HANDSHAKE_SUCCEEDED | zmq.EVENT_DISCONNECTED
+                                  | zmq.EVENT_HANDSHAKE_FAILED_AUTH)
+    sock.connect(served.endpoint.replace("tcp://", f"tcp://{source}:0;"))
+    return sock, mon
+
+
+def test_a_known_authors_idle_connections_do_not_lock_authors_out(idle2: Served) -> None:
+    """bob (a known author) holds idle connections from 10 addresses: 8 get through
+    ([server] connections_per_author), the rest are refused at the handshake with
+    ZAP's 500, which her client names; alice is answered all along.  With no
+    request for idle_seconds (2) the door closes bob's connections; she then
+    connects again."""
+    ctx: zmq.Context[zmq.Socket[bytes]] = zmq.Context()
+    socks = []
+    try:
+        for i in range(12):
+            socks.append(held(ctx, idle2, "bob", f"127.0.2.{2 + i % 10}"))
+        events = []
+        for _, mon in socks:
+            message = next_event(mon)
+            events.append(message)
+        assert events.count(zmq.EVENT_HANDSHAKE_SUCCEEDED) == 8, events
+        assert events.count(zmq.EVENT_HANDSHAKE_FAILED_AUTH) == 4, events
+        with pytest.raises(RemoteError, match=r"holds as many connections of your key as it "
+                                              r"takes \(\[server\] connections_per_author\)"):
+            request(idle2.endpoint, {"op": "status", "name": "bob"},
+                    key=str(idle2.keys / "authors" / "bob.key_secret"),
+                    server_key=str(idle2.keys / "referee.key"), connect_timeout=2)
+        assert idle2.ask("alice", {"op": "status"})["ok"]
+        # idle for 2 s: each of the 8 is closed by the door
+        for (_, mon), first in zip(socks, events, strict=True):
+            if first == zmq.EVENT_HANDSHAKE_SUCCEEDED:
+                assert next_event(mon) == zmq.EVENT_DISCONNECTED
+        assert idle2.ask("bob", {"op": "status"})["ok"]
+        idle2.wait_line(r"the door refused \d+ handshakes of keys with 8 connections open "
+                        r"\(\[server\] connections_per_author\)")
+        summed(idle2, r"the door closed (\d+) connections idle for 2 s \(\[server\] "
+                      r"idle_seconds\)", 8)
+    finally:
+        for sock, mon in socks:
+            sock.disable_monitor()
+            mon.close(0)
+            sock.close(0)
+        ctx.term()
+
+
+def test_a_connection_waiting_for_its_answer_is_not_idle(idle2: Served) -> None:
+    """idle_seconds counts from the last answer: a connection used again and again
+    across more than idle_seconds is never closed while it asks."""
+    key = str(idle2.keys / "authors" / "alice.key_secret")
+    server_key = str(idle2.keys / "referee.key")
+    with connect(idle2.endpoint, key=key, server_key=server_key) as c:
+        for _ in range(3):
+            assert c.ask({"op": "status", "name": "alice"})["ok"]
+
+
+@pytest.fixture
+def checks(tmp_path: Path, referee: Referee, keys: Path,
+           children: Children) -> Iterator[Served]:
+    yield from serve(tmp_path, referee, keys, children,
+                     "[server]\nin_flight = 4\ncheck_seconds = 4\n",
+                     "--refusal-window", str(WINDOW))
+
+
+def decided(served: Served, who: str) -> int:
+    with served.seen:
+        return sum(bool(re.search(rf"\({who}'s #\d+\) (accepted|refused|failed)", x))
+                   for x in served.lines)
+
+
+def test_an_authors_slow_submissions_delay_another_by_one_check_at_most(
+        checks: Served, need_sandbox: None) -> None:
+    """alice queues 4 slow submissions (each check runs to check_seconds); bob's one,
+    queued after them, is checked right after the check running when it came: the
+    checker serves authors in turns, not in the order submissions came."""
+    for _ in range(4):
+        assert checks.ask("alice", SLOW, slow_bot())["ok"]
+    bobs = checks.ask("bob", {"op": "submit", "command": ["python3", "bot.py"],
+                              "transport": "stdio"}, b"not an archive")
+    assert bobs["ok"], bobs
+    ahead = decided(checks, "alice")
+    checks.wait_line(r"\(bob's #1\) refused")
+    assert decided(checks, "alice") <= ahead + 1
+    assert ahead <= 1  # else the machine was too slow for the test to mean anything
+
+
+@pytest.fixture
+def two_checkers(tmp_path: Path, referee: Referee, keys: Path,
+                 children: Children) -> Iterator[Served]:
+    yield from serve(tmp_path, referee, keys, children,
+                     "[server]\nin_flight = 4\ncheck_seconds = 60\ncheckers = 2\n",
+                     "--refusal-window", str(WINDOW))
+
+
+def test_two_checkers_never_check_one_author_twice_at_once(
+        two_checkers: Served, need_sandbox: None) -> None:
+    """[server] checkers = 2: alice's two slow submissions take one checker, in turn;
+    bob's check runs on the other and is decided while alice's first is still being
+    checked and her second still waits."""
+    first = two_checkers.ask("alice", SLOW, slow_bot())
+    second = two_checkers.ask("alice", SLOW, slow_bot())
+    assert first["ok"] and second["ok"], (first, second)
+    bobs = two_checkers.ask("bob", {"op": "submit", "command": ["python3", "bot.py"],
+                                    "transport": "stdio"}, b"not an archive")
+    assert bobs["ok"], bobs
+    two_checkers.wait_line(r"\(bob's #1\) refused")
+    states = [two_checkers.ask("alice", {"op": "status", "ticket": n})["ticket"]["state"]
+              for n in (1, 2)]
+    assert states == ["checking", "queued"], states
