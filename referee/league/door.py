@@ -509,7 +509,8 @@ class Door:
             said.append(f"closed {t.displaced} idle connections to let others in, with "
                         f"{self.connections} open ([server] connections)")
         if t.bypass:
-            said.append(f"refused {t.bypass} handshakes that did not come through it")
+            said.append(f"refused {t.bypass} handshakes of known keys it was not (or no "
+                        "longer) relaying")
         for each in said:  # a line each: a bounded few a window
             self.on_line(f"the door {each} in the last {span}")
 
