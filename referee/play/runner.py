@@ -514,6 +514,10 @@ class Answer(NamedTuple):
 
 GameSteps = Generator[Ask, Answer, "GameRecord"]
 
+#: ``Ask`` and ``Answer`` made from a tuple of their fields by C code, without a
+#: NamedTuple's ``__new__`` (a Python function): they are made once per decision.
+_new = tuple.__new__
+
 
 def ask_now(ask: Ask, clock: Callable[[], float] = time.perf_counter) -> Answer:
     """Ask ``ask.player`` for its decision and wait for it (the blocking way, one
@@ -523,7 +527,7 @@ def ask_now(ask: Ask, clock: Callable[[], float] = time.perf_counter) -> Answer:
         value = ask.player.decide(ask.request)
     except Exception as e:  # a BotFault, or an in-process bot's bug: the game judges
         return Answer(None, e, clock() - start)
-    return Answer(value, None, clock() - start)
+    return _new(Answer, (value, None, clock() - start))
 
 
 def drive(steps: GameSteps, clock: Callable[[], float] = time.perf_counter) -> GameRecord:
@@ -673,7 +677,7 @@ def game_steps(
                     time_left = left  # no more than is left on its game clock
                 req = DecisionRequest(sent_id, request_id, seat, observe(seat), legal, events,
                                       time_left, bank[seat], left)
-                answer = yield Ask(players[seat], req)
+                answer = yield _new(Ask, (players[seat], req))
                 elapsed = answer.elapsed
                 try:
                     clocks[seat] = left - elapsed

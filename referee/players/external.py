@@ -712,6 +712,7 @@ class BenchResult:
     games: int
     decisions: int
     seconds: float  # wall time of the games, bot start-up excluded
+    cpu: float = 0.0  # the referee's CPU seconds in the games, bot start-up excluded
 
     @property
     def decisions_per_second(self) -> float:
@@ -740,6 +741,7 @@ def bench_game_zmq(n_games: int, *, players: int = 2, seed: int = 1,
         for p in seats:  # start-up and handshake outside the timing
             p.connect()
         decisions = 0
+        cpu0 = time.process_time()
         t0 = time.perf_counter()
         for g in range(n_games):
             record = run_game(config, seed + g, seats, game_id=f"bench-{g}",
@@ -747,7 +749,8 @@ def bench_game_zmq(n_games: int, *, players: int = 2, seed: int = 1,
             if record.faults:
                 raise RuntimeError(f"bench game {g}: {record.faults[0]}")
             decisions += len(record.decisions)
-        return BenchResult(n_games, decisions, time.perf_counter() - t0)
+        return BenchResult(n_games, decisions, time.perf_counter() - t0,
+                           time.process_time() - cpu0)
     finally:
         for p in seats:
             p.close()

@@ -9,6 +9,8 @@ import json
 import sys
 from pathlib import Path
 
+import pytest
+
 from referee.players.botspec import HELLO_NAME_MAX, hello_seat_name, names_from_hellos
 
 from .cli_helpers import invoke
@@ -59,6 +61,7 @@ def test_play_names_seats_from_the_hello_when_asked(tmp_path: Path) -> None:
     assert play(tmp_path)["bots"] == ["named", "named-2", "heuristic"]
 
 
+@pytest.mark.slow
 def test_tournament_quick_and_match_name_bots_from_the_hello_when_asked(tmp_path: Path) -> None:
     alpha = f"{sys.executable} {NAMED} 'Alpha \\u001b[2J'"
     r = invoke("tournament", "quick", "heuristic", alpha, alpha, "--names", "hello",

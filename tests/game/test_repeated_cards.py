@@ -30,6 +30,7 @@ def _bots(n: int, seed: int) -> list[InProcessPlayer]:
     return [InProcessPlayer(make_bot(kinds[s % 3], seed + s)) for s in range(n)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("players", [2, 4, 6])
 def test_every_alternative_deck_game_replays(players: int) -> None:
     cfg = GameConfig(players=players, deck="alternative")

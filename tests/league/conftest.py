@@ -56,15 +56,30 @@ def referee(tmp_path: Path) -> Referee:
     return run
 
 
-@pytest.fixture
-def keys(tmp_path: Path, referee: Referee) -> Path:
-    """The league server's keys and three authors' (``keys/authors/NAME.key*``);
-    the league admits alice and bob (``keys/bots``), not mallory."""
-    k = tmp_path / "keys"
+@pytest.fixture(scope="session")
+def made_keys(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The keys of ``keys``, made once by the installed command (``referee keys``)."""
+    k = tmp_path_factory.mktemp("keys")
     (k / "bots").mkdir(parents=True)
-    assert referee("keys", "server", "--out", k).returncode == 0
+
+    def run(*args: str | Path) -> None:
+        r = subprocess.run([referee_command(), *map(str, args)], capture_output=True,
+                           text=True, env=env_for_subprocess(), timeout=scaled(300))
+        assert r.returncode == 0, r.stdout + r.stderr
+
+    run("keys", "server", "--out", k)
     for who in ("alice", "bob", "mallory"):
-        assert referee("keys", "new", who, "--out", k / "authors").returncode == 0
+        run("keys", "new", who, "--out", k / "authors")
     for who in ("alice", "bob"):  # mallory's key is not the league's
         (k / "bots" / f"{who}.key").write_bytes((k / "authors" / f"{who}.key").read_bytes())
+    return k
+
+
+@pytest.fixture
+def keys(tmp_path: Path, made_keys: Path) -> Path:
+    """The league server's keys and three authors' (``keys/authors/NAME.key*``);
+    the league admits alice and bob (``keys/bots``), not mallory.  A copy of the
+    test's own (it may add or remove keys) of the keys made once a session."""
+    k = tmp_path / "keys"
+    shutil.copytree(made_keys, k)
     return k

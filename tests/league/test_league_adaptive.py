@@ -83,6 +83,7 @@ def pair_games(league: Path) -> tuple[Counter[frozenset[str]], Counter[str], int
     return pairs, per, len(outs)
 
 
+@pytest.mark.slow
 def test_real_bots_the_uncertain_pair_is_played_most_and_everyone_keeps_a_share(
         tmp_path: Path) -> None:
     """Two copies of the lowest-card bot (equal: their order can never be settled)

@@ -7,6 +7,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+
 from .conftest import Referee
 from .leaguehelpers import league_toml
 
@@ -31,6 +33,7 @@ def _checks(text: str) -> tuple[int, int]:
     return int(m.group(1)), int(m.group(2))
 
 
+@pytest.mark.slow
 def test_check_bot_with_a_league_file_is_the_leagues_check(
         tmp_path: Path, referee: Referee, need_sandbox: None) -> None:
     bot = tmp_path / "bot"

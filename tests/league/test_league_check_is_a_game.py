@@ -72,6 +72,7 @@ def spied(lines: list[str]) -> list[dict[str, object]]:
 ALIAS = re.compile(r"t[0-9a-f]{12}")
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("need_sandbox")
 def test_the_check_runs_the_bot_as_its_league_games_do(tmp_path: Path) -> None:
     league = make_league(tmp_path / "l", seats=[2], deals=1, seed=11)

@@ -7,10 +7,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from .conftest import Referee
 from .leaguehelpers import league_toml, talker_bot
 
 
+@pytest.mark.slow
 def test_show_game_and_withdraw(tmp_path: Path, referee: Referee, need_sandbox: None) -> None:
     league = tmp_path / "l"
     cfg = league_toml(tmp_path / "league.toml", deals=1)

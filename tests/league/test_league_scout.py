@@ -67,6 +67,7 @@ def stderr_lines(league: Path, name: str, game: str, mark: str) -> list[str]:
     return [line for line in text.splitlines() if line.startswith(mark)]
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("need_sandbox")
 def test_a_scouted_deck_never_comes_round_again(tmp_path: Path) -> None:
     league = make_league(tmp_path / "l", seats=[2], deals=2, seed=21)

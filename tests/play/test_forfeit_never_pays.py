@@ -58,6 +58,7 @@ CASES = [pytest.param(b, n, marks=[pytest.mark.slow] if b == "heuristic" and n >
          for b in sorted(BUILTIN_BOTS) for n in range(2, 7)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("builtin", "n"), CASES)
 def test_forfeiting_never_beats_playing_on(builtin: str, n: int) -> None:
     totals_forfeit = [0] * n

@@ -145,6 +145,7 @@ def test_luck_show_prints_a_records_adjusted_scores(tmp_path: Path) -> None:
     assert "chance events" in r.output and "share" in r.output and "points" in r.output
 
 
+@pytest.mark.slow
 def test_rollout_value_is_unbiased_and_removes_more_variance(games2: list[GameRecord]) -> None:
     """V by rollouts in the endgame (``RolloutValue``): still unbiased on the same games,
     and it takes more of the variance away than the linear model (measured at 2 seats,

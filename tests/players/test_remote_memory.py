@@ -127,6 +127,7 @@ def test_index_out_of_range_is_illegal() -> None:
                                          f"{len(legal) - 8} more")
 
 
+@pytest.mark.slow
 def test_silence_strikes_then_forfeits_and_the_bot_is_told() -> None:
     bot = ScriptedBot(lambda r: None)
     rec = run_game(GameConfig(), 2, [player(bot, "mute"), player(ScriptedBot(first), "ok")],
@@ -145,6 +146,7 @@ def test_silence_strikes_then_forfeits_and_the_bot_is_told() -> None:
     assert bot.of_type("game_over")[0]["forfeits"] == [0]
 
 
+@pytest.mark.slow
 def test_reply_to_an_old_request_is_discarded_and_reported() -> None:
     state = {"held": None}
 

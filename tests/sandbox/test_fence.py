@@ -151,6 +151,7 @@ def test_a_staged_entry_with_a_command_pointing_out_is_refused(layout: tuple[Pat
         check_entry_command(["python3", "read_paths.py"], staged, SandboxConfig())
 
 
+@pytest.mark.slow
 def test_league_submit_refuses_a_command_naming_the_servers_files(
         layout: tuple[Path, Path], tmp_path: Path) -> None:
     """Through the installed command: one line, naming the argument, nothing kept."""

@@ -193,6 +193,7 @@ sys.exit(updown_bot.run(Spy()))
 '''
 
 
+@pytest.mark.slow
 def test_an_author_reads_back_no_host_path_from_a_real_league(tmp_path: Path) -> None:
     """The whole channel, as an author would use it: an entry that writes what it
     can read of the host to its stderr, through the league's real check (its report

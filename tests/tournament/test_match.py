@@ -70,7 +70,8 @@ def test_a_match_needs_a_field_beyond_two_seats(tmp_path: Path) -> None:
 
 
 def test_sprt_accepts_h1_for_a_clearly_stronger_bot(tmp_path: Path) -> None:
-    mc = _config(tmp_path / "m", "heuristic", "random", sprt=Sprt(0, 10))
+    # elo1 = 40: decided in 28 sets (at elo1 = 10: 104), the bot hundreds of Elo ahead
+    mc = _config(tmp_path / "m", "heuristic", "random", sprt=Sprt(0, 40))
     r = run_match(mc, executor=SerialExecutor(), quiet=True)
     s = r.summary
     assert s.sprt is not None and s.sprt.verdict == "H1" and s.sprt.llr >= s.sprt.upper
@@ -82,18 +83,20 @@ def test_sprt_accepts_h1_for_a_clearly_stronger_bot(tmp_path: Path) -> None:
 
 def test_sprt_accepts_h0_on_a_mirror_match_at_4_seats(tmp_path: Path) -> None:
     # the same (random) policy as NEW and OLD, each with its own random stream
+    # elo1 = 80: H0 in 12 sets of 8 games (at 40: 25)
     mc = _config(tmp_path / "m", "random", "random", ["heuristic", "lowest", "random"], seats=4,
-                 sprt=Sprt(0, 40))
+                 sprt=Sprt(0, 80))
     r = run_match(mc, executor=SerialExecutor(), quiet=True, batch=8)
     s = r.summary
     assert s.sprt is not None and s.sprt.verdict == "H0" and s.sprt.llr <= s.sprt.lower
     assert s.games == 8 * s.sets and s.pentanomial is None
     assert s.score_diff is not None and abs(s.score_diff) < 0.1
-    assert "H0 accepted: new is not 40 Elo better than old" in describe(r)[0]
+    assert "H0 accepted: new is not 80 Elo better than old" in describe(r)[0]
 
 
 def test_a_deterministic_mirror_is_every_set_even(tmp_path: Path) -> None:
-    mc = _config(tmp_path / "m", "heuristic", "heuristic", sprt=Sprt(0, 10))
+    # elo1 = 40: H0 after 25 even sets (at elo1 = 10: 102)
+    mc = _config(tmp_path / "m", "heuristic", "heuristic", sprt=Sprt(0, 40))
     s = run_match(mc, executor=SerialExecutor(), quiet=True).summary
     assert s.verdict == "H0" and s.pentanomial == (0, 0, s.sets, 0, 0)
     assert s.score == 0.5 and s.score_ci == 0.0
@@ -200,7 +203,7 @@ def test_match_mistakes_are_one_error_line(tmp_path: Path, args: list[str], word
 
 
 def test_progress_shows_llr_against_its_bounds_and_the_estimate(tmp_path: Path) -> None:
-    mc = _config(tmp_path / "m", "heuristic", "random", sprt=Sprt(0, 10))
+    mc = _config(tmp_path / "m", "heuristic", "random", sprt=Sprt(0, 40))
     buf = io.StringIO()
     r = run_match(mc, executor=SerialExecutor(), batch=4,
                   progress=Progress(0, 0, stream=buf, tty=False, every=0.0))

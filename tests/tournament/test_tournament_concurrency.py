@@ -78,6 +78,7 @@ def test_games_in_flight_give_the_tournament_played_one_at_a_time(tmp_path: Path
                                               for n in logs), logs
 
 
+@pytest.mark.slow
 def test_the_serial_executor_with_games_in_flight_plays_every_game(tmp_path: Path) -> None:
     cfg_path = tmp_path / "t.toml"
     cfg_path.write_text(BODY)

@@ -118,10 +118,10 @@ def _fill(path: Path) -> None:
 
 @pytest.fixture
 def small_disk(tmp_path: Path):  # type: ignore[no-untyped-def]
-    """A 2 MiB tmpfs: a real full disk.  Needs root (the CI runs as root)."""
+    """A 1 MiB tmpfs: a real full disk.  Needs root (the CI runs as root)."""
     where = tmp_path / "disk"
     where.mkdir()
-    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(where)],
+    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(where)],
                        capture_output=True, text=True)
     if r.returncode != 0:
         if os.environ.get("CI") == "true":
@@ -135,7 +135,8 @@ def small_disk(tmp_path: Path):  # type: ignore[no-untyped-def]
 
 def test_a_full_disk_stops_the_run_with_one_error_and_it_resumes_later(
         tmp_path: Path, small_disk: Path) -> None:
-    path = config(tmp_path, deals=40)
+    # 120 games: about 3 MB of records (25 KB a game), three times what the disk holds
+    path = config(tmp_path, deals=20)
     out = small_disk / "out"
     first = referee("tournament", "run", str(path), "--output", str(out), "--jobs", "2", "-q")
     assert first.returncode != 0
@@ -146,13 +147,13 @@ def test_a_full_disk_stops_the_run_with_one_error_and_it_resumes_later(
     assert list((out / "games").glob("*.tmp")) == []
     kept = sqlite3.connect(out / "tournament.sqlite").execute(
         "SELECT COUNT(*) FROM games").fetchone()[0]
-    assert 1 <= kept < 240
+    assert 1 <= kept < 120
     # Room is made: the same command resumes, and nothing committed was lost.
     subprocess.run(["mount", "-o", "remount,size=64m", str(small_disk)], check=True)
     again = referee("tournament", "run", str(path), "--output", str(out), "--jobs", "2",
                     "--format", "json", "-q")
     assert again.returncode == 0, again.stderr
-    assert json.loads(again.stdout)["played"] == 240
+    assert json.loads(again.stdout)["played"] == 120
     assert referee("tournament", "verify", str(out)).returncode == 0
 
 
@@ -186,10 +187,29 @@ def test_a_failed_commit_is_one_error_and_keeps_what_was_committed(tmp_path: Pat
     again.close()
 
 
+@pytest.fixture(scope="module")
+def played_once(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """The small tournament, played once for the module: (its folder, its standings
+    as JSON)."""
+    here = tmp_path_factory.mktemp("played")
+    first = referee("tournament", "run", str(config(here)), "--format", "json", "-q")
+    assert first.returncode == 0, first.stderr
+    return here, first.stdout
+
+
+@pytest.fixture
+def played(played_once: tuple[Path, str], tmp_path: Path) -> tuple[Path, str]:
+    """A copy of the played tournament in ``tmp_path``, the test's own to damage:
+    (its configuration, its standings as JSON)."""
+    here, standings = played_once
+    shutil.copytree(here, tmp_path, dirs_exist_ok=True)
+    return tmp_path / "t.toml", standings
+
+
 @pytest.mark.parametrize("damage", ["garbage", "truncated", "directory"])
-def test_a_damaged_database_is_one_error_line(tmp_path: Path, damage: str) -> None:
-    path = config(tmp_path)
-    assert referee("tournament", "run", str(path), "-q").returncode == 0
+def test_a_damaged_database_is_one_error_line(tmp_path: Path, played: tuple[Path, str],
+                                              damage: str) -> None:
+    path, _ = played
     db = tmp_path / "out" / "tournament.sqlite"
     for extra in ("-wal", "-shm"):
         Path(str(db) + extra).unlink(missing_ok=True)
@@ -210,10 +230,8 @@ def test_a_damaged_database_is_one_error_line(tmp_path: Path, damage: str) -> No
 
 @pytest.mark.parametrize("how", ["missing", "truncated"])
 def test_resume_plays_again_a_game_whose_record_is_missing_or_cut_short(
-        tmp_path: Path, how: str) -> None:
-    path = config(tmp_path)
-    first = referee("tournament", "run", str(path), "--format", "json", "-q")
-    assert first.returncode == 0
+        tmp_path: Path, played: tuple[Path, str], how: str) -> None:
+    path, standings = played
     rec = tmp_path / "out" / "games" / "g000003.jsonl"
     if how == "missing":
         rec.unlink()
@@ -223,7 +241,7 @@ def test_resume_plays_again_a_game_whose_record_is_missing_or_cut_short(
     again = referee("tournament", "run", str(path), "--format", "json")
     assert again.returncode == 0, again.stderr
     assert "g000003" in again.stderr and "missing or cut short" in again.stderr
-    assert json.loads(again.stdout) == json.loads(first.stdout)
+    assert json.loads(again.stdout) == json.loads(standings)
     assert rec.read_bytes().endswith(b"\n")
     check = referee("replay", str(rec), "--check")
     assert check.returncode == 0, check.stderr

@@ -190,7 +190,7 @@ def test_sigkill_mid_run_then_resume_gives_the_uninterrupted_standings(
 [tournament]
 name = "kill"
 seats = 3
-deals = 15
+deals = 6
 seed = 11
 {BUILTINS}
 [[bots]]
@@ -198,7 +198,7 @@ name = "heuristic2"
 builtin = "heuristic"
 """
     cfg = write(tmp_path, body)
-    total = 4 * 15 * 3
+    total = 4 * 6 * 3  # 72: killed after 30, so that more than half is left to resume
     killed, whole = tmp_path / "killed", tmp_path / "whole"
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     proc = children.popen([*REFEREE, "tournament", "run", str(cfg), "-o", str(killed), "-q",

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -44,13 +45,23 @@ def referee(*args: str) -> subprocess.CompletedProcess[str]:
                           cwd=REPO)
 
 
-@pytest.fixture
-def played(tmp_path: Path) -> tuple[Path, Path, str]:
-    cfg = tmp_path / "t.toml"
-    cfg.write_text(LEAGUE)
-    r = referee("tournament", "run", str(cfg), "--format", "json", "-q")
+@pytest.fixture(scope="module")
+def played_once(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """The tournament, played once for the module (its folder: t.toml and out/)."""
+    here = tmp_path_factory.mktemp("verify")
+    (here / "t.toml").write_text(LEAGUE)
+    r = referee("tournament", "run", str(here / "t.toml"), "--format", "json", "-q")
     assert r.returncode == 0, r.stderr
-    return cfg, tmp_path / "out", r.stdout
+    return here, r.stdout
+
+
+@pytest.fixture
+def played(played_once: tuple[Path, str], tmp_path: Path) -> tuple[Path, Path, str]:
+    """A copy of the played tournament of the test's own, to damage and repair:
+    (its configuration, its output folder, its standings as JSON)."""
+    here, standings = played_once
+    shutil.copytree(here, tmp_path / "t")
+    return tmp_path / "t" / "t.toml", tmp_path / "t" / "out", standings
 
 
 def sql(out: Path, *statements: str) -> None:

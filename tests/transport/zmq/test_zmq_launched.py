@@ -243,7 +243,7 @@ def test_bot_env_never_passes_on_keys() -> None:
 
 def test_bench_game_zmq() -> None:
     r = bench_game_zmq(1)
-    assert r.games == 1 and r.decisions > 0 and r.seconds > 0
+    assert r.games == 1 and r.decisions > 0 and r.seconds > 0 and r.cpu > 0
     assert not live_bots()
 
 
