@@ -23,7 +23,8 @@ tournament an in-process bot draws them from the deal and its seat (not from its
 name), so identical bots in identical positions choose identically and the mirror
 match is exact (``referee.play.runner.SEAT_STREAM``).
 
-    .venv/bin/python bench/fairness.py [--games 2000] [--jobs N] [--seed 1]
+    .venv/bin/python bench/fairness.py [--games 2000] [--jobs N] [--seed 1] [--seats 2 4]
+                                       [--value linear|rollout] [--rollouts N] [--no-mirror]
 
 ``--lineup-decks DEALS`` measures instead what a league gives up by dealing each
 lineup its own decks (issue 26): the standard error of comparing two entries through
@@ -52,6 +53,9 @@ from referee.tournament.run import run_tournament  # noqa: E402
 from referee.tournament.standings import place_points  # noqa: E402
 from referee.tournament.store import Store  # noqa: E402
 
+#: The tournaments' ``[scores]`` table (``--value``, ``--rollouts``): which V adjusts.
+SCORES_TABLE: dict[str, object] = {}
+
 
 def play(bots: list[tuple[str, str]], seats: int, seating: str, deals: int, seed: int,
          jobs: int | None, out: Path) -> tuple[list[tuple[int, float]], list[tuple[int, float]]]:
@@ -63,6 +67,7 @@ def play(bots: list[tuple[str, str]], seats: int, seating: str, deals: int, seed
                        "seating": seating},
         "rules": {"variants": ["play_out"]},
         "bots": [{"name": n, "builtin": b} for n, b in bots],
+        **({"scores": SCORES_TABLE} if SCORES_TABLE else {}),
     }
     config = parse_config(raw, base_dir=str(out.parent))
     run_tournament(config, output_dir=out, jobs=jobs, quiet=True)
@@ -167,15 +172,32 @@ def main() -> int:
     ap.add_argument("--lineup-decks", type=int, metavar="DEALS", default=None,
                     help="only measure a league's lineup-own decks against decks shared "
                          "across lineups, with DEALS deals per lineup (e.g. 300)")
+    ap.add_argument("--seats", type=int, nargs="+", default=[2, 4], choices=[2, 4],
+                    help="the table sizes of the pair's comparison")
+    ap.add_argument("--value", choices=["linear", "rollout"], default="linear",
+                    help="the value function of the luck-adjusted column (a tournament's "
+                         "[scores] value)")
+    ap.add_argument("--rollouts", type=int, default=None,
+                    help="with --value rollout: rollouts per position")
+    ap.add_argument("--no-mirror", action="store_true", help="skip the mirror matches")
     args = ap.parse_args()
+    if args.value != "linear":
+        SCORES_TABLE["value"] = args.value
+        if args.rollouts:
+            SCORES_TABLE["rollouts"] = args.rollouts
     if args.lineup_decks is not None:
         lineup_decks(args.lineup_decks, args.seed, args.jobs)
         return 0
     ok = True
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        print(f"{args.games} games per schedule; heuristic (A) vs lowest (B)\n")
+        print(f"{args.games} games per schedule; heuristic (A) vs lowest (B); luck-adjusted "
+              f"by V = {args.value}"
+              + (f" x{SCORES_TABLE.get('rollouts', 16)}" if args.value != "linear" else "")
+              + "\n")
         for seats, what in ((2, "win rate A - B"), (4, "mean place A - B")):
+            if seats not in args.seats:
+                continue
             # At 4 seats the pair plays with a field of one more copy of each bot
             # (named f-*, left out of the difference): a table of two copies of each
             # would compare each bot with itself half of the time.
@@ -214,7 +236,7 @@ def main() -> int:
                       f"({'meets' if aratio <= target else 'MISSES'} <= {target:.2f}), "
                       f"agreement z = {az:+.2f} ({'agree' if abs(az) < 2 else 'DISAGREE'})")
             print(f"  {secs:.1f} s\n")
-        for seats in (2, 4):
+        for seats in () if args.no_mirror else tuple(args.seats):
             bots = [(f"{'a' if i < seats // 2 else 'b'}-heuristic-{i}", "heuristic")
                     for i in range(seats)]
             deals = max(50, args.games // (4 * seats))

@@ -43,13 +43,13 @@ import random
 import statistics
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from referee.bots import make_bot  # noqa: E402
-from referee.bots.policies import LowestBot  # noqa: E402
+from referee.bots.policies import HeuristicBot, LowestBot  # noqa: E402
 from referee.game import Game, GameConfig  # noqa: E402
 from referee.game.cards import parse_deck  # noqa: E402
 from referee.game.features import reshuffled, summaries, unseen  # noqa: E402
@@ -63,6 +63,7 @@ from referee.play.luck import (  # noqa: E402
     default_model,
     game_luck,
     raw_scores,
+    seat_policies,
 )
 from referee.play.runner import SEAT_STREAM, GameRecord, InProcessPlayer, run_game  # noqa: E402
 
@@ -70,7 +71,7 @@ BOTS = {2: ("heuristic", "lowest"), 4: ("heuristic", "lowest", "heuristic", "low
 NAMES = {2: ("a", "b"), 4: ("a", "b", "fa", "fb")}
 
 _MODEL: ValueModel | None = None
-_VALUES: dict[str, Value] = {}
+_VALUES: dict[str, Callable[[Sequence[str]], Value]] = {}
 
 
 def _figure(places: Sequence[int], seat: int, k: int) -> float:
@@ -140,8 +141,8 @@ def one_deal(job: tuple[int, int, int, int]) -> dict[str, object]:
         raw.append(d)
         games.append(d)
         adj.append(_adjusted_diff(rec, seats, k))
-        for label, v in _VALUES.items():
-            extra.setdefault(label, []).append(_adjusted_diff(rec, seats, k, v))
+        for label, make in _VALUES.items():
+            extra.setdefault(label, []).append(_adjusted_diff(rec, seats, k, make(seats)))
         r2.extend(_r2_rows(rec))
     assert base is not None
     deck = list(parse_deck(base.deck))
@@ -257,11 +258,35 @@ def ceiling(k: int, games: int, replays: int, seed: int) -> None:
               f"{1 - lin / sst:6.3f}   ({len(pts)} positions)")
 
 
-def _init(model: str | None, rollouts: Sequence[int]) -> None:
+def _rollout(spec: str) -> tuple[str, Callable[[Sequence[str]], Value]]:
+    """A --rollouts spec, R[:L[:own]]: R rollouts once the draw pile holds L cards or
+    fewer, each seat played by its bot's own policy (own) or the heuristic's rule."""
+    parts = spec.split(":")
+    r, limit = int(parts[0]), int(parts[1]) if len(parts) > 1 else 0
+    flags = parts[2].split("+") if len(parts) > 2 else []
+    own, coupled = "own" in flags, "sorted" not in flags
+    bots = dict(zip(NAMES[2] + NAMES[4][2:], BOTS[4], strict=True))
+
+    def make(seats: Sequence[str]) -> Value:
+        pol = seat_policies([bots[x] for x in seats]) if own else None
+        return RolloutValue(_MODEL, rollouts=r, draw_limit=limit, policies=pol, coupled=coupled)
+
+    return (f"rollouts x{r}, draw pile <= {limit}{', own policies' if own else ''}"
+            f"{', sorted deals' if not coupled else ''}", make)
+
+
+def _init(model: str | None, rollouts: Sequence[str], compare: Sequence[str] = (),
+          no_search: bool = False) -> None:
     global _MODEL
+    if no_search:  # the heuristic without its endgame search: its rule, deterministic
+        HeuristicBot.SEARCH_CARDS = -1
     _MODEL = ValueModel.load(Path(model)) if model else None
-    for r in rollouts:
-        _VALUES[f"rollouts x{r}"] = RolloutValue(_MODEL, rollouts=r)
+    for spec in rollouts:
+        label, make = _rollout(spec)
+        _VALUES[label] = make
+    for f in compare:
+        m = ValueModel.load(Path(f))
+        _VALUES[Path(f).name] = lambda seats, m=m: m  # type: ignore[misc]
 
 
 def main() -> int:
@@ -272,9 +297,18 @@ def main() -> int:
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--model", default=None, help="a value model file (default: the shipped one)")
-    ap.add_argument("--rollouts", type=int, nargs="*", default=[],
-                    help="also the adjusted figure with V = RolloutValue(R) (rollouts in the "
-                    "endgame) for each R given")
+    ap.add_argument("--rollouts", nargs="*", default=[], metavar="R[:L[:FLAGS]]",
+                    help="also the adjusted figure with V = RolloutValue: R rollouts once the "
+                    "draw pile holds L cards or fewer (default 0), each seat played by its "
+                    "own bot's policy with the flag own (else the heuristic's rule); the flag sorted: "
+                    "the old deals (unseen cards sorted, not in their places: no common random "
+                    "numbers across outcomes); flags joined by +")
+    ap.add_argument("--compare", nargs="*", default=[], metavar="FILE",
+                    help="also the adjusted figure with each of these value model files")
+    ap.add_argument("--no-search", action="store_true",
+                    help="the heuristic without its endgame search (deterministic, and its "
+                    "policy is exactly the rollouts' rule): how much of what is left is the "
+                    "search's own randomness")
     ap.add_argument("--ceiling", type=int, default=0, metavar="GAMES",
                     help="only the R^2 of a perfect V by stage, on GAMES games of lowest "
                     "against itself (at each --seats), each position by --resamples replays")
@@ -285,7 +319,8 @@ def main() -> int:
         for k in args.seats:
             ceiling(k, args.ceiling, max(2, args.resamples), args.seed)
         return 0
-    with multiprocessing.Pool(args.jobs, initializer=_init, initargs=(args.model, args.rollouts)) as pool:
+    with multiprocessing.Pool(args.jobs, initializer=_init, initargs=(args.model, args.rollouts,
+                                                                      args.compare, args.no_search)) as pool:
         for k in args.seats:
             t0 = time.perf_counter()
             rows = pool.map(one_deal, [(k, args.seed, d, args.resamples)

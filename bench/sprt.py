@@ -57,7 +57,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from referee.bots.policies import Bot, HeuristicBot, RandomBot, make_bot  # noqa: E402
 from referee.game import GameConfig  # noqa: E402
 from referee.game.cards import parse_deck  # noqa: E402
-from referee.play.luck import RolloutValue, Value, game_luck  # noqa: E402
+from referee.play.luck import RolloutValue, game_luck, seat_policies  # noqa: E402
 from referee.play.runner import GameRecord, InProcessPlayer, run_game  # noqa: E402
 from referee.stats.sprt import PENTANOMIAL, Sprt, SprtState, elo_of_score  # noqa: E402
 from referee.tournament.config import BotSpec, TournamentConfig  # noqa: E402
@@ -88,18 +88,22 @@ class Mix(Bot):
         return (self.h if self.rng.random() < self.p else self.r).decide(obs, legal)
 
 
-#: ``--rollouts R``: the value function of the luck-adjusted pools (default: the shipped one).
-LUCK_VALUE: Value | None = None
+#: ``--rollouts R``: a second luck-adjusted pool, by rollouts (``RolloutValue``, each
+#: built-in seat played by its own rule), beside the shipped linear V's.
+ROLLOUTS = 0
+#: The built-in bot of each name, for the rollouts' own policies (``det`` pair).
+BUILTIN = {"new": "heuristic", "old": "lowest", **{n: n for n in ("heuristic", "lowest",
+                                                                  "random")}}
 
 
-def adjusted_of(rec: GameRecord) -> tuple[tuple[float, ...], ...] | None:
-    """The game's luck-adjusted scores, with ``LUCK_VALUE`` when set."""
-    if LUCK_VALUE is None:
-        return luck_of(rec)
+def rollout_adjusted(rec: GameRecord, seats: Sequence[str]) -> tuple[tuple[float, ...], ...]:
+    """The game's luck-adjusted scores by ``ROLLOUTS`` rollouts."""
     r = rec.ended
+    value = RolloutValue(rollouts=ROLLOUTS, policies=seat_policies([BUILTIN.get(n)
+                                                                    for n in seats]))
     return game_luck(rec.config, rec.seed, parse_deck(rec.deck), rec.first_player,
                      [(int(d["seat"]), str(d["decision"])) for d in rec.decisions],
-                     r.places, r.points, LUCK_VALUE).adjusted_all()
+                     r.places, r.points, value).adjusted_all()
 
 
 class Table:
@@ -113,15 +117,20 @@ class Table:
         self.players = {n: InProcessPlayer(b, n, stream=PAIRED_STREAM
                                            if crn and n in ("new", "old") else n)
                         for n, b in bots.items()}
+        #: game index -> its adjusted scores by rollouts (with ``ROLLOUTS``)
+        self.rolled: dict[int, tuple[tuple[float, ...], ...]] = {}
 
     def play(self, index: int, deal: int, deal_seed: int, seats: Sequence[str]) -> GameOutcome:
         rec = run_game(self.config, deal_seed, [self.players[n] for n in seats],
                        game_id=f"g{index}")
         r = rec.ended
-        return GameOutcome(index=index, game_id=f"g{index}", deal=deal, deal_seed=deal_seed,
+        out = GameOutcome(index=index, game_id=f"g{index}", deal=deal, deal_seed=deal_seed,
                            seats=tuple(seats), places=r.places, points=r.points, how=r.how,
                            turns=r.turns, faults=tuple(rec.faults),
-                           adjusted=adjusted_of(rec) if self.luck else None)
+                           adjusted=luck_of(rec) if self.luck else None)
+        if self.luck and ROLLOUTS:
+            self.rolled[index] = rollout_adjusted(rec, seats)
+        return out
 
 
 def match_config(k: int, seed: int) -> MatchConfig:
@@ -157,17 +166,23 @@ def paired_pool(k: int, which: str, sets: int, seed: int, crn: bool = True) -> l
     return out
 
 
-def luck_pools(k: int, which: str, sets: int, seed: int) -> tuple[list[float], list[float]]:
-    """The same paired sets scored raw and luck-adjusted (``referee match --scores``)."""
+def luck_pools(k: int, which: str, sets: int, seed: int) -> dict[str, list[float]]:
+    """The same paired sets scored raw and luck-adjusted (``referee match --scores``):
+    by the shipped linear V, and by rollouts with ``ROLLOUTS``."""
     mc = match_config(k, seed)
     raw_mc = dataclasses.replace(mc, scores="raw")
     table = Table(k, bots_for(*pair(which), k), True, luck=True)
-    raw, adjusted = [], []
+    pools: dict[str, list[float]] = {"raw": [], "adjusted": []}
+    if ROLLOUTS:
+        pools[f"rollout x{ROLLOUTS}"] = []
     for s in range(sets):
         games = [table.play(g.index, g.deal, g.deal_seed, g.seats) for g in set_games(mc, s)]
-        raw.append(reduce_set(raw_mc, s, games).score)
-        adjusted.append(reduce_set(mc, s, games).score)
-    return raw, adjusted
+        pools["raw"].append(reduce_set(raw_mc, s, games).score)
+        pools["adjusted"].append(reduce_set(mc, s, games).score)
+        if ROLLOUTS:
+            rolled = [dataclasses.replace(o, adjusted=table.rolled[o.index]) for o in games]
+            pools[f"rollout x{ROLLOUTS}"].append(reduce_set(mc, s, rolled).score)
+    return pools
 
 
 def luck_section(k: int, which: str, sets: int, runs: int, seed: int, alpha: float,
@@ -177,30 +192,38 @@ def luck_section(k: int, which: str, sets: int, runs: int, seed: int, alpha: flo
     pool shares), the same alpha and beta.  Target: <= 0.5 x."""
     t0 = time.perf_counter()
     per_set = match_config(k, seed).per_set
-    raw, adj = luck_pools(k, which, sets, seed)
+    pools = luck_pools(k, which, sets, seed)
+    raw = pools["raw"]
     m = statistics.fmean(raw)
     test = Sprt(0.0, elo_of_score(m), alpha, beta)
     names = (f"mix({P_NEW}) - mix({P_OLD})" if which == "mix"
              else "heuristic - lowest (deterministic)")
     print(f"{k} seats, {names}: {sets} paired sets scored raw and luck-adjusted "
           f"({time.perf_counter() - t0:.0f} s)")
-    print(f"  set score raw {m:.4f} (sd {statistics.pstdev(raw):.4f}), adjusted "
-          f"{statistics.fmean(adj):.4f} (sd {statistics.pstdev(adj):.4f}); test elo1 "
-          f"{test.elo1:+.1f}")
+    print("  set score " + ", ".join(f"{label} {statistics.fmean(pool):.4f} (sd "
+                                     f"{statistics.pstdev(pool):.4f})"
+                                     for label, pool in pools.items())
+          + f"; test elo1 {test.elo1:+.1f}")
     means = {}
-    for label, pool, support in (("raw", raw, PENTANOMIAL if k == 2 else ()),
-                                 ("adjusted", adj, ())):
+    for label, pool in pools.items():
+        support = PENTANOMIAL if k == 2 and label == "raw" else ()
         mirror = pool + [round(1.0 - x, 3) for x in pool]
         v0, n0 = simulate(mirror, test, runs, seed, support)
         v1, n1 = simulate(pool, test, runs, seed + 7, support)
         means[label] = (statistics.fmean(n0) + statistics.fmean(n1)) / 2
-        print(f"  {label:<9} false positives {v0.count('H1') / runs:.3f}, false negatives "
+        print(f"  {label:<12} false positives {v0.count('H1') / runs:.3f}, false negatives "
               f"{v1.count('H0') / runs:.3f}, mean games to a decision "
               f"{means[label] * per_set:.0f}")
-    ratio = means["adjusted"] / means["raw"]
-    print(f"  adjusted / raw: {ratio:.2f} x the games ({'meets' if ratio <= 0.5 else 'MISSES'}"
-          f" <= 0.5)\n")
-    return ratio <= 0.5
+    ok = True
+    for label in pools:
+        if label == "raw":
+            continue
+        ratio = means[label] / means["raw"]
+        print(f"  {label} / raw: {ratio:.2f} x the games "
+              f"({'meets' if ratio <= 0.5 else 'MISSES'} <= 0.5)")
+        ok = ok and ratio <= 0.5
+    print()
+    return ok
 
 
 def live_runs(test: Sprt, runs: int, seed: int) -> tuple[list[str], list[int]]:
@@ -312,9 +335,8 @@ def main() -> int:
                     "needed (referee match keeps them: see referee/stats/sprt.py)")
     args = ap.parse_args()
     P_NEW = args.p_new
-    global LUCK_VALUE
-    if args.rollouts:
-        LUCK_VALUE = RolloutValue(rollouts=args.rollouts)
+    global ROLLOUTS
+    ROLLOUTS = args.rollouts
     ok = True
     if args.luck:
         for k in args.seats:

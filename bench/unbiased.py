@@ -19,6 +19,7 @@ miss by chance: the script says how many did, and fails if more than 2 % do).
 
     .venv/bin/python bench/unbiased.py [--games 20000] [--seats 2 4 6] [--jobs N]
                                        [--seed 1] [--pair auto|heuristic|lowest]
+                                       [--model FILE] [--every GAMES]
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ from referee.bots import make_bot  # noqa: E402
 from referee.game import GameConfig  # noqa: E402
 from referee.game.cards import parse_deck  # noqa: E402
 from referee.game.seeds import derive_seed  # noqa: E402
-from referee.play.luck import SCORES, game_luck  # noqa: E402
+from referee.play.luck import SCORES, ValueModel, game_luck  # noqa: E402
 from referee.play.runner import InProcessPlayer, run_game  # noqa: E402
 from referee.stats.luck import unbiasedness  # noqa: E402
 
@@ -50,6 +51,14 @@ def pair_of(which: str, n: int) -> tuple[str, str]:
                             else ("lowest", "random"))
 
 
+_VALUE: ValueModel | None = None
+
+
+def _init(model: str | None) -> None:
+    global _VALUE
+    _VALUE = ValueModel.load(Path(model)) if model else None
+
+
 def one(args: tuple[int, int, int, str]) -> tuple[list[list[float]], list[list[float]], float]:
     """(raw[score][seat], adjusted[score][seat], seconds of the estimator) of a game."""
     n, seed, g, which = args
@@ -61,9 +70,29 @@ def one(args: tuple[int, int, int, str]) -> tuple[list[list[float]], list[list[f
     t = time.perf_counter()
     luck = game_luck(config, rec.seed, parse_deck(rec.deck), rec.first_player,
                      [(int(d["seat"]), str(d["decision"])) for d in rec.decisions],
-                     rec.ended.places, rec.ended.points)
+                     rec.ended.places, rec.ended.points, _VALUE)
     secs = time.perf_counter() - t
     return ([list(r) for r in luck.raw], [list(luck.adjusted(k)) for k in SCORES], secs)
+
+
+Row = tuple[list[list[float]], list[list[float]], float]
+
+
+def checks(n: int, rows: list[Row], verbose: bool) -> tuple[int, int]:
+    """(checks, misses) over ``rows``; each check printed when ``verbose``."""
+    misses = count = 0
+    for i, k in enumerate(SCORES):
+        for s in range(n):
+            u = unbiasedness([r[0][i][s] for r in rows], [r[1][i][s] for r in rows])
+            lo, hi = u.interval
+            count += 1
+            misses += not u.unbiased
+            if verbose:
+                print(f"  {k:<6} seat {s}: raw {u.raw.mean:8.4f}  adjusted "
+                      f"{u.adjusted.mean:8.4f}  difference {u.difference.mean:+.4f} "
+                      f"[{lo:+.4f}, {hi:+.4f}] ({'unbiased' if u.unbiased else 'MISS'})  "
+                      f"variance x{u.variance_ratio:.3f}")
+    return count, misses
 
 
 def main() -> int:
@@ -75,32 +104,35 @@ def main() -> int:
     ap.add_argument("--pair", choices=sorted(PAIRS), default="auto",
                     help="the bots: heuristic/lowest at 2 seats and lowest/random at 4 and 6 "
                     "(auto), or one pair everywhere")
+    ap.add_argument("--model", default=None, help="a value model file (default: the shipped one)")
+    ap.add_argument("--every", type=int, default=0, metavar="GAMES",
+                    help="also print how many checks hold so far every GAMES games (a long "
+                         "run that is stopped still says what it found)")
     args = ap.parse_args()
-    misses = checks = 0
-    with multiprocessing.Pool(args.jobs) as pool:
+    misses = total = 0
+    with multiprocessing.Pool(args.jobs, initializer=_init, initargs=(args.model,)) as pool:
         for n in args.seats:
             t0 = time.perf_counter()
-            rows = pool.map(one, [(n, args.seed, g, args.pair) for g in range(args.games)],
-                            chunksize=16)
+            rows: list[Row] = []
+            for r in pool.imap(one, [(n, args.seed, g, args.pair) for g in range(args.games)],
+                               chunksize=16):
+                rows.append(r)
+                if args.every and len(rows) % args.every == 0 and len(rows) < args.games:
+                    c, m = checks(n, rows, False)
+                    print(f"  ... {n} seats, {len(rows)} games, {time.perf_counter() - t0:.0f} s: "
+                          f"{c - m} of {c} checks hold", flush=True)
             est = sum(r[2] for r in rows) / len(rows)
             even, odd = pair_of(args.pair, n)
             print(f"{n} seats, {args.games} games ({even} in even seats, {odd} in odd), "
                   f"{time.perf_counter() - t0:.0f} s; estimator {1000 * est:.0f} ms per game",
                   flush=True)
-            for i, k in enumerate(SCORES):
-                for s in range(n):
-                    u = unbiasedness([r[0][i][s] for r in rows], [r[1][i][s] for r in rows])
-                    lo, hi = u.interval
-                    checks += 1
-                    misses += not u.unbiased
-                    print(f"  {k:<6} seat {s}: raw {u.raw.mean:8.4f}  adjusted "
-                          f"{u.adjusted.mean:8.4f}  difference {u.difference.mean:+.4f} "
-                          f"[{lo:+.4f}, {hi:+.4f}] ({'unbiased' if u.unbiased else 'MISS'})  "
-                          f"variance x{u.variance_ratio:.3f}")
+            c, m = checks(n, rows, True)
+            total += c
+            misses += m
             print(flush=True)
-    print(f"{checks - misses} of {checks} checks hold 0 within the 99 % interval "
-          f"({misses} miss; about {checks / 100:.1f} expected by chance)")
-    return 0 if misses <= max(1, checks // 50) else 1
+    print(f"{total - misses} of {total} checks hold 0 within the 99 % interval "
+          f"({misses} miss; about {total / 100:.1f} expected by chance)")
+    return 0 if misses <= max(1, total // 50) else 1
 
 
 if __name__ == "__main__":

@@ -9,16 +9,23 @@ from pathlib import Path
 
 import click
 
+from ..errors import StorageError
+from ..league.store import DB_NAME as LEAGUE_DB
+from ..league.store import LeagueStore
 from ..play.luck import (
+    DEFAULT_ROLLOUTS,
     FIT_SEATS,
     MODEL_FILE,
     SCORES,
+    VALUES,
+    LuckSetting,
     RolloutValue,
     Value,
     ValueModel,
     file_luck,
     fit_model,
 )
+from ..tournament.store import Store
 from .kit import Group
 
 
@@ -28,24 +35,28 @@ def luck() -> None:
 
 
 @luck.command("fit")
-@click.option("--games", type=click.IntRange(min=10), default=150, show_default=True,
-              help="Self-play games per table size (2 to 6 seats).")
+@click.option("--games", type=click.IntRange(min=10), default=1000, show_default=True,
+              help="Games per table size (2 to 6 seats).")
 @click.option("--seed", type=int, default=1, show_default=True,
               help="Seeds every game and every bot drawn: a seed gives one model.")
+@click.option("--jobs", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Processes to play and replay the games in (the model is the same).")
 @click.option("--output", type=click.Path(dir_okay=False), default=str(MODEL_FILE),
               show_default=True, help="Where to write the model (JSON).")
-def fit_command(games: int, seed: int, output: str) -> None:
-    """Refit the value function on self-play of the built-in bots (heuristic and
-    lowest in turn, every seat the same bot) at 2 to 6 seats, and write it."""
+def fit_command(games: int, seed: int, jobs: int, output: str) -> None:
+    """Refit the value function on games of the built-in bots (heuristic, lowest,
+    and the two against each other) at 2 to 6 seats, and write it.  The weights are
+    the ones that leave the adjusted scores of those games the least variance."""
     total = games * len(FIT_SEATS)
     done = [0]
 
-    def progress() -> None:
-        done[0] += 1
-        if done[0] % 50 == 0 or done[0] == total:
+    def progress(count: int) -> None:
+        before = done[0]
+        done[0] += count
+        if done[0] // 250 > before // 250 or done[0] == total:
             click.echo(f"{done[0]}/{total} games", err=True)
 
-    model = fit_model(games, seed, progress=progress)
+    model = fit_model(games, seed, progress=progress, jobs=jobs)
     Path(output).write_text(model.to_json())
     click.echo(f"wrote {output} ({games} games per table size, seed {seed})")
 
@@ -73,3 +84,40 @@ def show_command(record: str, model: str | None, rollouts: int) -> None:
         cells = "  ".join(f"seat {s}: {got.raw[i][s]:g} -> {adj[s]:+.3f}"
                           for s in range(len(adj)))
         click.echo(f"{k:<7} {cells}")
+
+
+@luck.command("rescore")
+@click.argument("folder", type=click.Path(exists=True, file_okay=False))
+@click.option("--value", "value", type=click.Choice(VALUES), default="linear",
+              show_default=True,
+              help="The value function: the shipped linear model, or rollouts once the "
+                   "draw pile is empty (a built-in bot played by its own policy).")
+@click.option("--rollouts", type=click.IntRange(1, 1024), default=DEFAULT_ROLLOUTS,
+              show_default=True, help="Rollouts per position, with --value rollout.")
+def rescore_command(folder: str, value: str, rollouts: int) -> None:
+    """Score a tournament's or league's games again (FOLDER: its output folder)
+    with another value function: the standings, ratings, report and match then use
+    these adjusted scores, and name the value function.  Running the tournament or
+    league again scores its games by its file's [scores] setting."""
+    where = Path(folder).resolve()
+    setting = LuckSetting(value, rollouts)
+    store: Store
+    try:
+        if (where / LEAGUE_DB).is_file():
+            store = LeagueStore.open(where)
+            builtins: dict[str, str | None] = {}
+        else:
+            store = Store.create_or_resume_existing(where)
+            builtins = {b.name: b.builtin for b in store.settings.bots}
+    except StorageError as e:
+        raise click.ClickException(str(e)) from None
+    try:
+        store.lock()
+        before = store.luck_setting().describe()
+        count = store.rescore(setting, lambda seats: [builtins.get(x) for x in seats])
+    except StorageError as e:
+        raise click.ClickException(str(e)) from None
+    finally:
+        store.close()
+    click.echo(f"{count} games scored again with the value function {setting.describe()} "
+               f"(was {before})")

@@ -35,19 +35,22 @@ from typing import Any, ClassVar, Literal, cast
 from ..errors import ConfigError
 from ..game import GameConfig
 from ..game.seeds import MAX_SEED
+from ..play.luck import LuckSetting
 from ..play.runner import FaultPolicy, TimeControl
 from ..players.sandbox import SandboxConfig
 from ..stats.sprt import Json
 from ..tournament.config import (
+    _SCORES_KEYS,
     SEATINGS,
     TournamentConfigError,
     _Reader,
     parse_config,
+    parse_luck,
     read_config_text,
 )
 from ..tournament.kinds import Fields, JsonObject, decode, read_sandbox, wrong_kind
 
-_SECTIONS = ("league", "rules", "time", "faults", "sandbox", "limits", "server")
+_SECTIONS = ("league", "rules", "time", "faults", "sandbox", "limits", "server", "scores")
 _LEAGUE_KEYS = ("name", "seats", "deals", "seed", "seating", "jobs", "separate_authors",
                 "fault_alert", "records", "scores", "schedule", "top", "min_share", "batch")
 #: What ``submit --status --game ID --html`` gives an author of their own game: the
@@ -155,6 +158,9 @@ class LeagueConfig:
     sandbox: SandboxConfig = field(default_factory=SandboxConfig)
     limits: Limits = field(default_factory=Limits)
     server: ServerLimits = field(default_factory=ServerLimits)
+    #: The value function of the luck-adjusted scores (``[scores]``): it changes no
+    #: game, so it may change; the games played are then scored again.
+    luck: LuckSetting = field(default_factory=LuckSetting)
 
     def game_for(self, seats: int) -> GameConfig:
         return replace(self.game, players=seats)
@@ -186,7 +192,7 @@ class LeagueConfig:
                 "schedule": self.schedule, "scores": self.scores, "top": self.top,
                 "min_share": self.min_share, "batch": self.batch,
                 "limits": self.limits.to_dict(), "server": self.server.to_dict(),
-                **self.fixed()}
+                "luck_value": self.luck.describe(), **self.fixed()}
 
     @classmethod
     def from_json(cls, body: Mapping[str, Json], where: Path | str) -> LeagueConfig:
@@ -213,6 +219,8 @@ class LeagueConfig:
             schedule=f.choice("schedule", SCHEDULES, "round-robin"),
             top=f.whole("top", DEFAULT_TOP), min_share=f.number("min_share", DEFAULT_MIN_SHARE),
             batch=f.opt_whole("batch"), game=game,
+            # A league made before the setting: the linear V.
+            luck=LuckSetting.parse(f.text("luck_value", "linear")),
             time=TimeControl(startup=t.number("startup"), per_decision=t.number("per_decision"),
                              bank=t.number("bank"), game=t.opt_number("game")),
             faults=fs.check("policy", lambda: FaultPolicy(
@@ -251,6 +259,9 @@ def changes(old: LeagueConfig, new: LeagueConfig) -> tuple[list[str], list[str]]
                 "min_share", "batch"):
         if od.get(key) != nd[key]:
             accepted.append(f"{key}: {json.dumps(od.get(key))} -> {json.dumps(nd[key])}")
+    if old.luck != new.luck:
+        accepted.append(f"scores.value: {old.luck.describe()} -> {new.luck.describe()} (the "
+                        "games played are scored again)")
     return refused, accepted
 
 
@@ -290,6 +301,7 @@ def parse_league_config(raw: dict[str, Any], *, base_dir: str = ".", source: str
         lg = _Reader(source, "league", raw.get("league", {}), _LEAGUE_KEYS)
         lim = _Reader(source, "limits", raw.get("limits", {}), _LIMIT_KEYS)
         srv = _Reader(source, "server", raw.get("server", {}), _SERVER_KEYS)
+        luck = parse_luck(_Reader(source, "scores", raw.get("scores", {}), _SCORES_KEYS))
         seats_raw = lg.table.get("seats", 2)
         seats_list = seats_raw if isinstance(seats_raw, list) else [seats_raw]
         if (not seats_list or any(isinstance(s, bool) or not isinstance(s, int) or not 2 <= s <= 6
@@ -354,7 +366,7 @@ def parse_league_config(raw: dict[str, Any], *, base_dir: str = ".", source: str
                         records=records, scores=scores, schedule=schedule, top=top,
                         min_share=float(share), batch=batch, game=t.game, time=t.time,
                         faults=t.faults, sandbox=t.sandbox,
-                        limits=limits, server=server)
+                        limits=limits, server=server, luck=luck)
 
 
 def read_league_config(text: str, where: Path | str) -> LeagueConfig:

@@ -36,6 +36,7 @@ from ..tournament.config import DEFAULT_STOP_AFTER, TournamentConfig
 from ..tournament.driver import Driver, Progress, Work
 from ..tournament.executor import Executor, Job, NotPlayed, ProcessExecutor
 from ..tournament.outcome import GameOutcome
+from ..tournament.run import use_luck_setting
 from ..tournament.schedule import GameSpec
 from ..tournament.standings import Standings, compute
 from ..tournament.store import Store
@@ -312,7 +313,7 @@ def field_config(config: LeagueConfig, entries: Sequence[Entry], table: int,
                             game=config.game_for(table), time=config.time,
                             faults=config.faults, jobs=config.jobs,
                             output=str(league_dir), base_dir=str(league_dir),
-                            sandbox=replace(config.sandbox, entry_fence=True))
+                            sandbox=replace(config.sandbox, entry_fence=True), luck=config.luck)
 
 
 def authors_of(config: LeagueConfig, entries: Sequence[Entry]) -> dict[str, str] | None:
@@ -553,6 +554,8 @@ def run_league(league_dir: Path, *, jobs: int | None = None, watch: bool = False
                     busy=f"{league_dir} is played by another 'referee league run'; "
                          "one at a time")
     with driver:
+        # The entries are external bots: rollouts model them (the heuristic's rule).
+        use_luck_setting(store, config.luck, lambda seats: [None] * len(seats))
         for name in sweep_staging(league_dir / "entries"):  # a killed submission's copy
             say(f"removed {name}: the copy of a submission that was killed before it ended")
         driver.run(_PendingSchedule(league_dir, store, jobs=jobs, watch=watch, limit=limit,
@@ -648,6 +651,7 @@ def tables(league_dir: Path, *, table: int | None = None, history: bool = False,
             if not history:
                 st.separation = separations.get(k)
             st.seed, st.seed_source = config.seed, "given"
+            st.luck_value = store.luck_setting().describe()
             st.running = Store.in_use(league_dir) if not st.complete else None
             described = store.meta("sandbox")
             st.sandbox = json.loads(described) if described else None

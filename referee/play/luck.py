@@ -30,15 +30,16 @@ import json
 import random
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..bots import make_bot
+from ..bots import LowestBot, make_bot
 from ..bots.search import rollout_policy
 from ..game import Game, GameConfig
 from ..game.cards import COLOUR, KIND, Card, parse_deck
-from ..game.decisions import DOWN
+from ..game.decisions import DOWN, Decision
 from ..game.features import (
     FEATURES,
     Summary,
@@ -100,44 +101,63 @@ def _exact(game: Game, sums: Sequence[Summary]) -> list[list[float | None]]:
     return out
 
 
-#: The model's stages, each with its own weights: while the draw pile lasts, and after.
-STAGES = ("draw", "endgame")
+#: The model's stages by default: the draw pile holds more than each bound in turn,
+#: then (the last stage) it is empty; each stage has its own weights.
+STAGE_BOUNDS = (30, 15, 5, 0)
 
 
-def stage_of(game: Game) -> str:
-    return "draw" if game.draw_pile else "endgame"
+def stage_index(game: Game, bounds: Sequence[int] = STAGE_BOUNDS) -> int:
+    left = len(game.draw_pile)
+    for i, b in enumerate(bounds):
+        if left > b:
+            return i
+    return len(bounds)
 
 
 @dataclass(frozen=True)
 class ValueModel:
-    """V: per table size and stage (``STAGES``), one weight vector over ``FEATURES``
-    for each score."""
+    """V: per table size and stage (the draw pile's size, ``bounds``: see
+    ``stage_index``), one weight vector over ``FEATURES`` for each score."""
 
-    weights: Mapping[int, Mapping[str, Mapping[str, Sequence[float]]]]
+    weights: Mapping[int, Sequence[Mapping[str, Sequence[float]]]]
     meta: Mapping[str, Any]
+    bounds: tuple[int, ...] = STAGE_BOUNDS
 
     @classmethod
     def load(cls, path: Path | None = None) -> ValueModel:
-        raw = json.loads((path or MODEL_FILE).read_text())
+        where = path or MODEL_FILE
+        raw = json.loads(where.read_text())
         if list(raw.get("features", [])) != list(FEATURES):
-            raise ValueError(f"{path or MODEL_FILE}: its features are not this version's "
+            raise ValueError(f"{where}: its features are not this version's "
                              f"(refit it: referee luck fit)")
-        weights = {int(n): {st: {k: [float(x) for x in w[st][k]] for k in SCORES}
-                            for st in STAGES}
-                   for n, w in raw["weights"].items()}
-        return cls(weights, {k: v for k, v in raw.items() if k not in ("weights", "features")})
+        if "stage_bounds" in raw:
+            bounds = tuple(int(b) for b in raw["stage_bounds"])
+            stages: Sequence[Any] = range(len(bounds) + 1)
+        else:  # version 1: two stages, named
+            bounds, stages = (0,), ("draw", "endgame")
+        try:
+            weights = {int(n): [{k: [float(x) for x in (w[st] if isinstance(w, dict)
+                                                         else w[st])[k]] for k in SCORES}
+                                for st in stages]
+                       for n, w in raw["weights"].items()}
+        except (KeyError, IndexError, TypeError) as e:
+            raise ValueError(f"{where}: not a value model ({e!r}; refit it: referee luck "
+                             f"fit)") from None
+        meta = {k: v for k, v in raw.items() if k not in ("weights", "features", "stage_bounds")}
+        return cls(weights, meta, bounds)
 
     def to_json(self) -> str:
-        body = {**self.meta, "features": list(FEATURES),
-                "weights": {str(n): {st: {k: [round(x, 6) for x in w[st][k]] for k in SCORES}
-                                     for st in STAGES}
+        body = {**self.meta, "version": 2, "features": list(FEATURES),
+                "stage_bounds": list(self.bounds),
+                "weights": {str(n): [{k: [round(x, 6) for x in st[k]] for k in SCORES}
+                                     for st in w]
                             for n, w in sorted(self.weights.items())}}
         return json.dumps(body, indent=1) + "\n"
 
     def __call__(self, game: Game, sums: Sequence[Summary]) -> list[list[float]]:
         exact = _exact(game, sums)
         per_n = self.weights.get(game.n)
-        w = per_n[stage_of(game)] if per_n is not None else None
+        w = per_n[stage_index(game, self.bounds)] if per_n is not None else None
         out = [[0.0] * game.n for _ in SCORES]
         for s in range(game.n):
             x = features(game, sums, s) if w is not None else None
@@ -161,44 +181,107 @@ def default_model() -> ValueModel:
     return _DEFAULT
 
 
+#: A rollout's policy for one seat: (legal decisions, the rollout's generator) -> one.
+Policy = Callable[[Sequence[Decision], random.Random], Decision]
+
+_LOWEST = LowestBot()
+
+
+def _rule(legal: Sequence[Decision], rng: random.Random) -> Decision:
+    return rollout_policy(legal)
+
+
+def _lowest(legal: Sequence[Decision], rng: random.Random) -> Decision:
+    return _LOWEST.decide({}, legal)
+
+
+def _random(legal: Sequence[Decision], rng: random.Random) -> Decision:
+    return legal[int(rng.random() * len(legal))]
+
+
+#: The play-phase policy of each built-in bot, as a rollout plays it: the heuristic's
+#: rule (its endgame search left out), lowest's rule, random's uniform choice.
+BUILTIN_POLICIES: Mapping[str, Policy] = {"heuristic": _rule, "lowest": _lowest,
+                                          "random": _random}
+
+
+def seat_policies(builtins: Sequence[str | None]) -> list[Policy]:
+    """Each seat's rollout policy: its bot's own where the seat's bot is built in
+    (``builtins``: the built-in bot's name, or None for an external bot), the
+    heuristic's rule otherwise (a fair judge knows a built-in bot's policy; an external
+    bot's it can only model)."""
+    return [BUILTIN_POLICIES.get(b or "", _rule) for b in builtins]
+
+
 class RolloutValue:
-    """V by rollouts once the draw pile is empty, the linear model (``base``) before.
+    """V by rollouts once the draw pile holds ``draw_limit`` cards or fewer (0: once
+    it is empty), the linear model (``base``) before.
 
     In the endgame the only cards no one has seen are the 3DOWN cards still face down,
     and the hands are known to the judge: a position's worth is then well estimated by
-    dealing those cards into their slots ``rollouts`` times and playing every seat to
-    the end with the heuristic's rule (``bots.search.rollout_policy``).  The deals come
-    from a generator seeded with ``seed`` afresh at every call, so V is a fixed
-    function of the state (what unbiasedness needs), and the outcomes of one chance
-    event are valued on the same deals (common random numbers: the corrections carry
-    little of the rollouts' own noise).  A rollout still going after ``cap``
-    decisions is valued by ``base``.  ``needs_state``: ``game_luck`` builds the real
-    state of every outcome of a draw that empties the draw pile (not only its
-    summaries), since the rollouts play it.
+    dealing the unseen cards into their places ``rollouts`` times and playing every
+    seat to the end, each with ``policies[seat]`` (``seat_policies``: the bots' own
+    when they are built in; by default the heuristic's rule, ``bots.search.
+    rollout_policy``).  The deals come from a generator seeded with ``seed`` afresh
+    at every call, so V is a fixed function of the state (what unbiasedness needs),
+    and the outcomes of one chance event are valued on the same deals (common random
+    numbers: the corrections carry little of the rollouts' own noise).  A rollout
+    still going after ``cap`` decisions is valued by ``base``.  Values are cached by
+    state within a game (``cache``: the states seen, at most ``CACHE`` of them).
+    ``needs_state``: ``game_luck`` builds the real state of every outcome of a draw
+    that reaches the rollouts (not only its summaries), since the rollouts play it.
 
     Costly (hundreds of rollouts per game): an option for measurements and re-scoring,
-    not the default."""
+    and a tournament's ``[scores] value = "rollout"``."""
 
     needs_state = True
+    CACHE = 4096
 
     def __init__(self, base: Value | None = None, rollouts: int = 8, seed: int = 1,
-                 cap: int = 400, draw_limit: int = 0) -> None:
+                 cap: int = 400, draw_limit: int = 0,
+                 policies: Sequence[Policy] | None = None, coupled: bool = True) -> None:
+        self.coupled = coupled
         self.base = base if base is not None else default_model()
         self.rollouts = rollouts
         self.seed = seed
         self.cap = cap
         self.draw_limit = draw_limit
+        self.policies = list(policies) if policies is not None else None
+        self.cache: dict[tuple[Any, ...], list[list[float]]] = {}
 
     def plays(self, game: Game) -> bool:
         """Is ``game`` valued by rollouts (the draw pile down to ``draw_limit`` cards)?"""
         return game.phase == PLAYING and not game.over and len(game.draw_pile) <= self.draw_limit
 
+    def _key(self, game: Game) -> tuple[Any, ...]:
+        """What a rollout's result depends on: the whole state but its event log."""
+        return (game.to_move, game.direction, game.turn, game.pending, game.in_extra,
+                game.drawn, game.draw_ok, game.granted, game.top, game.run,
+                game.colour_run, game.run_colour, tuple(game.pile), tuple(game.draw_pile),
+                tuple(tuple(d) for d in game.down), tuple(tuple(u) for u in game.up),
+                tuple(tuple(sorted(c for lst in h.values() for c in lst)) for h in game.hands),
+                tuple(game.place))
+
     def __call__(self, game: Game, sums: Sequence[Summary]) -> list[list[float]]:
         if not self.plays(game):
             return [list(x) for x in self.base(game, sums)]
+        key = self._key(game)
+        got = self.cache.get(key)
+        if got is None:
+            got = self._rollouts(game, sums)
+            if len(self.cache) >= self.CACHE:
+                self.cache.clear()
+            self.cache[key] = got
+        return [list(x) for x in got]
+
+    def _rollouts(self, game: Game, sums: Sequence[Summary]) -> list[list[float]]:
         n = game.n
         rng = random.Random(self.seed)
-        cards = sorted(unseen(game))
+        # The unseen cards in their places (draw pile, then 3DOWN slots): an outcome's
+        # state differs from the actual one only in the card at one place, so the same
+        # seed deals the same cards to the same places in both -- save that one.
+        cards = unseen(game) if self.coupled else sorted(unseen(game))
+        pol = self.policies
         total = [[0.0] * n for _ in SCORES]
         for _ in range(self.rollouts):
             order = list(cards)
@@ -207,7 +290,8 @@ class RolloutValue:
             steps = 0
             while not g.over and steps < self.cap:
                 s = g.to_move
-                g.apply(s, rollout_policy(g.legal(s)))
+                legal = g.legal(s)
+                g.apply(s, pol[s](legal, rng) if pol is not None else rollout_policy(legal))
                 steps += 1
             end = g.result()
             vals = (raw_scores(end.places, end.points) if end is not None
@@ -219,6 +303,47 @@ class RolloutValue:
         exact = _exact(game, sums)
         return [[e if e is not None else t / self.rollouts
                  for e, t in zip(exact[i], total[i], strict=True)] for i in range(len(SCORES))]
+
+
+#: The value functions a tournament or league may score its games with.
+VALUES = ("linear", "rollout")
+#: Rollouts per position of ``value = "rollout"`` unless the file says otherwise.
+DEFAULT_ROLLOUTS = 16
+
+
+@dataclass(frozen=True)
+class LuckSetting:
+    """Which V scores a tournament's or league's games (``[scores]``): the shipped
+    linear model (``"linear"``, the default: cheap), or that model while the draw
+    pile lasts and ``rollouts`` rollouts after (``"rollout"``: less variance left at
+    2 seats, about ten times the cost)."""
+
+    value: str = "linear"
+    rollouts: int = DEFAULT_ROLLOUTS
+
+    def __post_init__(self) -> None:
+        if self.value not in VALUES:
+            raise ValueError(f"unknown value function {self.value!r}: choose from "
+                             f"{', '.join(VALUES)}")
+        if not 1 <= self.rollouts <= 1024:
+            raise ValueError(f"rollouts must be 1 to 1024, not {self.rollouts}")
+
+    def describe(self) -> str:
+        return "linear" if self.value == "linear" else f"rollout x{self.rollouts}"
+
+    @classmethod
+    def parse(cls, text: str) -> LuckSetting:
+        """The setting ``describe`` wrote."""
+        if text.startswith("rollout x"):
+            return cls("rollout", int(text.removeprefix("rollout x")))
+        return cls(text)
+
+    def value_for(self, builtins: Sequence[str | None]) -> Value:
+        """V for a game whose seats hold these bots (a built-in bot's name, None for
+        any other): a rollout plays each built-in bot by its own policy."""
+        if self.value == "linear":
+            return default_model()
+        return RolloutValue(rollouts=self.rollouts, policies=seat_policies(builtins))
 
 
 @dataclass(frozen=True)
@@ -250,7 +375,7 @@ def _event_correction(actual: Sequence[Sequence[float]],
                       outcomes: Sequence[tuple[float, Sequence[Sequence[float]]]]
                       ) -> list[list[float]]:
     return [correction(actual[i], [(w, v[i]) for w, v in outcomes])
-            for i in range(len(SCORES))]
+            for i in range(len(actual))]
 
 
 def game_luck(config: GameConfig, seed: int, deck: Sequence[Card], first_player: int,
@@ -260,10 +385,21 @@ def game_luck(config: GameConfig, seed: int, deck: Sequence[Card], first_player:
     text)) and sum each seat's corrections at its chance events, for every score;
     ``places`` and ``points``: the final ones, as the standings count them."""
     v = value if value is not None else default_model()
+    total, events = corrections(config, seed, deck, first_player, steps, v, len(SCORES))
+    return Luck(tuple(tuple(x) for x in raw_scores(places, points)),
+                tuple(tuple(x) for x in total), events)
+
+
+def corrections(config: GameConfig, seed: int, deck: Sequence[Card], first_player: int,
+                steps: Iterable[tuple[int, str]], v: Value, width: int
+                ) -> tuple[list[list[float]], int]:
+    """The sums, seat by seat, of the corrections of the ``width`` rows of ``v``'s
+    values (``SCORES`` for a value function; a fit's design columns for
+    ``design_rows``) at the game's chance events, and how many events there were."""
     needs_state = bool(getattr(v, "needs_state", False))
     game = Game(config, seed, deck=deck, first_player=first_player)
     n = game.n
-    total = [[0.0] * n for _ in SCORES]
+    total = [[0.0] * n for _ in range(width)]
     events = 0
     by_colour = game.four_colour  # 3DOWN outcomes differ by colour too (RULES §9.6)
     for seat, text in steps:
@@ -332,8 +468,7 @@ def game_luck(config: GameConfig, seed: int, deck: Sequence[Card], first_player:
                 events += 1
                 left[mine] -= 1
             pool = [x for x in pool if x not in drawn]
-    return Luck(tuple(tuple(x) for x in raw_scores(places, points)),
-                tuple(tuple(x) for x in total), events)
+    return total, events
 
 
 def record_luck(lines: Iterable[str], value: Value | None = None) -> Luck:
@@ -365,47 +500,92 @@ def file_luck(path: Path, value: Value | None = None) -> Luck:
 
 
 # --- fitting the value function -----------------------------------------------------
+#
+# V is fitted for what it is used for: a seat's adjusted score is its raw score less
+# the sum of its corrections, and with a linear V each correction is linear in the
+# weights -- w . (x(after the event) - mean over outcomes of x(after that outcome)),
+# plus the part of the exact values (a seat finished, a game over), which do not
+# depend on w.  So the weights that leave the adjusted scores the least variance are a
+# least-squares regression of (raw score - the exact part) on the summed feature
+# differences ``design_rows``: a classical optimal control variate, fitted on games
+# other than the ones it will adjust.  (Fitting V to predict the final score state by
+# state, as version 1 did, explains almost nothing while the draw pile lasts.)
 
-#: What ``fit_model`` plays by default: every table size, self-play of these built-in
-#: bots in turn (every seat the same bot: a game's result then depends on the cards and
-#: the seats, not on which bot sat where, which is what V must predict).
+#: What ``fit_model`` plays by default: every table size, these lineups of built-in
+#: bots in turn (a name per seat, repeated round the table): self-play of each, and
+#: the two against each other.
 FIT_SEATS = (2, 3, 4, 5, 6)
 FIT_BOTS = ("heuristic", "lowest")
+FIT_LINEUPS: tuple[tuple[str, ...], ...] = (("heuristic",), ("lowest",),
+                                            ("heuristic", "lowest"))
 
 
-def training_rows(record: GameRecord, every: int = 2
-                  ) -> list[tuple[str, list[float], tuple[float, ...]]]:
-    """(stage, features, final scores) of each seat still playing, at every
-    ``every``-th decision of the game's play phase."""
-    g = record
-    game = Game(g.config, g.seed, deck=parse_deck(g.deck), first_player=g.first_player)
-    res = g.ended
-    final = raw_scores(res.places, res.points)
-    rows = []
-    for i, d in enumerate(g.decisions):
-        if game.over:
-            break
-        if game.phase == PLAYING and i % every == 0:
-            sums = summaries(game)
-            st = stage_of(game)
-            for s in range(game.n):
-                if not sums[s][0]:
-                    rows.append((st, features(game, sums, s),
-                                 tuple(final[k][s] for k in range(len(SCORES)))))
-        game.apply(int(d["seat"]), str(d["decision"]))
-    return rows
+class _Design:
+    """A "value function" whose rows are the regression's columns: first, for each
+    score, the exact values (``_exact``; 0 where unknown), then, stage by stage, the
+    features of each seat whose value is not exact (0 in the other stages)."""
+
+    def __init__(self, bounds: Sequence[int]) -> None:
+        self.bounds = tuple(bounds)
+        self.width = len(SCORES) + (len(self.bounds) + 1) * len(FEATURES)
+
+    def __call__(self, game: Game, sums: Sequence[Summary]) -> list[list[float]]:
+        n = game.n
+        out = [[0.0] * n for _ in range(self.width)]
+        exact = _exact(game, sums)
+        base = len(SCORES) + stage_index(game, self.bounds) * len(FEATURES)
+        for s in range(n):
+            if exact[0][s] is not None:
+                for i in range(len(SCORES)):
+                    out[i][s] = exact[i][s] or 0.0
+                continue
+            for j, x in enumerate(features(game, sums, s)):
+                out[base + j][s] = x
+        return out
 
 
-def self_play(n: int, games: int, seed: int, bots: Sequence[str] = FIT_BOTS,
+def design_rows(record: GameRecord, bounds: Sequence[int] = STAGE_BOUNDS
+                ) -> list[tuple[list[float], list[float]]]:
+    """For each seat of a game: (the summed corrections of each design column, the
+    raw scores), the regression's rows (see above)."""
+    d = _Design(bounds)
+    total, _ = corrections(record.config, record.seed, parse_deck(record.deck),
+                           record.first_player,
+                           [(int(x["seat"]), str(x["decision"])) for x in record.decisions],
+                           d, d.width)
+    raw = raw_scores(record.ended.places, record.ended.points)
+    return [([row[s] for row in total], [raw[i][s] for i in range(len(SCORES))])
+            for s in range(record.config.players)]
+
+
+def fit_rows(rows: Sequence[tuple[list[float], list[float]]], bounds: Sequence[int],
+             ridge: float = 1e-3) -> list[dict[str, list[float]]]:
+    """The weights, stage by stage, for each score, from ``design_rows``' rows."""
+    m = len(SCORES)
+    xs = [[1.0, *z[m:]] for z, _ in rows]  # an intercept, not part of V
+    per_stage: list[dict[str, list[float]]] = [{} for _ in range(len(bounds) + 1)]
+    for i, k in enumerate(SCORES):
+        w = fit_linear(xs, [y[i] - z[i] for z, y in rows], ridge)[1:]
+        for st in range(len(bounds) + 1):
+            per_stage[st][k] = w[st * len(FEATURES):(st + 1) * len(FEATURES)]
+    return per_stage
+
+
+def self_play(n: int, games: int, seed: int,
+              lineups: Sequence[Sequence[str]] = FIT_LINEUPS,
               variants: Sequence[str] = ("play_out",),
-              progress: Callable[[], None] | None = None) -> list[GameRecord]:
-    """``games`` self-play games at ``n`` seats, of each of ``bots`` in turn; every
-    game and every bot's random numbers from ``seed``."""
+              progress: Callable[[], None] | None = None, start: int = 0) -> list[GameRecord]:
+    """Games ``start`` to ``start + games - 1`` at ``n`` seats of the built-in bots,
+    each of ``lineups`` in turn (its names repeated round the table, starting at a
+    seat that turns with the games); every game and every bot's random numbers from
+    ``seed`` and the game's number, so that games can be played in any split."""
     config = GameConfig(players=n, variants=frozenset(variants))
     out = []
-    for gi in range(games):
-        b = bots[gi % len(bots)]
-        players = [InProcessPlayer(make_bot(b), f"{b}{s}") for s in range(n)]
+    for gi in range(start, start + games):
+        names = lineups[gi % len(lineups)]
+        turn = gi // len(lineups)
+        players = [InProcessPlayer(make_bot(names[(s + turn) % len(names)]), f"p{s}")
+                   for s in range(n)]
         out.append(run_game(config, derive_seed(seed, "luck-fit", n, gi), players,
                             game_id=f"fit{n}-{gi}"))
         if progress is not None:
@@ -413,28 +593,45 @@ def self_play(n: int, games: int, seed: int, bots: Sequence[str] = FIT_BOTS,
     return out
 
 
-def fit_records(records: Mapping[int, Sequence[GameRecord]], meta: Mapping[str, Any]
-                ) -> ValueModel:
-    """Fit V, per table size and stage, on the records of games at that size."""
-    weights: dict[int, dict[str, dict[str, list[float]]]] = {}
-    for n, recs in sorted(records.items()):
-        rows = [r for rec in recs for r in training_rows(rec)]
-        weights[n] = {}
-        for st in STAGES:
-            xs = [x for s, x, _ in rows if s == st]
-            ys = [y for s, _, y in rows if s == st]
-            weights[n][st] = {k: fit_linear(xs, [y[i] for y in ys]) if xs else
-                              [0.0] * len(FEATURES) for i, k in enumerate(SCORES)}
-    return ValueModel(weights, dict(meta))
+#: Games per piece of work when a fit is spread over processes.
+FIT_CHUNK = 25
+
+
+def _fit_chunk(job: tuple[int, int, int, int, tuple[tuple[str, ...], ...], tuple[str, ...],
+                          tuple[int, ...]]) -> list[tuple[list[float], list[float]]]:
+    n, start, count, seed, lineups, variants, bounds = job
+    return [r for rec in self_play(n, count, seed, lineups, variants, start=start)
+            for r in design_rows(rec, bounds)]
+
+
+def fit_records(records: Mapping[int, Sequence[GameRecord]], meta: Mapping[str, Any],
+                bounds: Sequence[int] = STAGE_BOUNDS) -> ValueModel:
+    """Fit V, per table size, on the records of games at that size."""
+    weights = {n: fit_rows([r for rec in recs for r in design_rows(rec, bounds)], bounds)
+               for n, recs in sorted(records.items())}
+    return ValueModel(weights, dict(meta), tuple(bounds))
 
 
 def fit_model(games: int, seed: int, seats: Sequence[int] = FIT_SEATS,
-              bots: Sequence[str] = FIT_BOTS, variants: Sequence[str] = ("play_out",),
-              progress: Callable[[], None] | None = None) -> ValueModel:
-    """Fit V on ``games`` self-play games per table size (``self_play``): a seed
-    gives one model.  ``progress()`` is called after each game."""
-    records = {n: self_play(n, games, seed, bots, variants, progress) for n in seats}
-    meta = {"version": 1, "seed": seed, "games_per_table": games, "seats": list(seats),
-            "bots": list(bots), "variants": sorted(variants),
+              lineups: Sequence[Sequence[str]] = FIT_LINEUPS,
+              variants: Sequence[str] = ("play_out",),
+              progress: Callable[[int], None] | None = None, jobs: int = 1,
+              bounds: Sequence[int] = STAGE_BOUNDS) -> ValueModel:
+    """Fit V on ``games`` games per table size (``self_play``), in ``jobs``
+    processes: a seed gives one model, whatever ``jobs``.  ``progress(games)`` is
+    called as games are done."""
+    lu = tuple(tuple(x) for x in lineups)
+    work = [(n, start, min(FIT_CHUNK, games - start), seed, lu, tuple(variants), tuple(bounds))
+            for n in seats for start in range(0, games, FIT_CHUNK)]
+    rows: dict[int, list[tuple[list[float], list[float]]]] = {n: [] for n in seats}
+    with ProcessPoolExecutor(max(1, jobs)) as pool:
+        for job, got in zip(work, pool.map(_fit_chunk, work), strict=True):
+            rows[job[0]].extend(got)
+            if progress is not None:
+                progress(job[2])
+    meta = {"seed": seed, "games_per_table": games, "seats": list(seats),
+            "lineups": [list(x) for x in lineups], "variants": sorted(variants),
+            "fit": "least variance of the adjusted scores",
             "refit": f"referee luck fit --games {games} --seed {seed}"}
-    return fit_records(records, meta)
+    weights = {n: fit_rows(r, bounds) for n, r in sorted(rows.items())}
+    return ValueModel(weights, meta, tuple(bounds))

@@ -59,12 +59,9 @@ def fit_linear(rows: Sequence[Sequence[float]], targets: Sequence[float],
     a = [[0.0] * k for _ in range(k)]
     b = [0.0] * k
     for x, y in zip(rows, targets, strict=True):
-        for i in range(k):
-            xi = x[i]
+        for i, xi in enumerate(x):
             if xi:
-                row = a[i]
-                for j in range(k):
-                    row[j] += xi * x[j]
+                a[i] = [r + xi * xj for r, xj in zip(a[i], x, strict=True)]
                 b[i] += xi * y
     lam = ridge * len(rows)
     for i in range(k):

@@ -37,6 +37,7 @@ from ..game import VARIANTS, GameConfig
 from ..game.cards import DECKS
 from ..game.errors import ConfigError
 from ..game.seeds import MAX_SEED
+from ..play.luck import DEFAULT_ROLLOUTS, VALUES, LuckSetting
 from ..play.runner import FaultPolicy, TimeControl
 from ..players.botspec import DEFAULT_LISTEN, TRANSPORTS, BotSpec, BotSpecError, parse_spec
 from ..players.sandbox import MODES as SANDBOX_MODES
@@ -50,12 +51,13 @@ SEATINGS = ("rotate", "williams", "all", "random")
 #: Where the games are played: this machine's process pool, or a Dask cluster.
 EXECUTORS = ("process", "dask")
 
-_SECTIONS = ("tournament", "rules", "time", "faults", "remote", "sandbox", "bots")
+_SECTIONS = ("tournament", "rules", "time", "faults", "remote", "sandbox", "scores", "bots")
 _TOURNAMENT_KEYS = ("name", "format", "seats", "deals", "games", "seed", "seating",
                     "challengers", "jobs", "output", "executor", "scheduler", "ship_bots")
 _RULES_KEYS = ("variants", "colours", "deck", "turn_limit")
 _TIME_KEYS = ("startup", "per_decision", "bank", "game")
 _FAULT_KEYS = ("policy", "strike_limit", "stop_after")
+_SCORES_KEYS = ("value", "rollouts")
 
 #: A bot that fails (crashes, cannot start) in each of its first this many games is
 #: stopped: its remaining games are forfeited without starting it.
@@ -66,7 +68,7 @@ _BOT_KEYS = ("name", "builtin", "python", "command", "remote", "transport", "cwd
              "memory_mb", "sandbox")
 
 _TABLE_KEYS = {"tournament": _TOURNAMENT_KEYS, "rules": _RULES_KEYS, "time": _TIME_KEYS,
-               "faults": _FAULT_KEYS, "remote": _REMOTE_KEYS}
+               "faults": _FAULT_KEYS, "remote": _REMOTE_KEYS, "scores": _SCORES_KEYS}
 
 
 class TournamentConfigError(errors.ConfigError, ValueError):
@@ -113,6 +115,9 @@ class TournamentConfig:
     remote: RemoteSettings = field(default_factory=RemoteSettings)
     sandbox: SandboxConfig = field(default_factory=SandboxConfig)
     stop_after: int = DEFAULT_STOP_AFTER  # 0: never stop a bot
+    #: The value function of the luck-adjusted scores (``[scores]``).  Not part of
+    #: ``to_dict``: it changes no game, and ``referee luck rescore`` changes it later.
+    luck: LuckSetting = field(default_factory=LuckSetting)
     #: What the organiser should know about the file, though it is valid (printed as
     #: warnings): e.g. a ``variants`` list that drops the default ``play_out``.
     warnings: tuple[str, ...] = field(default=(), compare=False)
@@ -267,6 +272,8 @@ def parse_config(raw: dict[str, Any], *, base_dir: str = ".", source: str = "con
     fr = _Reader(source, "faults", raw.get("faults", {}), _FAULT_KEYS)
     rm = _Reader(source, "remote", raw.get("remote", {}), _REMOTE_KEYS)
     sb = _Reader(source, "sandbox", raw.get("sandbox", {}), _SANDBOX_KEYS)
+    sc = _Reader(source, "scores", raw.get("scores", {}), _SCORES_KEYS)
+    luck = parse_luck(sc)
 
     bots = _parse_bots(source, raw.get("bots"))
     names = [b.name for b in bots]
@@ -407,7 +414,17 @@ def parse_config(raw: dict[str, Any], *, base_dir: str = ".", source: str = "con
         base_dir=base_dir, remote=remote,
         sandbox=sandbox,
         stop_after=fr.whole("stop_after", DEFAULT_STOP_AFTER, 0), warnings=tuple(warnings),
+        luck=luck,
     )
+
+
+def parse_luck(sc: Any) -> LuckSetting:
+    """``[scores]``: ``value = "linear" | "rollout"``, ``rollouts = N`` (1 to 1024)."""
+    value = sc.text("value", "linear", VALUES)
+    rollouts = sc.whole("rollouts", DEFAULT_ROLLOUTS, 1, 1024)
+    if sc.has("rollouts") and value != "rollout":
+        sc.fail(sc.path("rollouts"), 'counts only with value = "rollout"')
+    return LuckSetting(value, rollouts)
 
 
 def seatings_per_deal(seating: str, seats: int) -> int:

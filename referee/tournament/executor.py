@@ -316,7 +316,20 @@ def keep_game(job: Job, spec: GameSpec, record: GameRecord, worker: int = 0,
     rel = os.path.join(job.records, f"{spec.game_id}.jsonl")
     path = os.path.join(job.output_dir, rel)
     (save or write_record)(path, record.to_lines())
-    return GameOutcome.of(record, spec, worker=worker, record_path=rel)
+    return GameOutcome.of(record, spec, worker=worker, record_path=rel,
+                          value=config.luck.value_for(seat_builtins(config, spec.seats)))
+
+
+def seat_builtins(config: TournamentConfig, seats: Sequence[str]) -> list[str | None]:
+    """The built-in bot of each seat (None: another kind of bot), for a value
+    function that plays the seats by their own policies."""
+    out: list[str | None] = []
+    for name in seats:
+        try:
+            out.append(config.bot(name).builtin)
+        except KeyError:
+            out.append(None)
+    return out
 
 
 def write_record(path: str, lines: Sequence[str]) -> None:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from ..game import GameError, How
 from ..game.cards import parse_deck
-from ..play.luck import game_luck
+from ..play.luck import Value, game_luck
 from ..play.runner import Fault, GameRecord
 from .schedule import GameSpec
 
@@ -40,18 +40,20 @@ class GameOutcome:
 
     @classmethod
     def of(cls, record: GameRecord, spec: GameSpec, *, worker: int | str = 0,
-           record_path: str = "") -> GameOutcome:
+           record_path: str = "", value: Value | None = None) -> GameOutcome:
         """The outcome of ``spec``'s game, played into ``record`` (written to
-        ``record_path``, relative to the output folder)."""
+        ``record_path``, relative to the output folder); its luck-adjusted scores by
+        ``value`` (the shipped linear V by default)."""
         r = record.ended
-        return cls(adjusted=luck_of(record), index=spec.index, game_id=spec.game_id, deal=spec.deal,
+        return cls(adjusted=luck_of(record, value), index=spec.index, game_id=spec.game_id, deal=spec.deal,
                    deal_seed=spec.deal_seed, seats=spec.seats, places=r.places, points=r.points,
                    how=r.how, turns=r.turns, faults=r.faults,
                    forfeits=r.forfeits, wall_time=record.wall_time, worker=worker,
                    record=record_path)
 
 
-def luck_of(record: GameRecord) -> tuple[tuple[float, ...], ...] | None:
+def luck_of(record: GameRecord, value: Value | None = None
+            ) -> tuple[tuple[float, ...], ...] | None:
     """The game's luck-adjusted scores (``play.luck``), from its deck and decisions;
     None if they cannot be computed (no value function file): the result is kept, and
     the standings count its raw scores."""
@@ -59,7 +61,7 @@ def luck_of(record: GameRecord) -> tuple[tuple[float, ...], ...] | None:
     try:
         luck = game_luck(record.config, record.seed, parse_deck(record.deck), record.first_player,
                          [(int(d["seat"]), str(d["decision"])) for d in record.decisions],
-                         r.places, r.points)
+                         r.places, r.points, value)
     except (OSError, ValueError, KeyError, IndexError, GameError):
         return None
     return luck.adjusted_all()

@@ -10,15 +10,16 @@ import json
 import secrets
 import sqlite3
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ..errors import StorageError
+from ..play.luck import LuckSetting
 from ..players.sandbox import Sandbox, resolve
 from .config import TournamentConfig
 from .driver import Driver, FixedSchedule, Progress
-from .executor import Executor, Job, NotPlayed, ProcessExecutor
+from .executor import Executor, Job, NotPlayed, ProcessExecutor, seat_builtins
 from .kinds import TournamentSettings
 from .players import check_bots
 from .schedule import schedule, schedule_digest
@@ -48,6 +49,21 @@ def with_seed(config: TournamentConfig, output_dir: Path) -> tuple[TournamentCon
     if stored is not None and stored.seed is not None:
         return replace(config, seed=stored.seed), "random"
     return replace(config, seed=secrets.randbelow(1 << 63)), "random"
+
+
+def use_luck_setting(store: Store, setting: LuckSetting,
+                     builtins: Callable[[Sequence[str]], Sequence[str | None]]) -> None:
+    """Score the games to come with ``setting``'s value function: the stored games
+    scored with another one are scored again first (``Store.rescore``), so that every
+    adjusted score of a tournament comes from one V, the one its standings name."""
+    if store.luck_setting() == setting:
+        if store.meta("luck_value") is None:
+            store.set_luck_setting(setting)
+        return
+    if store.count():
+        store.rescore(setting, builtins)
+    else:
+        store.set_luck_setting(setting)
 
 
 def sandbox_of(config: TournamentConfig, mode: str | None = None) -> Sandbox:
@@ -87,6 +103,7 @@ def run_tournament(
                                    schedule_digest(games),
                                    meta={"seed_source": seed_source,
                                          "sandbox": json.dumps(sandbox.describe())})
+    use_luck_setting(store, config.luck, lambda seats: seat_builtins(config, seats))
     executor = executor or ProcessExecutor(jobs or config.jobs)
     driver = Driver(store, out, executor, stop_after=config.stop_after,
                     never_stop=[b.name for b in config.remote_bots])
@@ -129,6 +146,7 @@ def standings_of(output_dir: Path, scores: str = "adjusted") -> Standings:
         cfg = store.settings
         st = compute(list(store.outcomes()), cfg.bot_names, cfg.seats, name=cfg.name,
                      scheduled=store.scheduled, scores=scores)
+        st.luck_value = store.luck_setting().describe()
         st.seed = cfg.seed
         st.seed_source = store.meta("seed_source") or "given"
         st.running = Store.in_use(output_dir) if not st.complete else None

@@ -115,6 +115,8 @@ class Standings:
     significant: dict[str, dict[str, bool]] = field(default_factory=dict)
     scores: str = "adjusted"  # which scores rank the bots: SCORE_KINDS
     rating_scores: str = "raw"  # what the rating is fitted to: adjusted shares or orders
+    #: The value function of the adjusted scores (``LuckSetting.describe``).
+    luck_value: str = "linear"
     #: A league's: are its top k separated at 95 % (``referee.stats.adaptive``)?
     separation: str | None = None
 
@@ -430,7 +432,8 @@ def _title(st: Standings) -> str:
         lines.append("; ".join(notes))
     if st.scores == "adjusted":
         lines.append("ranked by luck-adjusted score: the share of opponents beaten, less the "
-                     "luck of the cards drawn and the 3DOWN cards turned (--scores raw: "
+                     "luck of the cards drawn and the 3DOWN cards turned (value function: "
+                     f"{st.luck_value}; --scores raw: "
                      "by raw average place); the rating is fitted to the "
                      + ("adjusted shares" if st.rating_scores == "adjusted" else
                         "finishing orders (no game has adjusted scores)")
@@ -452,7 +455,7 @@ def render(st: Standings, fmt: str = "plain", *, wide: bool = True,
         return json.dumps({
             "name": st.name, "seats": st.seats, "played": st.played,
             "scheduled": st.scheduled, "seed": st.seed, "seed_source": st.seed_source,
-            "scores": st.scores, "rating_scores": st.rating_scores,
+            "scores": st.scores, "rating_scores": st.rating_scores, "luck_value": st.luck_value,
             **({"separation": st.separation} if st.separation is not None else {}),
             "sandbox": st.sandbox,
             "standings": [asdict(r) for r in st.rows],

@@ -30,12 +30,12 @@ import json
 import os
 import sqlite3
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 from ..errors import StorageError
 from ..game import GameError
-from ..play.luck import SCORES, file_luck, raw_scores
+from ..play.luck import SCORES, LuckSetting, Value, file_luck, raw_scores
 from ..play.runner import Fault
 from ..stats.sprt import Json
 from .kinds import Kind, Settings, StoredConfigError, decode, encode, read_settings
@@ -394,17 +394,57 @@ class Store:
         return self.conn.execute(
             "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'luck'").fetchone() is not None
 
-    def _luck_from_record(self, o: GameOutcome) -> tuple[tuple[float, ...], ...] | None:
-        """The luck-adjusted scores from the game's record file; None if it cannot be
-        read (the standings then count that game's raw scores)."""
+    def _luck_from_record(self, o: GameOutcome, value: Value | None = None
+                          ) -> tuple[tuple[float, ...], ...] | None:
+        """The luck-adjusted scores from the game's record file (by ``value``, the
+        shipped linear V by default); None if it cannot be read (the standings then
+        count that game's raw scores)."""
         try:
-            luck = file_luck(self.path.parent / o.record)
+            luck = file_luck(self.path.parent / o.record, value)
         except (OSError, ValueError, KeyError, TypeError, GameError):
             return None
         # The standings' places (forfeits counted) may differ from the rules' own.
         raw = raw_scores(o.places, o.points)
         return tuple(tuple(round(raw[i][s] - luck.corrections[i][s], 6)
                            for s in range(len(o.seats))) for i in range(len(SCORES)))
+
+    def luck_setting(self) -> LuckSetting:
+        """The value function the stored adjusted scores were computed with."""
+        text = self.meta("luck_value")
+        try:
+            return LuckSetting.parse(text) if text else LuckSetting()
+        except ValueError:
+            return LuckSetting()
+
+    def set_luck_setting(self, setting: LuckSetting) -> None:
+        with self.transaction():
+            self._set_meta("luck_value", setting.describe())
+
+    def rescore(self, setting: LuckSetting, builtins: Callable[[Sequence[str]], Sequence[str | None]],
+                progress: Callable[[int, int], None] | None = None) -> int:
+        """Compute every stored game's luck-adjusted scores again with ``setting``'s
+        value function (``builtins``: each seat's built-in bot, for rollouts that play
+        a built-in bot by its own policy) and keep them, and the setting; how many
+        games.  A game whose record cannot be read keeps no adjusted scores (its raw
+        ones count).  ``progress(done, total)`` after each game."""
+        games = [o for o in self.outcomes()]
+        rows = []
+        for i, o in enumerate(games):
+            adj = self._luck_from_record(o, setting.value_for(builtins(o.seats)))
+            if adj is not None:
+                rows.append((o.index, json.dumps(adj)))
+            if progress is not None:
+                progress(i + 1, len(games))
+        try:
+            with self.transaction():
+                self.conn.execute("CREATE TABLE IF NOT EXISTS luck (idx INTEGER PRIMARY KEY "
+                                  "REFERENCES games(idx), adjusted TEXT NOT NULL)")
+                self.conn.execute("DELETE FROM luck")
+                self.conn.executemany("INSERT OR REPLACE INTO luck VALUES (?, ?)", rows)
+                self._set_meta("luck_value", setting.describe())
+        except sqlite3.Error as e:
+            raise StorageError(f"cannot update {self.path}: {e}") from None
+        return len(games)
 
     def fill_luck(self) -> int:
         """Store the luck-adjusted scores of the games stored without them (a store

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from referee.league.config import (
+    LeagueConfig,
     LeagueConfigError,
     changes,
     is_league_file,
@@ -16,6 +17,7 @@ from referee.league.config import (
     read_league_config,
 )
 from referee.league.schedule import interleave, league_schedule
+from referee.play.luck import LuckSetting
 
 
 def test_every_key(tmp_path: Path) -> None:
@@ -106,3 +108,21 @@ def test_a_game_does_not_depend_on_the_rest_of_the_field() -> None:
     assert all(len({g.deal_seed for g in k2 if (g.lineup, g.deal) == (x.lineup, x.deal)}) == 1
                for x in k2)
     assert interleave(big, {}) != big and sorted(interleave(big, {}), key=big.index) == big
+
+
+def test_the_scores_value_function_is_kept_and_may_change() -> None:
+    """``[scores] value``: which V scores the league's games; kept by the store with
+    the configuration, and a change is accepted (the games played are scored again
+    by ``league run``: ``tournament.run.use_luck_setting``)."""
+    old = parse_league_config({"league": {"seed": 1}})
+    new = parse_league_config({"league": {"seed": 1},
+                               "scores": {"value": "rollout", "rollouts": 8}})
+    assert old.luck == LuckSetting() and new.luck == LuckSetting("rollout", 8)
+    assert LeagueConfig.from_json(new.to_json(), "here").luck == new.luck
+    stored = {k: v for k, v in old.to_json().items() if k != "luck_value"}  # an older league
+    assert LeagueConfig.from_json(stored, "here").luck == LuckSetting()
+    refused, accepted = changes(old, new)
+    assert refused == []
+    assert accepted == ["scores.value: linear -> rollout x8 (the games played are scored again)"]
+    with pytest.raises(LeagueConfigError, match="scores.value: must be one of linear, rollout"):
+        parse_league_config({"scores": {"value": "exact"}})

@@ -54,6 +54,8 @@ from referee.play.runner import (
 )
 from referee.players.concurrent import GameLoop
 from referee.players.external import stdio_player
+from referee.tournament.store import Store
+from tests.cli.cli_helpers import invoke
 from tests.players.conftest import bot_command
 from tests.players.test_concurrent import hub_players, stop
 from tests.procs import scaled
@@ -372,9 +374,10 @@ def test_play_with_a_tiny_game_time_has_both_bots_lose_on_time(tmp_path: Path) -
     assert "verified:" in check.stdout
 
 
-# --- the setting reaches every command ----------------------------------------------------
+# --- the setting reaches every command ---------------------------------------------------
 
 
+@pytest.mark.slow
 def test_the_game_clock_reaches_matches_and_the_bots(tmp_path: Path) -> None:
     from referee.cli.match import _config as match_config
     from referee.tournament.config import load_config
@@ -395,6 +398,13 @@ def test_the_game_clock_reaches_matches_and_the_bots(tmp_path: Path) -> None:
     assert match(str(cfg), None) == 45.0  # a --config file's clock is kept
     assert match(str(cfg), 7.0) == 7.0  # --game-time overrides it
     assert match(None, None) is None
+    # tournament quick --game-time: the tournament is stored (and resumed) with it
+    out = tmp_path / "quick"
+    r = invoke("tournament", "quick", "random", "lowest", "--deals", "1", "--game-time", "30",
+                "-q", "-j", "1", "-o", str(out), "--format", "json")
+    assert r.exit_code == 0, r.output
+    stored = Store.stored_config(out)
+    assert stored is not None and stored.time.game == 30.0
     # a bot is told its clock in `welcome` (time.game), only when there is one
     welcomes: list[dict[str, Any]] = []
 

@@ -19,15 +19,21 @@ from referee.bots import make_bot
 from referee.cli.main import main
 from referee.game import Game, GameConfig
 from referee.game.cards import KIND, parse_deck
-from referee.game.features import Summary, unseen, with_drawn
+from referee.game.features import Summary, summaries, unseen, with_drawn
+from referee.game.phases import PLAYING
 from referee.play.luck import (
     SCORES,
     Luck,
+    LuckSetting,
     RolloutValue,
     Value,
     ValueModel,
     default_model,
+    design_rows,
+    fit_model,
+    fit_rows,
     game_luck,
+    seat_policies,
 )
 from referee.play.runner import GameRecord, InProcessPlayer, run_game
 from referee.stats.luck import unbiasedness
@@ -127,7 +133,7 @@ def test_the_model_file_round_trips_and_refuses_other_features(tmp_path: Path) -
     path = tmp_path / "m.json"
     path.write_text(model.to_json())
     again = ValueModel.load(path)
-    assert again.weights[4]["draw"]["share"] == pytest.approx(model.weights[4]["draw"]["share"],
+    assert again.weights[4][0]["share"] == pytest.approx(model.weights[4][0]["share"],
                                                               abs=1e-6)
     raw = json.loads(path.read_text())
     raw["features"] = raw["features"][:-1]
@@ -186,3 +192,65 @@ def test_luck_show_with_rollouts(tmp_path: Path) -> None:
     r = CliRunner().invoke(main, ["luck", "show", str(path), "--rollouts", "4"])
     assert r.exit_code == 0, r.output
     assert "chance events" in r.output and "share" in r.output
+
+
+def test_the_fit_takes_variance_away_on_its_games_and_stays_unbiased_on_others(
+        games2: list[GameRecord]) -> None:
+    """V fitted for least variance (``design_rows``, ``fit_rows``): on the games it
+    was fitted to, the adjusted scores vary less than the raw ones (least squares
+    can only do as well as the weights 0); on other games it is one more fixed V,
+    unbiased."""
+    bounds = (0,)
+    rows = [r for rec in games2[:40] for r in design_rows(rec, bounds)]
+    model = ValueModel({2: fit_rows(rows, bounds)}, {}, bounds)
+    ok, ratio, diff = _check(games2[:40], model)
+    assert ratio < 0.9, ratio
+    ok, _, diff = _check(games2[40:], model)
+    assert ok, diff
+    # the design's columns sum what the corrections of a linear V sum: the same
+    # adjusted score through either road
+    rec = games2[41]
+    z, y = design_rows(rec, bounds)[0]
+    w = model.weights[2]
+    flat = [x for st in w for x in st["share"]]
+    via_design = y[0] - z[0] - sum(a * b for a, b in zip(flat, z[len(SCORES):], strict=True))
+    assert via_design == pytest.approx(_luck(rec, model).adjusted("share")[0], abs=1e-9)
+
+
+def test_a_fit_is_the_same_in_any_number_of_processes() -> None:
+    one = fit_model(6, 3, seats=(2,), jobs=1, bounds=(0,))
+    two = fit_model(6, 3, seats=(2,), jobs=2, bounds=(0,))
+    assert one.to_json() == two.to_json()
+    assert one.meta["refit"] == "referee luck fit --games 6 --seed 3"
+
+
+@pytest.mark.slow
+def test_rollouts_by_the_seats_own_policies_are_unbiased_and_cached(
+        games2: list[GameRecord]) -> None:
+    """Rollouts that play each seat by its built-in bot's rule (``seat_policies``),
+    over the unseen cards in their places (common random numbers across a chance
+    event's outcomes): unbiased; a state valued twice costs one set of rollouts."""
+    own = RolloutValue(rollouts=8, policies=seat_policies(["lowest", "lowest"]))
+    ok, _, diff = _check(games2[:30], own)
+    assert ok, diff
+    rec = games2[0]
+    game = Game(rec.config, rec.seed, deck=parse_deck(rec.deck), first_player=rec.first_player)
+    for d in rec.decisions:
+        if not game.draw_pile and game.phase == PLAYING and not game.over:
+            break
+        game.apply(int(d["seat"]), str(d["decision"]))
+    assert own.plays(game)
+    own.cache.clear()
+    first = own(game, summaries(game))
+    assert len(own.cache) == 1
+    assert own(game.copy(), summaries(game)) == first and len(own.cache) == 1
+    assert seat_policies(["random", None, "heuristic"])[1] is seat_policies(["heuristic"])[0]
+
+
+def test_a_value_setting_names_its_value_function() -> None:
+    assert LuckSetting().describe() == "linear"
+    assert LuckSetting.parse("rollout x12") == LuckSetting("rollout", 12)
+    assert isinstance(LuckSetting("rollout", 4).value_for(["lowest", None]), RolloutValue)
+    assert LuckSetting().value_for([None, None]) is default_model()
+    with pytest.raises(ValueError, match="unknown value function"):
+        LuckSetting("perfect")

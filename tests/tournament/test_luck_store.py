@@ -4,11 +4,17 @@ and the standings ranked by them or by raw places (issue 25)."""
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from pathlib import Path
 
+import pytest
+from click.testing import CliRunner
+
+from referee.cli.main import main
+from referee.play.luck import SCORES, LuckSetting, file_luck
 from referee.stats.ratings import RatedGame, rate
-from referee.tournament.config import parse_config
+from referee.tournament.config import TournamentConfigError, parse_config
 from referee.tournament.executor import SerialExecutor
 from referee.tournament.run import run_tournament, standings_of
 from referee.tournament.standings import render
@@ -89,3 +95,76 @@ def test_ratings_follow_the_scores(tmp_path: Path) -> None:
     assert json.loads(render(adjusted, "json"))["rating_scores"] == "adjusted"
     assert "rating is fitted to the adjusted shares" in render(adjusted, "plain")
     assert "rating is fitted to the finishing orders" in render(raw, "plain")
+
+
+def _game_lucks(out: Path, setting: LuckSetting, builtins: dict[str, str]
+                ) -> dict[int, list[list[float]]]:
+    """Each stored game's adjusted scores computed afresh from its record by
+    ``setting``'s value function, as the store keeps them."""
+    store = Store.open_existing(out)
+    try:
+        got = {}
+        for o in store.outcomes():
+            luck = file_luck(out / o.record, setting.value_for([builtins[s] for s in o.seats]))
+            got[o.index] = [[round(x, 6) for x in luck.adjusted(k)] for k in SCORES]
+        return got
+    finally:
+        store.close()
+
+
+def test_the_scores_setting_chooses_the_value_function_and_rescore_changes_it(
+        tmp_path: Path) -> None:
+    """``[scores] value = "rollout"``: the games are scored by rollouts (each built-in
+    bot played by its own policy), the standings name it; ``referee luck rescore``
+    scores them again with the linear V; running the tournament again brings its
+    file's setting back."""
+    out = tmp_path / "out"
+    raw = {**RAW, "scores": {"value": "rollout", "rollouts": 3}}
+    config = parse_config(raw)
+    assert config.luck == LuckSetting("rollout", 3)
+    run_tournament(config, output_dir=out, executor=SerialExecutor(), quiet=True)
+    builtins = {"a": "lowest", "b": "random"}
+    rollout = _game_lucks(out, LuckSetting("rollout", 3), builtins)
+    linear = _game_lucks(out, LuckSetting(), builtins)
+    assert _luck_rows(out) == rollout != linear
+    st = standings_of(out)
+    assert st.luck_value == "rollout x3"
+    assert "value function: rollout x3" in render(st, "plain")
+    assert json.loads(render(st, "json"))["luck_value"] == "rollout x3"
+
+    r = CliRunner().invoke(main, ["luck", "rescore", str(out)])
+    assert r.exit_code == 0, r.output
+    assert "6 games scored again with the value function linear (was rollout x3)" in r.output
+    assert _luck_rows(out) == linear
+    assert standings_of(out).luck_value == "linear"
+
+    r = CliRunner().invoke(main, ["luck", "rescore", str(out), "--value", "rollout",
+                                  "--rollouts", "3"])
+    assert r.exit_code == 0, r.output
+    assert _luck_rows(out) == rollout
+    _run(out)  # the file says linear (no [scores]): scored again by it
+    assert _luck_rows(out) == linear and standings_of(out).luck_value == "linear"
+
+
+def test_a_rescore_waits_for_no_running_tournament(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    _run(out)
+    holder = Store.open_existing(out)
+    try:
+        holder.lock()
+        r = CliRunner().invoke(main, ["luck", "rescore", str(out), "--value", "rollout"])
+        assert r.exit_code != 0 and "in use" in r.output
+    finally:
+        holder.close()
+
+
+@pytest.mark.parametrize("scores, error", [
+    ({"value": "perfect"}, "scores.value: must be one of linear, rollout"),
+    ({"value": "rollout", "rollouts": 0}, "scores.rollouts: must be a whole number from 1"),
+    ({"rollouts": 8}, 'scores.rollouts: counts only with value = "rollout"'),
+    ({"values": "linear"}, "scores.values: unknown key; did you mean 'value'?"),
+])
+def test_a_wrong_scores_setting_is_refused_naming_the_key(scores: dict[str, object],
+                                                          error: str) -> None:
+    with pytest.raises(TournamentConfigError, match=re.escape(error)):
+        parse_config({**RAW, "scores": scores})

@@ -109,7 +109,7 @@ def test_old_stores_have_no_kind_and_read_as_theirs_exactly() -> None:
                                                           if k != "server"}
     assert {k: v for k, v in again.items() if k not in old} == {
         "records": "seat", "schedule": "round-robin", "scores": "adjusted", "top": 3,
-        "min_share": 0.25, "batch": None}
+        "min_share": 0.25, "batch": None, "luck_value": "linear"}
 
 
 def test_an_old_tournament_resumes_and_reports(tmp_path: Path) -> None:
