@@ -9,8 +9,8 @@ frames of 64 KB on one connection, 496 MB).  libzmq has no option against it, gi
 per-key or per-address connection count, and cannot close one accepted peer.
 
 The door can.  It accepts the TCP connections itself and relays each, byte for byte,
-to the ZeroMQ socket on a private ``ipc://`` endpoint (CURVE and its ZAP handler are
-still libzmq's, end to end: the door sees only ciphertext).  Per connection it counts
+to the ZeroMQ socket where only it reaches it (CURVE and its ZAP handler are still
+libzmq's, end to end: the door sees only ciphertext).  Per connection it counts
 the frames and bytes the client sent since the server last answered it; a client
 that sends more than one request's frames (``FRAMES``: a header and its data) or
 more than ``budget`` bytes unanswered is cut.  Frames, because a message's end is
@@ -19,13 +19,21 @@ requests and grow a never-ending message by a budget per answer; with at most on
 request's frames unanswered, a message that never ends holds a few frames at most.  The server's answers are told
 from its other frames by their size: every reply is at least ``REPLY_MIN`` bytes
 (``remote.py`` pads them), a PONG or a handshake command never is -- so no stream
-of PINGs buys an attacker more budget.  It also holds at most ``connections`` open
-at once and ``per_ip`` from one address, and stops accepting for a moment when the
-process runs out of file descriptors instead of spinning on them.
+of PINGs buys an attacker more budget.
+
+Nor can connections lock the authors out (found by an attacker: a stranger's
+unfinished handshakes, and a known author's idle connections, each held every
+place).  Handshakes and authenticated connections are two pools (see ``Door``):
+a stalled handshake makes room for a new connection, an idle authenticated one is
+closed, and one key holds at most a few (``admit``, asked by the ZAP handler,
+which knows a connection by the door's own loopback address it comes from).  The
+door also stops accepting for a moment when the process runs out of file
+descriptors instead of spinning on them.
 
 What one connection may cost is then bounded: a few frames (at most 2 x ``budget``
 bytes) queued in libzmq, and the door's buffers, so the server's memory is at most
-its baseline plus ``connections`` times that (leagues/README.md states the figures).
+its baseline plus ``connections`` + ``handshakes`` times that (leagues/README.md states
+the figures).
 """
 
 from __future__ import annotations
@@ -509,7 +517,8 @@ class Door:
             said.append(f"closed {t.displaced} idle connections to let others in, with "
                         f"{self.connections} open ([server] connections)")
         if t.bypass:
-            said.append(f"refused {t.bypass} handshakes that did not come through it")
+            said.append(f"refused {t.bypass} handshakes of known keys it was not (or no "
+                        "longer) relaying")
         for each in said:  # a line each: a bounded few a window
             self.on_line(f"the door {each} in the last {span}")
 

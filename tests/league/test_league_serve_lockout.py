@@ -14,6 +14,7 @@ with real CURVE keys, while alice asks for her status.
 from __future__ import annotations
 
 import contextlib
+import os
 import re
 import selectors
 import socket
@@ -26,7 +27,7 @@ import zmq
 
 from referee.league.remote import RemoteError, connect, request
 from tests.league.conftest import Referee
-from tests.league.servehelpers import Served, keys_of, next_event, serve
+from tests.league.servehelpers import Served, dealer, keys_of, next_event, serve
 from tests.league.test_league_serve import SLOW, slow_bot
 from tests.procs import Children
 
@@ -261,3 +262,42 @@ def test_two_checkers_never_check_one_author_twice_at_once(
     states = [two_checkers.ask("alice", {"op": "status", "ticket": n})["ticket"]["state"]
               for n in (1, 2)]
     assert states == ["checking", "queued"], states
+
+
+def listening_ports(pid: int) -> set[int]:
+    """The TCP ports process ``pid`` listens on (from /proc: its sockets' inodes)."""
+    inodes = set()
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        with contextlib.suppress(OSError):
+            target = os.readlink(fd)
+            if target.startswith("socket:["):
+                inodes.add(target[8:-1])
+    ports = set()
+    for line in Path(f"/proc/{pid}/net/tcp").read_text().splitlines()[1:]:
+        f = line.split()
+        if f[3] == "0A" and f[9] in inodes:  # LISTEN
+            ports.add(int(f[1].rsplit(":", 1)[1], 16))
+    return ports
+
+
+def test_a_local_user_cannot_go_round_the_door(idle2: Served) -> None:
+    """The ZeroMQ socket behind the door listens on a loopback TCP port: someone on
+    the server's machine connecting to it directly, with an admitted key, is refused
+    at the handshake (its address is none the door gave), and the log says so."""
+    public = int(idle2.endpoint.rsplit(":", 1)[1])
+    inner = listening_ports(idle2.proc.pid) - {public}
+    assert len(inner) == 1, inner
+    ctx: zmq.Context[zmq.Socket[bytes]] = zmq.Context()
+    sock, mon = dealer(ctx, f"tcp://127.0.0.1:{inner.pop()}",
+                       keys_of(idle2.keys / "referee.key")[0],
+                       keys_of(idle2.keys / "authors" / "alice.key_secret")[1])
+    try:
+        assert next_event(mon) == zmq.EVENT_HANDSHAKE_FAILED_AUTH
+    finally:
+        sock.disable_monitor()
+        mon.close(0)
+        sock.close(0)
+        ctx.term()
+    assert idle2.ask("alice", {"op": "status"})["ok"]  # through the door: answered
+    idle2.wait_line(r"the door refused \d+ handshakes of known keys it was not \(or no "
+                    r"longer\) relaying")
