@@ -1,9 +1,11 @@
 """Luck-adjusted scores of a recorded game: replay its deck and decisions through the
 engine and, at every chance event, subtract what the outcome's luck was worth.
 
-Owns the value function (a linear model over ``referee.game.features``, fitted on
-self-play of the built-in bots, shipped as ``luck_model.json`` and refitted by
-``referee luck fit``), the replay that finds the chance events and builds each one's
+Owns the value functions (a linear model over ``referee.game.features`` per stage of
+the draw pile, fitted for the least variance of the adjusted scores on games of the
+built-in bots, shipped as ``luck_model.json`` and refitted by ``referee luck fit``;
+``RolloutValue``, rollouts once the draw pile is empty; ``LuckSetting``, a
+tournament's or league's choice between them), the replay that finds the chance events and builds each one's
 possible outcomes, and the scores it adjusts.  The estimator's arithmetic is
 ``referee.stats.luck``.
 
