@@ -41,13 +41,17 @@ def luck() -> None:
               help="Seeds every game and every bot drawn: a seed gives one model.")
 @click.option("--jobs", type=click.IntRange(min=1), default=1, show_default=True,
               help="Processes to play and replay the games in (the model is the same).")
+@click.option("--seats", type=click.IntRange(2, 6), multiple=True,
+              help="Only these table sizes (repeat; default: 2 to 6). A model without a "
+                   "table size leaves its games unadjusted.")
 @click.option("--output", type=click.Path(dir_okay=False), default=str(MODEL_FILE),
               show_default=True, help="Where to write the model (JSON).")
-def fit_command(games: int, seed: int, jobs: int, output: str) -> None:
+def fit_command(games: int, seed: int, jobs: int, seats: tuple[int, ...], output: str) -> None:
     """Refit the value function on games of the built-in bots (heuristic, lowest,
     and the two against each other) at 2 to 6 seats, and write it.  The weights are
     the ones that leave the adjusted scores of those games the least variance."""
-    total = games * len(FIT_SEATS)
+    sizes = tuple(sorted(set(seats))) or FIT_SEATS
+    total = games * len(sizes)
     done = [0]
 
     def progress(count: int) -> None:
@@ -56,7 +60,7 @@ def fit_command(games: int, seed: int, jobs: int, output: str) -> None:
         if done[0] // 250 > before // 250 or done[0] == total:
             click.echo(f"{done[0]}/{total} games", err=True)
 
-    model = fit_model(games, seed, progress=progress, jobs=jobs)
+    model = fit_model(games, seed, seats=sizes, progress=progress, jobs=jobs)
     Path(output).write_text(model.to_json())
     click.echo(f"wrote {output} ({games} games per table size, seed {seed})")
 

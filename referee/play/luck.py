@@ -634,6 +634,8 @@ def fit_model(games: int, seed: int, seats: Sequence[int] = FIT_SEATS,
     meta = {"seed": seed, "games_per_table": games, "seats": list(seats),
             "lineups": [list(x) for x in lineups], "variants": sorted(variants),
             "fit": "least variance of the adjusted scores",
-            "refit": f"referee luck fit --games {games} --seed {seed}"}
+            "refit": f"referee luck fit --games {games} --seed {seed}"
+                     + ("" if tuple(seats) == FIT_SEATS else
+                        "".join(f" --seats {n}" for n in seats))}
     weights = {n: fit_rows(r, bounds) for n, r in sorted(rows.items())}
     return ValueModel(weights, meta, tuple(bounds))

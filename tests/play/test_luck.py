@@ -221,7 +221,7 @@ def test_a_fit_is_the_same_in_any_number_of_processes() -> None:
     one = fit_model(6, 3, seats=(2,), jobs=1, bounds=(0,))
     two = fit_model(6, 3, seats=(2,), jobs=2, bounds=(0,))
     assert one.to_json() == two.to_json()
-    assert one.meta["refit"] == "referee luck fit --games 6 --seed 3"
+    assert one.meta["refit"] == "referee luck fit --games 6 --seed 3 --seats 2"
 
 
 @pytest.mark.slow
@@ -254,3 +254,15 @@ def test_a_value_setting_names_its_value_function() -> None:
     assert LuckSetting().value_for([None, None]) is default_model()
     with pytest.raises(ValueError, match="unknown value function"):
         LuckSetting("perfect")
+
+
+def test_luck_fit_writes_a_model_the_estimator_reads(tmp_path: Path) -> None:
+    out = tmp_path / "m.json"
+    r = CliRunner().invoke(main, ["luck", "fit", "--games", "10", "--seed", "4", "--seats", "2",
+                                  "--output", str(out)])
+    assert r.exit_code == 0, r.output
+    model = ValueModel.load(out)
+    assert sorted(model.weights) == [2] and len(model.weights[2]) == len(model.bounds) + 1
+    assert model.meta["refit"] == "referee luck fit --games 10 --seed 4 --seats 2"
+    rec = _games(2, 1)[0]
+    assert _luck(rec, model).events > 20
