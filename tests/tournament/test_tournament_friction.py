@@ -197,4 +197,4 @@ def test_a_key_above_every_table_is_told_where_it_belongs(tmp_path: Path) -> Non
     assert code == 1
     assert err == (f"Error: {p}: name: unknown key; it belongs in a table: write it under "
                    f"[tournament]; expected one of tournament, rules, time, faults, remote, "
-                   f"sandbox, bots\n")
+                   f"sandbox, scores, bots\n")
