@@ -123,6 +123,7 @@ def launch_zmq_bot(
             own.close()
             raise
         own.process = process
+        own.on_blocked = _drained_while_blocked(process.gate)
         os.close(process.stdin_fd)
         return LaunchedZmqBot(process, own, StderrLog(
             process.stdout_fd, stdout_path, process_options.get("stderr_cap", DEFAULT_STDERR_CAP),

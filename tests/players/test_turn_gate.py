@@ -15,7 +15,7 @@ import sys
 import termios
 from pathlib import Path
 
-from referee.players.launcher import launch_bot
+from referee.players.launcher import launch_bot, launch_zmq_bot
 from referee.players.process import StderrLog, TurnGate
 from tests.procs import Children, scaled
 
@@ -183,3 +183,37 @@ def test_a_send_waiting_for_a_bot_blocked_on_its_stderr_drains_it() -> None:
         assert log.kept + log.dropped >= (2 << 20) - 65536
     finally:
         conn.close(0.5)
+
+
+# A launched ZeroMQ bot that, once told "go", prints 2 MiB on its stdout (a log for a
+# ZeroMQ bot) from its main thread, then tells the size of the next message it gets.
+BLOCKED_ZMQ_BOT = """
+import os, sys, msgpack, zmq
+sock = zmq.Context().socket(zmq.DEALER)
+sock.connect(os.environ["UPDOWN_ENDPOINT"])
+sock.send(msgpack.packb({"type": "hello", "protocol": [1], "name": "z",
+                         "token": os.environ["UPDOWN_TOKEN"]}))
+sock.recv()
+sys.stdout.write("x" * (2 << 20))
+sys.stdout.flush()
+sock.send(msgpack.packb({"n": len(sock.recv())}))
+sock.recv()
+"""
+
+
+def test_a_send_waiting_for_a_zeromq_bot_blocked_on_its_stdout_drains_it() -> None:
+    bot = launch_zmq_bot([sys.executable, "-c", BLOCKED_ZMQ_BOT], memory_mb=None,
+                         stderr_cap=65536)
+    try:
+        assert bot.transport.recv(scaled(30))["type"] == "hello"
+        gate, log = bot.process.gate, bot.stdout
+        gate.close()  # between its turns
+        bot.transport.send({"go": 1})
+        assert log.parked.wait(scaled(30))  # at the cap, the bot blocked in its write
+        big = {"pad": "y" * (4 << 20)}  # more than the socket's buffers hold
+        bot.transport.send(big)
+        reply = bot.transport.recv(scaled(30))
+        assert reply["n"] > 4 << 20
+        assert not gate.is_open  # as it was before the send
+    finally:
+        bot.close(0.5)

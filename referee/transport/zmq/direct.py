@@ -34,6 +34,7 @@ import socket
 import struct
 import tempfile
 import time
+from collections.abc import Callable
 from typing import Any, Protocol
 
 import msgpack
@@ -143,6 +144,9 @@ class DirectZmqTransport:
         #: call: 12 % more per request); used by the game's thread only.
         self._pack = msgpack.Packer(use_bin_type=True).pack
         self._lost = ""  # why the bot's connection is gone, once it is
+        #: As ``StdioTransport.on_blocked``: told True when a send waits for the bot
+        #: to read (its socket full), False when that wait is over.
+        self.on_blocked: Callable[[bool], None] | None = None
 
     # -- the Transport interface ------------------------------------------------------
 
@@ -184,6 +188,17 @@ class DirectZmqTransport:
         # a bot that reads nothing for that long is not reading).
         view = memoryview(data)
         deadline = time.monotonic() + 2.0
+        blocked = self.on_blocked
+        if blocked is None:
+            self._write_rest(bot, view, deadline)
+            return
+        blocked(True)
+        try:
+            self._write_rest(bot, view, deadline)
+        finally:
+            blocked(False)
+
+    def _write_rest(self, bot: _Peer, view: memoryview, deadline: float) -> None:
         while view:
             try:
                 n = bot.sock.send(view)
