@@ -68,7 +68,7 @@ from ..transport.base import (
 )
 from ..transport.zmq.listener import RemoteListener
 from .launcher import Connection, Launcher, launch_bot, launch_zmq_bot
-from .process import DEFAULT_MEMORY_MB, DEFAULT_STDERR_CAP, BotStartError
+from .process import DEFAULT_MEMORY_MB, DEFAULT_STDERR_CAP, BotStartError, TurnGate
 from .sandbox import Sandbox
 
 TranscriptHook = Callable[[str, str, Any, float], None]
@@ -190,6 +190,9 @@ class ExternalPlayer:
         #: The transport's encoder of values to embed in later messages (stdio's
         #: ``fragment``), if it has one: the events sent are encoded once, not per request.
         self._fragment: Callable[[Any], Any] | None = None
+        #: The gate of the bot's capped logs (``TurnGate``), if we started it: open
+        #: while a decision is asked, closed between its turns.
+        self._gate: TurnGate | None = None
 
     # -- transcript ------------------------------------------------------------------
 
@@ -270,6 +273,7 @@ class ExternalPlayer:
             self._note(f"restarting (start {self.starts})")
         t0 = self.clock()
         self._fragment = None
+        self._gate = None
         try:
             self.conn = self.launch()
         except BotStartError as e:
@@ -320,6 +324,10 @@ class ExternalPlayer:
                 raise self._lost("ended", "after its hello", e) from None
             self._note(f"hello: {hello.name} {hello.version or ''} protocol {session.version}, "
                        f"after {self.clock() - t0:.3f}s")
+            if self.conn.process is not None:
+                # From now on its capped logs are read on its turns only (``ask``).
+                self._gate = self.conn.process.gate
+                self._gate.close()
         except BotFault:
             self.dead = True
             if self._error_sent and self.conn is not None and self.conn.process is not None:
@@ -434,6 +442,9 @@ class ExternalPlayer:
         self._told = 0  # replies discarded and told of (MAX_IGNORED_TOLD)
         start = self._start = self.clock()
         self._deadline = start + request.time_left if timed else float("inf")
+        gate = self._gate
+        if gate is not None:
+            gate.open()  # its turn: a bot blocked on a full stderr is drained now
         try:
             if self.on_message is None:
                 conn.transport.send(msg)
@@ -455,15 +466,32 @@ class ExternalPlayer:
     def expire(self) -> BotFault:
         """The asked decision did not come in time (the waiter's deadline)."""
         assert self.session is not None
+        self._hold()
         self.session.abandon()
         rid, request = self._asked
         return BotFault("timeout", f"{self.name} sent no decision for request {rid} "
                         f"within {_allowance(request)}")
 
+    def _hold(self) -> None:
+        """Its turn is over: its capped logs wait for the next one (``TurnGate``)."""
+        gate = self._gate
+        if gate is not None:
+            gate.close()
+
     def take(self, timeout: float | None) -> Decision | str | None:
         """The asked decision, if it arrives within ``timeout`` seconds (None: until
         the deadline of a ``timed`` ask); None if it has not (and that deadline has
         not passed).  Raises BotFault."""
+        try:
+            got = self._take(timeout)
+        except BaseException:
+            self._hold()
+            raise
+        if got is not None:
+            self._hold()
+        return got
+
+    def _take(self, timeout: float | None) -> Decision | str | None:
         session = self.session
         conn = self.conn
         if session is None or conn is None:
@@ -577,6 +605,7 @@ class ExternalPlayer:
         if not self.dead and self.session is not None:
             proc = self.conn.process
             if proc is not None:
+                proc.gate.open(final=True)  # a bot blocked on its full stderr can exit
                 proc.remember_tree()
             self._try_send(self.session.bye())
             if proc is not None:

@@ -41,6 +41,7 @@ from .process import (
     BotProcess,
     BotStartError,
     StderrLog,
+    TurnGate,
     start_bot,
 )
 from .sandbox import Sandbox
@@ -75,7 +76,8 @@ class LaunchedZmqBot:
                  stdout: StderrLog) -> None:
         self.process = process
         self.transport = transport
-        self.stdout = stdout  # drained so that a bot printing to stdout never blocks
+        self.stdout = stdout  # drained like stderr (capped; past the cap, on its turns)
+        process.stdout_log = stdout
 
     def close(self, grace: float = 0.5) -> None:
         try:
@@ -124,7 +126,7 @@ def launch_zmq_bot(
         os.close(process.stdin_fd)
         return LaunchedZmqBot(process, own, StderrLog(
             process.stdout_fd, stdout_path, process_options.get("stderr_cap", DEFAULT_STDERR_CAP),
-            process_options.get("on_stderr")))
+            process_options.get("on_stderr"), gate=process.gate))
     router = bind_loopback(transport, max_message_bytes=max_message_bytes)
     try:
         writable = [router.private_dir] if router.private_dir else []
@@ -135,11 +137,12 @@ def launch_zmq_bot(
         router.close()
         raise
     # Its stdin and stdout are not the protocol's channel here: stdin reads EOF,
-    # stdout is drained like stderr (to ``stdout_path``) so that printing never blocks.
+    # stdout is drained like stderr (to ``stdout_path``, capped; past the cap only on
+    # the bot's own turns, as its stderr: ``TurnGate``).
     os.close(process.stdin_fd)
     stdout = StderrLog(process.stdout_fd, stdout_path,
                        process_options.get("stderr_cap", DEFAULT_STDERR_CAP),
-                       process_options.get("on_stderr"))
+                       process_options.get("on_stderr"), gate=process.gate)
     return LaunchedZmqBot(process, ZmqTransport(router, process=process, name=name,
                                                 token=token), stdout)
 
@@ -203,6 +206,24 @@ def launch_bot(
     proc = start_bot(command, cwd=cwd, env={**(env or {}), "UPDOWN_TRANSPORT": "stdio"},
                      memory_mb=memory_mb, stderr_path=stderr_path, stderr_cap=stderr_cap,
                      on_stderr=on_stderr, sandbox=sandbox)
-    return Connection(StdioTransport(proc.stdin_fd, proc.stdout_fd, exit_fd=proc.exit_fd,
-                                     max_message_bytes=max_message_bytes,
-                                     write_timeout=write_timeout), proc)
+    stdio = StdioTransport(proc.stdin_fd, proc.stdout_fd, exit_fd=proc.exit_fd,
+                           max_message_bytes=max_message_bytes, write_timeout=write_timeout)
+    stdio.on_blocked = _drained_while_blocked(proc.gate)
+    return Connection(stdio, proc)
+
+
+def _drained_while_blocked(gate: TurnGate) -> Callable[[bool], None]:
+    """For a send that waits for the bot to read its stdin (a long message between
+    its turns): its capped logs are read meanwhile -- it may be blocked writing
+    them -- and the gate is as it was once the send is over."""
+    was_open = True
+
+    def blocked(waiting: bool) -> None:
+        nonlocal was_open
+        if waiting:
+            was_open = gate.is_open
+            gate.open()
+        elif not was_open:
+            gate.close()
+
+    return blocked

@@ -2,9 +2,10 @@
 
 Owns: how a bot command is started (its own session and process group, an address
 space limit, only its three pipes open, a working directory and environment), its
-stderr (drained by a thread into a size-capped log so the bot never blocks on it),
-how it is ended (SIGTERM to every process of its tree, a short grace, SIGKILL) and
-the readable description of how it died ("killed by signal 9 (SIGKILL)").
+stderr (drained by a thread into a size-capped log; past the cap, only while the
+referee waits for the bot's own decision: ``TurnGate``), how it is ended (SIGTERM
+to every process of its tree, a short grace, SIGKILL) and the readable description
+of how it died ("killed by signal 9 (SIGKILL)").
 
 The sandbox (``referee.players.sandbox``: bubblewrap, and a cgroup for the limits of the
 whole tree) is applied here, for every bot any part of the referee starts.  A
@@ -69,7 +70,7 @@ from .sandbox import (
 )
 
 __all__ = ["DEFAULT_MEMORY_MB", "DEFAULT_STDERR_CAP", "BotProcess", "BotStartError",
-           "StderrLog", "start_bot"]
+           "StderrLog", "TurnGate", "start_bot"]
 DEFAULT_STDERR_CAP = 1 << 20
 TAIL_BYTES = 2048
 
@@ -81,6 +82,81 @@ class BotStartError(BotError):
     def __init__(self, message: str, *, remote: bool = False) -> None:
         super().__init__(message)
         self.remote = remote
+
+
+class TurnGate:
+    """When a bot's capped logs may be read: open while the referee waits for the
+    bot's own decision (its own clock runs), closed between its turns.
+
+    Reading a pipe costs the referee's CPU, outside the bot's cgroup and charged to
+    nobody: a bot flooding its stderr while another seat is on the clock would make
+    the referee drain gigabytes on that seat's time.  Below the cap a log is read
+    whenever there is something (the cap bounds that); once a log is at its cap
+    (``StderrLog``), its reader stops reading while the gate is closed, so that a
+    flooding bot blocks in ``write`` -- costing nobody anything -- until its turn,
+    when the draining happens on its own clock.
+
+    Open when made (the start and the handshake are the bot's own time; a log no
+    player gates behaves as an ungated one); the player closes it once the bot is
+    running and between its decisions (``referee.players.external``).  ``open(final=
+    True)`` (the bot is being ended) opens it for good.  A reader parked at a closed
+    gate wakes on an eventfd, written only when a reader is parked: opening and
+    closing an unparked gate costs a lock and a flag."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._open = True
+        self._final = False
+        self._parked = 0
+        self._signalled = False
+        self._fd = os.eventfd(0, os.EFD_NONBLOCK | os.EFD_CLOEXEC)
+
+    @property
+    def is_open(self) -> bool:
+        return self._open
+
+    def open(self, final: bool = False) -> None:
+        """Let the readers read (the bot's turn, or its end: ``final``, for good)."""
+        with self._lock:
+            if final:
+                self._final = True
+            if self._open:
+                return
+            self._open = True
+            if self._parked and not self._signalled:
+                os.eventfd_write(self._fd, 1)
+                self._signalled = True
+
+    def close(self) -> None:
+        """Readers at their cap stop reading (between the bot's turns)."""
+        with self._lock:
+            if self._final or not self._open:
+                return
+            self._open = False
+            if self._signalled:
+                with contextlib.suppress(BlockingIOError):
+                    os.eventfd_read(self._fd)
+                self._signalled = False
+
+    def park(self) -> int | None:
+        """For a reader at its cap: None if the gate is open (read on); else the
+        reader is counted as parked and gets the fd that becomes readable when the
+        gate opens (then ``unpark``)."""
+        with self._lock:
+            if self._open:
+                return None
+            self._parked += 1
+            return self._fd
+
+    def unpark(self) -> None:
+        with self._lock:
+            self._parked -= 1
+
+    def __del__(self) -> None:
+        # Closed only once nothing refers to the gate: a parked reader holds it, so
+        # its fd is never closed (and its number reused) under a reader's poll.
+        with contextlib.suppress(AttributeError, OSError):
+            os.close(self._fd)
 
 
 class StderrLog:
@@ -97,12 +173,22 @@ class StderrLog:
     ``\\x0d``; invalid UTF-8 as ``\\xff``), so that ``cat``, ``tail -f`` or a
     pager show what the bot wrote and never obey it; the cap counts the bot's own
     bytes (an earlier start's, by the size it takes in the file: escaped, at least
-    as many).  ``tail`` and ``on_line`` get the bytes as they came."""
+    as many).  ``tail`` and ``on_line`` get the bytes as they came.
+
+    ``gate``: once the log is at its cap, the pipe is read only while the gate is
+    open (``TurnGate``: the bot's own turn, its end); while it is closed the reader
+    is parked (``parked`` is set) and the bot blocks when the pipe is full.  A
+    parked reader still sees the pipe's writers go (the bot ended): it reads what
+    is left, at most a pipeful, and ends.  ``drain`` reads whatever the gate."""
 
     def __init__(self, fd: int, path: str | None, cap: int = DEFAULT_STDERR_CAP,
                  on_line: Callable[[str], None] | None = None, *,
-                 started: str | None = None) -> None:
+                 started: str | None = None, gate: TurnGate | None = None) -> None:
         self.fd = fd
+        self.gate = gate
+        #: Set while the reader is parked at a closed gate (for tests and tools).
+        self.parked = threading.Event()
+        self._hup = False  # the pipe's writers are gone: read to the end, whatever the gate
         self.path = path
         self.cap = cap
         self.on_line = on_line
@@ -159,11 +245,48 @@ class StderrLog:
                 return
             self._keep(f"==== [referee {stamp}] {printable(text)} ====\n".encode())
 
+    def _wait_gate(self) -> bool:
+        """At the cap, with a gate: wait while it is closed.  False when the thread
+        is to end (the pipe is broken), True to read on (the gate opened, or the
+        pipe's writers are gone: ``_hup``)."""
+        gate = self.gate
+        assert gate is not None
+        while True:
+            wake = gate.park()
+            if wake is None:
+                return True
+            self.parked.set()
+            try:
+                # POLLHUP is told even when not asked for: events 0 on the pipe
+                # watches for its writers' end without waking for its data.
+                poller = select.poll()
+                poller.register(wake, select.POLLIN)
+                poller.register(self.fd, 0)
+                try:
+                    ready = poller.poll()
+                except InterruptedError:
+                    continue
+                except (OSError, ValueError):
+                    return False
+            finally:
+                self.parked.clear()
+                gate.unpark()
+            for fd, events in ready:
+                if fd == self.fd:
+                    if events & (select.POLLNVAL | select.POLLERR):
+                        return False
+                    if events & select.POLLHUP:
+                        self._hup = True
+                        return True
+
     def _run(self) -> None:
         poller = select.poll()
         poller.register(self.fd, select.POLLIN)
         try:
             while True:
+                if self.truncated and self.gate is not None and not self._hup \
+                        and not self._wait_gate():
+                    break
                 try:
                     poller.poll()
                 except InterruptedError:
@@ -385,7 +508,8 @@ _LIVE_LOCK = threading.Lock()
 class BotProcess:
     """A started bot: the referee's ends of its stdin/stdout (``stdin_fd``,
     ``stdout_fd``, owned by whoever builds a transport on them), a pidfd readable
-    once it exits (``exit_fd``, Linux; else None) and its stderr log."""
+    once it exits (``exit_fd``, Linux; else None), its stderr log and the gate of
+    its capped logs (``gate``: the player opens it for the bot's turns)."""
 
     def __init__(self, popen: subprocess.Popen[bytes], stdin_fd: int, stdout_fd: int,
                  stderr: StderrLog, command: Sequence[str], *,
@@ -403,6 +527,9 @@ class BotProcess:
         self.stdin_fd = stdin_fd
         self.stdout_fd = stdout_fd
         self.stderr = stderr
+        self.gate = stderr.gate if stderr.gate is not None else TurnGate()
+        #: A ZeroMQ bot's stdout, a log like its stderr (``launch_zmq_bot``).
+        self.stdout_log: StderrLog | None = None
         self.command = list(command)
         st = _stat(popen.pid)
         self.start_time: int | None = st[4] if st is not None else None
@@ -513,6 +640,9 @@ class BotProcess:
         if self.ended:
             return
         self.ended = True
+        # Its logs are read to their end whatever the turn: a bot blocked writing
+        # to a full pipe is ended all the same, but its last words are read.
+        self.gate.open(final=True)
         try:
             tree = self.tree() | self._known_alive()
             group = None if self._leader_reused() else self.pid
@@ -728,7 +858,7 @@ def start_bot(
             raise
     # Our ends must not leak into other bots started later (close_fds covers the
     # children, O_CLOEXEC is the default for os.pipe).
-    log = StderrLog(err_r, stderr_path, stderr_cap, on_stderr,
+    log = StderrLog(err_r, stderr_path, stderr_cap, on_stderr, gate=TurnGate(),
                     started=f"bot started (pid {popen.pid}): {shlex.join(command)}")
     active = sandbox is not None and sandbox.active
     proc = BotProcess(popen, in_w, out_r, log, command, cgroup=cgroup, sandboxed=active,

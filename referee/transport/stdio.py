@@ -28,6 +28,7 @@ import os
 import re
 import select
 import time
+from collections.abc import Callable
 from typing import Any
 
 import orjson
@@ -180,6 +181,12 @@ class StdioTransport:
         self._exited = False
         self._broken = ""  # why sending is impossible, once it is
         self._closed = False
+        #: Called with True when a send finds the bot's stdin full and waits for it to
+        #: drain, with False when that wait is over: the bot may be blocked writing
+        #: its own full stderr, which must then be read (``launch_bot`` opens the
+        #: gate of its capped logs for that time: ``TurnGate``).
+        self.on_blocked: Callable[[bool], None] | None = None
+        self._waited = False
         self._rpoll = select.poll()
         self._rpoll.register(read_fd, select.POLLIN)
         if exit_fd is not None:
@@ -372,6 +379,14 @@ class StdioTransport:
         """Write what is left of ``data`` after ``done`` bytes, waiting for the pipe
         to drain, at most ``write_timeout`` seconds."""
         view = memoryview(data)[done:]
+        try:
+            self._write_rest(view, len(data))
+        finally:
+            if self._waited and self.on_blocked is not None:
+                self._waited = False
+                self.on_blocked(False)
+
+    def _write_rest(self, view: memoryview, size: int) -> None:
         deadline: float | None = None
         while view:
             try:
@@ -388,8 +403,11 @@ class StdioTransport:
             now = self._clock()
             if deadline is None:
                 deadline = now + self.write_timeout
+                if self.on_blocked is not None:
+                    self._waited = True
+                    self.on_blocked(True)
             if now >= deadline:
-                self._broken = (f"the bot stopped reading its stdin ({len(view)} of {len(data)} "
+                self._broken = (f"the bot stopped reading its stdin ({len(view)} of {size} "
                                 f"bytes unwritten after {self.write_timeout:.3f}s)")
                 raise TransportTimeout(self._broken)
             self._wpoll.poll(_ms(deadline - now))

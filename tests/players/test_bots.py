@@ -212,10 +212,12 @@ def test_bot_ignoring_sigterm_and_bye_is_killed(pidfile: Pids) -> None:
     assert p.conn is None and wait_gone(pidfile()) == []
 
 
-def test_stderr_flood_never_blocks_the_bot_and_the_log_is_capped(pidfile: Pids,
-                                                               tmp_path: Path) -> None:
-    """The bot writes four pipefuls to stderr before each answer: the reader keeps
-    draining past the cap (else the bot would block and time out).  The log's last
+def test_stderr_flood_on_its_own_turn_never_blocks_the_bot_and_the_log_is_capped(
+        pidfile: Pids, tmp_path: Path) -> None:
+    """The bot writes four pipefuls to stderr before each answer, on its own turn:
+    the reader keeps draining past the cap while a decision is asked (else the bot
+    would block and time out; between its turns a bot past the cap blocks instead:
+    tests/players/test_turn_gate.py).  The log's last
     line, the count of what was dropped, is written by the reader when the pipe
     closes: the test waits for that (the reader's end), not for the 0.5 s the bot's
     end gives it, which a loaded machine can outlast."""

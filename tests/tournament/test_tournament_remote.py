@@ -7,6 +7,7 @@ or does not come back, is absent and its games are forfeited without waiting."""
 
 from __future__ import annotations
 
+import random
 import socket
 import sqlite3
 import subprocess
@@ -36,6 +37,30 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+def wildcard_port() -> int:
+    """A port to listen on at every address (0.0.0.0): one below the kernel's
+    ephemeral range, free at every address now.  A port found free by binding port 0
+    is from the ephemeral range, so any connection made meanwhile (a busy machine
+    makes thousands) may take it as its local port, at any address, and listening at
+    0.0.0.0 then fails with "Address already in use"; below the range only an
+    explicit bind can take it."""
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+            low = int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        low = 32768
+    pick = random.Random()
+    for _ in range(200):
+        port = pick.randrange(max(1024, low // 2), low)
+        with socket.socket() as s:
+            try:
+                s.bind(("0.0.0.0", port))
+            except OSError:
+                continue
+            return port
+    raise AssertionError("no free port below the ephemeral range")
 
 
 @pytest.fixture
@@ -127,7 +152,7 @@ def test_remote_configuration_mistakes(raw: dict[str, object], words: str) -> No
 
 def test_listening_beyond_loopback_needs_keys_and_every_key_file(tmp_path: Path) -> None:
     bots = [{"name": "alice", "remote": True}, {"name": "h", "builtin": "heuristic"}]
-    listen = f"tcp://0.0.0.0:{free_port()}"
+    listen = f"tcp://0.0.0.0:{wildcard_port()}"
     open_cfg = parse_config({"remote": {"listen": listen}, "bots": bots})
     with pytest.raises(TournamentConfigError, match=rf"^remote: listening on {listen} "
                        r"\(not loopback\) needs CURVE: give keys DIR .* and server_key FILE"):
@@ -299,7 +324,7 @@ def test_a_bot_that_starts_badly_does_not_stop_the_wait_for_the_others(
 def test_a_wildcard_endpoint_is_shown_as_this_machine(tmp_path: Path) -> None:
     new_keypair(tmp_path, "referee")
     new_keypair(tmp_path / "bots", "alice")
-    port = free_port()
+    port = wildcard_port()
     seats = RemoteSeats(["alice"], f"tcp://0.0.0.0:{port}", keys_dir=str(tmp_path / "bots"),
                         server_key=str(tmp_path / "referee.key_secret"), wait=7)
     try:

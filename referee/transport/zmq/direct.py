@@ -169,13 +169,17 @@ class DirectZmqTransport:
             raise TransportClosed(self._lost)
         data = _frame(self._pack(message))
         try:
-            bot.sock.sendall(data)
+            # send, not sendall: on a non-blocking socket sendall may have sent part
+            # of the message when it raises, and nobody could tell how much.
+            sent = bot.sock.send(data)
         except (BlockingIOError, InterruptedError):
-            self._send_rest(bot, data)
+            sent = 0
         except OSError:
             raise TransportClosed(self._gone()) from None
+        if sent < len(data):
+            self._send_rest(bot, memoryview(data)[sent:])
 
-    def _send_rest(self, bot: _Peer, data: bytes) -> None:
+    def _send_rest(self, bot: _Peer, data: bytes | memoryview) -> None:
         # The socket is non-blocking: what did not fit waits for room (2 s at most:
         # a bot that reads nothing for that long is not reading).
         view = memoryview(data)

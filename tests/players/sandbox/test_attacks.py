@@ -24,14 +24,18 @@ import msgpack
 import pytest
 import zmq
 
+from referee.bots import make_bot
+from referee.game import Decision, GameConfig
+from referee.play.runner import DecisionRequest, InProcessPlayer, run_game
 from referee.players.external import external_player
 from referee.players.launcher import launch_zmq_bot
-from referee.players.sandbox import SandboxConfig
+from referee.players.process import StderrLog
+from referee.players.sandbox import Sandbox, SandboxConfig
 from referee.tournament.config import parse_config
 from referee.tournament.executor import Job, ProcessExecutor
 from referee.tournament.run import run_tournament, standings_of
 from referee.tournament.schedule import schedule
-from tests.players.sandbox.conftest import BOTS, Attack, need_sandbox
+from tests.players.sandbox.conftest import BOTS, TC, Attack, need_sandbox
 from tests.procs import Children, scaled
 
 pytestmark = pytest.mark.slow
@@ -439,3 +443,59 @@ def _no_leftovers() -> Iterator[None]:
     from referee.players.process import end_all
 
     end_all()
+
+
+@pytest.mark.parametrize("transport", ["stdio", "zmq"])
+def test_a_log_flood_between_its_turns_costs_only_the_flooder(tmp_path: Path, sandbox: Sandbox,
+                                                              transport: str) -> None:
+    """A sandboxed bot flooding its stderr -- a ZeroMQ one its stdout too, both only
+    logs there -- (64 KiB blocks, as fast as it can) while the other seat is on the
+    clock: once a log is at its cap, the referee reads nothing of it during the
+    opponent's turns -- the reader is parked, the flooder blocked in ``write`` -- and
+    drains it only on the flooder's own turns (and at its end).  The game finishes
+    without a fault; each log is capped, with the count of what was dropped."""
+    cap = 32768
+    script = "attack_flood.py" if transport == "stdio" else "attack_flood_zmq.py"
+    flooder = external_player("flood", [sys.executable, str(BOTS / script)], None,
+                              None, TC, sandbox.config.memory_mb, str(tmp_path / "logs"),
+                              sandbox=sandbox, stderr_cap=cap, transport=transport)
+    parked_turns = 0
+
+    def logs() -> list[StderrLog]:
+        assert flooder.conn is not None and flooder.conn.process is not None
+        proc = flooder.conn.process
+        return [proc.stderr] + ([proc.stdout_log] if proc.stdout_log is not None else [])
+
+    class Opponent(InProcessPlayer):
+        """A built-in bot that finds the flooder's readers parked, reading nothing,
+        while it decides."""
+
+        def decide(self, request: DecisionRequest) -> Decision | str:
+            nonlocal parked_turns
+            # It floods from its new_game on, at least a block (twice the cap) into
+            # each pipe before any turn: the readers reach the cap and park.
+            for log in logs():
+                assert log.parked.wait(scaled(30)), "the flood was read on the opponent's turn"
+            before = [log.kept + log.dropped for log in logs()]
+            decision = super().decide(request)
+            assert [log.kept + log.dropped for log in logs()] == before  # not a byte more
+            parked_turns += 1
+            return decision
+
+    try:
+        rec = run_game(GameConfig(players=2), 3, [flooder, Opponent(make_bot("heuristic"))],
+                       time_control=TC)
+        read = logs()
+    finally:
+        flooder.close()
+    assert len(read) == (1 if transport == "stdio" else 2)
+    for log in read:
+        log.join(scaled(30))
+        assert not log.thread.is_alive()
+    assert rec.faults == [] and rec.result is not None  # the game finished, nobody faulted
+    assert parked_turns == sum(1 for d in rec.decisions if d["seat"] == 1) > 0
+    for log, kind in zip(read, ["stderr", "stdout"][:len(read)], strict=True):
+        assert log.kept == cap and log.dropped > 0
+        text = (tmp_path / "logs" / f"flood.{kind}.log").read_bytes()
+        assert text.rstrip().endswith(f"[referee: {log.dropped} more bytes of output "
+                                      f"dropped in this start]".encode())

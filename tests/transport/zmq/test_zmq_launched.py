@@ -374,3 +374,61 @@ def test_a_reply_reads_the_same_in_one_piece_as_in_pieces() -> None:
     finally:
         peer.close()
         t.close()
+
+
+def test_a_message_larger_than_the_socket_buffer_arrives_once_and_whole() -> None:
+    """The direct transport's socket is non-blocking: a message that does not fit in
+    the socket's buffer is sent in parts as the bot reads, each byte once (sendall on
+    a non-blocking socket may send part of it and then raise, and nobody can tell
+    how much: the whole message sent again would corrupt the stream)."""
+    import threading
+
+    t = DirectZmqTransport(name="raw")
+    peer = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    got = bytearray()
+    try:
+        peer.connect(t.path)
+        ready = _command(b"READY", b"\x0bSocket-Type" + struct.pack(">I", 6) + b"DEALER")
+        peer.sendall(_GREETING + ready
+                     + _frame(msgpack.packb({"type": "hello", "protocol": [1], "name": "raw"})))
+        assert t.recv(scaled(5.0))["type"] == "hello"
+        # far more than a socket's buffer holds, its end told from its middle
+        message = {"type": "note", "text": "x" * (4 << 20) + "the end"}
+        frame = _frame(msgpack.packb(message))
+        # what the peer has had so far: the transport's greeting and READY
+        peer.settimeout(scaled(10.0))
+        before = bytearray()
+        while len(before) < len(_GREETING):
+            chunk = peer.recv(1 << 16)
+            assert chunk
+            before += chunk
+
+        done = threading.Event()
+
+        def read() -> None:
+            try:
+                while not done.is_set():
+                    chunk = peer.recv(1 << 16)
+                    if not chunk:
+                        return
+                    got.extend(chunk)
+            except (TimeoutError, OSError):
+                return
+
+        reader = threading.Thread(target=read, daemon=True)
+        reader.start()
+        t.send(message)
+        # everything the transport sent is in the kernel now: wait for the reader to
+        # have the frame's last bytes (or to give up), then wake it
+        while reader.is_alive() and not got.endswith(frame[-64:]):
+            reader.join(0.05)
+        done.set()
+        peer.shutdown(socket.SHUT_RD)
+        reader.join(scaled(10.0))
+        tail = bytes(before[len(_GREETING):]) + bytes(got)
+        assert tail.endswith(frame)
+        assert len(tail) - len(frame) <= 64  # READY, then the frame: nothing twice
+        assert tail.count(frame[:4096]) == 1
+    finally:
+        peer.close()
+        t.close()
