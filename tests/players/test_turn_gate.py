@@ -6,17 +6,24 @@ writer's own report of how far it got, the reader parking), never for a time."""
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import os
 import select
 import signal
+import socket
+import struct
 import sys
 import termios
+import threading
 from pathlib import Path
 
-from referee.players.launcher import launch_bot, launch_zmq_bot
+import msgpack
+
+from referee.players.launcher import launch_bot
 from referee.players.process import StderrLog, TurnGate
+from referee.transport.zmq.direct import _GREETING, DirectZmqTransport, _command, _frame
 from tests.procs import Children, scaled
 
 BLOCK = 4096  # the pipe holds exactly one block: PIPE_BUF, written atomically
@@ -179,41 +186,51 @@ def test_a_send_waiting_for_a_bot_blocked_on_its_stderr_drains_it() -> None:
         line = json.dumps(big, separators=(",", ":")) + "\n"
         assert conn.transport.recv(scaled(30)) == {"n": len(line)}
         assert not gate.is_open  # as it was before the send
-        # Read while the send waited: all but what its pipe (64 KiB) may still hold.
-        assert log.kept + log.dropped >= (2 << 20) - 65536
+        # Read while the send waited: all but what its pipe (64 KiB) may still hold
+        # and the one read (at most 64 KiB) the reader may not have counted yet.
+        assert log.kept + log.dropped >= (2 << 20) - 2 * 65536
     finally:
         conn.close(0.5)
 
 
-# A launched ZeroMQ bot that, once told "go", prints 2 MiB on its stdout (a log for a
-# ZeroMQ bot) from its main thread, then tells the size of the next message it gets.
-BLOCKED_ZMQ_BOT = """
-import os, sys, msgpack, zmq
-sock = zmq.Context().socket(zmq.DEALER)
-sock.connect(os.environ["UPDOWN_ENDPOINT"])
-sock.send(msgpack.packb({"type": "hello", "protocol": [1], "name": "z",
-                         "token": os.environ["UPDOWN_TOKEN"]}))
-sock.recv()
-sys.stdout.write("x" * (2 << 20))
-sys.stdout.flush()
-sock.send(msgpack.packb({"n": len(sock.recv())}))
-sock.recv()
-"""
+def test_a_zeromq_send_that_waits_for_the_bot_to_read_is_told_before_and_after() -> None:
+    """The direct ZeroMQ transport's hook (``launch_zmq_bot`` wires it to the bot's
+    gate, as for stdio): a message larger than the socket's buffers, to a peer that
+    reads nothing until told, waits -- ``on_blocked(True)`` is called then, and the
+    peer (a raw socket: a libzmq bot's I/O thread would read on by itself) starts
+    reading -- and ``on_blocked(False)`` once the whole message is out."""
+    t = DirectZmqTransport(name="raw")
+    peer = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    told: list[bool] = []
+    got = bytearray()
 
+    def read() -> None:
+        with contextlib.suppress(OSError):
+            while chunk := peer.recv(1 << 16):
+                got.extend(chunk)
 
-def test_a_send_waiting_for_a_zeromq_bot_blocked_on_its_stdout_drains_it() -> None:
-    bot = launch_zmq_bot([sys.executable, "-c", BLOCKED_ZMQ_BOT], memory_mb=None,
-                         stderr_cap=65536)
+    reader = threading.Thread(target=read, daemon=True)
+
+    def blocked(waiting: bool) -> None:
+        told.append(waiting)
+        if waiting:
+            reader.start()  # the bot's logs are read: it reads its messages again
+
     try:
-        assert bot.transport.recv(scaled(30))["type"] == "hello"
-        gate, log = bot.process.gate, bot.stdout
-        gate.close()  # between its turns
-        bot.transport.send({"go": 1})
-        assert log.parked.wait(scaled(30))  # at the cap, the bot blocked in its write
-        big = {"pad": "y" * (4 << 20)}  # more than the socket's buffers hold
-        bot.transport.send(big)
-        reply = bot.transport.recv(scaled(30))
-        assert reply["n"] > 4 << 20
-        assert not gate.is_open  # as it was before the send
+        peer.connect(t.path)
+        ready = _command(b"READY", b"\x0bSocket-Type" + struct.pack(">I", 6) + b"DEALER")
+        peer.sendall(_GREETING + ready
+                     + _frame(msgpack.packb({"type": "hello", "protocol": [1], "name": "raw"})))
+        assert t.recv(scaled(5.0))["type"] == "hello"
+        t.on_blocked = blocked
+        message = {"type": "note", "text": "x" * (4 << 20) + "the end"}
+        t.send(message)
+        assert told == [True, False]
+        # All of it is in the kernel now: wait for the reader to have its last bytes.
+        frame = _frame(msgpack.packb(message))
+        while reader.is_alive() and not got.endswith(frame[-64:]):
+            reader.join(0.05)
+        assert got.endswith(frame)
     finally:
-        bot.close(0.5)
+        peer.close()
+        t.close()
