@@ -342,19 +342,7 @@ class StdioTransport:
     # -- sending ---------------------------------------------------------------------
 
     def send(self, message: dict[str, Any]) -> None:
-        data = orjson.dumps(message, option=orjson.OPT_APPEND_NEWLINE)
-        if self._closed or self._broken:
-            self.send_bytes(data)  # raises, saying why
-        # ``send_bytes``'s fast path, inline (once per request): one write takes it all.
-        try:
-            n = os.write(self.write_fd, data)
-        except (BlockingIOError, InterruptedError):
-            n = 0
-        except (BrokenPipeError, ConnectionResetError):
-            self._broken = "the bot closed its stdin"
-            raise TransportClosed(self._broken) from None
-        if n != len(data):
-            self._send_rest(data, n)
+        self.send_bytes(orjson.dumps(message, option=orjson.OPT_APPEND_NEWLINE))
 
     def send_bytes(self, data: bytes) -> None:
         """Write ``data`` in full within ``write_timeout``.  A partial write leaves the
