@@ -70,8 +70,12 @@ def test_submit_run_resubmit_and_standings(tmp_path: Path, referee: Referee,
     lines = r.stdout.splitlines()
     assert len(lines) == 2 * (2 + 3)  # rand@1 and rand@2: 2 seatings vs heur, 3 of the trio
     assert all("rand@" in x and "heur@1" in x for x in lines)
-    r = referee("league", "games", league, "--ended", "turn_limit")
+    # no game ends on a wall-clock stop any more (game clocks, RULES 5.4): a filter
+    # that matches nothing, whatever a loaded machine did to the games
+    r = referee("league", "games", league, "--ended", "time_limit")
     assert r.stdout == "" and "0 games" in r.stderr
+    r = referee("league", "games", league, "--ended", "played_out")
+    assert r.stdout and all(x.endswith("played_out") for x in r.stdout.splitlines())
 
     r = referee("league", "show", league, "rand")
     assert r.returncode == 0
