@@ -1243,7 +1243,9 @@ def connect(endpoint: str, *, key: str | None = None, server_key: str | None = N
                     f"{endpoint} refused the connection's security handshake: "
                     + ("the server requires CURVE keys; give --key NAME.key_secret and "
                        "--server-key referee.key" if key is None else
-                       "is --server-key the league's referee.key?"))
+                       "is --server-key the league's referee.key? (Or the server is "
+                       "closing new connections' handshakes under a flood of them: try "
+                       "again later.)"))
         if not ok and crowded:
             raise RemoteError(f"{endpoint} holds as many connections of your key as it "
                               f"takes ([server] connections_per_author), for "
