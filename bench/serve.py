@@ -26,9 +26,15 @@
    connection as ``referee submit`` does, (a) with no attack, (b) while a stranger
    (no key) keeps 224 TCP connections from 7 loopback addresses that never go past
    the greeting, each opened again as soon as it is closed, (c) the same from 24
-   addresses x 10, (d) while a known author (mallory) holds 210 idle connections from
-   10 addresses (ZeroMQ connects each again when it is closed).  Printed: answered of
-   asked, p50/p99/max answer time.
+   addresses x 10, (d) the same from 200 addresses x 1, (e) while a known author
+   (mallory) holds 210 idle connections from 10 addresses (ZeroMQ connects each
+   again when it is closed).  Printed: answered of asked, p50/p99/max answer time.
+5. Handshake churn (``--churn S``, 0 skips it; ``--only-churn``), with the default
+   ``[server]`` settings, against this server and ``--baseline`` case by case:
+   complete CURVE handshakes as fast as 4 threads can, each connection closed at its
+   handshake's end, (a) with fresh unknown keys from one address, (b) from 200
+   addresses, (c) with a known key from one address.  Printed: handshakes a second,
+   how they ended, and the server's CPU meanwhile.
 
 ``[server] requests_per_hour`` is raised for the run (the default, 1,200 an hour
 per author, would refuse this load by design).
@@ -36,20 +42,18 @@ per author, would refuse this load by design).
     .venv/bin/python bench/serve.py [--clients 20] [--seconds 15] [--flood 100]
                                     [--attack 150] [--only-attack]
                                     [--asks 40] [--only-lockout] [--baseline REFEREE]
+                                    [--churn 10] [--only-churn]
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import io
 import math
 import os
 import re
-import selectors
 import shutil
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -57,6 +61,7 @@ import tarfile
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import zmq
@@ -66,6 +71,7 @@ from zmq.utils.monitor import recv_monitor_message
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 from referee.league.remote import CHUNK, RemoteError, request, upload  # noqa: E402
+from tests.league.attackers import Relay, Stranger, churn  # noqa: E402
 
 BOTS = REPO / "example_bots" / "python"
 SLOW_BOT = '''\
@@ -124,16 +130,22 @@ def main() -> None:
                     "(e.g. an older checkout's .venv/bin/referee), case by case")
     ap.add_argument("--connect-timeout", type=float, default=10.0,
                     help="alice's connect timeout (part 4)")
+    ap.add_argument("--churn", type=float, default=10.0,
+                    help="Seconds of each case of part 5 (0: skip it)")
+    ap.add_argument("--only-churn", action="store_true", help="Only part 5.")
     a = ap.parse_args()
     work = Path(tempfile.mkdtemp(prefix="bench-serve-"))
     try:
         print(f"load: {os.getloadavg()[0]:.1f} (1 min), {os.cpu_count()} CPUs")
-        if not (a.only_attack or a.only_lockout):
+        only = a.only_attack or a.only_lockout or a.only_churn
+        if not only:
             run(work / "serve", a)
-        if a.attack and not a.only_lockout:
+        if a.attack and (a.only_attack or not only):
             attack(work / "attack", a)
-        if not (a.no_lockout or a.only_attack):
+        if not a.no_lockout and (a.only_lockout or not only):
             lockout(work / "lockout", a)
+        if a.churn and (a.only_churn or not only):
+            churning(work / "churn", a)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
@@ -305,48 +317,6 @@ def settled_rss_kb(pid: int, limit: float = 20.0) -> int:
     return last
 
 
-class Stall:
-    """The attacker's own relay between its DEALER and the server: it passes the
-    handshake, then (``hold()``) everything but the last bytes sent, so that the
-    server holds a message that never ends."""
-
-    def __init__(self, server: str) -> None:
-        host, port = server.removeprefix("tcp://").rsplit(":", 1)
-        self.server = (host, int(port))
-        self.listener = socket.create_server(("127.0.0.1", 0), backlog=1024)
-        self.endpoint = f"tcp://127.0.0.1:{self.listener.getsockname()[1]}"
-        self.holding = threading.Event()
-        self.socks: list[socket.socket] = []
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    def _accept(self) -> None:
-        with contextlib.suppress(OSError):
-            while True:
-                client, _ = self.listener.accept()
-                up = socket.create_connection(self.server)
-                self.socks += [client, up]
-                threading.Thread(target=self._pump, args=(client, up, True), daemon=True).start()
-                threading.Thread(target=self._pump, args=(up, client, False),
-                                 daemon=True).start()
-
-    def _pump(self, src: socket.socket, dst: socket.socket, outward: bool) -> None:
-        kept = b""
-        with contextlib.suppress(OSError):
-            while data := src.recv(65536):
-                if outward and self.holding.is_set():
-                    kept += data
-                    data, kept = kept[:-16], kept[-16:]
-                dst.sendall(data)
-        with contextlib.suppress(OSError):
-            dst.shutdown(socket.SHUT_RDWR)
-
-    def close(self) -> None:
-        self.listener.close()
-        for s in self.socks:
-            with contextlib.suppress(OSError):
-                s.close()
-
-
 #: The server with the door's budget off (its bytes and frames): what libzmq alone
 #: would keep.
 NO_DOOR = ("import sys, referee.league.remote as r, referee.league.door as d; "
@@ -403,7 +373,7 @@ def attack(work: Path, a: argparse.Namespace) -> None:
         for label, (proc, endpoint) in servers.items():  # one after the other, same run
             idle = rss_kb(proc.pid)
             ctx: zmq.Context[zmq.Socket[bytes]] = zmq.Context()
-            stall = Stall(endpoint)
+            stall = Relay(endpoint)
             socks = []
             t0 = time.monotonic()
             for _ in range(a.attack):
@@ -419,7 +389,7 @@ def attack(work: Path, a: argparse.Namespace) -> None:
             for _, mon in socks:
                 assert mon.poll(120000) and recv_monitor_message(mon)["event"] == \
                     zmq.EVENT_HANDSHAKE_SUCCEEDED
-            stall.holding.set()
+            stall.hold()
             for s, _ in socks:
                 s.send_multipart([b'{"op": "status", "name": "alice", "v": 2}', frame])
             waited = bob(endpoint)
@@ -451,67 +421,16 @@ def attack(work: Path, a: argparse.Namespace) -> None:
             ctx.term()
             stall.close()
     finally:
-        for proc, _ in servers.values():
-            os.killpg(proc.pid, signal.SIGINT)
-            try:
-                proc.wait(30)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
+        stop(servers)
 
 
-class Stranger:
-    """No key: ``per_address`` TCP connections from each of ``addresses``, silent
-    after the server's greeting, each opened again as soon as it is closed."""
-
-    def __init__(self, endpoint: str, addresses: list[str], per_address: int) -> None:
-        host, port = endpoint.removeprefix("tcp://").rsplit(":", 1)
-        self.target = (host, int(port))
-        self.sel = selectors.DefaultSelector()
-        self.opened = 0
-        self.stopping = threading.Event()
-        for x in addresses:
-            for _ in range(per_address):
-                self._open(x)
-        self.thread = threading.Thread(target=self._run, daemon=True)
-        self.thread.start()
-
-    def _open(self, address: str) -> None:
-        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        s.bind((address, 0))
-        s.setblocking(False)
-        s.connect_ex(self.target)
-        self.sel.register(s, selectors.EVENT_READ, address)
-        self.opened += 1
-
-    def _run(self) -> None:
-        while not self.stopping.is_set():
-            for key, _ in self.sel.select(0.1):
-                s = key.fileobj
-                assert isinstance(s, socket.socket)
-                try:
-                    data = s.recv(4096)
-                except OSError:
-                    data = b""
-                if not data:
-                    self.sel.unregister(s)
-                    s.close()
-                    if not self.stopping.is_set():
-                        self._open(str(key.data))
-
-    def stop(self) -> None:
-        self.stopping.set()
-        self.thread.join(30)
-        for key in list(self.sel.get_map().values()):
-            with contextlib.suppress(OSError):
-                key.fileobj.close()  # type: ignore[union-attr]
-        self.sel.close()
+Servers = dict[str, tuple[subprocess.Popen[str], str]]
 
 
-def lockout(work: Path, a: argparse.Namespace) -> None:
-    """Part 4: alice's status answers with no attack, under a stranger's flood of
-    unfinished handshakes, and under a known author's idle connections; against this
-    server and, case by case in the same run, ``--baseline`` (another referee, e.g.
-    the one before this door)."""
+def side_by_side(work: Path, a: argparse.Namespace, server: str) -> Servers:
+    """Keys (the server's, alice's and mallory's, both admitted) in ``work``/keys, and
+    a league served with them (``server``: its ``[server]`` table) by this referee and
+    by ``--baseline``: label -> (process, endpoint)."""
     work.mkdir()
     keys = work / "keys"
     referee("keys", "server", "--out", keys)
@@ -520,9 +439,8 @@ def lockout(work: Path, a: argparse.Namespace) -> None:
         referee("keys", "new", n, "--out", keys / "authors")
         (keys / "bots" / f"{n}.key").write_bytes((keys / "authors" / f"{n}.key").read_bytes())
     cfg = work / "league.toml"
-    cfg.write_text('[league]\nname = "lockout"\nseats = [2]\ndeals = 2\nseed = 1\n\n'
-                   "[server]\nrequests_per_hour = 1000000\n")
-    servers: dict[str, tuple[subprocess.Popen[str], str]] = {}
+    cfg.write_text('[league]\nname = "door"\nseats = [2]\ndeals = 2\nseed = 1\n\n' + server)
+    servers: Servers = {}
     runs = [("this door", str(Path(sys.executable).parent / "referee"))]
     if a.baseline:
         runs.append(("baseline", a.baseline))
@@ -541,6 +459,61 @@ def lockout(work: Path, a: argparse.Namespace) -> None:
         threading.Thread(target=lambda p=proc: [None for _ in p.stderr or []],
                          daemon=True).start()
         servers[label] = (proc, m.group(1))
+    return servers
+
+
+def stop(servers: Servers) -> None:
+    for proc, _ in servers.values():
+        os.killpg(proc.pid, signal.SIGINT)
+        try:
+            proc.wait(30)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+
+
+def cpu_seconds(pid: int) -> float:
+    """The CPU time process ``pid`` (all its threads) has used."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def churning(work: Path, a: argparse.Namespace) -> None:
+    """Part 5: complete CURVE handshakes as fast as 4 threads can, each closed at its
+    end, with the default ``[server]`` settings: fresh (unknown) keys from one
+    address, from 200 addresses, and a known key (mallory's) from one address;
+    printed, per case and server (this one, and ``--baseline`` case by case): the
+    handshakes a second and how they ended, and the server's CPU meanwhile."""
+    servers = side_by_side(work, a, "[server]\n")
+    keys = work / "keys"
+    server_key = zmq.auth.load_certificate(keys / "referee.key")[0]
+    mallory = zmq.auth.load_certificate(keys / "authors" / "mallory.key_secret")[1]
+    cases: list[tuple[str, bytes | None, Callable[[int], str]]] = [
+        ("fresh keys from 1 address", None, lambda i: "127.0.6.1"),
+        ("fresh keys from 200 addresses", None, lambda i: f"127.0.7.{1 + i % 200}"),
+        ("a known key from 1 address", mallory, lambda i: "127.0.8.1")]
+    try:
+        print(f"handshake churn ({a.churn:g} s a case, 4 threads), load "
+              f"{os.getloadavg()[0]:.1f}:")
+        for label, secret, source in cases:
+            for name, (proc, endpoint) in servers.items():
+                before = cpu_seconds(proc.pid)
+                counts = churn(endpoint, server_key, a.churn, 4, secret, source)
+                used = cpu_seconds(proc.pid) - before
+                total = sum(counts.values())
+                print(f"  {name}, {label}: {total / a.churn:.0f} handshakes/s ({counts}); "
+                      f"server CPU {used:.1f} s in {a.churn:g} s "
+                      f"({used / a.churn:.2f} CPUs)", flush=True)
+    finally:
+        stop(servers)
+
+
+def lockout(work: Path, a: argparse.Namespace) -> None:
+    """Part 4: alice's status answers with no attack, under a stranger's flood of
+    unfinished handshakes, and under a known author's idle connections; against this
+    server and, case by case in the same run, ``--baseline`` (another referee, e.g.
+    the one before this door)."""
+    keys = work / "keys"
+    servers = side_by_side(work, a, "[server]\nrequests_per_hour = 1000000\n")
 
     def asks(endpoint: str, label: str) -> None:
         times, failed = [], []
@@ -585,9 +558,10 @@ def lockout(work: Path, a: argparse.Namespace) -> None:
               f"{a.asks} requests of alice's each, connect timeout {a.connect_timeout:g} s:")
         for label, (_, endpoint) in servers.items():
             asks(endpoint, f"{label}, no attack")
-        for n_addr, per in ((7, 32), (24, 10)):
+        for n_addr, per in ((7, 32), (24, 10), (200, 1)):
             for label, (_, endpoint) in servers.items():
-                flood = Stranger(endpoint, [f"127.0.1.{2 + i}" for i in range(n_addr)], per)
+                flood = Stranger(endpoint, [f"127.1.{i // 250}.{1 + i % 250}"
+                                            for i in range(n_addr)], per)
                 try:
                     time.sleep(1)  # the flood at full strength
                     before = flood.opened
@@ -608,12 +582,7 @@ def lockout(work: Path, a: argparse.Namespace) -> None:
                     s.close(0)
                 ctx.term()
     finally:
-        for proc, _ in servers.values():
-            os.killpg(proc.pid, signal.SIGINT)
-            try:
-                proc.wait(30)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
+        stop(servers)
 
 
 if __name__ == "__main__":

@@ -383,10 +383,14 @@ def serve_cmd(league_dir: str, listen: str, keys_dir: str | None, server_key: st
               help="After submitting, follow the check to its end and print its report.")
 @click.option("--timeout", type=float, default=60.0, show_default=True,
               help="Seconds to wait for each answer.")
+@click.option("--connect-timeout", type=float, default=10.0, show_default=True,
+              help="Seconds to keep trying to connect (a busy server turns connections "
+              "away; each is tried again, a little later each time).")
 def submit_remote(path: str | None, endpoint: str, key: str | None, server_key: str | None,
                   name: str | None, command: str | None, transport: str, status: bool,
                   game: str | None, html_out: str | None, record_out: str | None,
-                  ticket: int | None, wait: bool, timeout: float) -> None:
+                  ticket: int | None, wait: bool, timeout: float,
+                  connect_timeout: float) -> None:
     """Submit the bot in the folder PATH to a league on another machine (or, with
     --status, see your entries there).  The league queues it and answers at once
     with a ticket ("queued as #12"); it checks it in its sandbox, and
@@ -396,18 +400,20 @@ def submit_remote(path: str | None, endpoint: str, key: str | None, server_key: 
             _fail("--name is needed without --key (your key's NAME is your bot's name)")
         name = Path(key).name.removesuffix(".key_secret")
     if html_out is not None or record_out is not None:
-        _replay(endpoint, name, game, html_out, record_out, key, server_key, timeout)
+        _replay(endpoint, name, game, html_out, record_out, key, server_key, timeout,
+                connect_timeout)
         return
     if status or game or ticket is not None:
         reply = request(endpoint, {"op": "status", "name": name, "game": game,
                                    "ticket": ticket}, key=key, server_key=server_key,
-                        timeout=timeout)
+                        timeout=timeout, connect_timeout=connect_timeout)
     else:
         if path is None or command is None:
             _fail("give the bot's folder and --command (or --status)")
         words = split_command(command)
         reply = upload(endpoint, name, words, transport, pack(Path(path)), key=key,
-                       server_key=server_key, timeout=timeout)
+                       server_key=server_key, timeout=timeout,
+                       connect_timeout=connect_timeout)
         if wait and reply.get("ok"):
             click.echo(reply.get("text", ""))
             number = reply["ticket"]["number"]
@@ -415,7 +421,8 @@ def submit_remote(path: str | None, endpoint: str, key: str | None, server_key: 
                 time.sleep(0.5)  # polling the league's queue, once a half second
                 reply = request(endpoint, {"op": "status", "name": name,
                                            "ticket": number}, key=key,
-                                server_key=server_key, timeout=timeout)
+                                server_key=server_key, timeout=timeout,
+                                connect_timeout=connect_timeout)
     if not reply.get("ok"):
         _fail(f"the league refused: {reply.get('error')}")
     click.echo(reply.get("text", ""))
@@ -425,7 +432,7 @@ def submit_remote(path: str | None, endpoint: str, key: str | None, server_key: 
 
 def _replay(endpoint: str, name: str, game: str | None, html_out: str | None,
             record_out: str | None, key: str | None, server_key: str | None,
-            timeout: float) -> None:
+            timeout: float, connect_timeout: float) -> None:
     """``submit --status --game ID --html OUT`` / ``--record OUT``: the author's own
     game, as the league gives it (their seat's view, unless it publishes full records)."""
     if game is None:
@@ -435,7 +442,7 @@ def _replay(endpoint: str, name: str, game: str | None, html_out: str | None,
             continue
         reply = request(endpoint, {"op": "replay", "name": name, "game": game,
                                    "format": fmt}, key=key, server_key=server_key,
-                        timeout=timeout)
+                        timeout=timeout, connect_timeout=connect_timeout)
         if not reply.get("ok"):
             _fail(f"the league refused: {reply.get('error')}")
         body = reply.get(field)

@@ -19,7 +19,8 @@ File layout (all sections optional)::
     [server]       in_flight, submissions_per_hour, requests_per_hour, queue,
                    check_seconds, upload_seconds, connections,
                    connections_per_ip, connections_per_author, handshakes,
-                   handshakes_per_ip, idle_seconds, checkers (``league serve``)
+                   handshakes_per_ip, handshake_rate_per_ip, idle_seconds, checkers
+                   (``league serve``)
 """
 
 from __future__ import annotations
@@ -66,8 +67,8 @@ DEFAULT_FAULT_ALERT = 10.0  # percent of an entry's games
 _LIMIT_KEYS = ("max_bytes", "max_files", "max_file_bytes", "max_depth")
 _SERVER_KEYS = ("in_flight", "submissions_per_hour", "requests_per_hour", "queue",
                 "check_seconds", "upload_seconds", "connections", "connections_per_ip",
-                "connections_per_author", "handshakes", "handshakes_per_ip", "idle_seconds",
-                "checkers")
+                "connections_per_author", "handshakes", "handshakes_per_ip",
+                "handshake_rate_per_ip", "idle_seconds", "checkers")
 
 
 class LeagueConfigError(ConfigError, ValueError):
@@ -97,7 +98,8 @@ class ServerLimits:
     all, the wall-clock budget of one submission's check, how long an upload may
     sit idle before it is dropped, the connections past their handshake open at once
     (in all, from one IP address, of one key), the connections still in their
-    handshake (in all, from one address), how long a connection may go without a
+    handshake (in all, from one address), the new connections a second from one
+    address, how long a connection may go without a
     request, and how many checks run at once."""
 
     in_flight: int = 2
@@ -111,6 +113,7 @@ class ServerLimits:
     connections_per_author: int = 8
     handshakes: int = 64
     handshakes_per_ip: int = 8
+    handshake_rate_per_ip: int = 10
     idle_seconds: int = 30
     checkers: int = 1
 
@@ -122,6 +125,7 @@ class ServerLimits:
                 "connections_per_ip": self.connections_per_ip,
                 "connections_per_author": self.connections_per_author,
                 "handshakes": self.handshakes, "handshakes_per_ip": self.handshakes_per_ip,
+                "handshake_rate_per_ip": self.handshake_rate_per_ip,
                 "idle_seconds": self.idle_seconds, "checkers": self.checkers}
 
 
@@ -349,6 +353,8 @@ def parse_league_config(raw: dict[str, Any], *, base_dir: str = ".", source: str
                                              ds.connections_per_author, 1),
             handshakes=srv.whole("handshakes", ds.handshakes, 1),
             handshakes_per_ip=srv.whole("handshakes_per_ip", ds.handshakes_per_ip, 1),
+            handshake_rate_per_ip=srv.whole("handshake_rate_per_ip",
+                                            ds.handshake_rate_per_ip, 1),
             idle_seconds=srv.whole("idle_seconds", ds.idle_seconds, 1),
             checkers=srv.whole("checkers", ds.checkers, 1))
         # The shared tables, checked by the tournament's own reader (with a stand-in

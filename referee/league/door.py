@@ -62,10 +62,18 @@ REPLY_FRAME = 400
 READ = 64 << 10
 #: Bytes the server's answers may wait for a client that does not read them.
 OUT_BUFFER = 256 << 10
+#: How long, and how many, sources of handshakes it closed the door remembers (libzmq
+#: may ask the ZAP handler about one it had already read the INITIATE of).
+GONE_SECONDS = 30.0
+GONE_KEPT = 1 << 17
 #: ZMTP 3's greeting, before the first frame.
 GREETING = 64
 #: A request's frames (a header and its data): what a client may send unanswered.
 FRAMES = 2
+#: ZMTP heartbeats (PINGs) a client may have unanswered besides: under CURVE a PING
+#: is a frame like a message's, and libzmq's server answers each at once with a PONG
+#: (a frame smaller than a reply), which takes it off the count again.
+HEARTBEATS = 1
 #: The commands of a handshake (never a part of a message), and how much of a
 #: command frame shows its name.
 HANDSHAKE_COMMANDS = (b"HELLO", b"WELCOME", b"INITIATE", b"READY", b"ERROR")
@@ -128,7 +136,6 @@ class _Pair:
     up: socket.socket
     ip: str  # the client's address (an IPv6 one's /64): what per-address limits count
     opened: float
-    heard: float  # when the client last sent something (a handshake silent longest goes first)
     source: str = ""  # the door's own loopback address towards the socket ("": ipc)
     ready: bool = False  # the server's READY came: the handshake is over
     answered: float = 0.0  # the server's last reply (or the handshake's end)
@@ -149,9 +156,13 @@ class _Pair:
     c_name: bytearray = field(default_factory=bytearray)
     c_command: bool = False
     c_seen: bytearray = field(default_factory=bytearray)  # its greeting's first bytes
+    c_bytes: int = 0  # all the client sent (its handshake's progress, while it lasts)
+    c_steps: int = 0  # the handshake commands it sent whole: HELLO, then INITIATE
+    c_step: bool = False  # the frame coming in is one of them
     # the server's command names, while the handshake lasts (its READY ends it)
     s_name: bytearray = field(default_factory=bytearray)
     s_command: bool = False
+    welcomed: bool = False  # the server's WELCOME came: the client's INITIATE is due
     became_ready: bool = False
     replied: bool = False
     closed: bool = False
@@ -169,6 +180,7 @@ class _Pair:
         message (all but the handshake's commands).  With CURVE a message's MORE flag
         is inside the encryption, so a message cannot be told from the next: frames
         are what is counted."""
+        self.c_bytes += len(data)
         view = memoryview(data)
         while view:
             if self.c_greeting:
@@ -186,6 +198,9 @@ class _Pair:
                         self._counted()
                 self.c_body -= n
                 view = view[n:]
+                if not self.c_body and self.c_step:
+                    self.c_steps += 1  # a HELLO or an INITIATE, sent whole
+                    self.c_step = False
                 continue
             self.c_head.append(view[0])
             view = view[1:]
@@ -196,6 +211,7 @@ class _Pair:
             self.c_command = bool(self.c_head[0] & 0x04)
             self.c_head.clear()
             self.c_name.clear()
+            self.c_step = False
             if not self.c_command or not self.c_body:
                 self.frames += 1
 
@@ -204,6 +220,7 @@ class _Pair:
         name = bytes(self.c_name[1:1 + self.c_name[0]]) if self.c_name else b""
         if name not in HANDSHAKE_COMMANDS:
             self.frames += 1
+        self.c_step = name in (b"HELLO", b"INITIATE")
         self.c_command = False  # counted once
 
     def from_server(self, data: bytes) -> None:
@@ -241,13 +258,30 @@ class _Pair:
             if size >= REPLY_FRAME:
                 self.unanswered = self.frames = 0
                 self.replied = True
+            elif self.ready or self.became_ready:
+                # Past the handshake, the server's only small frames are PONGs: each
+                # answers a PING, which was counted as a frame (its bytes stay counted).
+                self.frames = max(0, self.frames - 1)
             self.body = size
 
     def _server_command(self) -> None:
         name = bytes(self.s_name[1:1 + self.s_name[0]]) if self.s_name else b""
         if name == b"READY":
             self.became_ready = True
+        elif name == b"WELCOME":
+            self.welcomed = True
         self.s_command = False
+
+    def waiting(self) -> bool:
+        """Whether the handshake waits for the server, the client having sent all it
+        can until the server's next step: its greeting ahead of the server's (ZMTP's
+        greetings go step by step, each side waiting for the other's), its HELLO sent
+        and no WELCOME yet, its INITIATE sent and no READY yet.  A client stalling
+        its handshake never waits for the server; an honest one mostly does."""
+        client, server = GREETING - self.c_greeting, GREETING - self.greeting
+        if client < GREETING or server < GREETING:
+            return client > server
+        return self.c_steps >= 2 or (self.c_steps == 1 and not self.welcomed)
 
 
 @dataclass
@@ -259,11 +293,15 @@ class Tally:
     cut: int = 0
     fds: int = 0
     evicted: int = 0  # handshakes closed to make room for a new connection
+    under_way: int = 0  # of those, handshakes whose client had sent something
     slow: int = 0  # handshakes not over within the handshake's time
     idle: int = 0  # authenticated connections closed for asking nothing
     displaced: int = 0  # idle ones closed to make room, the authenticated pool full
     per_author: int = 0  # handshakes refused: their key held its share
+    per_hour: int = 0  # handshakes refused: their key made its hour's share
+    rate: int = 0  # connections turned away: their address opened too many a second
     bypass: int = 0  # handshakes that did not come through the door
+    late: int = 0  # handshakes of connections the door had closed meanwhile (not logged)
 
     def any(self) -> bool:
         return any(vars(self).values())
@@ -308,7 +346,9 @@ class Limits:
     kind from one address, ``handshakes_per_ip`` of them in their handshake; at most
     ``per_author`` connections of one key (known only with a ``tcp`` upstream); a
     handshake at most ``handshake_seconds``; a connection past it ``idle_seconds``
-    without a request.  ``budget``: the bytes a client may send unanswered."""
+    without a request.  ``budget``: the bytes a client may send unanswered.
+    ``rate_per_ip``: new connections a second from one address (a token bucket of
+    twice as many: a burst); ``per_hour``: handshakes of one key an hour."""
 
     connections: int = 200
     per_ip: int = 32
@@ -318,6 +358,40 @@ class Limits:
     handshake_seconds: float = 3.0
     idle_seconds: float = 30.0
     budget: int = 1 << 20
+    rate_per_ip: float = 10.0
+    per_hour: int = 1200
+
+
+class Buckets:
+    """A token bucket per address: ``rate`` tokens a second, at most ``2 x rate``
+    held (a new address starts full); ``take`` spends one if there is one.  Bounded:
+    past ``most`` addresses, the full buckets (addresses quiet for a while) are
+    forgotten, and if that is not enough, the oldest."""
+
+    def __init__(self, rate: float, most: int = 65536) -> None:
+        self.rate = rate
+        self.size = max(1.0, 2 * rate)
+        self.most = most
+        self.buckets: dict[str, tuple[float, float]] = {}  # address: (tokens, when)
+
+    def take(self, ip: str, now: float) -> bool:
+        tokens, when = self.buckets.get(ip, (self.size, now))
+        tokens = min(self.size, tokens + (now - when) * self.rate)
+        if tokens < 1.0:
+            self.buckets[ip] = (tokens, now)
+            return False
+        self.buckets[ip] = (tokens - 1.0, now)
+        if len(self.buckets) > self.most:
+            self._forget(now)
+        return True
+
+    def _forget(self, now: float) -> None:
+        full = [ip for ip, (t, w) in self.buckets.items()
+                if t + (now - w) * self.rate >= self.size]
+        for ip in full:
+            del self.buckets[ip]
+        while len(self.buckets) > self.most // 2:  # all busy: the oldest go
+            del self.buckets[next(iter(self.buckets))]
 
 
 class Door:
@@ -372,7 +446,12 @@ class Door:
         # shared with the ZAP handler's thread
         self._lock = threading.Lock()
         self._sources: dict[str, _Pair] = {}
+        # the sources of connections closed before their handshake ended (libzmq may
+        # still ask the ZAP handler about one): source -> when closed
+        self._gone: collections.OrderedDict[str, float] = collections.OrderedDict()
         self._authors: collections.Counter[str] = collections.Counter()
+        self._handshakes: dict[str, collections.deque[float]] = {}  # a key's, this hour
+        self.buckets = Buckets(limits.rate_per_ip)
         self._random = random.Random()
         self.tally = Tally()
         self._tally_since = time.monotonic()
@@ -405,20 +484,35 @@ class Door:
     def admit(self, address: str, author: str) -> str | None:
         """Called by the ZAP handler (its own thread) for a known key: None if the
         handshake from ``address`` may go on as ``author``'s; "full" if that key
-        holds its ``per_author`` connections; "stranger" if no connection of the
-        door's comes from ``address`` (someone on this machine connecting to the
-        socket directly), or one already had its handshake.  With an ipc upstream
+        holds its ``per_author`` connections; "hour" if it made ``per_hour``
+        handshakes in the last hour (a key reconnecting as fast as it can costs the
+        server's CPU); "stranger" if no connection of the door's comes from
+        ``address`` (someone on this machine connecting to the socket directly, or a
+        connection the door has closed meanwhile), or one already had its handshake.  With an ipc upstream
         connections cannot be told apart: None."""
         if not isinstance(self.upstream, tuple):
             return None
         with self._lock:
             pair = self._sources.get(address)
+            if pair is None and address in self._gone:
+                # closed by the door while libzmq still had its INITIATE to look at
+                # (a handshake evicted or over its time): no bypass
+                self.tally.late += 1
+                return "stranger"
             if pair is None or pair.closed or pair.author is not None:
                 self.tally.bypass += 1
                 return "stranger"
             if self._authors[author] >= self.limits.per_author:
                 self.tally.per_author += 1
                 return "full"
+            now = time.monotonic()
+            times = self._handshakes.setdefault(author, collections.deque())
+            while times and times[0] <= now - 3600:
+                times.popleft()
+            if len(times) >= self.limits.per_hour:
+                self.tally.per_hour += 1
+                return "hour"
+            times.append(now)
             pair.author = author
             self._authors[author] += 1
             return None
@@ -496,13 +590,16 @@ class Door:
                         f"{self.per_ip} open ([server] connections_per_ip)")
         if t.cut:
             said.append(f"cut {t.cut} connections that sent more than {self.budget} bytes "
-                        "unanswered")
+                        f"or {FRAMES + HEARTBEATS} frames unanswered (a request's "
+                        f"{FRAMES} and a heartbeat)")
         if t.fds:
             said.append(f"paused accepting {t.fds} times: out of file descriptors")
         if t.evicted:
             said.append(f"closed {t.evicted} handshakes to let new connections in "
                         f"({lim.handshakes} at once, {lim.handshakes_per_ip} from one "
-                        "address: [server] handshakes, handshakes_per_ip)")
+                        "address: [server] handshakes, handshakes_per_ip)"
+                        + (f", {t.under_way} of them under way (their client had sent "
+                           "something)" if t.under_way else ""))
         if t.slow:
             said.append(f"closed {t.slow} handshakes not over within "
                         f"{lim.handshake_seconds:g} s")
@@ -516,9 +613,16 @@ class Door:
         if t.displaced:
             said.append(f"closed {t.displaced} idle connections to let others in, with "
                         f"{self.connections} open ([server] connections)")
+        if t.rate:
+            said.append(f"turned away {t.rate} connections from addresses opening more "
+                        f"than {lim.rate_per_ip:g} a second ([server] handshake_rate_per_ip)")
+        if t.per_hour:
+            said.append(f"refused {t.per_hour} handshakes of keys that made "
+                        f"{lim.per_hour} in the last hour (twice [server] "
+                        "requests_per_hour)")
         if t.bypass:
-            said.append(f"refused {t.bypass} handshakes of known keys it was not (or no "
-                        "longer) relaying")
+            said.append(f"refused {t.bypass} handshakes of known keys that did not come "
+                        "through it (a connection to the socket behind it)")
         for each in said:  # a line each: a bounded few a window
             self.on_line(f"the door {each} in the last {span}")
 
@@ -543,6 +647,10 @@ class Door:
                     continue
                 raise
             ip = address_group(addr[0])
+            if not self.buckets.take(ip, time.monotonic()):
+                self.tally.rate += 1
+                _turn_away(client)
+                continue
             if self.by_ip[ip] >= self.per_ip and not self._evict(ip):
                 self.tally.per_ip += 1
                 _turn_away(client)
@@ -560,7 +668,7 @@ class Door:
             if isinstance(self.upstream, tuple):
                 up = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
                 with self._lock:
-                    while not source or source in self._sources:
+                    while not source or source in self._sources or source in self._gone:
                         source = str(SOURCES[self._random.randrange(1, SOURCES.num_addresses
                                                                      - 1)])
                 up.setblocking(False)
@@ -578,7 +686,7 @@ class Door:
         client.setblocking(False)
         up.setblocking(False)
         now = time.monotonic()
-        pair = _Pair(client, up, ip, opened=now, heard=now, source=source)
+        pair = _Pair(client, up, ip, opened=now, source=source)
         if source:
             with self._lock:
                 self._sources[source] = pair
@@ -591,22 +699,46 @@ class Door:
             self._watched[sock] = selectors.EVENT_READ
 
     def _evict(self, ip: str | None) -> bool:
-        """Close a handshake to make room: of ``ip``, or (None) of the address holding
-        the most handshakes; the one whose client has been silent longest.  False if
-        there is none to close."""
-        if ip is None:
-            if not self.shaking_by_ip:
+        """Close a handshake to make room (of ``ip``, or of any address with None):
+        one not waiting for the server before one that is (``_Pair.waiting``), then
+        the one with the least progress (bytes its client sent), then of the address
+        holding the most handshakes, then the oldest.  So a client completing its
+        handshake is never the one closed while a stalled one is there, however many
+        addresses the stalled ones come from (found by an attacker: with one silent
+        handshake per address, 120 addresses and more, the old rule -- the client
+        silent longest -- closed the author's, waiting for the server).  A candidate
+        whose bytes have come but are not read yet is read first.  False if there is
+        none to close."""
+        for _ in range(4):
+            candidates = [p for p in self.shaking.values() if ip is None or p.ip == ip]
+            if not candidates:
                 return False
-            most = max(self.shaking_by_ip.values())
-            crowded = {a for a, n in self.shaking_by_ip.items() if n == most}
-            candidates = [p for p in self.shaking.values() if p.ip in crowded]
-        else:
-            candidates = [p for p in self.shaking.values() if p.ip == ip]
-        if not candidates:
-            return False
+            count = self.shaking_by_ip
+            pair = min(candidates, key=lambda p: (p.waiting(), p.c_bytes, -count[p.ip],
+                                                  p.opened))
+            if not self._unread(pair):
+                break
+            try:
+                self._read(pair, pair.client)
+            except OSError:
+                self._close(pair)
+            if pair.closed:
+                return True  # it made room itself (cut, or gone)
+            self._watch(pair)
         self.tally.evicted += 1
-        self._close(min(candidates, key=lambda p: p.heard))
+        self.tally.under_way += pair.c_bytes > 0
+        self._close(pair)
         return True
+
+    @staticmethod
+    def _unread(pair: _Pair) -> bool:
+        """Whether the client sent bytes that the door has not read yet."""
+        try:
+            return bool(pair.client.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT))
+        except BlockingIOError:
+            return False
+        except OSError:
+            return True  # reading it will close it
 
     def _authenticated(self, pair: _Pair, now: float) -> None:
         """The server's READY came: the connection leaves the handshakes' pool for the
@@ -636,11 +768,11 @@ class Door:
             return
         now = time.monotonic()
         if sock is pair.client:
-            pair.heard = now
             pair.unanswered += len(data)
             asked = pair.frames
             pair.from_client(data)
-            if pair.unanswered > self.budget or pair.frames > FRAMES or not pair.zmtp3():
+            if pair.unanswered > self.budget or pair.frames > FRAMES + HEARTBEATS \
+                    or not pair.zmtp3():
                 self.tally.cut += 1
                 self._close(pair)
                 return
@@ -695,6 +827,11 @@ class Door:
             pair.closed = True
             if pair.source:
                 self._sources.pop(pair.source, None)
+                if not pair.ready:
+                    self._gone[pair.source] = now = time.monotonic()
+                    while self._gone and (len(self._gone) > GONE_KEPT or
+                                          next(iter(self._gone.values())) < now - GONE_SECONDS):
+                        self._gone.popitem(last=False)
             if pair.author is not None:
                 self._authors[pair.author] -= 1
                 if self._authors[pair.author] <= 0:

@@ -140,6 +140,16 @@ def upload_limit(limits: Limits) -> int:
     return limits.max_bytes + 128 * limits.max_files + MAX_HEADER + (64 << 10)
 
 
+#: The ZAP status of a known key's handshake the door refused (``Door.admit``): its
+#: connections all held, or its handshakes of the hour all made.  (libzmq tells a
+#: client 400 or 500 only: a 300 closes the connection without a word.)
+ZAP_STATUS = {"full": b"500", "hour": b"500"}
+#: A key's handshakes an hour, per request of ``requests_per_hour``: an author asking
+#: one request per connection meets the limit on requests first (whose refusal says
+#: when to try again); one reconnecting without asking meets this one.
+HANDSHAKES_PER_REQUEST = 2
+
+
 class _Allowed(zmq.auth.thread.ThreadAuthenticator):
     """Admit at the handshake only the authors' keys; the connection's User-Id is
     the author's NAME.  With ``admit`` (the door's), a known key is admitted only if
@@ -148,7 +158,7 @@ class _Allowed(zmq.auth.thread.ThreadAuthenticator):
     tcp://; on ipc:// it gives ``localhost:UID:GID:PID``, the same for every
     connection of the door), so the door counts a key's connections.  A key over its
     share is refused with ZAP status 500 (the client sees HANDSHAKE_FAILED_AUTH with
-    500, not an unknown key's 400)."""
+    500, not an unknown key's 400), and so is a key over its handshakes of the hour."""
 
     def __init__(self, ctx: zmq.Context[Any], owners: dict[bytes, str],
                  on_refused: Callable[[bytes], None]) -> None:
@@ -171,8 +181,8 @@ class _Allowed(zmq.auth.thread.ThreadAuthenticator):
             self.on_refused(key)
             return False
         why = None if self.admit is None else self.admit(self._address, name)
-        if why == "full":
-            self._status = b"500"
+        if why in ZAP_STATUS:
+            self._status = ZAP_STATUS[why]
         return why is None
 
     def curve_user_id(self, client_public_key: bytes) -> str:
@@ -476,7 +486,9 @@ class Server:
             connections=max(1, connections - handshakes), per_ip=limits.connections_per_ip,
             handshakes=handshakes, handshakes_per_ip=limits.handshakes_per_ip,
             per_author=limits.connections_per_author, handshake_seconds=HANDSHAKE_MS / 1000,
-            idle_seconds=limits.idle_seconds, budget=UNANSWERED),
+            idle_seconds=limits.idle_seconds, budget=UNANSWERED,
+            rate_per_ip=limits.handshake_rate_per_ip,
+            per_hour=HANDSHAKES_PER_REQUEST * limits.requests_per_hour),
             on_line=self.on_line, window=self.refusal_window)
         if self.auth is not None:
             self.auth.admit = door.admit
@@ -1191,7 +1203,7 @@ def connect(endpoint: str, *, key: str | None = None, server_key: str | None = N
                                       | zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL
                                       | zmq.EVENT_HANDSHAKE_FAILED_AUTH)
         sock.connect(endpoint)
-        ok = turned_away = crowded = False
+        ok = turned_away = crowded = closed = False
         deadline = time.monotonic() + connect_timeout
         again: float | None = None  # when to connect again ourselves
         pause = 0.05
@@ -1200,12 +1212,7 @@ def connect(endpoint: str, *, key: str | None = None, server_key: str | None = N
             if now >= deadline:
                 break
             if again is not None and now >= again:
-                # Measured (libzmq 4.3.5): a handshake that fails on a protocol
-                # error (the door's BUSY greeting) or on ZAP's 500 is not tried
-                # again by ZeroMQ: connect again here, a little later each time.
                 again = None
-                with contextlib.suppress(zmq.ZMQError):
-                    sock.disconnect(endpoint)
                 sock.connect(endpoint)
                 continue
             until = deadline if again is None else min(deadline, again)
@@ -1214,16 +1221,6 @@ def connect(endpoint: str, *, key: str | None = None, server_key: str | None = N
             message = recv_monitor_message(mon)
             event = message["event"]
             ok = event == zmq.EVENT_HANDSHAKE_SUCCEEDED
-            if event == zmq.EVENT_HANDSHAKE_FAILED_AUTH and message["value"] == 500:
-                # the key holds its share of connections ([server]
-                # connections_per_author): try again until the deadline
-                crowded = True
-                again, pause = time.monotonic() + pause, min(2 * pause, 1.0)
-                continue
-            if event == zmq.EVENT_HANDSHAKE_FAILED_AUTH and key is not None:
-                raise RemoteError(
-                    f"{endpoint} does not know your key: your key is not one of this "
-                    "league's authors' keys; send your public key (NAME.key) to the organiser")
             busy = (event == zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL
                     and message["value"] == zmq.PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH)
             if busy and key is None:
@@ -1232,29 +1229,51 @@ def connect(endpoint: str, *, key: str | None = None, server_key: str | None = N
                     "requires CURVE keys (give --key NAME.key_secret and --server-key "
                     "referee.key), or it holds as many connections as it takes (try again "
                     "later)")
-            if busy:
-                # the door turned it away (BUSY_GREETING): try again until the deadline
-                turned_away = True
-                again, pause = time.monotonic() + pause, min(2 * pause, 1.0)
-            elif event == zmq.EVENT_DISCONNECTED:
-                pass  # the connection closed: ZeroMQ connects again by itself
-            elif not ok:
+            if event == zmq.EVENT_HANDSHAKE_FAILED_AUTH and message["value"] == 500:
+                # the key holds its share of connections ([server]
+                # connections_per_author), or made its handshakes of the hour
+                crowded = True
+            elif event == zmq.EVENT_HANDSHAKE_FAILED_AUTH and key is not None:
                 raise RemoteError(
-                    f"{endpoint} refused the connection's security handshake: "
-                    + ("the server requires CURVE keys; give --key NAME.key_secret and "
-                       "--server-key referee.key" if key is None else
-                       "is --server-key the league's referee.key? (Or the server is "
-                       "closing new connections' handshakes under a flood of them: try "
-                       "again later.)"))
+                    f"{endpoint} does not know your key: your key is not one of this "
+                    "league's authors' keys; send your public key (NAME.key) to the organiser")
+            elif busy:
+                turned_away = True  # the door's BUSY_GREETING
+            elif event == zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL:
+                # The connection closed in its handshake: the door closed it (a flood
+                # of handshakes, or over its time) -- or the server could not read it
+                # (a wrong --server-key): the client cannot tell which.
+                closed = True
+            elif not ok:
+                if event != zmq.EVENT_DISCONNECTED:
+                    raise RemoteError(f"{endpoint} refused the connection's security "
+                                      "handshake (a ZeroMQ protocol error)")
+                continue  # closed before any handshake: ZeroMQ connects again by itself
+            if not ok:
+                # Measured (libzmq 4.3.5): after a protocol error (the door's BUSY) or
+                # ZAP's 500 ZeroMQ does not connect again, and after a closed handshake
+                # it does at once: connect again here, a little later each time, until
+                # the connect timeout.
+                with contextlib.suppress(zmq.ZMQError):
+                    sock.disconnect(endpoint)
+                again, pause = time.monotonic() + pause, min(2 * pause, 1.0)
         if not ok and crowded:
             raise RemoteError(f"{endpoint} holds as many connections of your key as it "
                               f"takes ([server] connections_per_author), for "
                               f"{connect_timeout:g}s: close some (each 'referee submit' "
-                              "holds one while it runs) and try again")
+                              "holds one while it runs) and try again; or your key opened "
+                              "twice its [server] requests_per_hour connections in the "
+                              "last hour: try again later")
+        if not ok and closed:
+            raise RemoteError(
+                f"{endpoint} closed every handshake before it ended, for "
+                f"{connect_timeout:g}s: is --server-key the league's referee.key? (Or the "
+                "server is closing handshakes under a flood of them: try again later.)")
         if not ok and turned_away:
             raise RemoteError(f"{endpoint} turned every connection away for "
                               f"{connect_timeout:g}s: it holds as many connections as it "
-                              "takes (from your address or in all); try again later")
+                              "takes (from your address or in all), or your address opened "
+                              "more than it takes a second; try again later")
         if not ok:
             raise RemoteError(
                 f"no handshake with {endpoint} within {connect_timeout:g}s: is "

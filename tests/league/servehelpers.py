@@ -4,7 +4,8 @@ tests/conftest.py) starts it as a child of the ``children`` fixture -- a session
 its own, SIGINT at its default (tests/procs.py), killed with its group when the test
 ends, also when it failed -- reads its log line by line on a thread (so that a
 chatty server never blocks on a full pipe), and stops it with a Ctrl-C.  Also the
-server's peak RSS, and raw DEALER sockets to attack it with."""
+server's peak RSS, and DEALER sockets with their monitors (the raw attackers are in
+tests/league/attackers.py, shared with bench/serve.py)."""
 
 from __future__ import annotations
 
@@ -148,12 +149,18 @@ def serve(tmp_path: Path, referee: Referee, keys: Path, children: Children,
 
 
 def dealer(ctx: zmq.Context[zmq.Socket[bytes]], endpoint: str, server_key: bytes,
-           secret: bytes | None = None) -> tuple[zmq.Socket[bytes], zmq.Socket[bytes]]:
-    """A CURVE DEALER (a fresh key pair unless ``secret``) and its monitor."""
+           secret: bytes | None = None, *, heartbeat_ms: int = 0
+           ) -> tuple[zmq.Socket[bytes], zmq.Socket[bytes]]:
+    """A CURVE DEALER (a fresh key pair unless ``secret``) and its monitor; with
+    ``heartbeat_ms``, ZeroMQ's heartbeats on (a PING every so many ms; the client
+    itself never gives up on a slow PONG)."""
     if secret is None:
         _, secret = zmq.curve_keypair()
     sock = ctx.socket(zmq.DEALER)
     sock.setsockopt(zmq.LINGER, 0)
+    if heartbeat_ms:
+        sock.setsockopt(zmq.HEARTBEAT_IVL, heartbeat_ms)
+        sock.setsockopt(zmq.HEARTBEAT_TIMEOUT, 3_600_000)
     sock.setsockopt(zmq.CURVE_SECRETKEY, secret)
     sock.setsockopt(zmq.CURVE_PUBLICKEY, zmq.curve_public(secret))
     sock.setsockopt(zmq.CURVE_SERVERKEY, server_key)

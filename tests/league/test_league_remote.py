@@ -62,7 +62,8 @@ def test_remote_submissions_and_an_authors_own_status(tmp_path: Path, referee: R
                 "--command", "python3 x.py")
     assert r.returncode == 1 and "keys are required" in r.stderr
     r = referee("submit", "--to", endpoint, "--key", authors / "alice.key_secret",
-                "--server-key", authors / "bob.key", bot, "--command", "python3 x.py")
+                "--server-key", authors / "bob.key", bot, "--command", "python3 x.py",
+                "--connect-timeout", "1")
     assert r.returncode == 1 and "is --server-key the league's referee.key?" in r.stderr
 
     big = talker_bot(tmp_path / "big")

@@ -5,20 +5,20 @@ others' submissions and games."""
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import math
 import re
 import socket
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import zmq
+from zmq.utils.monitor import recv_monitor_message
 
-from referee.league.door import BUSY_GREETING
+from referee.league.door import BUSY_GREETING, Door
+from referee.league.door import Limits as DoorLimits
 from referee.league.remote import (
     CHUNK,
     MAX_FRAME,
@@ -32,10 +32,11 @@ from referee.league.remote import (
 )
 from referee.league.run import play_pending, submit
 from referee.league.store import LeagueStore
+from tests.league.attackers import Relay, host_port
 from tests.league.conftest import Referee
 from tests.league.leaguehelpers import EXAMPLE_BOTS, make_league
 from tests.league.servehelpers import Served, dealer, keys_of, next_event, serve
-from tests.procs import Children
+from tests.procs import Children, scaled
 
 pytestmark = pytest.mark.slow
 
@@ -47,7 +48,9 @@ def served(tmp_path: Path, referee: Referee, keys: Path,
            children: Children) -> Iterator[Served]:
     yield from serve(tmp_path, referee, keys, children,
                      "[server]\nin_flight = 1\nrequests_per_hour = 100\ncheck_seconds = 30\n"
-                     "upload_seconds = 2\nconnections_per_ip = 1000\nhandshakes = 1000\nhandshakes_per_ip = 1000\nconnections_per_author = 1000\n",
+                     "upload_seconds = 2\nconnections_per_ip = 1000\nhandshakes = 1000\n"
+                     "handshakes_per_ip = 1000\nconnections_per_author = 1000\n"
+                     "handshake_rate_per_ip = 1000\n",
                      "--refusal-window", str(WINDOW))
 
 
@@ -237,64 +240,13 @@ def test_game_ids_are_each_authors_own(tmp_path: Path, need_sandbox: None) -> No
 # --- many connections of a known author (the door) ---------------------------------------
 
 
-class Stall:
-    """The attacker's own relay between its DEALER and the server: it passes the
-    handshake, then (``hold()``) everything but the last bytes sent, so that the
-    server holds a message that never ends -- as an attacker speaking ZMTP by hand
-    would."""
-
-    def __init__(self, server: str) -> None:
-        host, port = server.removeprefix("tcp://").rsplit(":", 1)
-        self.server = (host, int(port))
-        self.listener = socket.create_server(("127.0.0.1", 0))
-        self.endpoint = f"tcp://127.0.0.1:{self.listener.getsockname()[1]}"
-        self.holding = threading.Event()
-        self.socks: list[socket.socket] = []
-        self.cut = 0  # connections the server closed
-        self.lock = threading.Lock()
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    def hold(self) -> None:
-        self.holding.set()
-
-    def _accept(self) -> None:
-        with contextlib.suppress(OSError):
-            while True:
-                client, _ = self.listener.accept()
-                up = socket.create_connection(self.server)
-                with self.lock:
-                    self.socks += [client, up]
-                threading.Thread(target=self._pump, args=(client, up, True), daemon=True).start()
-                threading.Thread(target=self._pump, args=(up, client, False),
-                                 daemon=True).start()
-
-    def _pump(self, src: socket.socket, dst: socket.socket, outward: bool) -> None:
-        kept = b""
-        with contextlib.suppress(OSError):
-            while data := src.recv(65536):
-                if outward and self.holding.is_set():
-                    kept += data
-                    data, kept = kept[:-16], kept[-16:]  # the message's end: never sent
-                dst.sendall(data)
-            if not outward:
-                with self.lock:
-                    self.cut += 1
-        with contextlib.suppress(OSError):
-            dst.shutdown(socket.SHUT_RDWR)
-
-    def close(self) -> None:
-        self.listener.close()
-        with self.lock:
-            for s in self.socks:
-                with contextlib.suppress(OSError):
-                    s.close()
-
-
 @pytest.fixture
 def door(tmp_path: Path, referee: Referee, keys: Path, children: Children) -> Iterator[Served]:
     yield from serve(tmp_path, referee, keys, children,
                      "[server]\nrequests_per_hour = 1000\nconnections = 100\n"
-                     "connections_per_ip = 80\nhandshakes = 1000\nhandshakes_per_ip = 1000\nconnections_per_author = 1000\n", "--refusal-window", str(WINDOW))
+                     "connections_per_ip = 80\nhandshakes = 1000\nhandshakes_per_ip = 1000\n"
+                     "connections_per_author = 1000\nhandshake_rate_per_ip = 1000\n",
+                     "--refusal-window", str(WINDOW))
 
 
 def test_a_known_authors_many_connections_cannot_pin_memory(door: Served) -> None:
@@ -310,14 +262,14 @@ def test_a_known_authors_many_connections_cannot_pin_memory(door: Served) -> Non
     _, secret = keys_of(door.keys / "authors" / "alice.key_secret")
     frame = b"\x03" * CHUNK  # the largest frame the server takes (MAX_FRAME: CHUNK + 1 KB)
     ctx: zmq.Context[zmq.Socket[bytes]] = zmq.Context()
-    stall = Stall(door.endpoint)
+    relay = Relay(door.endpoint)
     socks = []
     try:
         for _ in range(n):
-            socks.append(dealer(ctx, stall.endpoint, server_key, secret))
+            socks.append(dealer(ctx, relay.endpoint, server_key, secret))
         for _, mon in socks:
             assert next_event(mon) == zmq.EVENT_HANDSHAKE_SUCCEEDED
-        stall.hold()
+        relay.hold()
         for sock, _ in socks:
             sock.send_multipart([b'{"op": "status", "name": "alice", "v": 2}', frame])
         assert door.ask("bob", {"op": "status"}, timeout=30)["ok"]
@@ -332,14 +284,14 @@ def test_a_known_authors_many_connections_cannot_pin_memory(door: Served) -> Non
         assert door.ask("bob", {"op": "status"}, timeout=30)["ok"]
         after = door.peak_rss_kb()
         door.wait_line(rf"the door cut {n} connections that sent more than "
-                       rf"{UNANSWERED} bytes unanswered", timeout=60 + 2 * WINDOW)
+                       rf"{UNANSWERED} bytes or 3 frames unanswered", timeout=60 + 2 * WINDOW)
     finally:
         for sock, mon in socks:
             sock.disable_monitor()
             mon.close(0)
             sock.close(0)
         ctx.term()
-        stall.close()
+        relay.close()
     per_connection = (held - idle) / n
     print(f"server peak RSS: idle {idle} KB; {n} connections each holding a "
           f"{CHUNK // 1024} KB frame {held} KB ({per_connection:.0f} KB a connection); "
@@ -350,22 +302,22 @@ def test_a_known_authors_many_connections_cannot_pin_memory(door: Served) -> Non
 
 
 def test_a_client_may_not_pipeline_requests(door: Served) -> None:
-    """One request's frames may wait unanswered, no more: alice's second request,
-    sent while her first is still unfinished at the server (her relay holds its last
-    bytes), is cut by the door.  (Counting bytes alone, small requests answered one
-    by one would each buy a never-ending message another budget.)"""
+    """One request's frames (and a heartbeat) may wait unanswered, no more: alice's
+    second request, sent while her first is still unfinished at the server (her relay
+    holds its last bytes), is cut by the door.  (Counting bytes alone, small requests
+    answered one by one would each buy a never-ending message another budget.)"""
     server_key, _ = keys_of(door.keys / "referee.key")
     _, secret = keys_of(door.keys / "authors" / "alice.key_secret")
     ctx: zmq.Context[zmq.Socket[bytes]] = zmq.Context()
-    stall = Stall(door.endpoint)
-    sock, mon = dealer(ctx, stall.endpoint, server_key, secret)
+    relay = Relay(door.endpoint)
+    sock, mon = dealer(ctx, relay.endpoint, server_key, secret)
     try:
         assert next_event(mon) == zmq.EVENT_HANDSHAKE_SUCCEEDED
         # one request at a time is answered, through the relay as directly
         request_ = [b'{"op": "status", "name": "alice", "v": 2}', b""]
         sock.send_multipart(request_)
         assert sock.poll(60000) and b'"ok": true' in sock.recv()
-        stall.hold()
+        relay.hold()
         sock.send_multipart(request_)  # not answered: its last bytes are held
         sock.send_multipart(request_)  # 4 frames unanswered
         assert next_event(mon) == zmq.EVENT_DISCONNECTED
@@ -374,9 +326,77 @@ def test_a_client_may_not_pipeline_requests(door: Served) -> None:
         mon.close(0)
         sock.close(0)
         ctx.term()
-        stall.close()
+        relay.close()
     assert door.ask("alice", {"op": "status"})["ok"]
     door.wait_line(r"the door cut 1 connections that sent more than", timeout=60 + 2 * WINDOW)
+
+
+@pytest.fixture
+def plain(tmp_path: Path, referee: Referee, keys: Path, children: Children) -> Iterator[Served]:
+    """A server with the default ``[server]`` settings."""
+    yield from serve(tmp_path, referee, keys, children, "[server]\n",
+                     "--refusal-window", str(WINDOW))
+
+
+def events(mon: zmq.Socket[bytes]) -> list[int]:
+    """The monitor's events so far (none waited for)."""
+    found = []
+    while mon.poll(0):
+        found.append(int(recv_monitor_message(mon)["event"]))
+    return found
+
+
+def test_a_client_with_heartbeats_is_not_cut(plain: Served) -> None:
+    """Found by an attacker: a client with ZeroMQ's heartbeats on (ZMQ_HEARTBEAT_IVL)
+    was cut by the door every third PING, logged as sending too much unanswered (a
+    PING under CURVE is a frame like a message's, and a PONG no reply).  Now a PONG
+    takes its PING off the count: alice's client PINGs every 50 ms through her own
+    relay (which counts her frames); after 8 of them, and 8 more, her requests are
+    answered on the one connection, never cut."""
+    server_key, _ = keys_of(plain.keys / "referee.key")
+    _, secret = keys_of(plain.keys / "authors" / "alice.key_secret")
+    ctx: zmq.Context[zmq.Socket[bytes]] = zmq.Context()
+    relay = Relay(plain.endpoint)
+    sock, mon = dealer(ctx, relay.endpoint, server_key, secret, heartbeat_ms=50)
+    try:
+        assert next_event(mon) == zmq.EVENT_HANDSHAKE_SUCCEEDED
+        for _ in range(2):
+            relay.wait_frames(relay.frames + 8, scaled(60))  # 8 PINGs at least
+            sock.send_multipart([b'{"v": 2, "op": "status", "name": "alice"}', b""])
+            assert sock.poll(int(scaled(60000))) and b'"ok": true' in sock.recv()
+        assert zmq.EVENT_DISCONNECTED not in events(mon)
+        assert relay.cut == 0
+    finally:
+        sock.disable_monitor()
+        mon.close(0)
+        sock.close(0)
+        ctx.term()
+        relay.close()
+
+
+def test_a_handshake_the_door_closed_is_no_bypass() -> None:
+    """The log said "refused N handshakes that did not come through it" during
+    floods, with nothing connecting round the door: libzmq may ask the ZAP handler
+    about a handshake whose connection the door has just closed (evicted, or over its
+    time).  A real door, with a plain socket for the server: the handshake it closed
+    is refused as late, not counted as a bypass; an address it never gave is."""
+    server = socket.create_server(("127.0.0.1", 0))
+    door = Door("tcp://127.0.0.1:0", server.getsockname(),
+                limits=DoorLimits(handshake_seconds=0.2))
+    door.start()
+    client = socket.create_connection(host_port(door.endpoint))
+    inner, (source, _) = server.accept()  # the door's own connection, from its address
+    try:
+        inner.settimeout(scaled(60))
+        assert inner.recv(1) == b""  # closed by the door: over its handshake time
+        assert door.admit(source, "alice") == "stranger"
+        assert (door.tally.late, door.tally.bypass) == (1, 0)
+        assert door.admit("127.0.0.1", "alice") == "stranger"  # not the door's
+        assert (door.tally.late, door.tally.bypass) == (1, 1)
+    finally:
+        for s in (client, inner, server):
+            s.close()
+        door.close()
 
 
 @pytest.fixture

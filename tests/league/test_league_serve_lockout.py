@@ -16,9 +16,8 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import selectors
 import socket
-import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -26,63 +25,15 @@ import pytest
 import zmq
 
 from referee.league.remote import RemoteError, connect, request
+from tests.league.attackers import Stranger, host_port
 from tests.league.conftest import Referee
 from tests.league.servehelpers import Served, dealer, keys_of, next_event, serve
 from tests.league.test_league_serve import SLOW, slow_bot
-from tests.procs import Children
+from tests.procs import Children, scaled
 
 pytestmark = pytest.mark.slow
 
 WINDOW = 2.0  # seconds: the server's log sums up a window this long (a minute by default)
-
-
-class Flood:
-    """A stranger's connections: ``per_address`` from each of ``addresses`` loopback
-    addresses, each silent after connecting (a handshake that never goes on), each
-    opened again as soon as the door closes it, until ``stop``."""
-
-    def __init__(self, endpoint: str, addresses: list[str], per_address: int) -> None:
-        host, port = endpoint.removeprefix("tcp://").rsplit(":", 1)
-        self.target = (host, int(port))
-        self.sel = selectors.DefaultSelector()
-        self.reopened = 0
-        self.stopping = threading.Event()
-        for a in addresses:
-            for _ in range(per_address):
-                self._open(a)
-        self.thread = threading.Thread(target=self._run, daemon=True)
-        self.thread.start()
-
-    def _open(self, address: str) -> None:
-        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        s.bind((address, 0))
-        s.setblocking(False)
-        s.connect_ex(self.target)
-        self.sel.register(s, selectors.EVENT_READ, address)
-
-    def _run(self) -> None:
-        while not self.stopping.is_set():
-            for key, _ in self.sel.select(0.1):
-                s = key.fileobj
-                assert isinstance(s, socket.socket)
-                try:
-                    data = s.recv(4096)  # the server's greeting: read, never answered
-                except OSError:
-                    data = b""
-                if not data:
-                    self.sel.unregister(s)
-                    s.close()
-                    self.reopened += 1
-                    if not self.stopping.is_set():
-                        self._open(str(key.data))
-
-    def stop(self) -> None:
-        self.stopping.set()
-        self.thread.join(30)
-        for key in list(self.sel.get_map().values()):
-            with contextlib.suppress(OSError):
-                key.fileobj.close()  # type: ignore[union-attr]
-        self.sel.close()
 
 
 @pytest.fixture
@@ -99,7 +50,7 @@ def test_a_strangers_flood_of_handshakes_does_not_lock_authors_out(defaults: Ser
     flood's own (of the address holding most handshakes, silent longest): alice's
     handshake goes through and every request of hers is answered."""
     addresses = [f"127.0.0.{i}" for i in range(2, 26)]  # 24 addresses x 4: 96 > 64
-    flood = Flood(defaults.endpoint, addresses, 4)
+    flood = Stranger(defaults.endpoint, addresses, 4)
     try:
         defaults.wait_line(r"the door closed \d+ handshakes to let new connections in "
                            r"\(64 at once, 8 from one address")
@@ -114,13 +65,101 @@ def test_a_strangers_flood_of_handshakes_does_not_lock_authors_out(defaults: Ser
 def test_a_flood_from_few_addresses_closes_its_own_handshakes(defaults: Served) -> None:
     """The attacker's own shape: 7 addresses, 32 connections each (224): each
     address holds at most 8 handshakes, a new one closes its own address's oldest."""
-    flood = Flood(defaults.endpoint, [f"127.0.1.{i}" for i in range(2, 9)], 32)
+    flood = Stranger(defaults.endpoint, [f"127.0.1.{i}" for i in range(2, 9)], 32)
     try:
         defaults.wait_line(r"the door closed \d+ handshakes to let new connections in")
         for _ in range(5):
             assert defaults.ask("alice", {"op": "status"})["ok"]
     finally:
         flood.stop()
+
+
+def test_a_stranger_with_many_addresses_does_not_lock_authors_out(defaults: Served) -> None:
+    """Found by an attacker on the door of two pools: one silent handshake from each
+    of 200 addresses (more than the 64 handshakes the door holds), each reopened as
+    soon as it is closed.  The door closed the handshake silent longest, of the
+    address holding most: with one each, alice's, waiting for the server (120
+    addresses: 1 request of 5 answered).  Now it closes the least advanced first:
+    never a handshake under way while a silent one is there (the log says how many
+    under way it closed: none), and alice's requests are answered (her client tries
+    again if her connection is closed before it sent its first bytes)."""
+    flood = Stranger(defaults.endpoint, [f"127.1.{i // 250}.{1 + i % 250}" for i in range(200)])
+    try:
+        evicted = r"the door closed \d+ handshakes to let new connections in \(64 at once"
+        defaults.wait_line(evicted)
+        before = flood.reopened
+        for _ in range(5):
+            assert defaults.ask("alice", {"op": "status"})["ok"]
+        assert flood.reopened > before + 64  # the flood went on all along
+        # up to the log's next window: it sums up the time alice was asking
+        closed = defaults.wait_line(evicted, count=len(defaults.wait_line(evicted)) + 1)
+    finally:
+        flood.stop()
+    assert not [x for x in closed if "under way" in x], closed
+
+
+@pytest.fixture
+def rated(tmp_path: Path, referee: Referee, keys: Path,
+          children: Children) -> Iterator[Served]:
+    yield from serve(tmp_path, referee, keys, children,
+                     "[server]\nhandshake_rate_per_ip = 5\nrequests_per_hour = 3\n",
+                     "--refusal-window", str(WINDOW))
+
+
+def test_an_address_opens_a_few_connections_a_second(rated: Served) -> None:
+    """Found by an attacker: 746 complete CURVE handshakes a second from one address
+    took a whole CPU of the server's.  With [server] handshake_rate_per_ip = 5, of
+    200 connections opened at once from one address at most 10 (the bucket) and 5 a
+    second are let in (the server's greeting comes back); the rest are turned away
+    with the door's BUSY greeting before the server sees them.  alice, from another
+    address, is answered meanwhile; the log says why the others were turned away."""
+    host, port = host_port(rated.endpoint)
+    started = time.monotonic()
+    conns = []
+    try:
+        for _ in range(200):
+            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            conns.append(s)
+            s.bind(("127.0.5.1", 0))
+            s.connect((host, port))
+        busy = 0
+        for s in conns:
+            s.settimeout(scaled(60))
+            # libzmq's greeting starts with its 10-byte signature and waits for ours;
+            # the door's BUSY greeting is 64 bytes at once, then the end
+            first = s.recv(64)
+            busy += len(first) == 64 and first[12:16] == b"BUSY"
+        took = time.monotonic() - started
+        assert rated.ask("alice", {"op": "status"})["ok"]
+    finally:
+        for s in conns:
+            s.close()
+    assert 200 - busy <= 10 + 5 * took + 1, (busy, took)
+    assert busy, took  # (200 connections in under 37 s)
+    rated.wait_line(r"the door turned away \d+ connections from addresses opening more "
+                    r"than 5 a second \(\[server\] handshake_rate_per_ip\)")
+
+
+def test_a_keys_handshakes_count_against_its_requests_per_hour(rated: Served) -> None:
+    """A known author reconnecting as fast as they can (found by an attacker: 600
+    handshakes a second, a whole CPU of the server's) makes at most twice
+    requests_per_hour (3 here) handshakes an hour.  bob asks 3 times; his next
+    requests are refused (saying when to try again), their handshakes admitted; his
+    7th handshake is refused (ZAP status 500), and his client says why.  alice is
+    answered."""
+    for _ in range(3):  # each a connection (a handshake) and a request
+        assert rated.ask("bob", {"op": "status"})["ok"]
+    for _ in range(3):
+        over = rated.ask("bob", {"op": "status"})
+        assert not over["ok"] and "bob has sent 3 requests in the last hour" in over["error"]
+    with pytest.raises(RemoteError, match=r"or your key opened twice its \[server\] "
+                                          r"requests_per_hour connections in the last hour"):
+        request(rated.endpoint, {"op": "status", "name": "bob"},
+                key=str(rated.keys / "authors" / "bob.key_secret"),
+                server_key=str(rated.keys / "referee.key"), connect_timeout=1)
+    assert rated.ask("alice", {"op": "status"})["ok"]
+    rated.wait_line(r"the door refused \d+ handshakes of keys that made 6 in the last hour "
+                    r"\(twice \[server\] requests_per_hour\)")
 
 
 @pytest.fixture
@@ -299,5 +338,5 @@ def test_a_local_user_cannot_go_round_the_door(idle2: Served) -> None:
         sock.close(0)
         ctx.term()
     assert idle2.ask("alice", {"op": "status"})["ok"]  # through the door: answered
-    idle2.wait_line(r"the door refused \d+ handshakes of known keys it was not \(or no "
-                    r"longer\) relaying")
+    idle2.wait_line(r"the door refused \d+ handshakes of known keys that did not come "
+                    r"through it \(a connection to the socket behind it\)")

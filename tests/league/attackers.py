@@ -1,0 +1,234 @@
+"""The raw network clients that attack ``league serve``'s door, shared by its tests
+(tests/league/test_league_serve_*.py) and by ``bench/serve.py`` (which imports this
+module): no pytest here, and every socket they open is closed by their ``stop`` /
+``close``.
+
+* :class:`Stranger`: silent TCP connections (no key, never past the greeting) from
+  given loopback addresses, each opened again as soon as the door closes it;
+* :class:`Relay`: the attacker's own relay between a ZeroMQ client and the server,
+  byte for byte, which can withhold the last bytes a client sends (a message that
+  never ends) and counts the frames a client sent past its handshake (its messages'
+  and its heartbeats');
+* :func:`churn`: complete CURVE handshakes, as fast as a few threads can, each
+  with a fresh (unknown) key or a given one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import selectors
+import socket
+import threading
+import time
+from collections.abc import Callable
+
+import zmq
+from zmq.utils.monitor import recv_monitor_message
+
+
+def host_port(endpoint: str) -> tuple[str, int]:
+    host, port = endpoint.removeprefix("tcp://").rsplit(":", 1)
+    return host, int(port)
+
+
+class Stranger:
+    """No key: ``per_address`` TCP connections from each of ``addresses``, silent
+    after connecting (a handshake that never goes on; the server's greeting is read,
+    never answered), each opened again as soon as it is closed, until ``stop``.
+    ``opened`` counts the connections opened, ``reopened`` those opened again."""
+
+    def __init__(self, endpoint: str, addresses: list[str], per_address: int = 1) -> None:
+        self.target = host_port(endpoint)
+        self.sel = selectors.DefaultSelector()
+        self.opened = self.reopened = 0
+        self.stopping = threading.Event()
+        for a in addresses:
+            for _ in range(per_address):
+                self._open(a)
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _open(self, address: str) -> None:
+        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        try:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            s.bind((address, 0))
+            s.setblocking(False)
+            s.connect_ex(self.target)
+            self.sel.register(s, selectors.EVENT_READ, address)
+        except OSError:
+            s.close()
+            raise
+        self.opened += 1
+
+    def _run(self) -> None:
+        while not self.stopping.is_set():
+            for key, _ in self.sel.select(0.1):
+                s = key.fileobj
+                assert isinstance(s, socket.socket)
+                try:
+                    data = s.recv(4096)
+                except OSError:
+                    data = b""
+                if not data:
+                    self.sel.unregister(s)
+                    s.close()
+                    if not self.stopping.is_set():
+                        with contextlib.suppress(OSError):  # out of ports: one less
+                            self._open(str(key.data))
+                            self.reopened += 1
+
+    def stop(self) -> None:
+        self.stopping.set()
+        self.thread.join(30)
+        for key in list(self.sel.get_map().values()):
+            with contextlib.suppress(OSError):
+                key.fileobj.close()  # type: ignore[union-attr]
+        self.sel.close()
+
+
+def _name(body: bytes) -> bytes:
+    """The name of a ZMTP command frame's body (its first byte is the name's size)."""
+    return body[1:1 + body[0]] if body else b""
+
+
+class Relay:
+    """The attacker's own relay between its ZeroMQ client and the server: it passes
+    everything both ways; once ``hold()`` is called, all but the last bytes the
+    client sends (so that the server holds a message that never ends, as an attacker
+    speaking ZMTP by hand would).  It counts the connections the server closed
+    (``cut``) and the frames each client sent past its handshake (``frames``: under
+    CURVE a message's frame and a heartbeat's PING look alike), and ``wait_frames``
+    waits for a count."""
+
+    HELD = 16  # bytes withheld: the message's end
+
+    def __init__(self, server: str) -> None:
+        self.server = host_port(server)
+        self.listener = socket.create_server(("127.0.0.1", 0), backlog=1024)
+        self.endpoint = f"tcp://127.0.0.1:{self.listener.getsockname()[1]}"
+        self.holding = threading.Event()
+        self.socks: list[socket.socket] = []
+        self.cut = 0
+        self.frames = 0
+        self.changed = threading.Condition()
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def hold(self) -> None:
+        self.holding.set()
+
+    def wait_frames(self, count: int, timeout: float) -> None:
+        with self.changed:
+            assert self.changed.wait_for(lambda: self.frames >= count, timeout), \
+                f"{self.frames} frames of {count} came through the relay"
+
+    def _accept(self) -> None:
+        with contextlib.suppress(OSError):
+            while True:
+                client, _ = self.listener.accept()
+                up = socket.create_connection(self.server)
+                with self.changed:
+                    self.socks += [client, up]
+                threading.Thread(target=self._pump, args=(client, up, True), daemon=True).start()
+                threading.Thread(target=self._pump, args=(up, client, False),
+                                 daemon=True).start()
+
+    def _pump(self, src: socket.socket, dst: socket.socket, outward: bool) -> None:
+        kept = b""
+        parse = bytearray()
+        greeting = 64
+        with contextlib.suppress(OSError):
+            while data := src.recv(65536):
+                if outward:
+                    parse += data
+                    greeting = self._count(parse, greeting)
+                if outward and self.holding.is_set():
+                    kept += data
+                    data, kept = kept[:-self.HELD], kept[-self.HELD:]
+                dst.sendall(data)
+            if not outward:
+                with self.changed:
+                    self.cut += 1
+                    self.changed.notify_all()
+        with contextlib.suppress(OSError):
+            dst.shutdown(socket.SHUT_RDWR)
+
+    def _count(self, buf: bytearray, greeting: int) -> int:
+        """Count the whole frames in ``buf`` (consumed) but the handshake's commands;
+        return what is left of the greeting."""
+        if greeting:
+            n = min(greeting, len(buf))
+            del buf[:n]
+            greeting -= n
+        while len(buf) >= 2:
+            need = 9 if buf[0] & 0x02 else 2
+            if len(buf) < need:
+                break
+            size = int.from_bytes(buf[1:need], "big")
+            if len(buf) < need + size:
+                break
+            body = bytes(buf[need:need + min(size, 16)])
+            if _name(body) not in (b"HELLO", b"INITIATE"):
+                with self.changed:
+                    self.frames += 1
+                    self.changed.notify_all()
+            del buf[:need + size]
+        return greeting
+
+    def close(self) -> None:
+        self.listener.close()
+        with self.changed:
+            for s in self.socks:
+                with contextlib.suppress(OSError):
+                    s.close()
+
+
+def churn(endpoint: str, server_key: bytes, seconds: float, threads: int = 4,
+          secret: bytes | None = None, source: Callable[[int], str] | None = None
+          ) -> dict[str, int]:
+    """Complete CURVE handshakes with the server for ``seconds``, ``threads`` at a
+    time, each with a fresh key pair (or ``secret``'s), from ``source(i)`` (a
+    loopback address for the i-th; None: the default route): each socket is
+    closed as soon as its handshake ends, admitted or refused.  The count of each
+    ending: ``ready`` (admitted), ``refused`` (ZAP said no), ``turned_away`` (the
+    door's BUSY, or the connection closed in its handshake), ``none`` (no ending
+    within 10 s)."""
+    counts = {"ready": 0, "refused": 0, "turned_away": 0, "none": 0}
+    lock = threading.Lock()
+    stop_at = time.monotonic() + seconds
+    ctx: zmq.Context[zmq.Socket[bytes]] = zmq.Context()
+    endings = {zmq.EVENT_HANDSHAKE_SUCCEEDED: "ready", zmq.EVENT_HANDSHAKE_FAILED_AUTH: "refused",
+               zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL: "turned_away",
+               zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL: "turned_away"}
+
+    def run(k: int) -> None:
+        i = k
+        while time.monotonic() < stop_at:
+            key = secret if secret is not None else zmq.curve_keypair()[1]
+            s = ctx.socket(zmq.DEALER)
+            s.setsockopt(zmq.LINGER, 0)
+            s.setsockopt(zmq.RECONNECT_IVL, -1)
+            s.setsockopt(zmq.CURVE_SECRETKEY, key)
+            s.setsockopt(zmq.CURVE_PUBLICKEY, zmq.curve_public(key))
+            s.setsockopt(zmq.CURVE_SERVERKEY, server_key)
+            mon = s.get_monitor_socket(sum(endings))
+            where = endpoint if source is None else \
+                endpoint.replace("tcp://", f"tcp://{source(i)}:0;")
+            s.connect(where)
+            ending = "none"
+            if mon.poll(10000):
+                ending = endings.get(int(recv_monitor_message(mon)["event"]), "none")
+            s.disable_monitor()
+            mon.close(0)
+            s.close(0)
+            with lock:
+                counts[ending] += 1
+            i += threads
+
+    workers = [threading.Thread(target=run, args=(k,)) for k in range(threads)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    ctx.term()
+    return counts
