@@ -22,7 +22,8 @@
 4. The lock-outs (skipped with ``--no-lockout``; ``--only-lockout``), against a server
    with the default ``[server]`` door settings (and, case by case in the same run,
    ``--baseline REFEREE``: another referee executable, e.g. one before this door):
-   alice (an admitted author) asks for her status ``--asks`` times, each on a new
+   alice (an admitted author) asks for her status ``--asks`` times (at most 5 a
+   second: the door lets an address open 10 connections a second), each on a new
    connection as ``referee submit`` does, (a) with no attack, (b) while a stranger
    (no key) keeps 224 TCP connections from 7 loopback addresses that never go past
    the greeting, each opened again as soon as it is closed, (c) the same from 24
@@ -163,7 +164,9 @@ def run(work: Path, a: argparse.Namespace) -> None:
     cfg = work / "league.toml"
     cfg.write_text('[league]\nname = "bench"\nseats = [2]\ndeals = 20\nseed = 1\n\n'
                    "[server]\nrequests_per_hour = 1000000\ncheck_seconds = 3600\n"
-                   "connections = 1000\nconnections_per_ip = 1000\nhandshakes = 1000\nhandshakes_per_ip = 1000\nconnections_per_author = 1000\n")
+                   "connections = 1000\nconnections_per_ip = 1000\nhandshakes = 1000\n"
+                   "handshakes_per_ip = 1000\nconnections_per_author = 1000\n"
+                   "handshake_rate_per_ip = 1000000\n")
     league = work / "league"
     referee("league", "new", league, "--config", cfg)
     exe = Path(sys.executable).parent / "referee"
@@ -340,7 +343,8 @@ def attack(work: Path, a: argparse.Namespace) -> None:
         cfg = work / f"{label[0]}.toml"
         cfg.write_text('[league]\nname = "attack"\nseats = [2]\ndeals = 2\nseed = 1\n\n'
                        "[server]\nrequests_per_hour = 1000000\nconnections = 1000\n"
-                       "connections_per_ip = 1000\nhandshakes = 1000\nhandshakes_per_ip = 1000\nconnections_per_author = 1000\n")
+                       "connections_per_ip = 1000\nhandshakes = 1000\nhandshakes_per_ip = 1000\n"
+                       "connections_per_author = 1000\nhandshake_rate_per_ip = 1000000\n")
         league = work / f"league-{label[0]}"
         referee("league", "new", league, "--config", cfg)
         proc = subprocess.Popen([*cmd, "league", "serve", str(league), "--listen",
@@ -507,6 +511,11 @@ def churning(work: Path, a: argparse.Namespace) -> None:
         stop(servers)
 
 
+#: alice's requests in part 4 are at least this far apart (s): the door lets one address
+#: open 10 connections a second ([server] handshake_rate_per_ip).
+PACE = 0.2
+
+
 def lockout(work: Path, a: argparse.Namespace) -> None:
     """Part 4: alice's status answers with no attack, under a stranger's flood of
     unfinished handshakes, and under a known author's idle connections; against this
@@ -515,10 +524,14 @@ def lockout(work: Path, a: argparse.Namespace) -> None:
     keys = work / "keys"
     servers = side_by_side(work, a, "[server]\nrequests_per_hour = 1000000\n")
 
+    last = [0.0]
+
     def asks(endpoint: str, label: str) -> None:
         times, failed = [], []
         for _ in range(a.asks):
             t0 = time.monotonic()
+            time.sleep(max(0.0, last[0] + PACE - t0))  # an honest pace
+            t0 = last[0] = time.monotonic()
             try:
                 r = request(endpoint, {"op": "status", "name": "alice"},
                             key=str(keys / "authors" / "alice.key_secret"),

@@ -66,8 +66,13 @@ OUT_BUFFER = 256 << 10
 #: may ask the ZAP handler about one it had already read the INITIATE of).
 GONE_SECONDS = 30.0
 GONE_KEPT = 1 << 17
-#: ZMTP 3's greeting, before the first frame.
+#: How long a connection that has sent nothing waits before the door connects it to
+#: the ZeroMQ socket anyway, if there is room among the handshakes (a client that
+#: waits for the server's greeting first; libzmq's speaks first).
+QUIET_GRACE = 0.5
+#: ZMTP 3's greeting, before the first frame, and its signature (its first bytes).
 GREETING = 64
+SIGNATURE = 10
 #: A request's frames (a header and its data): what a client may send unanswered.
 FRAMES = 2
 #: ZMTP heartbeats (PINGs) a client may have unanswered besides: under CURVE a PING
@@ -126,6 +131,16 @@ def tcp_address(endpoint: str) -> tuple[str, int, socket.AddressFamily] | None:
     except (ValueError, AssertionError):
         raise DoorError(f"{endpoint}: the port must be a number or *") from None
     return host, number, family
+
+
+@dataclass
+class _Quiet:
+    """A connection whose client has sent nothing yet: the door has not connected it
+    to the ZeroMQ socket (it costs the server nothing, the door a descriptor)."""
+
+    client: socket.socket
+    ip: str
+    opened: float
 
 
 @dataclass
@@ -280,7 +295,8 @@ class _Pair:
         its handshake never waits for the server; an honest one mostly does."""
         client, server = GREETING - self.c_greeting, GREETING - self.greeting
         if client < GREETING or server < GREETING:
-            return client > server
+            # its signature (10 bytes) a client sends whatever the server does
+            return client >= SIGNATURE and client > server
         return self.c_steps >= 2 or (self.c_steps == 1 and not self.welcomed)
 
 
@@ -293,7 +309,9 @@ class Tally:
     cut: int = 0
     fds: int = 0
     evicted: int = 0  # handshakes closed to make room for a new connection
-    under_way: int = 0  # of those, handshakes whose client had sent something
+    waited: int = 0  # of those, handshakes waiting for the server (none while others)
+    hushed: int = 0  # connections that had sent nothing closed to make room
+    silent: int = 0  # connections that sent nothing within the handshake's time
     slow: int = 0  # handshakes not over within the handshake's time
     idle: int = 0  # authenticated connections closed for asking nothing
     displaced: int = 0  # idle ones closed to make room, the authenticated pool full
@@ -348,7 +366,9 @@ class Limits:
     handshake at most ``handshake_seconds``; a connection past it ``idle_seconds``
     without a request.  ``budget``: the bytes a client may send unanswered.
     ``rate_per_ip``: new connections a second from one address (a token bucket of
-    twice as many: a burst); ``per_hour``: handshakes of one key an hour."""
+    twice as many: a burst); ``per_hour``: handshakes of one key an hour;
+    ``quiet``: connections whose client has sent nothing yet (not in ``handshakes``:
+    not connected to the server yet)."""
 
     connections: int = 200
     per_ip: int = 32
@@ -360,6 +380,7 @@ class Limits:
     budget: int = 1 << 20
     rate_per_ip: float = 10.0
     per_hour: int = 1200
+    quiet: int = 1024
 
 
 class Buckets:
@@ -443,6 +464,7 @@ class Door:
         self.shaking: dict[int, _Pair] = {}
         self.shaking_by_ip: collections.Counter[str] = collections.Counter()
         self.ready: dict[int, _Pair] = {}
+        self.quiet: dict[socket.socket, _Quiet] = {}  # oldest first
         # shared with the ZAP handler's thread
         self._lock = threading.Lock()
         self._sources: dict[str, _Pair] = {}
@@ -471,13 +493,15 @@ class Door:
             self._thread.join(10)
         for pair in list(self.pairs.values()):
             self._close(pair)
+        for q in list(self.quiet.values()):
+            self._hush(q)
         with contextlib.suppress(KeyError, ValueError):
             self._sel.unregister(self.listener)
         self.listener.close()
         self._sel.close()
 
     def open_connections(self) -> int:
-        return len(self.shaking) + len(self.ready)
+        return len(self.quiet) + len(self.shaking) + len(self.ready)
 
     # --- the ZAP handler's side ---------------------------------------------------
 
@@ -540,6 +564,9 @@ class Door:
                 self._accept()
                 continue
             pair = self.pairs.get(sock)
+            if pair is None and sock in self.quiet:
+                self._speak(self.quiet[sock])
+                continue
             if pair is None or pair.closed:
                 continue  # closed earlier in this turn
             try:
@@ -562,6 +589,18 @@ class Door:
         unanswered as long counts as none: the server answers each request at once,
         and a PING is no request)."""
         self._swept = now
+        for q in list(self.quiet.values()):  # oldest first
+            if now - q.opened < self.limits.handshake_seconds:
+                break
+            self.tally.silent += 1
+            self._hush(q)
+        # A client that waits for the server's greeting before it speaks (libzmq's
+        # does not) is connected once it has waited a moment and there is room.
+        for q in list(self.quiet.values()):
+            if now - q.opened < QUIET_GRACE or len(self.shaking) >= self.limits.handshakes:
+                break
+            if self.shaking_by_ip[q.ip] < self.limits.handshakes_per_ip:
+                self._speak(q, b"")
         for pair in list(self.shaking.values()):
             if now - pair.opened >= self.limits.handshake_seconds:
                 self.tally.slow += 1
@@ -594,12 +633,18 @@ class Door:
                         f"{FRAMES} and a heartbeat)")
         if t.fds:
             said.append(f"paused accepting {t.fds} times: out of file descriptors")
+        if t.hushed:
+            said.append(f"closed {t.hushed} connections that had sent nothing to let new "
+                        f"ones in ({lim.quiet} at once)")
+        if t.silent:
+            said.append(f"closed {t.silent} connections that sent nothing within "
+                        f"{lim.handshake_seconds:g} s")
         if t.evicted:
             said.append(f"closed {t.evicted} handshakes to let new connections in "
                         f"({lim.handshakes} at once, {lim.handshakes_per_ip} from one "
                         "address: [server] handshakes, handshakes_per_ip)"
-                        + (f", {t.under_way} of them under way (their client had sent "
-                           "something)" if t.under_way else ""))
+                        + (f", {t.waited} of them waiting for the server" if t.waited
+                           else ""))
         if t.slow:
             said.append(f"closed {t.slow} handshakes not over within "
                         f"{lim.handshake_seconds:g} s")
@@ -655,13 +700,57 @@ class Door:
                 self.tally.per_ip += 1
                 _turn_away(client)
                 continue
-            if self.shaking_by_ip[ip] >= self.limits.handshakes_per_ip:
-                self._evict(ip)
-            if len(self.shaking) >= self.limits.handshakes:
-                self._evict(None)
-            self._open(client, ip)
+            if len(self.quiet) >= self.limits.quiet:
+                self.tally.hushed += 1
+                self._hush(next(iter(self.quiet.values())))  # the oldest
+            client.setblocking(False)
+            self.quiet[client] = _Quiet(client, ip, time.monotonic())
+            self.by_ip[ip] += 1
+            self._sel.register(client, selectors.EVENT_READ)
 
-    def _open(self, client: socket.socket, ip: str) -> None:
+    def _hush(self, q: _Quiet) -> None:
+        """Close a connection that has sent nothing."""
+        if self.quiet.pop(q.client, None) is None:
+            return
+        with contextlib.suppress(KeyError, ValueError, OSError):
+            self._sel.unregister(q.client)
+        q.client.close()
+        self.by_ip[q.ip] -= 1
+        if self.by_ip[q.ip] <= 0:
+            del self.by_ip[q.ip]
+
+    def _speak(self, q: _Quiet, data: bytes | None = None) -> None:
+        """The client's first bytes (read here unless given; ``b""``: none, connect it
+        anyway): connect it to the ZeroMQ socket, a handshake now, making room among
+        the handshakes if they are full."""
+        if data is None:
+            try:
+                data = q.client.recv(READ)
+            except BlockingIOError:
+                return
+            except OSError:
+                data = b""
+            if not data:
+                self._hush(q)
+                return
+        del self.quiet[q.client]
+        with contextlib.suppress(KeyError, ValueError, OSError):
+            self._sel.unregister(q.client)
+        if self.shaking_by_ip[q.ip] >= self.limits.handshakes_per_ip:
+            self._evict(q.ip, shaking=True)
+        if len(self.shaking) >= self.limits.handshakes:
+            self._evict(None)
+        pair = self._open(q.client, q.ip, q.opened)
+        if pair is not None and data:
+            try:
+                self._from_client(pair, data, time.monotonic())
+            except OSError:
+                self._close(pair)
+            if not pair.closed:
+                self._watch(pair)
+
+    def _open(self, client: socket.socket, ip: str, opened: float) -> _Pair | None:
+        """Connect ``client`` (already counted in ``by_ip``) to the ZeroMQ socket."""
         source = ""
         up: socket.socket | None = None
         try:
@@ -682,24 +771,27 @@ class Door:
             if up is not None:
                 up.close()
             client.close()
-            return
-        client.setblocking(False)
+            self.by_ip[ip] -= 1
+            if self.by_ip[ip] <= 0:
+                del self.by_ip[ip]
+            return None
         up.setblocking(False)
-        now = time.monotonic()
-        pair = _Pair(client, up, ip, opened=now, source=source)
+        pair = _Pair(client, up, ip, opened=opened, source=source)
         if source:
             with self._lock:
                 self._sources[source] = pair
         self.pairs[client] = self.pairs[up] = pair
         self.shaking[id(pair)] = pair
         self.shaking_by_ip[ip] += 1
-        self.by_ip[ip] += 1
         for sock in (client, up):
             self._sel.register(sock, selectors.EVENT_READ)
             self._watched[sock] = selectors.EVENT_READ
+        return pair
 
-    def _evict(self, ip: str | None) -> bool:
-        """Close a handshake to make room (of ``ip``, or of any address with None):
+    def _evict(self, ip: str | None, *, shaking: bool = False) -> bool:
+        """Make room: for ``ip``, close its oldest connection that has sent nothing,
+        if any (unless ``shaking``); else close a handshake (of ``ip``, or of any
+        address with None):
         one not waiting for the server before one that is (``_Pair.waiting``), then
         the one with the least progress (bytes its client sent), then of the address
         holding the most handshakes, then the oldest.  So a client completing its
@@ -709,6 +801,12 @@ class Door:
         silent longest -- closed the author's, waiting for the server).  A candidate
         whose bytes have come but are not read yet is read first.  False if there is
         none to close."""
+        if ip is not None and not shaking:
+            for q in self.quiet.values():  # oldest first
+                if q.ip == ip:
+                    self.tally.hushed += 1
+                    self._hush(q)
+                    return True
         for _ in range(4):
             candidates = [p for p in self.shaking.values() if ip is None or p.ip == ip]
             if not candidates:
@@ -726,7 +824,7 @@ class Door:
                 return True  # it made room itself (cut, or gone)
             self._watch(pair)
         self.tally.evicted += 1
-        self.tally.under_way += pair.c_bytes > 0
+        self.tally.waited += pair.waiting()
         self._close(pair)
         return True
 
@@ -768,18 +866,7 @@ class Door:
             return
         now = time.monotonic()
         if sock is pair.client:
-            pair.unanswered += len(data)
-            asked = pair.frames
-            pair.from_client(data)
-            if pair.unanswered > self.budget or pair.frames > FRAMES + HEARTBEATS \
-                    or not pair.zmtp3():
-                self.tally.cut += 1
-                self._close(pair)
-                return
-            if pair.ready and pair.frames and not asked:
-                pair.asked = now
-            pair.to_up += data
-            self._write(pair, pair.up)
+            self._from_client(pair, data, now)
         else:
             pair.from_server(data)
             if pair.replied:
@@ -789,6 +876,20 @@ class Door:
             self._write(pair, pair.client)
             if pair.became_ready:
                 self._authenticated(pair, now)
+
+    def _from_client(self, pair: _Pair, data: bytes, now: float) -> None:
+        pair.unanswered += len(data)
+        asked = pair.frames
+        pair.from_client(data)
+        if pair.unanswered > self.budget or pair.frames > FRAMES + HEARTBEATS \
+                or not pair.zmtp3():
+            self.tally.cut += 1
+            self._close(pair)
+            return
+        if pair.ready and pair.frames and not asked:
+            pair.asked = now
+        pair.to_up += data
+        self._write(pair, pair.up)
 
     def _write(self, pair: _Pair, sock: socket.socket) -> None:
         buf = pair.to_up if sock is pair.up else pair.to_client

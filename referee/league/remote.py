@@ -148,6 +148,11 @@ ZAP_STATUS = {"full": b"500", "hour": b"500"}
 #: one request per connection meets the limit on requests first (whose refusal says
 #: when to try again); one reconnecting without asking meets this one.
 HANDSHAKES_PER_REQUEST = 2
+#: Connections whose client has sent nothing yet the door holds, per handshake of
+#: ``[server] handshakes``: they cost the server nothing (the door has not connected
+#: them to it), and the more of them, the longer a client that has just connected
+#: has to send its first bytes under a flood of silent connections.
+QUIET_PER_HANDSHAKE = 16
 
 
 class _Allowed(zmq.auth.thread.ThreadAuthenticator):
@@ -465,9 +470,13 @@ class Server:
         but the door's); without keys (loopback only) or where the door cannot take
         such addresses, a private ipc:// endpoint."""
         limits = self.limits
-        connections = _enough_descriptors(limits.connections + limits.handshakes,
-                                          self.on_line)
-        handshakes = min(limits.handshakes, max(1, connections // 4))
+        # a connection that has sent nothing yet takes one descriptor, the door's
+        want = limits.connections + limits.handshakes + \
+            QUIET_PER_HANDSHAKE * limits.handshakes // FDS_PER_CONNECTION
+        share = _enough_descriptors(want, self.on_line) / want
+        handshakes = max(1, int(limits.handshakes * share))
+        connections = max(1, int(limits.connections * share))
+        quiet = QUIET_PER_HANDSHAKE * handshakes
         upstream: str | tuple[str, int]
         if self.auth is not None and loopback_sources():
             self.sock.setsockopt(zmq.BACKLOG, 1024)
@@ -483,12 +492,12 @@ class Server:
             upstream = os.path.join(self._private, "door")
             self.sock.bind(f"ipc://{upstream}")
         door = Door(self.listen, upstream, limits=DoorLimits(
-            connections=max(1, connections - handshakes), per_ip=limits.connections_per_ip,
+            connections=connections, per_ip=limits.connections_per_ip,
             handshakes=handshakes, handshakes_per_ip=limits.handshakes_per_ip,
             per_author=limits.connections_per_author, handshake_seconds=HANDSHAKE_MS / 1000,
             idle_seconds=limits.idle_seconds, budget=UNANSWERED,
             rate_per_ip=limits.handshake_rate_per_ip,
-            per_hour=HANDSHAKES_PER_REQUEST * limits.requests_per_hour),
+            per_hour=HANDSHAKES_PER_REQUEST * limits.requests_per_hour, quiet=quiet),
             on_line=self.on_line, window=self.refusal_window)
         if self.auth is not None:
             self.auth.admit = door.admit
@@ -969,8 +978,9 @@ def _enough_descriptors(connections: int, on_line: Callable[[str], None]) -> int
             soft = target
     if soft != resource.RLIM_INFINITY and soft < need:
         fit = max(1, (soft - FDS_KEPT) // FDS_PER_CONNECTION)
-        on_line(f"open files are limited to {soft} (ulimit -n): the door holds {fit} "
-                f"connections at once, not [server] connections = {connections}")
+        on_line(f"open files are limited to {soft} (ulimit -n): the door holds "
+                f"{fit * 100 // connections}% of the connections [server] connections and "
+                "handshakes ask for")
         return fit
     return connections
 
@@ -1183,40 +1193,54 @@ def connect(endpoint: str, *, key: str | None = None, server_key: str | None = N
     if key is None and not is_loopback(endpoint):
         raise RemoteError(f"{endpoint} is not loopback: keys are required; give --key "
                           "NAME.key_secret and --server-key referee.key")
+    curve: tuple[bytes, bytes] | None = None
+    if key is not None:
+        assert server_key is not None
+        try:
+            curve = load_secret_key(key), load_public_key(server_key)
+        except KeyFileError as e:
+            raise RemoteError(str(e)) from None
     ctx = zmq.Context()
-    sock = ctx.socket(zmq.DEALER)
-    sock.setsockopt(zmq.LINGER, 0)
-    mon: zmq.Socket[bytes] | None = None
+
+    def dial() -> tuple[zmq.Socket[bytes], zmq.Socket[bytes]]:
+        """A new DEALER (and its monitor) connecting: each try its own socket, so
+        that no event of an earlier try is taken for this one's."""
+        s = ctx.socket(zmq.DEALER)
+        s.setsockopt(zmq.LINGER, 0)
+        if curve is not None:
+            s.setsockopt(zmq.CURVE_SECRETKEY, curve[0])
+            s.setsockopt(zmq.CURVE_PUBLICKEY, zmq.curve_public(curve[0]))
+            s.setsockopt(zmq.CURVE_SERVERKEY, curve[1])
+        m = s.get_monitor_socket(zmq.EVENT_HANDSHAKE_SUCCEEDED | zmq.EVENT_DISCONNECTED
+                                 | zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL
+                                 | zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL
+                                 | zmq.EVENT_HANDSHAKE_FAILED_AUTH)
+        s.connect(endpoint)
+        return s, m
+
+    def hang_up(s: zmq.Socket[bytes], m: zmq.Socket[bytes]) -> None:
+        s.disable_monitor()
+        m.close(0)
+        s.close(0)
+
+    sock, mon = dial()
     try:
-        if key is not None:
-            assert server_key is not None
-            try:
-                secret = load_secret_key(key)
-                sock.setsockopt(zmq.CURVE_SECRETKEY, secret)
-                sock.setsockopt(zmq.CURVE_PUBLICKEY, zmq.curve_public(secret))
-                sock.setsockopt(zmq.CURVE_SERVERKEY, load_public_key(server_key))
-            except KeyFileError as e:
-                raise RemoteError(str(e)) from None
-        mon = sock.get_monitor_socket(zmq.EVENT_HANDSHAKE_SUCCEEDED
-                                      | zmq.EVENT_DISCONNECTED
-                                      | zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL
-                                      | zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL
-                                      | zmq.EVENT_HANDSHAKE_FAILED_AUTH)
-        sock.connect(endpoint)
         ok = turned_away = crowded = closed = False
         deadline = time.monotonic() + connect_timeout
-        again: float | None = None  # when to connect again ourselves
+        again: float | None = None  # when to try again, on a new socket
         pause = 0.05
         while not ok:
             now = time.monotonic()
             if now >= deadline:
                 break
-            if again is not None and now >= again:
+            if again is not None:
+                time.sleep(max(0.0, min(again, deadline) - now))
+                if time.monotonic() >= deadline:
+                    break
                 again = None
-                sock.connect(endpoint)
+                sock, mon = dial()
                 continue
-            until = deadline if again is None else min(deadline, again)
-            if not mon.poll(max(1, int((until - now) * 1000))):
+            if not mon.poll(max(1, int((deadline - now) * 1000))):
                 continue
             message = recv_monitor_message(mon)
             event = message["event"]
@@ -1252,10 +1276,9 @@ def connect(endpoint: str, *, key: str | None = None, server_key: str | None = N
             if not ok:
                 # Measured (libzmq 4.3.5): after a protocol error (the door's BUSY) or
                 # ZAP's 500 ZeroMQ does not connect again, and after a closed handshake
-                # it does at once: connect again here, a little later each time, until
-                # the connect timeout.
-                with contextlib.suppress(zmq.ZMQError):
-                    sock.disconnect(endpoint)
+                # it does at once, with no pause: try again here, on a new socket, a
+                # little later each time, until the connect timeout.
+                hang_up(sock, mon)
                 again, pause = time.monotonic() + pause, min(2 * pause, 1.0)
         if not ok and crowded:
             raise RemoteError(f"{endpoint} holds as many connections of your key as it "
@@ -1281,10 +1304,8 @@ def connect(endpoint: str, *, key: str | None = None, server_key: str | None = N
                 + ("" if key is None else ", and is --server-key its referee.key") + "?")
         yield Connection(endpoint, sock, mon)
     finally:
-        if mon is not None:
-            sock.disable_monitor()
-            mon.close(0)
-        sock.close(0)
+        if not sock.closed:
+            hang_up(sock, mon)
         ctx.term()
 
 

@@ -32,13 +32,19 @@ def host_port(endpoint: str) -> tuple[str, int]:
 
 
 class Stranger:
-    """No key: ``per_address`` TCP connections from each of ``addresses``, silent
-    after connecting (a handshake that never goes on; the server's greeting is read,
-    never answered), each opened again as soon as it is closed, until ``stop``.
-    ``opened`` counts the connections opened, ``reopened`` those opened again."""
+    """No key: ``per_address`` TCP connections from each of ``addresses``, each
+    sending ``first`` (nothing by default) and then nothing more (a handshake that
+    never goes on; what the server sends is read, never answered), each opened again
+    as soon as it is closed, until ``stop``.  ``opened`` counts the connections
+    opened, ``reopened`` those opened again."""
 
-    def __init__(self, endpoint: str, addresses: list[str], per_address: int = 1) -> None:
+    #: The first byte of a ZMTP greeting: a handshake begun, then stalled.
+    BEGUN = b"\xff"
+
+    def __init__(self, endpoint: str, addresses: list[str], per_address: int = 1,
+                 first: bytes = b"") -> None:
         self.target = host_port(endpoint)
+        self.first = first
         self.sel = selectors.DefaultSelector()
         self.opened = self.reopened = 0
         self.stopping = threading.Event()
@@ -53,8 +59,14 @@ class Stranger:
         try:
             s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             s.bind((address, 0))
-            s.setblocking(False)
-            s.connect_ex(self.target)
+            if self.first:
+                s.settimeout(60)
+                s.connect(self.target)
+                s.sendall(self.first)
+                s.setblocking(False)
+            else:
+                s.setblocking(False)
+                s.connect_ex(self.target)
             self.sel.register(s, selectors.EVENT_READ, address)
         except OSError:
             s.close()

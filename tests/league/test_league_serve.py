@@ -54,7 +54,8 @@ def served(tmp_path: Path, referee: Referee, keys: Path,
            children: Children) -> Iterator[Served]:
     yield from serve(tmp_path, referee, keys, children,
                      "[server]\nin_flight = 1\nrequests_per_hour = 40\ncheck_seconds = 6\n"
-                     "connections_per_ip = 1000\nhandshakes = 1000\nhandshakes_per_ip = 1000\nconnections_per_author = 1000\n")
+                     "connections_per_ip = 1000\nhandshakes = 1000\nhandshakes_per_ip = 1000\n"
+                     "connections_per_author = 1000\nhandshake_rate_per_ip = 1000\n")
 
 
 def test_a_flood_from_unknown_keys_costs_no_memory(served: Served) -> None:
