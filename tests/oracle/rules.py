@@ -200,7 +200,8 @@ class Game:
 
     `first` is the seat that plays turn 1 (RULES §2: drawn from the seed by the
     referee); `piles` is the `swap_piles` permutation (seat i gets seat piles[i]'s
-    table piles), required under that variant.
+    table piles), drawn from the seed by the referee: needed under that variant by
+    the reveal (it may be set as `perm` until then).
     """
 
     def __init__(
@@ -215,11 +216,11 @@ class Game:
         n = config.players
         if not 0 <= first < n:
             raise OracleError("the first player must be a seat")
-        if config.has("swap_piles"):
-            if piles is None or sorted(piles) != list(range(n)):
-                raise OracleError("swap_piles needs a permutation of the seats")
+        if piles is not None and sorted(piles) != list(range(n)):
+            raise OracleError("piles must be a permutation of the seats")
         self.config = config
         self.n = n
+        self.deck_order = list(deck_order)
         self.first = first
         self.perm = list(piles) if piles is not None else None
         self.seats = [Seat() for _ in range(n)]
@@ -293,17 +294,20 @@ class Game:
         top = self.top_number()
         return top is None or number(card) >= top
 
-    def setup_seats_to_choose(self) -> list[int]:
-        """P§3.2: the referee asks one seat at a time, in seat order."""
-        return [s for s in range(self.n) if not self.seats[s].chosen]
+    def to_decide(self) -> list[int]:
+        """The seats that may decide now.  RULES §2.3: the 3UP choices are made
+        simultaneously (the referee asks for them one at a time, in seat order, P§3.2,
+        but any order is a legal order); during play, the seat to move."""
+        if self.phase == "setup":
+            return [s for s in range(self.n) if not self.seats[s].chosen]
+        if self.phase == "over" or self.to_move is None:
+            return []
+        return [self.to_move]
 
     def deciding_seat(self) -> int | None:
-        if self.phase == "setup":
-            waiting = self.setup_seats_to_choose()
-            return waiting[0] if waiting else None
-        if self.phase == "over":
-            return None
-        return self.to_move
+        """The first of `to_decide` (the seat the referee asks first)."""
+        seats = self.to_decide()
+        return seats[0] if seats else None
 
     # --- legal decisions (P§10) ------------------------------------------------
 
@@ -361,7 +365,7 @@ class Game:
             return []
         st = self.seats[seat]
         if self.phase == "setup":
-            if st.chosen or seat != self.deciding_seat():
+            if st.chosen:
                 return []
             choices = []
             for combo in itertools.combinations(range(6), 3):
@@ -402,8 +406,8 @@ class Game:
     def apply(self, seat: int, decision: str) -> None:
         """Apply a decision of `seat`; it must be in its legal list (RULES §8)."""
         decision = " ".join(decision.split())
-        legal = self.legal(seat)
-        if decision not in legal:
+        if not self.is_legal(seat, decision):
+            legal = self.legal(seat)
             raise OracleError(f"seat {seat}: {decision!r} is not legal; legal: {legal}")
         words = decision.split()
         if self.phase == "setup":
@@ -425,6 +429,29 @@ class Game:
             self.decline(seat)
         else:  # pragma: no cover - the legal list holds nothing else
             raise OracleError(decision)
+
+    def is_legal(self, seat: int, decision: str) -> bool:
+        """In the legal list, or another spelling the rules accept (P§10.1): a 3UP
+        choice's cards in any order; under four_of_a_colour, a play's cards in any
+        order (they go on the pile in the order written)."""
+        decision = " ".join(decision.split())
+        legal = self.legal(seat)
+        if decision in legal:
+            return True
+        words = decision.split()
+        if len(words) == 4 and words[0] == "3up" and all(is_card(w) for w in words[1:]):
+            return "3up " + " ".join(display_sorted(words[1:])) in legal
+        if (
+            self.config.has("four_of_a_colour")
+            and len(words) >= 3
+            and words[0] == "play"
+            and all(is_card(w) for w in words[2:])
+        ):
+            for entry in legal:
+                ew = entry.split()
+                if ew[:2] == words[:2] and sorted(ew[2:]) == sorted(words[2:]):
+                    return True
+        return False
 
     # set-up ---------------------------------------------------------------------
 
@@ -452,7 +479,8 @@ class Game:
         for s in range(n):
             self.emit(f"reveal {s} " + " ".join(self.seats[s].up))
         if self.config.has("swap_piles"):
-            assert self.perm is not None
+            if self.perm is None:
+                raise OracleError("swap_piles: the permutation (drawn from the seed) is needed")
             old = [(list(st.up), list(st.down)) for st in self.seats]
             for i in range(n):
                 self.seats[i].up, self.seats[i].down = old[self.perm[i]]
