@@ -1,7 +1,7 @@
 """The referee's whole path against the oracle: what the bots are sent (observation,
 legal list, events, game_over) and the game record, for games played by `run_game`
-with bots over the in-memory transport (fast) and over stdio in real processes
-(slow).  The games are the engine's own seeded ones (its shuffle, its first player):
+with bots over the in-memory transport (fast), and in real processes over stdio
+and ZeroMQ (slow).  The games are the engine's own seeded ones (its shuffle, its first player):
 the oracle re-runs them from the record."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import pytest
 
 from referee.game import GameConfig
 from referee.play.runner import TimeControl, run_game
-from referee.players.external import ExternalPlayer, stdio_player
+from referee.players.external import ExternalPlayer, external_player
 from referee.players.launcher import Connection
 from referee.transport.memory import MemoryTransport
 from tests.oracle.adapter import random_setting
@@ -94,13 +94,16 @@ def test_a_wrong_message_is_caught() -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("config", "seed"), settings(6, 900))
-def test_what_stdio_bots_are_sent(config: GameConfig, seed: int, tmp_path: Path) -> None:
+@pytest.mark.parametrize("transport", ["stdio", "zmq"])
+@pytest.mark.parametrize(("config", "seed"), settings(4, 900))
+def test_what_bot_processes_are_sent(
+    config: GameConfig, seed: int, transport: str, tmp_path: Path
+) -> None:
     bot = Path(__file__).with_name("wire_bot.py")
     seeds = [seed * 10 + s for s in range(config.players)]
     logs = [tmp_path / f"seat{s}.jsonl" for s in range(config.players)]
-    players = [stdio_player(f"w{s}", [sys.executable, str(bot), str(logs[s]), str(seeds[s])],
-                            time_control=PATIENT, memory_mb=None)
+    players = [external_player(f"w{s}", [sys.executable, str(bot), str(logs[s]), str(seeds[s])],
+                               time_control=PATIENT, memory_mb=None, transport=transport)
                for s in range(config.players)]
     try:
         record = run_game(config, seed, players, game_id=f"g{seed}")

@@ -1,33 +1,72 @@
-"""A stdio bot for tests/oracle/test_wire.py: logs every line it receives (raw, one
-per line) to the file named by argv[1] and answers each request with the random
-legal index `random_answer(argv[2], request)` (kept in step with tests/oracle/wire.py,
-which it cannot import from the sandbox-free test's working directory: same formula)."""
+"""A bot for tests/oracle/test_wire.py, over stdio (JSON lines) or, when
+UPDOWN_TRANSPORT is `zmq`, msgpack over ZeroMQ (a DEALER to UPDOWN_ENDPOINT): logs
+every message it receives, as one JSON line each, to the file named by argv[1], and
+answers each request with the random legal index of tests/oracle/wire.py's
+`random_answer(argv[2], request)` (the same formula, written out here: the bot runs
+as a plain script)."""
 
 from __future__ import annotations
 
 import json
+import os
 import random
 import sys
+from collections.abc import Callable, Iterator
+from typing import Any
+
+
+def answer(seed: int, msg: dict[str, Any]) -> dict[str, Any]:
+    rng = random.Random(f"{seed}:{msg['game_id']}:{msg['id']}")
+    return {"type": "decision", "id": msg["id"], "decision": rng.randrange(len(msg["legal"]))}
+
+
+def run(receive: Iterator[dict[str, Any]], send: Callable[[dict[str, Any]], None],
+        log_path: str, seed: int) -> None:
+    hello: dict[str, Any] = {"type": "hello", "protocol": [1], "name": "oracle-wire"}
+    if os.environ.get("UPDOWN_TOKEN"):
+        hello["token"] = os.environ["UPDOWN_TOKEN"]
+    send(hello)
+    with open(log_path, "w", encoding="utf-8") as log:
+        for msg in receive:
+            log.write(json.dumps(msg) + "\n")
+            log.flush()
+            if msg["type"] == "request":
+                send(answer(seed, msg))
+            elif msg["type"] in ("bye", "error"):
+                return
 
 
 def main() -> None:
     log_path, seed = sys.argv[1], int(sys.argv[2])
-    out = sys.stdout
-    out.write(json.dumps({"type": "hello", "protocol": [1], "name": "oracle-wire"}) + "\n")
-    out.flush()
-    with open(log_path, "w", encoding="utf-8") as log:
+    if os.environ.get("UPDOWN_TRANSPORT") == "zmq":
+        import msgpack
+        import zmq
+
+        ctx = zmq.Context()
+        sock = ctx.socket(zmq.DEALER)
+        sock.setsockopt(zmq.LINGER, 1000)
+        sock.connect(os.environ["UPDOWN_ENDPOINT"])
+
+        def zmq_messages() -> Iterator[dict[str, Any]]:
+            while True:
+                yield msgpack.unpackb(sock.recv(), raw=False)
+
+        try:
+            run(zmq_messages(), lambda m: sock.send(msgpack.packb(m)), log_path, seed)
+        finally:
+            sock.close()
+            ctx.term()
+        return
+
+    def stdio_messages() -> Iterator[dict[str, Any]]:
         for line in sys.stdin:
-            log.write(line if line.endswith("\n") else line + "\n")
-            log.flush()
-            msg = json.loads(line)
-            if msg["type"] == "request":
-                rng = random.Random(f"{seed}:{msg['game_id']}:{msg['id']}")
-                answer = rng.randrange(len(msg["legal"]))
-                out.write(json.dumps({"type": "decision", "id": msg["id"], "decision": answer}))
-                out.write("\n")
-                out.flush()
-            elif msg["type"] in ("bye", "error"):
-                return
+            yield json.loads(line)
+
+    def send(m: dict[str, Any]) -> None:
+        sys.stdout.write(json.dumps(m) + "\n")
+        sys.stdout.flush()
+
+    run(stdio_messages(), send, log_path, seed)
 
 
 if __name__ == "__main__":
