@@ -398,79 +398,104 @@ def corrections(config: GameConfig, seed: int, deck: Sequence[Card], first_playe
     """The sums, seat by seat, of the corrections of the ``width`` rows of ``v``'s
     values (``SCORES`` for a value function; a fit's design columns for
     ``design_rows``) at the game's chance events, and how many events there were."""
-    needs_state = bool(getattr(v, "needs_state", False))
     game = Game(config, seed, deck=deck, first_player=first_player)
-    n = game.n
-    total = [[0.0] * n for _ in range(width)]
+    total = [[0.0] * game.n for _ in range(width)]
     events = 0
-    by_colour = game.four_colour  # 3DOWN outcomes differ by colour too (RULES §9.6)
     for seat, text in steps:
         if game.over:
             break
-        if game.phase != PLAYING:
-            game.apply(seat, text)
-            continue
-        pool = unseen(game)
-        before = game.copy() if text.startswith("down") else None
-        start = len(game.events)
-        decision = game.apply(seat, text)
-        new = game.events[start:]
-        if before is not None and decision.code == DOWN:
-            ev = new[0]
-            card = ev[3][0] if ev[0] == "play" else ev[3]
-            slot = decision.slot
-            groups: dict[tuple[int, int], list[Card]] = {}
-            for c in pool:
-                groups.setdefault((KIND[c], COLOUR[c] if by_colour else 0), []).append(c)
-            actual = v(game, summaries(game))
-            outcomes = []
-            for cards in groups.values():
-                if card in cards:
-                    outcomes.append((float(len(cards)), actual))
+        events += step_corrections(game, seat, text, v, total)
+    return total, events
+
+
+def representative(cards: Sequence[Card]) -> Card:
+    """The card that stands for a group of outcomes (cards of one kind): the lowest id,
+    whatever its place among the unseen cards (``step_corrections``)."""
+    return min(cards)
+
+
+def step_corrections(game: Game, seat: int, text: str, v: Value,
+                     total: list[list[float]]) -> int:
+    """Apply ``seat``'s decision ``text`` to ``game`` and add the corrections of its
+    chance events (the cards it makes someone draw, the 3DOWN card it turns) to
+    ``total`` (rows of ``v``'s values by seat); returns how many events there were.
+
+    An outcome's state is the actual one with the card that came and the outcome's
+    card swapped (``with_drawn``, ``with_down``): under the uniform order of the unseen
+    cards, that swap is as likely as the actual state, which is what makes each
+    correction's mean 0 for any V, even one that reads where the unseen cards lie
+    (rollouts).  The outcomes of one kind (and colour, where colours matter) are
+    valued once, by a representative card chosen by its identity (the lowest id of
+    the group), never by where it lies: a representative chosen by position (say,
+    the first of its kind in the draw pile) would carry information on the order of
+    the unseen cards into the outcome's state, and a V that reads that order would
+    be biased."""
+    if game.phase != PLAYING:
+        game.apply(seat, text)
+        return 0
+    pool = unseen(game)
+    before = game.copy() if text.startswith("down") else None
+    start = len(game.events)
+    decision = game.apply(seat, text)
+    new = game.events[start:]
+    if before is not None and decision.code == DOWN:
+        ev = new[0]
+        card = ev[3][0] if ev[0] == "play" else ev[3]
+        slot = decision.slot
+        by_colour = game.four_colour  # 3DOWN outcomes differ by colour too (RULES §9.6)
+        groups: dict[tuple[int, int], list[Card]] = {}
+        for c in pool:
+            groups.setdefault((KIND[c], COLOUR[c] if by_colour else 0), []).append(c)
+        actual = v(game, summaries(game))
+        outcomes = []
+        for cards in groups.values():
+            if card in cards:
+                outcomes.append((float(len(cards)), actual))
+                continue
+            alt = with_down(before, seat, slot, representative(cards))
+            alt.apply(seat, decision)
+            outcomes.append((float(len(cards)), v(alt, summaries(alt))))
+        _add(total, _event_correction(actual, outcomes))
+        return 1
+    draws = [e for e in new if e[0] == "draw"]
+    if not draws or game.over:
+        return 0  # a game ended at the turn limit right after a draw: no correction
+    events = 0
+    sums = summaries(game)
+    actual = v(game, sums)
+    # a value function that plays the state out needs the real state of each
+    # outcome once the draw pile is empty, not only the drawer's summary
+    real = bool(getattr(v, "needs_state", False)) and bool(
+        getattr(v, "plays", lambda g: True)(game))
+    for ev in draws:
+        drawer, drawn = ev[1], list(ev[3])
+        kinds_after = hand_kinds(game, drawer)
+        left = Counter(KIND[c] for c in pool)
+        for i, c in enumerate(drawn):
+            later = Counter(KIND[x] for x in drawn[i + 1:])
+            possible = left - later  # drawing a later card: the same hand in the end
+            outcomes = [(float(sum(later.values())), actual)] if later else []
+            mine = KIND[c]
+            for k, count in possible.items():
+                if k == mine:
+                    outcomes.append((float(count), actual))
                     continue
-                alt = with_down(before, seat, slot, cards[0])
-                alt.apply(seat, decision)
-                outcomes.append((float(len(cards)), v(alt, summaries(alt))))
+                if real:
+                    alt_card = representative([x for x in pool if KIND[x] == k and x not in drawn])
+                    alt = with_drawn(game, drawer, c, alt_card)
+                    outcomes.append((float(count), v(alt, summaries(alt))))
+                    continue
+                kinds = list(kinds_after)
+                kinds.remove(mine)
+                kinds.append(k)
+                alt_sums = list(sums)
+                alt_sums[drawer] = summary(game, drawer, kinds)
+                outcomes.append((float(count), v(game, alt_sums)))
             _add(total, _event_correction(actual, outcomes))
             events += 1
-            continue
-        draws = [e for e in new if e[0] == "draw"]
-        if not draws or game.over:
-            continue  # a game ended at the turn limit right after a draw: no correction
-        sums = summaries(game)
-        actual = v(game, sums)
-        # a value function that plays the state out needs the real state of each
-        # outcome once the draw pile is empty, not only the drawer's summary
-        real = needs_state and bool(getattr(v, "plays", lambda g: True)(game))
-        for ev in draws:
-            drawer, drawn = ev[1], list(ev[3])
-            kinds_after = hand_kinds(game, drawer)
-            left = Counter(KIND[c] for c in pool)
-            for i, c in enumerate(drawn):
-                later = Counter(KIND[x] for x in drawn[i + 1:])
-                possible = left - later  # drawing a later card: the same hand in the end
-                outcomes = [(float(sum(later.values())), actual)] if later else []
-                mine = KIND[c]
-                for k, count in possible.items():
-                    if k == mine:
-                        outcomes.append((float(count), actual))
-                        continue
-                    if real:
-                        alt_card = next(x for x in pool if KIND[x] == k and x not in drawn)
-                        alt = with_drawn(game, drawer, c, alt_card)
-                        outcomes.append((float(count), v(alt, summaries(alt))))
-                        continue
-                    kinds = list(kinds_after)
-                    kinds.remove(mine)
-                    kinds.append(k)
-                    alt_sums = list(sums)
-                    alt_sums[drawer] = summary(game, drawer, kinds)
-                    outcomes.append((float(count), v(game, alt_sums)))
-                _add(total, _event_correction(actual, outcomes))
-                events += 1
-                left[mine] -= 1
-            pool = [x for x in pool if x not in drawn]
-    return total, events
+            left[mine] -= 1
+        pool = [x for x in pool if x not in drawn]
+    return events
 
 
 def record_luck(lines: Iterable[str], value: Value | None = None) -> Luck:

@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
+import random
+import statistics
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -19,8 +22,9 @@ from referee.bots import make_bot
 from referee.cli.main import main
 from referee.game import Game, GameConfig
 from referee.game.cards import KIND, parse_deck
-from referee.game.features import Summary, summaries, unseen, with_drawn
+from referee.game.features import Summary, reshuffled, summaries, unseen, with_drawn
 from referee.game.phases import PLAYING
+from referee.play import luck
 from referee.play.luck import (
     SCORES,
     Luck,
@@ -34,6 +38,7 @@ from referee.play.luck import (
     fit_rows,
     game_luck,
     seat_policies,
+    step_corrections,
 )
 from referee.play.runner import GameRecord, InProcessPlayer, run_game
 from referee.stats.luck import unbiasedness
@@ -266,3 +271,64 @@ def test_luck_fit_writes_a_model_the_estimator_reads(tmp_path: Path) -> None:
     assert model.meta["refit"] == "referee luck fit --games 10 --seed 4 --seats 2"
     rec = _games(2, 1)[0]
     assert _luck(rec, model).events > 20
+
+
+class _WhereV:
+    """A value function that reads the full state after the event, as rollouts do:
+    how many unseen cards share the kind of the first unseen card (the draw pile's
+    bottom card, or the first 3DOWN card still face down)."""
+
+    needs_state = True
+
+    def plays(self, game: Game) -> bool:
+        return True
+
+    def __call__(self, game: Game, sums: Sequence[Summary]) -> list[list[float]]:
+        u = unseen(game)
+        x = float(sum(1 for c in u if KIND[c] == KIND[u[0]])) if u else 0.0
+        return [[x] * game.n for _ in SCORES]
+
+
+def _event_state(down: bool, n: int) -> tuple[Game, int, str]:
+    """The state just before the first decision of a seeded game at ``n`` seats that
+    makes a seat draw (``down``: that turns a 3DOWN card), and the decision."""
+    rec = _games(n, 1, ("lowest", "lowest"))[0]
+    game = Game(rec.config, rec.seed, deck=parse_deck(rec.deck), first_player=rec.first_player)
+    for d in rec.decisions:
+        seat, text = int(d["seat"]), str(d["decision"])
+        if game.phase == PLAYING:
+            probe = game.copy()
+            start = len(probe.events)
+            probe.apply(seat, text)
+            if (text.startswith("down") if down else
+                    any(e[0] == "draw" for e in probe.events[start:]) and len(unseen(game)) > 20):
+                return game, seat, text
+        game.apply(seat, text)
+    raise AssertionError("no such decision in the game")
+
+
+@pytest.mark.parametrize(("down", "n", "deals"), [(False, 2, 1500), (True, 6, 3000)],
+                         ids=["draw", "3down"])
+def test_corrections_have_mean_zero_even_for_a_value_function_that_reads_hidden_places(
+        down: bool, n: int, deals: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """One chance event, its unseen cards dealt into their places ``deals`` ways
+    (the turned 3DOWN card at 6 seats: 18 cards unseen, kinds repeated): the mean
+    correction is 0 (|z| < 4) for a V that reads where the unseen cards lie.
+    Choosing each group's representative outcome by its place (the first of its kind
+    among the unseen cards, as an earlier version did) is caught by the same check."""
+    game, seat, text = _event_state(down, n)
+    order = unseen(game)
+
+    def z() -> float:
+        rng = random.Random(1)
+        got = []
+        for _ in range(deals):
+            rng.shuffle(order)
+            total = [[0.0] * game.n for _ in SCORES]
+            assert step_corrections(reshuffled(game, order), seat, text, _WhereV(), total) >= 1
+            got.append(total[0][seat])
+        return statistics.fmean(got) / (statistics.stdev(got) / math.sqrt(len(got)))
+
+    assert abs(z()) < 4
+    monkeypatch.setattr(luck, "representative", lambda cards: cards[0])
+    assert abs(z()) > 5
