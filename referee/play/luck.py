@@ -37,11 +37,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..bots import LowestBot, make_bot
+from ..bots import HeuristicBot, LowestBot, make_bot
 from ..bots.search import rollout_policy
 from ..game import Game, GameConfig
 from ..game.cards import COLOUR, KIND, Card, parse_deck
 from ..game.decisions import DOWN, Decision
+from ..game.events import events_for
 from ..game.features import (
     FEATURES,
     Summary,
@@ -241,8 +242,12 @@ class RolloutValue:
 
     def __init__(self, base: Value | None = None, rollouts: int = 8, seed: int = 1,
                  cap: int = 400, draw_limit: int = 0,
-                 policies: Sequence[Policy] | None = None, coupled: bool = True) -> None:
+                 policies: Sequence[Policy] | None = None, coupled: bool = True,
+                 choices: Sequence[str | None] | None = None) -> None:
         self.coupled = coupled
+        #: each seat's built-in bot (None: another bot), whose own random choices
+        #: are corrected too (``_Choices``); None: only the chance events
+        self.choices = list(choices) if choices is not None else None
         self.base = base if base is not None else default_model()
         self.rollouts = rollouts
         self.seed = seed
@@ -401,11 +406,145 @@ def corrections(config: GameConfig, seed: int, deck: Sequence[Card], first_playe
     game = Game(config, seed, deck=deck, first_player=first_player)
     total = [[0.0] * game.n for _ in range(width)]
     events = 0
-    for seat, text in steps:
+    choices = _Choices(game, getattr(v, "choices", None), seed)
+    for i, (seat, text) in enumerate(steps):
         if game.over:
             break
+        if choices.known(seat):
+            events += choices.correct(i, seat, text, v, total)
         events += step_corrections(game, seat, text, v, total)
     return total, events
+
+
+#: Independent samples of a searching heuristic's decision per decision it searches.
+CHOICE_SAMPLES = 4
+#: The built-in bots whose own random choices are corrected (``_Choices``): random's
+#: (uniform over the legal decisions: its exact distribution) and the heuristic's
+#: (its endgame search; its distribution sampled).  Lowest is deterministic.
+RANDOMISING = ("heuristic", "random")
+
+
+class _Choices:
+    """Corrections at the random choices of seats whose policy is known (AIVAT's
+    corrections at a known player's actions): built-in bots, never external ones.
+
+    At a decision of such a seat once the draw pile is empty (no decision can draw
+    then, so each decision's worth is one V), the correction is
+
+        Q(decision taken) - mean of Q over the policy's distribution
+
+    with Q(d) = V after d (a 3DOWN card: the mean of V over the cards it may be).
+    For ``random`` the distribution is uniform over the legal decisions, exactly.
+    The heuristic's decision comes from a search with random deals; its distribution
+    has no closed form, so the mean is taken over ``CHOICE_SAMPLES`` independent runs
+    of the same search on the seat's own view (its observation, and the cards it
+    remembers from its events, replayed as the referee gave them), with generators
+    of their own seeded from the game's seed and the decision's number.  Each sample
+    is distributed as the bot's own choice and independent of it, so the correction
+    has mean 0 given everything before it, whatever Q is: the adjusted score stays
+    unbiased, and the part of the bot's luck in its own dice that V sees is taken
+    off (all but 1 / CHOICE_SAMPLES of it).  The heuristic's rule part is
+    deterministic: no correction when it does not search."""
+
+    def __init__(self, game: Game, builtins: Sequence[str | None] | None, seed: int) -> None:
+        self.game = game
+        self.seed = seed
+        self.bots: dict[int, Any] = {}
+        for s, name in enumerate(builtins or ()):
+            if name in RANDOMISING and s < game.n:
+                self.bots[s] = make_bot(name)
+        self.seen = [0] * game.n
+
+    def known(self, seat: int) -> bool:
+        return seat in self.bots
+
+    def told(self, seat: int) -> Any:
+        """The seat's bot, told the events since its last decision (as the referee
+        tells an in-process bot before each request)."""
+        bot = self.bots[seat]
+        game = self.game
+        observe = getattr(bot, "observe", None)
+        if observe is not None:
+            observe(events_for(game.events[self.seen[seat]:], seat))
+        self.seen[seat] = len(game.events)
+        return bot
+
+    def correct(self, index: int, seat: int, text: str, v: Value,
+                total: list[list[float]]) -> int:
+        game = self.game
+        bot = self.told(seat)
+        if game.phase != PLAYING or game.draw_pile:
+            return 0
+        legal = game.legal(seat)
+        if len(legal) < 2:
+            return 0
+        taken = next((d for d in legal if d.text == text), None)
+        if taken is None:
+            return 0  # not a decision the bot could have taken: no correction
+        if isinstance(bot, HeuristicBot):
+            obs = game.observation(seat)
+            if not bot.searches(obs, legal):
+                return 0
+            key = derive_seed(self.seed, "luck-choice", index)
+            sample = [bot.decide_with(obs, legal, random.Random(derive_seed(key, m)))
+                      for m in range(CHOICE_SAMPLES)]
+        else:
+            sample = list(legal)
+        worth: dict[str, list[list[float]]] = {}
+        for d in [taken, *sample]:
+            if d.text not in worth:
+                worth[d.text] = _q(game, seat, d, v)
+        mean = [[sum(worth[d.text][i][s] for d in sample) / len(sample) for s in range(game.n)]
+                for i in range(len(total))]
+        _add(total, [[a - b for a, b in zip(worth[taken.text][i], mean[i], strict=True)]
+                     for i in range(len(total))])
+        return 1
+
+
+class OwnChoices:
+    """``base`` (a value function), with the corrections at the built-in bots' own
+    random choices on (``_Choices``; ``builtins``: each seat's built-in bot, None for
+    any other bot: those seats get only the chance events' corrections)."""
+
+    def __init__(self, base: Value, builtins: Sequence[str | None]) -> None:
+        self.base = base
+        self.choices = list(builtins)
+        self.needs_state = bool(getattr(base, "needs_state", False))
+
+    def plays(self, game: Game) -> bool:
+        return bool(getattr(self.base, "plays", lambda g: True)(game))
+
+    def __call__(self, game: Game, sums: Sequence[Summary]) -> Sequence[Sequence[float]]:
+        return self.base(game, sums)
+
+
+def _q(game: Game, seat: int, d: Decision, v: Value) -> list[list[float]]:
+    """V after ``seat`` takes ``d`` (the draw pile empty: no card is drawn); a 3DOWN
+    card: the mean of V over the unseen cards it may be."""
+    if d.code != DOWN:
+        g = game.copy()
+        g.apply(seat, d)
+        return [list(x) for x in v(g, summaries(g))]
+    by_colour = game.four_colour
+    groups: dict[tuple[int, int], list[Card]] = {}
+    for c in unseen(game):
+        groups.setdefault((KIND[c], COLOUR[c] if by_colour else 0), []).append(c)
+    out: list[list[float]] | None = None
+    n = 0
+    for cards in groups.values():
+        alt = with_down(game, seat, d.slot, representative(cards))
+        alt.apply(seat, d)
+        got = v(alt, summaries(alt))
+        w = len(cards)
+        n += w
+        if out is None:
+            out = [[w * x for x in row] for row in got]
+        else:
+            for row, new in zip(out, got, strict=True):
+                for s, x in enumerate(new):
+                    row[s] += w * x
+    assert out is not None, "a 3DOWN card is always unseen"
+    return [[x / n for x in row] for row in out]
 
 
 def representative(cards: Sequence[Card]) -> Card:

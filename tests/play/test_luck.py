@@ -29,6 +29,7 @@ from referee.play.luck import (
     SCORES,
     Luck,
     LuckSetting,
+    OwnChoices,
     RolloutValue,
     Value,
     ValueModel,
@@ -332,3 +333,82 @@ def test_corrections_have_mean_zero_even_for_a_value_function_that_reads_hidden_
     assert abs(z()) < 4
     monkeypatch.setattr(luck, "representative", lambda cards: cards[0])
     assert abs(z()) > 5
+
+
+def _heuristic_game(seed: int) -> GameRecord:
+    config = GameConfig(players=2, variants=frozenset({"play_out"}))
+    return run_game(config, seed, [InProcessPlayer(make_bot("heuristic"), "h"),
+                                   InProcessPlayer(make_bot("lowest"), "l")])
+
+
+def test_the_heuristic_replayed_from_its_record_sees_what_it_saw() -> None:
+    """The luck's copy of a built-in heuristic, told the events as the referee told
+    the real one, and given the real one's random numbers, makes every decision the
+    real one made (so the samples of its choices are of the right distribution)."""
+    checked = searched = 0
+    for g in range(3):
+        rec = _heuristic_game(100 + g)
+        game = Game(rec.config, rec.seed, deck=parse_deck(rec.deck),
+                    first_player=rec.first_player)
+        choices = luck._Choices(game, ["heuristic", "lowest"], rec.seed)
+        choices.bots[0].new_game(rec.seed * 7919)  # as InProcessPlayer seeds seat 0
+        for d in rec.decisions:
+            seat, text = int(d["seat"]), str(d["decision"])
+            if seat == 0:
+                bot = choices.told(0)
+                obs, legal = game.observation(0), game.legal(0)
+                searched += bot.searches(obs, legal)
+                assert bot.decide(obs, legal).text == text
+                checked += 1
+            game.apply(seat, text)
+    assert checked > 100 and searched > 5
+
+
+@pytest.mark.parametrize("bad", [False, True], ids=["linear", "random-numbers"])
+def test_corrections_at_the_heuristics_own_choices_have_mean_zero(bad: bool) -> None:
+    """At a decision where the heuristic searches and its choice varies with its
+    random numbers, the correction Q(choice) - mean of Q over independent samples
+    of its search has mean 0 over 300 draws of the bot's own numbers (|z| < 4), for
+    the shipped V and for a V of random numbers."""
+    rec = _heuristic_game(101)
+    game = Game(rec.config, rec.seed, deck=parse_deck(rec.deck), first_player=rec.first_player)
+    v = OwnChoices(_random_value if bad else default_model(), ["heuristic", "lowest"])
+    choices = luck._Choices(game, ["heuristic", "lowest"], rec.seed)
+    found = None
+    for i, d in enumerate(rec.decisions):
+        seat, text = int(d["seat"]), str(d["decision"])
+        if seat == 0:
+            bot = choices.told(0)
+            obs, legal = game.observation(0), game.legal(0)
+            if bot.searches(obs, legal) and len({bot.decide_with(obs, legal, random.Random(r)).text
+                                                 for r in range(12)}) > 1:
+                found = (i, obs, legal)
+                break
+        game.apply(seat, text)
+    assert found is not None, "no searched decision whose choice varies"
+    i, obs, legal = found
+    got = []
+    for r in range(300):
+        text = choices.bots[0].decide_with(obs, legal, random.Random(10_000 + r)).text
+        total = [[0.0] * 2 for _ in SCORES]
+        choices.seen[0] = len(game.events)  # told already
+        assert choices.correct(i + r, 0, text, v, total) == 1
+        got.append(total[0][0])
+    assert statistics.pstdev(got) > 0
+    z = statistics.fmean(got) / (statistics.stdev(got) / math.sqrt(len(got)))
+    assert abs(z) < 4, z
+
+
+def test_own_choices_keep_the_games_unbiased_and_are_only_for_built_in_bots(
+        ) -> None:
+    """Over seeded games of the heuristic against lowest, the scores adjusted at the
+    chance events and the heuristic's own choices (rollout V) keep the raw mean; a
+    seat whose bot is not built in (None) gets no correction at its choices."""
+    recs = [_heuristic_game(300 + g) for g in range(24)]
+    on = [_luck(r, RolloutValue(rollouts=4, choices=["heuristic", "lowest"])) for r in recs]
+    off = [_luck(r, RolloutValue(rollouts=4)) for r in recs]
+    external = [_luck(r, RolloutValue(rollouts=4, choices=[None, "lowest"])) for r in recs]
+    assert sum(a.events for a in on) > sum(b.events for b in off)
+    assert [a.corrections for a in external] == [b.corrections for b in off]
+    ok, _, _ = _check(recs, None, lucks=on)
+    assert ok
