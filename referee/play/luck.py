@@ -173,6 +173,49 @@ class ValueModel:
         return out
 
 
+    def drawn(self, game: Game, sums: Sequence[Summary], drawer: int,
+              alts: Sequence[Summary]) -> list[list[list[float]]]:
+        """``self(game, sums')`` for each ``sums'``: ``sums`` with the drawer's summary
+        replaced by one of ``alts`` (a draw's outcomes), the same numbers computed
+        with less work: another seat's features read the drawer's summary only
+        through its place, its cards left and its specials, so they are computed once
+        for each value of those."""
+        exact = _exact(game, sums)  # the drawer's place is the same in every outcome
+        per_n = self.weights.get(game.n)
+        w = per_n[stage_index(game, self.bounds)] if per_n is not None else None
+        n = game.n
+        seen: dict[tuple[int, ...], list[list[float]]] = {}
+        out = []
+        alt_sums = list(sums)
+        for alt in alts:
+            alt_sums[drawer] = alt
+            key = (alt[0], alt[1] + alt[2] + alt[3], alt[6] + alt[7] + alt[9])
+            others = seen.get(key)
+            if others is None:
+                others = seen[key] = self._seats(game, alt_sums, exact, w,
+                                                 [s for s in range(n) if s != drawer])
+            mine = self._seats(game, alt_sums, exact, w, [drawer])
+            out.append([[mine[i][0] if s == drawer else others[i][s - (s > drawer)]
+                         for s in range(n)] for i in range(len(SCORES))])
+        return out
+
+    @staticmethod
+    def _seats(game: Game, sums: Sequence[Summary], exact: Sequence[Sequence[float | None]],
+               w: Mapping[str, Sequence[float]] | None, seats: Sequence[int]
+               ) -> list[list[float]]:
+        """``__call__``'s values of ``seats`` only, in that order."""
+        out = [[0.0] * len(seats) for _ in SCORES]
+        for j, s in enumerate(seats):
+            x = features(game, sums, s) if w is not None else None
+            for i, k in enumerate(SCORES):
+                e = exact[i][s]
+                if e is not None:
+                    out[i][j] = e
+                elif x is not None and w is not None:
+                    out[i][j] = dot(w[k], x)
+        return out
+
+
 _DEFAULT: ValueModel | None = None
 
 
@@ -606,6 +649,7 @@ def step_corrections(game: Game, seat: int, text: str, v: Value,
     # outcome once the draw pile is empty, not only the drawer's summary
     real = bool(getattr(v, "needs_state", False)) and bool(
         getattr(v, "plays", lambda g: True)(game))
+    fast = getattr(v, "drawn", None)  # a draw's outcomes valued at once (ValueModel)
     for ev in draws:
         drawer, drawn = ev[1], list(ev[3])
         kinds_after = hand_kinds(game, drawer)
@@ -615,6 +659,7 @@ def step_corrections(game: Game, seat: int, text: str, v: Value,
             possible = left - later  # drawing a later card: the same hand in the end
             outcomes = [(float(sum(later.values())), actual)] if later else []
             mine = KIND[c]
+            alts: list[tuple[int, Summary]] = []  # (where in outcomes, the summary)
             for k, count in possible.items():
                 if k == mine:
                     outcomes.append((float(count), actual))
@@ -627,9 +672,19 @@ def step_corrections(game: Game, seat: int, text: str, v: Value,
                 kinds = list(kinds_after)
                 kinds.remove(mine)
                 kinds.append(k)
-                alt_sums = list(sums)
-                alt_sums[drawer] = summary(game, drawer, kinds)
-                outcomes.append((float(count), v(game, alt_sums)))
+                alts.append((len(outcomes), summary(game, drawer, kinds)))
+                outcomes.append((float(count), actual))  # its value is filled in below
+            if alts:
+                if fast is not None:
+                    got = fast(game, sums, drawer, [a for _, a in alts])
+                else:
+                    got = []
+                    for _, a in alts:
+                        alt_sums = list(sums)
+                        alt_sums[drawer] = a
+                        got.append(v(game, alt_sums))
+                for (at, _), value in zip(alts, got, strict=True):
+                    outcomes[at] = (outcomes[at][0], value)
             _add(total, _event_correction(actual, outcomes))
             events += 1
             left[mine] -= 1

@@ -412,3 +412,19 @@ def test_own_choices_keep_the_games_unbiased_and_are_only_for_built_in_bots(
     assert [a.corrections for a in external] == [b.corrections for b in off]
     ok, _, _ = _check(recs, None, lucks=on)
     assert ok
+
+
+def test_a_draws_outcomes_valued_at_once_give_the_same_numbers_to_the_last_bit() -> None:
+    """``ValueModel.drawn`` (another seat's features computed once per value of what
+    they read of the drawer) gives exactly the adjusted scores of valuing every
+    outcome on its own, at every table size."""
+    model = default_model()
+
+    def plain(game: Game, sums: Sequence[Summary]) -> Sequence[Sequence[float]]:
+        return model(game, sums)
+
+    for n in range(2, 7):
+        for rec in _games(n, 3):
+            fast, slow = _luck(rec), _luck(rec, plain)
+            assert (fast.corrections, fast.events) == (slow.corrections, slow.events)
+            assert fast.adjusted_all() == slow.adjusted_all()
