@@ -54,6 +54,8 @@ class Setting:
 class Outcome:
     decisions: int = 0
     how: str = ""
+    turns: int = 0  # the last turn's number
+    finish_turns: list[int] = field(default_factory=list)  # the turn of each finish
     kinds: dict[str, int] = field(default_factory=dict)
 
 
@@ -118,7 +120,10 @@ def play_both(
             # The permutation is drawn from the seed by the referee; public once drawn.
             if engine.observation(seat).get("piles") is not None:
                 oracle.perm = list(engine.observation(seat)["piles"])
+        finished = len(oracle.finish_order)
         oracle.apply(seat, choice)
+        if len(oracle.finish_order) > finished:
+            out.finish_turns.append(oracle.turn)
         step += 1
     result = engine.result()
     if result is None:
@@ -132,6 +137,7 @@ def play_both(
         fail(setting, seed, step, "finish order", result.finish_order, oracle.finish_order)
     out.decisions = step
     out.how = result.how
+    out.turns = oracle.turn
     return out
 
 
