@@ -50,7 +50,7 @@ from ..game.features import (
     hand_kinds,
     reshuffled,
     summaries,
-    summary,
+    summaries_of_hands,
     unseen,
     with_down,
     with_drawn,
@@ -659,7 +659,7 @@ def step_corrections(game: Game, seat: int, text: str, v: Value,
             possible = left - later  # drawing a later card: the same hand in the end
             outcomes = [(float(sum(later.values())), actual)] if later else []
             mine = KIND[c]
-            alts: list[tuple[int, Summary]] = []  # (where in outcomes, the summary)
+            alts: list[tuple[int, list[int]]] = []  # (where in outcomes, the hand's kinds)
             for k, count in possible.items():
                 if k == mine:
                     outcomes.append((float(count), actual))
@@ -672,14 +672,15 @@ def step_corrections(game: Game, seat: int, text: str, v: Value,
                 kinds = list(kinds_after)
                 kinds.remove(mine)
                 kinds.append(k)
-                alts.append((len(outcomes), summary(game, drawer, kinds)))
+                alts.append((len(outcomes), kinds))
                 outcomes.append((float(count), actual))  # its value is filled in below
             if alts:
+                alt_summaries = summaries_of_hands(game, drawer, [h for _, h in alts])
                 if fast is not None:
-                    got = fast(game, sums, drawer, [a for _, a in alts])
+                    got = fast(game, sums, drawer, alt_summaries)
                 else:
                     got = []
-                    for _, a in alts:
+                    for a in alt_summaries:
                         alt_sums = list(sums)
                         alt_sums[drawer] = a
                         got.append(v(game, alt_sums))
