@@ -366,10 +366,15 @@ class LuckSetting:
     """Which V scores a tournament's or league's games (``[scores]``): the shipped
     linear model (``"linear"``, the default: cheap), or that model while the draw
     pile lasts and ``rollouts`` rollouts after (``"rollout"``: less variance left at
-    2 seats, about ten times the cost)."""
+    2 seats, about ten times the cost).  With the rollout V, ``choices``: the
+    built-in bots' own random choices are corrected too (``_Choices``; it took a
+    third of the variance left off ``random``'s games, and nothing off the
+    heuristic's); with the linear V they are not (it cannot tell one decision from
+    another well enough: the corrections only added noise)."""
 
     value: str = "linear"
     rollouts: int = DEFAULT_ROLLOUTS
+    choices: bool = True
 
     def __post_init__(self) -> None:
         if self.value not in VALUES:
@@ -379,21 +384,32 @@ class LuckSetting:
             raise ValueError(f"rollouts must be 1 to 1024, not {self.rollouts}")
 
     def describe(self) -> str:
-        return "linear" if self.value == "linear" else f"rollout x{self.rollouts}"
+        if self.value == "linear":
+            return "linear"
+        return f"rollout x{self.rollouts}" + (CHOICES_SUFFIX if self.choices else "")
 
     @classmethod
     def parse(cls, text: str) -> LuckSetting:
-        """The setting ``describe`` wrote."""
+        """The setting ``describe`` wrote (``rollout xN`` alone: a store scored before
+        the own choices were corrected)."""
         if text.startswith("rollout x"):
-            return cls("rollout", int(text.removeprefix("rollout x")))
+            rest = text.removeprefix("rollout x")
+            return cls("rollout", int(rest.removesuffix(CHOICES_SUFFIX)),
+                       rest.endswith(CHOICES_SUFFIX))
         return cls(text)
 
     def value_for(self, builtins: Sequence[str | None]) -> Value:
         """V for a game whose seats hold these bots (a built-in bot's name, None for
-        any other): a rollout plays each built-in bot by its own policy."""
+        any other): a rollout plays each built-in bot by its own policy and, with
+        ``choices``, corrects its own random choices."""
         if self.value == "linear":
             return default_model()
-        return RolloutValue(rollouts=self.rollouts, policies=seat_policies(builtins))
+        return RolloutValue(rollouts=self.rollouts, policies=seat_policies(builtins),
+                            choices=list(builtins) if self.choices else None)
+
+
+#: ``LuckSetting.describe``'s mark of the corrections at the built-in bots' choices.
+CHOICES_SUFFIX = ", own choices"
 
 
 @dataclass(frozen=True)

@@ -255,7 +255,11 @@ def test_rollouts_by_the_seats_own_policies_are_unbiased_and_cached(
 
 def test_a_value_setting_names_its_value_function() -> None:
     assert LuckSetting().describe() == "linear"
-    assert LuckSetting.parse("rollout x12") == LuckSetting("rollout", 12)
+    assert LuckSetting.parse("rollout x12") == LuckSetting("rollout", 12, choices=False)
+    assert LuckSetting("rollout", 12).describe() == "rollout x12, own choices"
+    assert LuckSetting.parse("rollout x12, own choices") == LuckSetting("rollout", 12)
+    assert LuckSetting("rollout", 4).value_for(["heuristic", None]).choices == [  # type: ignore[attr-defined]
+        "heuristic", None]
     assert isinstance(LuckSetting("rollout", 4).value_for(["lowest", None]), RolloutValue)
     assert LuckSetting().value_for([None, None]) is default_model()
     with pytest.raises(ValueError, match="unknown value function"):
