@@ -446,19 +446,22 @@ def _event_correction(actual: Sequence[Sequence[float]],
 
 def game_luck(config: GameConfig, seed: int, deck: Sequence[Card], first_player: int,
               steps: Iterable[tuple[int, str]], places: Sequence[int], points: Sequence[int],
-              value: Value | None = None) -> Luck:
+              value: Value | None = None, faults: Iterable[tuple[int, int]] = ()) -> Luck:
     """Replay a game (its deck, first player and decisions ``steps``: (seat, decision
     text)) and sum each seat's corrections at its chance events, for every score;
-    ``places`` and ``points``: the final ones, as the standings count them."""
+    ``places`` and ``points``: the final ones, as the standings count them;
+    ``faults``: (seat, turn) of each fault recorded (a seat's own choices are not
+    corrected from the turn of its first fault: the referee may have decided for it)."""
     v = value if value is not None else default_model()
-    total, events = corrections(config, seed, deck, first_player, steps, v, len(SCORES))
+    total, events = corrections(config, seed, deck, first_player, steps, v, len(SCORES),
+                                faults)
     return Luck(tuple(tuple(x) for x in raw_scores(places, points)),
                 tuple(tuple(x) for x in total), events)
 
 
 def corrections(config: GameConfig, seed: int, deck: Sequence[Card], first_player: int,
-                steps: Iterable[tuple[int, str]], v: Value, width: int
-                ) -> tuple[list[list[float]], int]:
+                steps: Iterable[tuple[int, str]], v: Value, width: int,
+                faults: Iterable[tuple[int, int]] = ()) -> tuple[list[list[float]], int]:
     """The sums, seat by seat, of the corrections of the ``width`` rows of ``v``'s
     values (``SCORES`` for a value function; a fit's design columns for
     ``design_rows``) at the game's chance events, and how many events there were."""
@@ -466,9 +469,14 @@ def corrections(config: GameConfig, seed: int, deck: Sequence[Card], first_playe
     total = [[0.0] * game.n for _ in range(width)]
     events = 0
     choices = _Choices(game, getattr(v, "choices", None), seed)
+    first_fault: dict[int, int] = {}
+    for seat, turn in faults:
+        first_fault[seat] = min(turn, first_fault.get(seat, turn))
     for i, (seat, text) in enumerate(steps):
         if game.over:
             break
+        if seat in first_fault and game.turn >= first_fault[seat]:
+            choices.forget(seat)
         if choices.known(seat):
             events += choices.correct(i, seat, text, v, total)
         events += step_corrections(game, seat, text, v, total)
@@ -516,6 +524,11 @@ class _Choices:
 
     def known(self, seat: int) -> bool:
         return seat in self.bots
+
+    def forget(self, seat: int) -> None:
+        """No more corrections at the seat's choices (it faulted: the decisions
+        recorded from then on may be the referee's, not its policy's)."""
+        self.bots.pop(seat, None)
 
     def told(self, seat: int) -> Any:
         """The seat's bot, told the events since its last decision (as the referee
@@ -713,6 +726,7 @@ def record_luck(lines: Iterable[str], value: Value | None = None) -> Luck:
     """The luck of a game from its JSONL record (the lines of the file)."""
     head: dict[str, Any] | None = None
     steps: list[tuple[int, str]] = []
+    faults: list[tuple[int, int]] = []
     result: dict[str, Any] | None = None
     for line in lines:
         if not line.strip():
@@ -723,13 +737,15 @@ def record_luck(lines: Iterable[str], value: Value | None = None) -> Luck:
             head = row
         elif kind == "decision":
             steps.append((int(row["seat"]), str(row["decision"])))
+        elif kind == "fault":
+            faults.append((int(row["seat"]), int(row.get("turn", 0))))
         elif kind == "result":
             result = row
     if head is None or result is None:
         raise ValueError("the record is incomplete: no header or no result")
     return game_luck(GameConfig.from_dict(head["config"]), int(head["seed"]),
                      parse_deck(head["deck"]), int(head["first_player"]), steps,
-                     result["places"], result["points"], value)
+                     result["places"], result["points"], value, faults)
 
 
 def file_luck(path: Path, value: Value | None = None) -> Luck:

@@ -409,12 +409,19 @@ def test_own_choices_keep_the_games_unbiased_and_are_only_for_built_in_bots(
     """Over seeded games of the heuristic against lowest, the scores adjusted at the
     chance events and the heuristic's own choices (rollout V) keep the raw mean; a
     seat whose bot is not built in (None) gets no correction at its choices."""
-    recs = [_heuristic_game(300 + g) for g in range(16)]
+    recs = [_heuristic_game(300 + g) for g in range(12)]
     on = [_luck(r, RolloutValue(rollouts=2, choices=["heuristic", "lowest"])) for r in recs]
     off = [_luck(r, RolloutValue(rollouts=2)) for r in recs]
     external = [_luck(r, RolloutValue(rollouts=2, choices=[None, "lowest"])) for r in recs]
     assert sum(a.events for a in on) > sum(b.events for b in off)
     assert [a.corrections for a in external] == [b.corrections for b in off]
+    # a seat that faulted at turn 1: the referee may have decided for it from then on
+    faulted = [game_luck(r.config, r.seed, parse_deck(r.deck), r.first_player,
+                         [(int(d["seat"]), str(d["decision"])) for d in r.decisions],
+                         r.ended.places, r.ended.points,
+                         RolloutValue(rollouts=2, choices=["heuristic", "lowest"]),
+                         faults=[(0, 1)]) for r in recs]
+    assert [a.corrections for a in faulted] == [b.corrections for b in off]
     ok, _, _ = _check(recs, None, lucks=on)
     assert ok
 
