@@ -54,6 +54,8 @@ class Setting:
 class Outcome:
     decisions: int = 0
     how: str = ""
+    turns: int = 0  # the last turn's number
+    finish_turns: list[int] = field(default_factory=list)  # the turn of each finish
     kinds: dict[str, int] = field(default_factory=dict)
 
 
@@ -78,13 +80,16 @@ def fail(setting: Setting, seed: int, step: int, what: str, engine: object, orac
 
 
 def play_both(
-    setting: Setting, seed: int, check_order: bool = True, probes: int = 2
+    setting: Setting, seed: int, check_order: bool = True, probes: int = 2, lowest: float = 0.0
 ) -> Outcome:
     """One random game on the engine and the oracle; raises Disagreement.
 
     At each step, `probes` decisions drawn from every decision of the text forms
     (P§10.1), most of them illegal, are tried on a copy of the engine: it must
-    accept exactly those the oracle accepts."""
+    accept exactly those the oracle accepts.  With probability `lowest` a seat plays the
+    first legal decision (the lowest play; the referee's substitute) instead of a
+    uniformly random one: such games get rid of their cards and reach the 3UP and 3DOWN
+    cards more often."""
     rng = random.Random(seed)
     order = build_deck(setting.deck, setting.colours)
     rng.shuffle(order)
@@ -104,7 +109,10 @@ def play_both(
         if probes:
             probe(setting, seed, step, engine, oracle, rng, probes)
         legal = [d.text for d in engine.legal(seat)]
-        choice = rng.choice(legal)
+        if rng.random() < lowest:
+            choice = legal[0]
+        else:
+            choice = rng.choice(legal)
         words = choice.split()
         if len(words) > 3 and rng.random() < 0.5:
             # Another spelling the rules accept: the cards in another order.
@@ -118,7 +126,10 @@ def play_both(
             # The permutation is drawn from the seed by the referee; public once drawn.
             if engine.observation(seat).get("piles") is not None:
                 oracle.perm = list(engine.observation(seat)["piles"])
+        finished = len(oracle.finish_order)
         oracle.apply(seat, choice)
+        if len(oracle.finish_order) > finished:
+            out.finish_turns.append(oracle.turn)
         step += 1
     result = engine.result()
     if result is None:
@@ -132,6 +143,7 @@ def play_both(
         fail(setting, seed, step, "finish order", result.finish_order, oracle.finish_order)
     out.decisions = step
     out.how = result.how
+    out.turns = oracle.turn
     return out
 
 

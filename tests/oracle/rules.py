@@ -764,3 +764,60 @@ def dedupe(items: list[str]) -> list[str]:
             seen.add(item)
             out.append(item)
     return out
+
+
+# --- the JSON form of events (P§11) ---------------------------------------------------
+
+
+def event_json(text: str) -> dict[str, object]:
+    """An event's JSON form (P§11) from its text form as a seat sees it (`?` -> null)."""
+    w = text.split()
+    kind_, args = w[0], w[1:]
+
+    def cards(ws: list[str]) -> list[str] | None:
+        return None if ws == ["?"] else list(ws)
+
+    out: dict[str, object] = {"type": kind_}
+    if kind_ in ("deal", "reveal", "pickup"):
+        out.update(seat=int(args[0]), cards=cards(args[1:]))
+    elif kind_ in ("chosen", "colour", "keep"):
+        out.update(seat=int(args[0]))
+    elif kind_ == "piles":
+        out.update(perm=[int(a) for a in args])
+    elif kind_ == "turn":
+        out.update(turn=int(args[0]), seat=int(args[1]))
+    elif kind_ == "extra":
+        out.update(seat=int(args[0]), left=int(args[1]))
+    elif kind_ == "play":
+        out.update(seat=int(args[0]), source=args[1])
+        if args[1] == "3down":
+            out.update(slot=int(args[2]), cards=[args[3]])
+        else:
+            out.update(cards=list(args[2:]))
+    elif kind_ == "fail":
+        out.update(
+            seat=int(args[0]),
+            slot=int(args[1]),
+            card=None if args[2] == "?" else args[2],
+            pile=list(args[4:]),
+        )
+    elif kind_ == "clear":
+        out.update(seat=int(args[0]), how=args[1], count=int(args[2]))
+    elif kind_ == "reverse":
+        out.update(direction=int(args[0]))
+    elif kind_ == "draw":
+        out.update(seat=int(args[0]), count=int(args[1]), why=args[2], cards=cards(args[3:]))
+    elif kind_ == "swap":
+        out.update(seat=int(args[0]), up_card=args[1], hand_card=args[2])
+    elif kind_ == "finish":
+        out.update(seat=int(args[0]), place=int(args[1]))
+    elif kind_ == "end":
+        p = args.index("points")
+        out.update(
+            how=args[0],
+            places=[int(a) for a in args[2:p]],
+            points=[int(a) for a in args[p + 1 :]],
+        )
+    else:
+        raise OracleError(f"unknown event {text!r}")
+    return out

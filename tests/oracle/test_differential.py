@@ -15,8 +15,11 @@ import random
 
 import pytest
 
+from referee.errors import RefereeError
+from referee.game import ConfigError, GameConfig, GameError, card_text, parse_deck
+from referee.game import Game as EngineGame
 from tests.oracle.adapter import Disagreement, Setting, play_both, random_setting
-from tests.oracle.rules import VARIANTS, Config, build_deck
+from tests.oracle.rules import VARIANTS, Config, OracleError, build_deck
 from tests.oracle.rules import Game as OracleGame
 
 
@@ -36,20 +39,23 @@ def test_each_variant_at_each_seat_count(players: int, variant: str | None) -> N
             setting.colours = smallest_colours("standard", players)
         if i == 2:
             setting.deck = "alternative"
-        out = play_both(setting, 1000 * players + 17 * i + VARIANTS.index(variant or "play_out"))
+        seed = 1000 * players + 17 * i + VARIANTS.index(variant or "play_out")
+        # The full deck's game mostly plays the lowest play: it reaches the endgame.
+        out = play_both(setting, seed, lowest=0.8 if i == 0 else 0.0)
         for k, c in out.kinds.items():
             kinds[k] = kinds.get(k, 0) + c
     assert kinds.get("play", 0) > 0 and kinds.get("3up", 0) == 3 * players
+    assert kinds.get("down", 0) > 0  # the 3DOWN cards were reached
 
 
 def test_random_settings() -> None:
     """Random configurations: any set of variants, either deck, any allowed colours,
     short turn limits too."""
     hows: set[str] = set()
-    for seed in range(120):
+    for seed in range(40):
         rng = random.Random(seed)
         setting = random_setting(rng, rng.randint(2, 6))
-        hows.add(play_both(setting, seed).how)
+        hows.add(play_both(setting, seed, probes=1).how)
     assert hows == {"winner", "played_out", "turn_limit"}
 
 
@@ -84,6 +90,50 @@ def test_a_disagreement_is_reported() -> None:
                 play_both(Setting(2, colours=2, deck="standard"), seed)
     finally:
         adapter.OracleGame = original  # type: ignore[misc]
+
+
+@pytest.mark.parametrize("play_out", [False, True])
+def test_the_turn_limit_on_the_turn_of_a_finish(play_out: bool) -> None:
+    """RULES §4 (turn limit): a game whose natural end falls on turn `turn_limit` ends
+    naturally; one turn less, it ends by the turn limit.  Under play_out, a limit on
+    the turn of the first finish ends the game there with the finisher keeping place 1.
+    (The same seed plays the same game up to the limit: both list the same decisions.)"""
+    variants = frozenset({"play_out"}) if play_out else frozenset()
+    for seed in range(4):
+        full = play_both(Setting(2 + seed % 3, variants, colours=3), seed)
+        natural = full.how
+        for limit, how in [(full.turns, natural), (full.turns - 1, "turn_limit")]:
+            assert play_both(Setting(2 + seed % 3, variants, colours=3, turn_limit=limit), seed).how == how
+        if play_out and len(full.finish_turns) > 1:
+            first = full.finish_turns[0]
+            cut = play_both(Setting(2 + seed % 3, variants, colours=3, turn_limit=first), seed)
+            assert cut.how == "turn_limit" and cut.finish_turns == [first]
+
+
+@pytest.mark.parametrize("deck", ["standard", "alternative"])
+def test_decks_and_the_deck_size_rule(deck: str) -> None:
+    """RULES §1: the same cards in every deck; a deck of fewer than 9 cards per player
+    refused by both, from the configuration or as an explicit deck order."""
+    for players in range(2, 7):
+        for colours in [None, *range(1, 8)]:
+            cards = build_deck(deck, colours)
+            if len(cards) < 9 * players:
+                with pytest.raises(ConfigError):
+                    GameConfig(players=players, deck=deck, colours=colours).validate()
+                continue
+            config = GameConfig(players=players, deck=deck, colours=colours)
+            config.validate()
+            assert sorted(card_text(c) for c in config.deck_cards()) == sorted(cards)
+    order = build_deck(deck, 1)[:17]
+    with pytest.raises(OracleError):
+        OracleGame(Config(2), order, first=0)
+    with pytest.raises(GameError):
+        EngineGame(GameConfig(players=2), 0, deck=parse_deck(order), first_player=0)
+    five = ["7g"] * 5 + build_deck("standard", 2)[:15]
+    with pytest.raises(OracleError):
+        OracleGame(Config(2), five, first=0)
+    with pytest.raises(RefereeError, match="more than 4 times"):
+        EngineGame(GameConfig(players=2), 0, deck=parse_deck(five), first_player=0)
 
 
 def test_the_oracle_deals_like_the_rules_say() -> None:
