@@ -80,7 +80,12 @@ def fail(setting: Setting, seed: int, step: int, what: str, engine: object, orac
 
 
 def play_both(
-    setting: Setting, seed: int, check_order: bool = True, probes: int = 2, lowest: float = 0.0
+    setting: Setting,
+    seed: int,
+    check_order: bool = True,
+    probes: int = 2,
+    lowest: float = 0.0,
+    last: float = 0.0,
 ) -> Outcome:
     """One random game on the engine and the oracle; raises Disagreement.
 
@@ -89,7 +94,8 @@ def play_both(
     accept exactly those the oracle accepts.  With probability `lowest` a seat plays the
     first legal decision (the lowest play; the referee's substitute) instead of a
     uniformly random one: such games get rid of their cards and reach the 3UP and 3DOWN
-    cards more often."""
+    cards more often; with probability `last`, the last (`draw`, `decline`, `keep`,
+    the highest play)."""
     rng = random.Random(seed)
     order = build_deck(setting.deck, setting.colours)
     rng.shuffle(order)
@@ -109,8 +115,11 @@ def play_both(
         if probes:
             probe(setting, seed, step, engine, oracle, rng, probes)
         legal = [d.text for d in engine.legal(seat)]
-        if rng.random() < lowest:
+        r = rng.random()
+        if r < lowest:
             choice = legal[0]
+        elif r < lowest + last:
+            choice = legal[-1]
         else:
             choice = rng.choice(legal)
         words = choice.split()
