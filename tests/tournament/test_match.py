@@ -224,7 +224,7 @@ seats = 3
 seed = 5
 seating = "williams"
 [time]
-per_decision = 5.0
+per_decision = {scaled(5.0)}
 [[bots]]
 name = "ext"
 command = ["{sys.executable}", "heuristic_bot.py"]
