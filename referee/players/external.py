@@ -131,6 +131,16 @@ def _allowance(request: DecisionRequest | None) -> str:
 #: each one would fill that pipe and block the referee (PROTOCOL.md, Request ids).
 MAX_IGNORED_TOLD = 5
 
+#: How many messages nobody asked for (strays: replies to no pending request) a bot
+#: may send in one game.  Each is read and decoded to know it is one (at most
+#: ``max_message_bytes``: a fraction of a millisecond), so a bot sending them by the
+#: thousand would cost the referee's CPU -- shared, under ``--concurrency``, with
+#: other games' bots on the clock -- without a fault.  The ``MAX_STRAYS``-th is a
+#: ``protocol`` fault that forfeits the game: nothing more of the bot is read in it.
+#: An honest bot sends one stray per reply that came too late (a timeout, itself a
+#: fault: a few a game at most).
+MAX_STRAYS = 10
+
 #: How long a bot that was sent ``error`` may take to read it and exit by itself
 #: before it is ended: ended at once, it would usually be gone before reading the line
 #: (PROTOCOL.md, ``error``).  It returns as soon as the bot exits.
@@ -186,6 +196,7 @@ class ExternalPlayer:
         self._start = 0.0
         self._deadline = 0.0
         self._told = 0
+        self._strays = 0  # messages nobody asked for in this game (MAX_STRAYS)
         self._start_fault: BotFault | None = None  # ``prepare`` could not start the bot
         #: The transport's encoder of values to embed in later messages (stdio's
         #: ``fragment``), if it has one: the events sent are encoded once, not per request.
@@ -398,6 +409,7 @@ class ExternalPlayer:
             label, self._log_label = self._log_label, None
             self.conn.process.stderr.mark(label or f"game {game_id}, seat {seat}")
         self._ids.clear()
+        self._strays = 0
         bots = self._bots if len(self._bots) == config.players else [
             self.name if s == seat else f"seat{s}" for s in range(config.players)]
         try:
@@ -532,6 +544,9 @@ class ExternalPlayer:
             if d is None:
                 if isinstance(event, IgnoredReply):
                     self._note(f"ignored: {event.reason}")
+                    self._strays += 1
+                    if self._strays >= MAX_STRAYS:
+                        raise self._strayed(event) from None
                     if self._told < MAX_IGNORED_TOLD:
                         self._told += 1
                         try:
@@ -559,6 +574,19 @@ class ExternalPlayer:
                                f"the legal list has indices 0 to {len(legal) - 1}; "
                                f"{legal_now(legal)}")
             return d
+    def _strayed(self, last: IgnoredReply) -> BotFault:
+        """The bot sent ``MAX_STRAYS`` messages nobody asked for in this game: a fault
+        that forfeits it (``MAX_STRAYS``).  Its process (its connection, for a remote
+        bot, which could not tell why it was cut) is kept: what else it queued is
+        read in its next game, and counts there."""
+        assert self.session is not None
+        self.session.abandon()
+        detail = (f"{self.name} sent {self._strays} messages nobody asked for in this game "
+                  f"(replies to no pending request; the last: {last.reason}): at most "
+                  f"{MAX_STRAYS - 1} are discarded in a game")
+        self._note(f"forfeit: {detail}")
+        return BotFault("protocol", detail, fatal=True)
+
     def rejected(self, request_id: int, code: str, message: str, action: str,
                  substitute: str | None) -> None:
         """Optional Player hook: tell the bot its reply to ``request_id`` (the

@@ -80,13 +80,22 @@ def fail(setting: Setting, seed: int, step: int, what: str, engine: object, orac
 
 
 def play_both(
-    setting: Setting, seed: int, check_order: bool = True, probes: int = 2
+    setting: Setting,
+    seed: int,
+    check_order: bool = True,
+    probes: int = 2,
+    lowest: float = 0.0,
+    last: float = 0.0,
 ) -> Outcome:
     """One random game on the engine and the oracle; raises Disagreement.
 
     At each step, `probes` decisions drawn from every decision of the text forms
     (P§10.1), most of them illegal, are tried on a copy of the engine: it must
-    accept exactly those the oracle accepts."""
+    accept exactly those the oracle accepts.  With probability `lowest` a seat plays the
+    first legal decision (the lowest play; the referee's substitute) instead of a
+    uniformly random one: such games get rid of their cards and reach the 3UP and 3DOWN
+    cards more often; with probability `last`, the last (`draw`, `decline`, `keep`,
+    the highest play)."""
     rng = random.Random(seed)
     order = build_deck(setting.deck, setting.colours)
     rng.shuffle(order)
@@ -106,7 +115,13 @@ def play_both(
         if probes:
             probe(setting, seed, step, engine, oracle, rng, probes)
         legal = [d.text for d in engine.legal(seat)]
-        choice = rng.choice(legal)
+        r = rng.random()
+        if r < lowest:
+            choice = legal[0]
+        elif r < lowest + last:
+            choice = legal[-1]
+        else:
+            choice = rng.choice(legal)
         words = choice.split()
         if len(words) > 3 and rng.random() < 0.5:
             # Another spelling the rules accept: the cards in another order.

@@ -821,3 +821,19 @@ def event_json(text: str) -> dict[str, object]:
     else:
         raise OracleError(f"unknown event {text!r}")
     return out
+
+
+# --- match_scoring (RULES §9.4, §5) ------------------------------------------------------
+
+
+def competition_places(values: list[int]) -> list[int]:
+    """Fewer is better; equal values share a place ("1224", RULES §4)."""
+    return [1 + sum(1 for w in values if w < v) for v in values]
+
+
+def match_standings(points: list[list[int]]) -> tuple[list[int], list[int]]:
+    """RULES §9.4: a match's totals (each player's points summed over the games,
+    `points[game][player]`) and places (fewest total points first, ties shared)."""
+    players = len(points[0])
+    totals = [sum(game[p] for game in points) for p in range(players)]
+    return totals, competition_places(totals)
