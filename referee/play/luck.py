@@ -50,7 +50,7 @@ from ..game.features import (
     hand_kinds,
     reshuffled,
     summaries,
-    summary,
+    summaries_of_hands,
     unseen,
     with_down,
     with_drawn,
@@ -366,10 +366,15 @@ class LuckSetting:
     """Which V scores a tournament's or league's games (``[scores]``): the shipped
     linear model (``"linear"``, the default: cheap), or that model while the draw
     pile lasts and ``rollouts`` rollouts after (``"rollout"``: less variance left at
-    2 seats, about ten times the cost)."""
+    2 seats, about ten times the cost).  With the rollout V, ``choices``: the
+    built-in bots' own random choices are corrected too (``_Choices``; it took a
+    third of the variance left off ``random``'s games, and nothing off the
+    heuristic's); with the linear V they are not (it cannot tell one decision from
+    another well enough: the corrections only added noise)."""
 
     value: str = "linear"
     rollouts: int = DEFAULT_ROLLOUTS
+    choices: bool = True
 
     def __post_init__(self) -> None:
         if self.value not in VALUES:
@@ -379,21 +384,32 @@ class LuckSetting:
             raise ValueError(f"rollouts must be 1 to 1024, not {self.rollouts}")
 
     def describe(self) -> str:
-        return "linear" if self.value == "linear" else f"rollout x{self.rollouts}"
+        if self.value == "linear":
+            return "linear"
+        return f"rollout x{self.rollouts}" + (CHOICES_SUFFIX if self.choices else "")
 
     @classmethod
     def parse(cls, text: str) -> LuckSetting:
-        """The setting ``describe`` wrote."""
+        """The setting ``describe`` wrote (``rollout xN`` alone: a store scored before
+        the own choices were corrected)."""
         if text.startswith("rollout x"):
-            return cls("rollout", int(text.removeprefix("rollout x")))
+            rest = text.removeprefix("rollout x")
+            return cls("rollout", int(rest.removesuffix(CHOICES_SUFFIX)),
+                       rest.endswith(CHOICES_SUFFIX))
         return cls(text)
 
     def value_for(self, builtins: Sequence[str | None]) -> Value:
         """V for a game whose seats hold these bots (a built-in bot's name, None for
-        any other): a rollout plays each built-in bot by its own policy."""
+        any other): a rollout plays each built-in bot by its own policy and, with
+        ``choices``, corrects its own random choices."""
         if self.value == "linear":
             return default_model()
-        return RolloutValue(rollouts=self.rollouts, policies=seat_policies(builtins))
+        return RolloutValue(rollouts=self.rollouts, policies=seat_policies(builtins),
+                            choices=list(builtins) if self.choices else None)
+
+
+#: ``LuckSetting.describe``'s mark of the corrections at the built-in bots' choices.
+CHOICES_SUFFIX = ", own choices"
 
 
 @dataclass(frozen=True)
@@ -430,19 +446,22 @@ def _event_correction(actual: Sequence[Sequence[float]],
 
 def game_luck(config: GameConfig, seed: int, deck: Sequence[Card], first_player: int,
               steps: Iterable[tuple[int, str]], places: Sequence[int], points: Sequence[int],
-              value: Value | None = None) -> Luck:
+              value: Value | None = None, faults: Iterable[tuple[int, int]] = ()) -> Luck:
     """Replay a game (its deck, first player and decisions ``steps``: (seat, decision
     text)) and sum each seat's corrections at its chance events, for every score;
-    ``places`` and ``points``: the final ones, as the standings count them."""
+    ``places`` and ``points``: the final ones, as the standings count them;
+    ``faults``: (seat, turn) of each fault recorded (a seat's own choices are not
+    corrected from the turn of its first fault: the referee may have decided for it)."""
     v = value if value is not None else default_model()
-    total, events = corrections(config, seed, deck, first_player, steps, v, len(SCORES))
+    total, events = corrections(config, seed, deck, first_player, steps, v, len(SCORES),
+                                faults)
     return Luck(tuple(tuple(x) for x in raw_scores(places, points)),
                 tuple(tuple(x) for x in total), events)
 
 
 def corrections(config: GameConfig, seed: int, deck: Sequence[Card], first_player: int,
-                steps: Iterable[tuple[int, str]], v: Value, width: int
-                ) -> tuple[list[list[float]], int]:
+                steps: Iterable[tuple[int, str]], v: Value, width: int,
+                faults: Iterable[tuple[int, int]] = ()) -> tuple[list[list[float]], int]:
     """The sums, seat by seat, of the corrections of the ``width`` rows of ``v``'s
     values (``SCORES`` for a value function; a fit's design columns for
     ``design_rows``) at the game's chance events, and how many events there were."""
@@ -450,9 +469,14 @@ def corrections(config: GameConfig, seed: int, deck: Sequence[Card], first_playe
     total = [[0.0] * game.n for _ in range(width)]
     events = 0
     choices = _Choices(game, getattr(v, "choices", None), seed)
+    first_fault: dict[int, int] = {}
+    for seat, turn in faults:
+        first_fault[seat] = min(turn, first_fault.get(seat, turn))
     for i, (seat, text) in enumerate(steps):
         if game.over:
             break
+        if seat in first_fault and game.turn >= first_fault[seat]:
+            choices.forget(seat)
         if choices.known(seat):
             events += choices.correct(i, seat, text, v, total)
         events += step_corrections(game, seat, text, v, total)
@@ -500,6 +524,11 @@ class _Choices:
 
     def known(self, seat: int) -> bool:
         return seat in self.bots
+
+    def forget(self, seat: int) -> None:
+        """No more corrections at the seat's choices (it faulted: the decisions
+        recorded from then on may be the referee's, not its policy's)."""
+        self.bots.pop(seat, None)
 
     def told(self, seat: int) -> Any:
         """The seat's bot, told the events since its last decision (as the referee
@@ -659,7 +688,7 @@ def step_corrections(game: Game, seat: int, text: str, v: Value,
             possible = left - later  # drawing a later card: the same hand in the end
             outcomes = [(float(sum(later.values())), actual)] if later else []
             mine = KIND[c]
-            alts: list[tuple[int, Summary]] = []  # (where in outcomes, the summary)
+            alts: list[tuple[int, list[int]]] = []  # (where in outcomes, the hand's kinds)
             for k, count in possible.items():
                 if k == mine:
                     outcomes.append((float(count), actual))
@@ -672,14 +701,15 @@ def step_corrections(game: Game, seat: int, text: str, v: Value,
                 kinds = list(kinds_after)
                 kinds.remove(mine)
                 kinds.append(k)
-                alts.append((len(outcomes), summary(game, drawer, kinds)))
+                alts.append((len(outcomes), kinds))
                 outcomes.append((float(count), actual))  # its value is filled in below
             if alts:
+                alt_summaries = summaries_of_hands(game, drawer, [h for _, h in alts])
                 if fast is not None:
-                    got = fast(game, sums, drawer, [a for _, a in alts])
+                    got = fast(game, sums, drawer, alt_summaries)
                 else:
                     got = []
-                    for _, a in alts:
+                    for a in alt_summaries:
                         alt_sums = list(sums)
                         alt_sums[drawer] = a
                         got.append(v(game, alt_sums))
@@ -696,6 +726,7 @@ def record_luck(lines: Iterable[str], value: Value | None = None) -> Luck:
     """The luck of a game from its JSONL record (the lines of the file)."""
     head: dict[str, Any] | None = None
     steps: list[tuple[int, str]] = []
+    faults: list[tuple[int, int]] = []
     result: dict[str, Any] | None = None
     for line in lines:
         if not line.strip():
@@ -706,13 +737,15 @@ def record_luck(lines: Iterable[str], value: Value | None = None) -> Luck:
             head = row
         elif kind == "decision":
             steps.append((int(row["seat"]), str(row["decision"])))
+        elif kind == "fault":
+            faults.append((int(row["seat"]), int(row.get("turn", 0))))
         elif kind == "result":
             result = row
     if head is None or result is None:
         raise ValueError("the record is incomplete: no header or no result")
     return game_luck(GameConfig.from_dict(head["config"]), int(head["seed"]),
                      parse_deck(head["deck"]), int(head["first_player"]), steps,
-                     result["places"], result["points"], value)
+                     result["places"], result["points"], value, faults)
 
 
 def file_luck(path: Path, value: Value | None = None) -> Luck:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from referee.game import DecisionSyntaxError, GameConfig, GameError, parse_deck
 from referee.game import Game as EngineGame
 from referee.game.events import event_text
-from tests.oracle.rules import KINDS, SPECIALS, VARIANTS, Config, build_deck
+from tests.oracle.rules import KINDS, SPECIALS, VARIANTS, Config, build_deck, refusal_reasons
 from tests.oracle.rules import Game as OracleGame
 
 
@@ -80,13 +80,23 @@ def fail(setting: Setting, seed: int, step: int, what: str, engine: object, orac
 
 
 def play_both(
-    setting: Setting, seed: int, check_order: bool = True, probes: int = 2
+    setting: Setting,
+    seed: int,
+    check_order: bool = True,
+    probes: int = 2,
+    lowest: float = 0.0,
+    last: float = 0.0,
 ) -> Outcome:
     """One random game on the engine and the oracle; raises Disagreement.
 
     At each step, `probes` decisions drawn from every decision of the text forms
     (P§10.1), most of them illegal, are tried on a copy of the engine: it must
-    accept exactly those the oracle accepts."""
+    accept exactly those the oracle accepts, and refuse the others citing a rule they
+    break (P§8).  With probability `lowest` a seat plays the
+    first legal decision (the lowest play; the referee's substitute) instead of a
+    uniformly random one: such games get rid of their cards and reach the 3UP and 3DOWN
+    cards more often; with probability `last`, the last (`draw`, `decline`, `keep`,
+    the highest play)."""
     rng = random.Random(seed)
     order = build_deck(setting.deck, setting.colours)
     rng.shuffle(order)
@@ -106,7 +116,13 @@ def play_both(
         if probes:
             probe(setting, seed, step, engine, oracle, rng, probes)
         legal = [d.text for d in engine.legal(seat)]
-        choice = rng.choice(legal)
+        r = rng.random()
+        if r < lowest:
+            choice = legal[0]
+        elif r < lowest + last:
+            choice = legal[-1]
+        else:
+            choice = rng.choice(legal)
         words = choice.split()
         if len(words) > 3 and rng.random() < 0.5:
             # Another spelling the rules accept: the cards in another order.
@@ -260,11 +276,17 @@ def probe(
         trial = engine.copy()
         try:
             trial.apply(seat, text)
-            accepted = True
-        except (GameError, DecisionSyntaxError):
-            accepted = False
+            accepted, why = True, ""
+        except (GameError, DecisionSyntaxError) as e:
+            accepted, why = False, str(e)
         if accepted != oracle.is_legal(seat, text):
             fail(
                 setting, seed, step, f"seat {seat} tried {text!r}: accepted?",
                 accepted, oracle.is_legal(seat, text),
             )
+        if not accepted:
+            # The refusal cites one of the rules the decision breaks (P§8's table).
+            cited = why[why.rfind("(") + 1 : -1] if why.endswith(")") else why
+            reasons = refusal_reasons(oracle, seat, text)
+            if cited not in reasons:
+                fail(setting, seed, step, f"seat {seat}: {text!r} refused citing", why, reasons)
