@@ -205,7 +205,8 @@ class ExternalPlayer:
         #: while a decision is asked, closed between its turns.
         self._gate: TurnGate | None = None
         #: The bot's process when it is frozen between its turns (a sandbox that
-        #: freezes): thawed for its decisions and between games, frozen otherwise.
+        #: freezes): thawed for its decisions, while game_over is written, and to
+        #: end; frozen from its first new_game on otherwise.
         self._frozen: BotProcess | None = None
         #: The referee's own seconds in the last ``decide`` (thawing and freezing the
         #: bot): ``ask_now`` charges the bot its ``decide`` less this.
@@ -634,8 +635,12 @@ class ExternalPlayer:
 
     def end_game(self, game_id: str, result: GameResult,
                  events: Sequence[dict[str, Any]]) -> None:
-        if self._frozen is not None:
-            self._frozen.freeze(False)  # between games it runs (it reads game_over)
+        frozen = self._frozen
+        if frozen is not None:
+            # Thawed while game_over is written (it may be larger than a pipe holds),
+            # then frozen again: between games it takes no CPU either (other games'
+            # bots may be on the clock), and reads game_over on its next turn.
+            frozen.freeze(False)
         if self.conn is not None and self.conn.process is not None:
             self.conn.process.remember_tree(min_interval=1.0)  # at most 1 /proc scan a second
         if self.dead or self.session is None or self.conn is None:
@@ -650,6 +655,8 @@ class ExternalPlayer:
             raise self._stuck(e) from None
         except TransportClosed as e:
             raise self._lost("was gone", "at the end of the game", e) from None
+        if frozen is not None:
+            frozen.freeze(True)
 
     # -- ending ----------------------------------------------------------------------
 

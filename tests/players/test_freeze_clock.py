@@ -43,5 +43,5 @@ def test_thawing_and_freezing_are_never_charged_to_the_bot() -> None:
     for seat, f in enumerate(freezers):
         asked = sum(1 for d in rec.decisions if d["seat"] == seat)
         # Frozen after new_game; thawed for each request, frozen once it is answered;
-        # thawed at the game's end.
-        assert f.calls == [True] + [False, True] * asked + [False], seat
+        # thawed while game_over is written, then frozen until its next turn.
+        assert f.calls == [True] + [False, True] * asked + [False, True], seat
