@@ -205,6 +205,11 @@ def _use_colour(flag: bool | None, stream: Any) -> bool:
               type=click.Path(exists=True),
               help="A path the sandboxed bots may read besides their own folder (a model "
                    "file); repeatable.")
+@click.option("--freeze-between-turns/--no-freeze-between-turns", "freeze", default=False,
+              show_default=True,
+              help="Freeze each sandboxed bot between its turns, so that it takes no CPU on "
+                   "the other seats' turns (RULES.md, Time control; remote bots cannot be "
+                   "frozen).")
 @click.option("--names", "naming", type=click.Choice(NAMING), default="spec", show_default=True,
               help="How seats are named: spec (NAME=, else the program's name) or hello (the "
                    "name each started bot gives in its hello, as chess GUIs do; a NAME= "
@@ -220,7 +225,7 @@ def play(bots: tuple[str, ...], bot_opts: tuple[str, ...], human: bool, games: i
          only: str | None, short: bool | None, bot_log_dir: str | None,
          memory_mb: int | None, colour: bool | None, listen: str, keys_dir: str | None,
          server_key: str | None, wait: float, sandbox_mode: str,
-         allow_read: tuple[str, ...], naming: str) -> None:
+         allow_read: tuple[str, ...], freeze: bool, naming: str) -> None:
     specs = _play_specs((["human"] if human else []) + list(bots) + list(bot_opts), as_json)
     if record_file and record_dir:
         raise CliError("give --record FILE or --record-dir DIR, not both")
@@ -244,7 +249,8 @@ def play(bots: tuple[str, ...], bot_opts: tuple[str, ...], human: bool, games: i
         raise CliError(f"--seed {seed} with --games {games} would need seeds up to "
                        f"{seed + games - 1}; seeds go up to {MAX_SEED} (2**63-1)")
     sandbox = _sandbox(SandboxConfig(mode=sandbox_mode, memory_mb=memory_mb or DEFAULT_MEMORY_MB,
-                                     read_only=tuple(os.path.abspath(p) for p in allow_read)),
+                                     read_only=tuple(os.path.abspath(p) for p in allow_read),
+                                     freeze_between_turns=freeze or None),
                        specs, record_file, record_dir, bot_log_dir, transcript_file, keys_dir,
                        server_key)
     session = Session(config, seed, games, deck, first_player,

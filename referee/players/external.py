@@ -68,7 +68,7 @@ from ..transport.base import (
 )
 from ..transport.zmq.listener import RemoteListener
 from .launcher import Connection, Launcher, launch_bot, launch_zmq_bot
-from .process import DEFAULT_MEMORY_MB, DEFAULT_STDERR_CAP, BotStartError, TurnGate
+from .process import DEFAULT_MEMORY_MB, DEFAULT_STDERR_CAP, BotProcess, BotStartError, TurnGate
 from .sandbox import Sandbox
 
 TranscriptHook = Callable[[str, str, Any, float], None]
@@ -204,6 +204,12 @@ class ExternalPlayer:
         #: The gate of the bot's capped logs (``TurnGate``), if we started it: open
         #: while a decision is asked, closed between its turns.
         self._gate: TurnGate | None = None
+        #: The bot's process when it is frozen between its turns (a sandbox that
+        #: freezes): thawed for its decisions and between games, frozen otherwise.
+        self._frozen: BotProcess | None = None
+        #: The referee's own seconds in the last ``decide`` (thawing and freezing the
+        #: bot): ``ask_now`` charges the bot its ``decide`` less this.
+        self.overhead = 0.0
 
     # -- transcript ------------------------------------------------------------------
 
@@ -285,6 +291,7 @@ class ExternalPlayer:
         t0 = self.clock()
         self._fragment = None
         self._gate = None
+        self._frozen = None
         try:
             self.conn = self.launch()
         except BotStartError as e:
@@ -339,6 +346,8 @@ class ExternalPlayer:
                 # From now on its capped logs are read on its turns only (``ask``).
                 self._gate = self.conn.process.gate
                 self._gate.close()
+                if self.conn.process.freezes:
+                    self._frozen = self.conn.process
         except BotFault:
             self.dead = True
             if self._error_sent and self.conn is not None and self.conn.process is not None:
@@ -418,6 +427,8 @@ class ExternalPlayer:
             raise self._stuck(e) from None
         except TransportClosed as e:
             raise self._lost("was gone", "at the start of the game", e) from None
+        if self._frozen is not None:
+            self._frozen.freeze(True)  # until its first request (it reads new_game then)
 
     def decide(self, request: DecisionRequest) -> Decision | str:
         """Ask for a decision and wait for it (``ask``, then ``take`` until it comes)."""
@@ -452,7 +463,14 @@ class ExternalPlayer:
         self._ids[request.request_id] = rid
         self._asked = (rid, request)  # its allowance in words only if it times out
         self._told = 0  # replies discarded and told of (MAX_IGNORED_TOLD)
-        start = self._start = self.clock()
+        frozen = self._frozen
+        if frozen is not None:  # its turn: thawed before its time starts
+            t = self.clock()
+            frozen.freeze(False)
+            start = self._start = self.clock()
+            self.overhead = start - t
+        else:
+            start = self._start = self.clock()
         self._deadline = start + request.time_left if timed else float("inf")
         gate = self._gate
         if gate is not None:
@@ -485,10 +503,17 @@ class ExternalPlayer:
                         f"within {_allowance(request)}")
 
     def _hold(self) -> None:
-        """Its turn is over: its capped logs wait for the next one (``TurnGate``)."""
+        """Its turn is over: its capped logs wait for the next one (``TurnGate``), and
+        a bot frozen between its turns is frozen (the time it takes is the referee's:
+        ``overhead``)."""
         gate = self._gate
         if gate is not None:
             gate.close()
+        frozen = self._frozen
+        if frozen is not None:
+            t = self.clock()
+            frozen.freeze(True)
+            self.overhead += self.clock() - t
 
     def take(self, timeout: float | None) -> Decision | str | None:
         """The asked decision, if it arrives within ``timeout`` seconds (None: until
@@ -609,6 +634,8 @@ class ExternalPlayer:
 
     def end_game(self, game_id: str, result: GameResult,
                  events: Sequence[dict[str, Any]]) -> None:
+        if self._frozen is not None:
+            self._frozen.freeze(False)  # between games it runs (it reads game_over)
         if self.conn is not None and self.conn.process is not None:
             self.conn.process.remember_tree(min_interval=1.0)  # at most 1 /proc scan a second
         if self.dead or self.session is None or self.conn is None:
@@ -634,6 +661,7 @@ class ExternalPlayer:
             proc = self.conn.process
             if proc is not None:
                 proc.gate.open(final=True)  # a bot blocked on its full stderr can exit
+                proc.freeze(False)  # and a frozen one can read its bye
                 proc.remember_tree()
             self._try_send(self.session.bye())
             if proc is not None:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from referee.game import DecisionSyntaxError, GameConfig, GameError, parse_deck
 from referee.game import Game as EngineGame
 from referee.game.events import event_text
-from tests.oracle.rules import KINDS, SPECIALS, VARIANTS, Config, build_deck
+from tests.oracle.rules import KINDS, SPECIALS, VARIANTS, Config, build_deck, refusal_reasons
 from tests.oracle.rules import Game as OracleGame
 
 
@@ -91,7 +91,8 @@ def play_both(
 
     At each step, `probes` decisions drawn from every decision of the text forms
     (P§10.1), most of them illegal, are tried on a copy of the engine: it must
-    accept exactly those the oracle accepts.  With probability `lowest` a seat plays the
+    accept exactly those the oracle accepts, and refuse the others citing a rule they
+    break (P§8).  With probability `lowest` a seat plays the
     first legal decision (the lowest play; the referee's substitute) instead of a
     uniformly random one: such games get rid of their cards and reach the 3UP and 3DOWN
     cards more often; with probability `last`, the last (`draw`, `decline`, `keep`,
@@ -275,11 +276,17 @@ def probe(
         trial = engine.copy()
         try:
             trial.apply(seat, text)
-            accepted = True
-        except (GameError, DecisionSyntaxError):
-            accepted = False
+            accepted, why = True, ""
+        except (GameError, DecisionSyntaxError) as e:
+            accepted, why = False, str(e)
         if accepted != oracle.is_legal(seat, text):
             fail(
                 setting, seed, step, f"seat {seat} tried {text!r}: accepted?",
                 accepted, oracle.is_legal(seat, text),
             )
+        if not accepted:
+            # The refusal cites one of the rules the decision breaks (P§8's table).
+            cited = why[why.rfind("(") + 1 : -1] if why.endswith(")") else why
+            reasons = refusal_reasons(oracle, seat, text)
+            if cited not in reasons:
+                fail(setting, seed, step, f"seat {seat}: {text!r} refused citing", why, reasons)

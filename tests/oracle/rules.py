@@ -837,3 +837,97 @@ def match_standings(points: list[list[int]]) -> tuple[list[int], list[int]]:
     players = len(points[0])
     totals = [sum(game[p] for game in points) for p in range(players)]
     return totals, competition_places(totals)
+
+
+# --- why a decision is refused (P§8) ------------------------------------------------------
+
+
+def refusal_reasons(game: Game, seat: int, text: str) -> set[str]:
+    """Every rule a refused decision breaks, as P§8's table cites it ("RULES §n" or
+    "decision syntax").  A decision can break several; the referee cites one."""
+    reasons = rule_reasons(game, seat, text)
+    if not well_formed(text, game.config):
+        reasons.add("decision syntax")
+    return reasons
+
+
+def rule_reasons(game: Game, seat: int, text: str) -> set[str]:
+    words = text.split()
+    if seat not in game.to_decide():
+        # Out of turn; during set-up, a seat that has chosen is also making "any other
+        # decision during set-up" (§2.3).
+        return {"RULES §8", "RULES §2.3"} if game.phase == "setup" else {"RULES §8"}
+    out: set[str] = set()
+    st = game.seats[seat]
+    head = words[0] if words else ""
+    if game.phase == "setup":
+        out.add("RULES §2.3")
+        if head != "3up" or len(words) != 4 or not all(is_card(w) for w in words[1:]):
+            out.add("decision syntax")
+        return out
+    if game.phase == "swap":
+        out.add("RULES §9.6")
+        if head == "swap" and len(words) == 3:
+            out.add("RULES §8")  # cards not held
+        if head == "3up":
+            out.add("RULES §2.3")  # a 3UP choice after the set-up
+        return out
+    forced_draw = not st.hand and bool(game.draw_pile)
+    if forced_draw and head != "draw":
+        out.add("RULES §3.6")
+    plays = [d for d in game.legal(seat) if d.startswith("play ") or d.startswith("down ")]
+    if head in ("swap", "keep"):
+        out |= {"RULES §9.6", "decision syntax"}
+    elif head == "decline":
+        if not game.config.has("may_decline"):
+            out.add("RULES §3.2")
+        if game.extra_action or not game.draw_pile:
+            out.add("RULES §9.2")
+        if not plays:
+            out |= {"RULES §3.4", "RULES §9.2"}
+        if not st.hand:
+            out.add("RULES §9.2")
+    elif head == "draw":
+        if not game.draw_pile:
+            out.add("RULES §8")
+        if not game.extra_action or game.drawn:
+            out.add("RULES §3.6")
+        if game.config.has("draw_once_per_clear"):
+            out.add("RULES §9.8")
+    elif head == "pickup":
+        out.add("RULES §3.4")
+    elif head == "down":
+        out |= {"RULES §3.1", "RULES §3.3", "decision syntax"}
+    elif head == "play":
+        out |= {"RULES §3.1", "RULES §3.2", "RULES §8", "decision syntax"}
+    elif head == "3up":
+        out.add("RULES §2.3")  # a 3UP choice after the set-up
+    else:
+        out.add("decision syntax")
+    if len(words) > 1 and head in ("pickup", "draw", "decline", "keep"):
+        out.add("decision syntax")
+    return out
+
+
+def well_formed(text: str, config: Config) -> bool:
+    """The text forms of P§10.1 (whether or not the decision is legal now)."""
+    w = text.split()
+    if not w:
+        return False
+    if w[0] in ("pickup", "draw", "decline", "keep"):
+        return len(w) == 1
+    if w[0] == "3up":
+        return len(w) == 4 and all(is_card(x) for x in w[1:])
+    if w[0] == "down":
+        return len(w) == 2 and w[1] in ("0", "1", "2")
+    if w[0] == "swap":
+        return len(w) == 3 and all(is_card(x) for x in w[1:])
+    if w[0] == "play" and len(w) >= 3 and w[1] in ("hand", "3up"):
+        if len(w) == 3 and w[2] in SPECIALS:
+            return True
+        if config.has("four_of_a_colour"):
+            return all(is_card(x) and not is_special(x) for x in w[2:])
+        if len(w) == 3 and "x" in w[2]:
+            n, _, k = w[2].partition("x")
+            return n in KINDS[:10] and k.isdigit() and int(k) >= 1
+    return False

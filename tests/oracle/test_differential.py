@@ -18,6 +18,7 @@ import pytest
 from referee.errors import RefereeError
 from referee.game import ConfigError, GameConfig, GameError, card_text, parse_deck
 from referee.game import Game as EngineGame
+from referee.game.view import view_of
 from tests.oracle.adapter import Disagreement, Setting, play_both, random_setting
 from tests.oracle.rules import VARIANTS, Config, OracleError, build_deck
 from tests.oracle.rules import Game as OracleGame
@@ -147,12 +148,47 @@ def test_the_oracle_deals_like_the_rules_say() -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize("players", [2, 3, 4, 5, 6])
 def test_a_large_sweep(players: int) -> None:
-    """600 games per seat count, random settings (a third of them four_of_a_colour on
-    the smallest deck)."""
-    for seed in range(600):
+    """240 games per seat count (about 10 s of CPU each), random settings (a third of
+    them four_of_a_colour on the smallest deck), the seats' choices uniformly random,
+    mostly the lowest play or mostly the last entry."""
+    for seed in range(240):
         rng = random.Random(players * 100_000 + seed)
         setting = random_setting(rng, players)
         if seed % 3 == 0:
             setting.colours = smallest_colours(setting.deck, players)
             setting.variants = setting.variants | {"four_of_a_colour"}
-        play_both(setting, players * 100_000 + seed)
+        lowest, last = [(0.0, 0.0), (0.8, 0.0), (0.0, 0.6)][seed % 3]
+        play_both(setting, players * 100_000 + seed, lowest=lowest, last=last)
+
+
+def test_a_determinized_game_shows_the_seat_what_the_oracle_does() -> None:
+    """The games a search plays (`Game.determinize` from the seat's view, its unseen
+    cards dealt at random) show the seat to move exactly what the oracle says it may
+    see, and offer it exactly the oracle's legal decisions (RULES §6, P§10)."""
+    checked = 0
+    for seed in range(25):
+        rng = random.Random(seed)
+        setting = random_setting(rng, rng.randint(2, 6))
+        order = build_deck(setting.deck, setting.colours)
+        rng.shuffle(order)
+        first = rng.randrange(setting.players)
+        engine = EngineGame(setting.engine_config(), 0, deck=parse_deck(order), first_player=first)
+        oracle = OracleGame(setting.oracle_config(), order, first)
+        while engine.to_decide():
+            seat = engine.to_decide()[0]
+            legal = engine.legal(seat)
+            if oracle.phase == "play" and rng.random() < 0.3:
+                view = view_of(engine.observation(seat), legal)
+                if view is not None:
+                    hidden = list(view.hidden)
+                    rng.shuffle(hidden)
+                    search = EngineGame.determinize(view, hidden)
+                    assert search.observation(seat) == oracle.observation(seat), (setting, seed)
+                    assert [d.text for d in search.legal(seat)] == oracle.legal(seat)
+                    checked += 1
+            choice = rng.choice(legal).text
+            engine.apply(seat, choice)
+            if oracle.phase == "setup" and "swap_piles" in setting.variants:
+                oracle.perm = engine.observation(seat).get("piles") or oracle.perm
+            oracle.apply(seat, choice)
+    assert checked > 500

@@ -336,7 +336,7 @@ def test_chaos_games_over_referee_play_with_a_transcript(tmp_path: Path, piddir:
                      f"--name chaos-{mix}")
     transcript = tmp_path / "transcript.txt"
     p = run("play", *seats, "heuristic", "--games", "2", "--seed", str(SEED),
-            "--move-time", "0.1", "--bank", "0.1", "--startup", "10", "--transcript",
+            "--move-time", "0.1", "--bank", "0.1", "--startup", str(scaled(10)), "--transcript",
             "--transcript-file", str(transcript), "--no-colour", "--json",
             "--record-dir", str(tmp_path / "records"), env={"CHAOS_PIDDIR": str(piddir)})
     why = f"referee play, seed {SEED}"

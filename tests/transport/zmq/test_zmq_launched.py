@@ -39,7 +39,7 @@ from tests.procs import scaled
 pytestmark = pytest.mark.slow
 
 BOT = [sys.executable, str(Path(__file__).with_name("zmq_bot.py"))]
-TC = TimeControl(startup=20.0, per_decision=20.0, bank=0.0)  # generous: 2 shared cores
+TC = TimeControl(startup=scaled(20.0), per_decision=scaled(20.0), bank=0.0)  # generous
 
 
 @pytest.fixture
