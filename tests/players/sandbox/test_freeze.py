@@ -8,6 +8,7 @@ count of its pondering loops, in its scratch, says whether it made progress."""
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -20,7 +21,7 @@ from referee.game import Decision, GameConfig
 from referee.play.runner import DecisionRequest, InProcessPlayer, run_game
 from referee.players.external import ExternalPlayer, external_player
 from referee.players.process import BotProcess
-from referee.players.sandbox import Sandbox, SandboxConfig, probe
+from referee.players.sandbox import Cgroup, Sandbox, SandboxConfig, probe
 from tests.players.sandbox.conftest import BOTS, TC, need_sandbox
 from tests.procs import scaled
 
@@ -113,8 +114,8 @@ def test_a_frozen_bot_takes_no_cpu_on_the_opponents_turn(tmp_path: Path) -> None
     try:
         rec = run_game(GameConfig(players=2), 3, [p, Opponent(make_bot("lowest"))],
                        time_control=TC)
-        assert process(p).cgroup is not None
-        assert not process(p).cgroup.frozen_now()  # thawed at the game's end
+        cgroup = process(p).cgroup
+        assert cgroup is not None and not cgroup.frozen_now()  # thawed at the game's end
     finally:
         p.close()
     assert rec.faults == [] and rec.result is not None
@@ -184,3 +185,32 @@ def test_a_frozen_log_flooder_still_ends_its_game_with_its_logs_capped(
         assert not log.thread.is_alive() and log.kept <= cap
         assert log.dropped == 0 or log.kept == cap
     assert proc.returncode is not None  # ended, though frozen between its turns
+
+
+def test_the_v1_freezer_freezes_and_thaws_too(tmp_path: Path) -> None:
+    """Where cgroup v2 cannot be written, the v1 freezer hierarchy is used: its
+    freezer.state freezes a process and thaws it, and a cgroup frozen when the bot
+    ends is thawed to be ended (a frozen v1 task dies only once thawed)."""
+    mounts = [line.split()[1] for line in Path("/proc/self/mounts").read_text().splitlines()
+              if line.split()[2] == "cgroup" and "freezer" in line.split()[3].split(",")]
+    if not mounts or not os.access(mounts[0], os.W_OK):
+        pytest.skip("no writable cgroup v1 freezer hierarchy here (cgroup v2 machines use "
+                    "cgroup.freeze: the tests above)")
+    cg = Cgroup.create({"freezer": ("1", mounts[0])}, SandboxConfig())
+    assert cg is not None and cg.freezes
+    proc = subprocess.Popen(["sleep", "60"])
+    try:
+        Path(cg.procs_files[0]).write_text(str(proc.pid))
+        cg.freeze(True)
+        assert wait_for(cg.frozen_now, scaled(10))
+        cg.freeze(False)
+        assert wait_for(lambda: not cg.frozen_now(), scaled(10))
+        cg.freeze(True)
+        assert wait_for(cg.frozen_now, scaled(10))
+        cg.kill_all()  # thaws first: the kill lands
+        assert proc.wait(scaled(10)) == -9
+    finally:
+        proc.kill()
+        proc.wait()
+        cg.remove()
+    assert not Path(cg.dirs["freezer"][1]).exists()
