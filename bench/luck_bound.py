@@ -57,6 +57,7 @@ from referee.game.phases import PLAYING  # noqa: E402
 from referee.game.seeds import derive_seed  # noqa: E402
 from referee.play.luck import (  # noqa: E402
     SCORES,
+    OwnChoices,
     RolloutValue,
     Value,
     ValueModel,
@@ -264,19 +265,21 @@ def _rollout(spec: str) -> tuple[str, Callable[[Sequence[str]], Value]]:
     parts = spec.split(":")
     r, limit = int(parts[0]), int(parts[1]) if len(parts) > 1 else 0
     flags = parts[2].split("+") if len(parts) > 2 else []
-    own, coupled = "own" in flags, "sorted" not in flags
+    own, coupled, choices = "own" in flags, "sorted" not in flags, "choices" in flags
     bots = dict(zip(NAMES[2] + NAMES[4][2:], BOTS[4], strict=True))
 
     def make(seats: Sequence[str]) -> Value:
         pol = seat_policies([bots[x] for x in seats]) if own else None
-        return RolloutValue(_MODEL, rollouts=r, draw_limit=limit, policies=pol, coupled=coupled)
+        return RolloutValue(_MODEL, rollouts=r, draw_limit=limit, policies=pol, coupled=coupled,
+                            choices=[bots[x] for x in seats] if choices else None)
 
     return (f"rollouts x{r}, draw pile <= {limit}{', own policies' if own else ''}"
-            f"{', sorted deals' if not coupled else ''}", make)
+            f"{', sorted deals' if not coupled else ''}"
+            f"{', own choices corrected' if choices else ''}", make)
 
 
 def _init(model: str | None, rollouts: Sequence[str], compare: Sequence[str] = (),
-          no_search: bool = False) -> None:
+          no_search: bool = False, choices: bool = False) -> None:
     global _MODEL
     if no_search:  # the heuristic without its endgame search: its rule, deterministic
         HeuristicBot.SEARCH_CARDS = -1
@@ -284,6 +287,10 @@ def _init(model: str | None, rollouts: Sequence[str], compare: Sequence[str] = (
     for spec in rollouts:
         label, make = _rollout(spec)
         _VALUES[label] = make
+    if choices:
+        bots = dict(zip(NAMES[2] + NAMES[4][2:], BOTS[4], strict=True))
+        _VALUES["linear, own choices corrected"] = lambda seats: OwnChoices(
+            _MODEL or default_model(), [bots[x] for x in seats])
     for f in compare:
         m = ValueModel.load(Path(f))
         _VALUES[Path(f).name] = lambda seats, m=m: m  # type: ignore[misc]
@@ -302,13 +309,17 @@ def main() -> int:
                     "draw pile holds L cards or fewer (default 0), each seat played by its "
                     "own bot's policy with the flag own (else the heuristic's rule); the flag sorted: "
                     "the old deals (unseen cards sorted, not in their places: no common random "
-                    "numbers across outcomes); flags joined by +")
+                    "numbers across outcomes); the flag choices: corrections at the built-in bots' own "
+                    "random choices too (the heuristic's search, sampled); flags joined by +")
     ap.add_argument("--compare", nargs="*", default=[], metavar="FILE",
                     help="also the adjusted figure with each of these value model files")
     ap.add_argument("--no-search", action="store_true",
                     help="the heuristic without its endgame search (deterministic, and its "
                     "policy is exactly the rollouts' rule): how much of what is left is the "
                     "search's own randomness")
+    ap.add_argument("--choices", action="store_true",
+                    help="also the adjusted figure with the linear V and the corrections at "
+                    "the built-in bots' own random choices")
     ap.add_argument("--ceiling", type=int, default=0, metavar="GAMES",
                     help="only the R^2 of a perfect V by stage, on GAMES games of lowest "
                     "against itself (at each --seats), each position by --resamples replays")
@@ -320,7 +331,8 @@ def main() -> int:
             ceiling(k, args.ceiling, max(2, args.resamples), args.seed)
         return 0
     with multiprocessing.Pool(args.jobs, initializer=_init, initargs=(args.model, args.rollouts,
-                                                                      args.compare, args.no_search)) as pool:
+                                                                      args.compare, args.no_search,
+                                                                      args.choices)) as pool:
         for k in args.seats:
             t0 = time.perf_counter()
             rows = pool.map(one_deal, [(k, args.seed, d, args.resamples)

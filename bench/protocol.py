@@ -608,6 +608,10 @@ def main() -> int:
     ap.add_argument("--startup-only", action="store_true",
                     help="only measure the sandbox's extra start-up: --repeat rounds of "
                     "--starts plain then --starts sandboxed starts")
+    ap.add_argument("--freeze", action="store_true",
+                    help="only measure what freezing sandboxed bots between their turns "
+                    "([sandbox] freeze_between_turns) costs per decision: --repeat rounds "
+                    "of sandboxed, then sandboxed and frozen, games (and plain ones)")
     ap.add_argument("--startup-bot", choices=["python", "sh"], default="python",
                     help="--startup-only's bot: the trivial Python bot, or a shell line "
                     "saying hello (the sandbox's own start-up, without Python's)")
@@ -643,6 +647,34 @@ def main() -> int:
             sandbox = resolve(SandboxConfig(mode="on"))
         except SandboxError as e:
             print(f"sandbox: not measured: {e}")
+    if args.freeze:
+        if sandbox is None:
+            return 1
+        frozen = resolve(SandboxConfig(mode="on", freeze_between_turns=True))
+        if frozen.warnings:
+            print(f"freezing: not measured: {'; '.join(frozen.warnings)}")
+            return 1
+        runs: dict[str, list[tuple[float, float]]] = {"plain": [], "sandboxed": [],
+                                                      "sandboxed + frozen": []}
+        for _ in range(args.repeat):  # the three take turns: the same noise
+            for name, sb in (("plain", None), ("sandboxed", sandbox),
+                             ("sandboxed + frozen", frozen)):
+                secs, dec, _, _, cpu, _ = bench_stdio(args.games, args.seed, sandbox=sb)
+                runs[name].append((secs / dec, cpu / dec))
+        us = 1e6
+        med = {k: (statistics.median(w for w, _ in v), statistics.median(c for _, c in v))
+               for k, v in runs.items()}
+        print(f"per decision, median of {args.repeat} rounds of {args.games} games "
+              f"(freezer: {frozen.limits['freeze']}):")
+        for name, (wall, cpu) in med.items():
+            print(f"  {name:20s} {wall * us:8.1f} us wall, referee CPU {cpu * us:6.1f} us")
+        (bw, bc), (fw, fc), (pw, _) = (med["sandboxed"], med["sandboxed + frozen"],
+                                        med["plain"])
+        print(f"freezing adds {(fw / bw - 1) * 100:+.1f} % wall and {(fc - bc) * us:+.1f} us "
+              f"({(fc / bc - 1) * 100:+.1f} %) of the referee's CPU per decision to a "
+              f"sandboxed one; sandboxed and frozen vs plain: {(fw / pw - 1) * 100:+.1f} % "
+              f"wall (the sandbox's target: <= +5 % per decision)")
+        return 0
     if args.startup_only:
         if sandbox is None:
             return 1

@@ -20,6 +20,7 @@ miss by chance: the script says how many did, and fails if more than 2 % do).
     .venv/bin/python bench/unbiased.py [--games 20000] [--seats 2 4 6] [--jobs N]
                                        [--seed 1] [--pair auto|heuristic|lowest]
                                        [--model FILE] [--every GAMES]
+                                       [--rollouts R] [--choices]
 """
 
 from __future__ import annotations
@@ -36,7 +37,16 @@ from referee.bots import make_bot  # noqa: E402
 from referee.game import GameConfig  # noqa: E402
 from referee.game.cards import parse_deck  # noqa: E402
 from referee.game.seeds import derive_seed  # noqa: E402
-from referee.play.luck import SCORES, ValueModel, game_luck  # noqa: E402
+from referee.play.luck import (  # noqa: E402
+    SCORES,
+    OwnChoices,
+    RolloutValue,
+    Value,
+    ValueModel,
+    default_model,
+    game_luck,
+    seat_policies,
+)
 from referee.play.runner import InProcessPlayer, run_game  # noqa: E402
 from referee.stats.luck import unbiasedness  # noqa: E402
 
@@ -52,11 +62,25 @@ def pair_of(which: str, n: int) -> tuple[str, str]:
 
 
 _VALUE: ValueModel | None = None
+#: ``--rollouts R`` (0: the linear V) and ``--choices``.
+_ROLLOUTS = 0
+_CHOICES = False
 
 
-def _init(model: str | None) -> None:
-    global _VALUE
+def _init(model: str | None, rollouts: int = 0, choices: bool = False) -> None:
+    global _VALUE, _ROLLOUTS, _CHOICES
     _VALUE = ValueModel.load(Path(model)) if model else None
+    _ROLLOUTS, _CHOICES = rollouts, choices
+
+
+def _value(names: list[str]) -> Value | None:
+    """The V of a game whose seats hold these built-in bots."""
+    base: Value | None = _VALUE
+    if _ROLLOUTS:
+        base = RolloutValue(_VALUE, rollouts=_ROLLOUTS, policies=seat_policies(names))
+    if _CHOICES:
+        base = OwnChoices(base or default_model(), names)
+    return base
 
 
 def one(args: tuple[int, int, int, str]) -> tuple[list[list[float]], list[list[float]], float]:
@@ -64,13 +88,13 @@ def one(args: tuple[int, int, int, str]) -> tuple[list[list[float]], list[list[f
     n, seed, g, which = args
     config = GameConfig(players=n, variants=frozenset({"play_out"}))
     even, odd = pair_of(which, n)
-    players = [InProcessPlayer(make_bot(even if s % 2 == 0 else odd), f"b{s}")
-               for s in range(n)]
+    names = [even if s % 2 == 0 else odd for s in range(n)]
+    players = [InProcessPlayer(make_bot(name), f"b{s}") for s, name in enumerate(names)]
     rec = run_game(config, derive_seed(seed, "luck-bench", n, g), players)
     t = time.perf_counter()
     luck = game_luck(config, rec.seed, parse_deck(rec.deck), rec.first_player,
                      [(int(d["seat"]), str(d["decision"])) for d in rec.decisions],
-                     rec.ended.places, rec.ended.points, _VALUE)
+                     rec.ended.places, rec.ended.points, _value(names))
     secs = time.perf_counter() - t
     return ([list(r) for r in luck.raw], [list(luck.adjusted(k)) for k in SCORES], secs)
 
@@ -112,9 +136,15 @@ def main() -> int:
     ap.add_argument("--every", type=int, default=0, metavar="GAMES",
                     help="also print how many checks hold so far every GAMES games (a long "
                          "run that is stopped still says what it found)")
+    ap.add_argument("--rollouts", type=int, default=0, metavar="R",
+                    help="V by R rollouts once the draw pile is empty, each seat played by "
+                    "its own bot's policy (default: the linear V)")
+    ap.add_argument("--choices", action="store_true",
+                    help="also correct the built-in bots' own random choices (OwnChoices)")
     args = ap.parse_args()
     misses = total = 0
-    with multiprocessing.Pool(args.jobs, initializer=_init, initargs=(args.model,)) as pool:
+    with multiprocessing.Pool(args.jobs, initializer=_init,
+                              initargs=(args.model, args.rollouts, args.choices)) as pool:
         for n in args.seats:
             t0 = time.perf_counter()
             rows: list[Row] = []

@@ -6,6 +6,7 @@ would start it."""
 
 from __future__ import annotations
 
+import compileall
 import contextlib
 import os
 import subprocess
@@ -15,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+import referee
 from tests.league import servehelpers
 from tests.procs import Children, own_signals
 
@@ -24,8 +26,14 @@ ZMQ_BOT = [sys.executable, str(Path(__file__).parent / "transport" / "zmq" / "zm
 def pytest_configure(config: pytest.Config) -> None:
     """Before any test (in the controller and in every xdist worker): the children of
     this process start with SIGINT and SIGTERM at their defaults, even when the suite
-    was started with them ignored (from a background job)."""
+    was started with them ignored (from a background job).  And once (in the
+    controller): the package is byte-compiled, as Python itself does on a first
+    import unless told not to (PYTHONDONTWRITEBYTECODE): the suite starts the
+    referee, its workers and its built-in bots hundreds of times, and each start
+    would otherwise compile every module it imports again."""
     own_signals()
+    if not hasattr(config, "workerinput"):
+        compileall.compile_dir(Path(referee.__file__).parent, quiet=1)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -150,13 +150,24 @@ class HeuristicBot(Bot):
                 mine.append(TEXT[e[2]])
 
     def decide(self, obs: dict[str, Any], legal: Sequence[Decision]) -> Decision:
-        choice = self.decide_by_rule(obs, legal)
-        if (obs["draw_pile"] == 0 and obs["phase"] == "play" and len(legal) > 1
+        return self.decide_with(obs, legal, self.rng)
+
+    def searches(self, obs: dict[str, Any], legal: Sequence[Decision]) -> bool:
+        """Does ``decide`` search (and so use its random numbers) on this request?"""
+        return (obs["draw_pile"] == 0 and obs["phase"] == "play" and len(legal) > 1
                 and legal[0].code != CHOOSE_UP and any(d.code != DOWN for d in legal)
                 and min(s["hand"] + len(s["up"]) + len(s["down"]) for s in obs["seats"]
-                        if s["finished"] is None) <= self.SEARCH_CARDS):
+                        if s["finished"] is None) <= self.SEARCH_CARDS)
+
+    def decide_with(self, obs: dict[str, Any], legal: Sequence[Decision],
+                    rng: random.Random) -> Decision:
+        """``decide``, its random numbers drawn from ``rng``: the bot's own, or (the
+        luck-adjusted scores, which sample its choices) another generator.  The bot's
+        state (the cards it remembers) is read, not changed."""
+        choice = self.decide_by_rule(obs, legal)
+        if self.searches(obs, legal):
             samples = self.HEADS_UP_SAMPLES if obs["players"] == 2 else self.SAMPLES
-            found = best_decision(obs, legal, self.rng, samples, choice, self.known)
+            found = best_decision(obs, legal, rng, samples, choice, self.known)
             if found is not None:
                 return found
         return choice

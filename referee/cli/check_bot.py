@@ -16,7 +16,7 @@ import click
 
 from ..checkbot.checker import run_checks
 from ..league.config import LeagueConfig, LeagueConfigError, is_league_file, load_league_config
-from ..league.run import run_check
+from ..league.run import league_sandbox_config, run_check
 from ..play.runner import TimeControl
 from ..players.botspec import TRANSPORTS, BotSpecError, parse_spec
 from ..players.sandbox import MODES as SANDBOX_MODES
@@ -77,10 +77,14 @@ every check passed (or was skipped), 1 when one failed or BOT cannot be used,
 @click.option("--allow-read", "allow_read", multiple=True, metavar="PATH",
               type=click.Path(exists=True),
               help="A path the sandboxed bot may read besides its own folder; repeatable.")
+@click.option("--freeze-between-turns/--no-freeze-between-turns", "freeze", default=None,
+              help="Freeze the sandboxed bot between its turns, so that it takes no CPU on "
+                   "the other seats' turns (RULES.md, Time control).  Default: --config's "
+                   "[sandbox] freeze_between_turns (a league's: on), else off.")
 def check_bot(command: tuple[str, ...], transport: str | None, per_decision: float,
               bank: float, startup: float, bye_grace: float, memory_mb: int | None,
               cwd: str | None, sandbox_mode: str | None, config_file: str | None,
-              allow_read: tuple[str, ...]) -> None:
+              allow_read: tuple[str, ...], freeze: bool | None) -> None:
     words = list(command)
     text = words[0] if len(words) == 1 else shlex.join(words)
     try:
@@ -102,7 +106,8 @@ def check_bot(command: tuple[str, ...], transport: str | None, per_decision: flo
         try:
             if is_league_file(config_file):  # a league runs its bots sandboxed, always
                 league = load_league_config(config_file, draw_seed=False)
-                tc, sandbox_config = league.time, dataclasses.replace(league.sandbox, mode="on")
+                tc, sandbox_config = league.time, dataclasses.replace(
+                    league_sandbox_config(league), mode="on", entry_fence=False)
             else:
                 tournament = load_config(config_file)
                 tc, sandbox_config = tournament.time, tournament.sandbox
@@ -115,6 +120,8 @@ def check_bot(command: tuple[str, ...], transport: str | None, per_decision: flo
             *sandbox_config.read_only, *(os.path.abspath(p) for p in allow_read)))
     if memory_mb:
         sandbox_config = dataclasses.replace(sandbox_config, memory_mb=memory_mb)
+    if freeze is not None:
+        sandbox_config = dataclasses.replace(sandbox_config, freeze_between_turns=freeze)
     try:
         sandbox = resolve(sandbox_config)
     except SandboxError as e:

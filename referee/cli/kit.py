@@ -11,25 +11,27 @@ as three lines.  This is the one place that maps errors to exit statuses:
 * ``running`` runs a command's games under Ctrl-C and SIGTERM: an interruption ends
   with 130 (143 for SIGTERM), an ``ExecutionError`` (the games cannot go on) with 1,
   each saying what was kept and how to resume;
-* ``executor_options`` are the ``--executor``, ``--scheduler`` and ``--concurrency``
-  options of every command that plays games (``tournament run``, ``match``, ``league run``).
+* a group's commands may be *lazy* (``Lazy``, click's "lazily loading subcommands"):
+  each is loaded from its own module only when it runs or shows its own ``--help``,
+  so that a command starts with the modules it needs, and ``referee --help`` and
+  ``--version`` with none of them.
+
+The options of the commands that set up and play games are in ``options``.
 """
 
 from __future__ import annotations
 
 import contextlib
-import difflib
+import importlib
 import signal
 import sys
 import textwrap
-from collections.abc import Callable, Iterator, Sequence
-from typing import Any, NoReturn, TypeVar
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, NamedTuple, NoReturn
 
 import click
 
 from ..errors import ExecutionError, RefereeError
-from ..game.config import VARIANTS
-from ..tournament.config import EXECUTORS
 
 #: The exit statuses of every command (README, "Exit status").
 EXIT_CODES = {
@@ -104,32 +106,6 @@ def running(kept: str, resume: str = "run the same command again to resume") -> 
         signal.signal(signal.SIGTERM, previous)
 
 
-F = TypeVar("F", bound=Callable[..., Any])
-
-
-def executor_options(default_help: str) -> Callable[[F], F]:
-    """The ``--executor``, ``--scheduler`` and ``--concurrency`` options of every
-    command that plays games; ``referee.tournament.driver.choose_executor`` takes
-    their values."""
-    def decorate(f: F) -> F:
-        f = click.option("--concurrency", "-c", type=click.IntRange(min=1), default=None,
-                         help="Games in flight at once, shared out among the --jobs "
-                              "workers of --executor process (each game with bots of its "
-                              "own; default: one per worker).  More than the CPUs when the "
-                              "bots think (sleep, wait, compute) rather than the referee: "
-                              "e.g. 200 for bots that take 50 ms a decision.")(f)
-        f = click.option("--scheduler", default=None, metavar="tcp://HOST:8786",
-                         help="The Dask scheduler to play on (implies --executor dask); "
-                              "without one, --executor dask starts a local Dask cluster "
-                              "of --jobs workers.")(f)
-        return click.option("--executor", "executor_kind", type=click.Choice(EXECUTORS),
-                            default=None,
-                            help="Where the games are played: process (worker processes "
-                                 f"on this machine) or dask (a Dask cluster).  Default: "
-                                 f"{default_help}.")(f)
-    return decorate
-
-
 class Command(click.Command):
     """A command whose errors (``RefereeError``) end with ``error_status``."""
 
@@ -140,12 +116,51 @@ class Command(click.Command):
             return super().invoke(ctx)
 
 
+class Lazy(NamedTuple):
+    """A command of a group loaded only when it is used (click's "lazily loading
+    subcommands"): the click command ``attribute`` of ``module``, and its short help,
+    which the group's ``--help`` lists without loading it (tests/cli/test_cli_lazy.py
+    checks that it is the command's own)."""
+
+    module: str
+    attribute: str
+    short_help: str
+
+    def load(self) -> click.Command:
+        command = getattr(importlib.import_module(self.module), self.attribute)
+        if not isinstance(command, click.Command):
+            raise TypeError(f"{self.module}.{self.attribute} is not a click command")
+        return command
+
+
 class Group(click.Group):
     """A command group whose command list shows each command's whole first sentence
     (click cuts it at 45 characters, often mid-sentence), and whose commands' errors
-    (``RefereeError``) end with ``error_status``."""
+    (``RefereeError``) end with ``error_status``.  ``lazy`` names its commands that
+    are loaded only when used (``Lazy``); the others are added as usual."""
 
     error_status = 1
+
+    def __init__(self, *args: Any, lazy: Mapping[str, Lazy] | None = None,
+                 **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.lazy = dict(lazy or {})
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *self.lazy})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands and cmd_name in self.lazy:
+            self.add_command(self.lazy[cmd_name].load(), cmd_name)
+        return super().get_command(ctx, cmd_name)
+
+    def resolve_command(self, ctx: click.Context,
+                        args: list[str]) -> tuple[str | None, click.Command | None, list[str]]:
+        try:
+            return super().resolve_command(ctx, args)
+        except click.NoSuchCommand as e:  # click's "did you mean" knows only loaded ones
+            raise click.NoSuchCommand(e.command_name, possibilities=self.list_commands(ctx),
+                                      ctx=ctx) from None
 
     def invoke(self, ctx: click.Context) -> Any:
         with ending(self.error_status):
@@ -154,6 +169,9 @@ class Group(click.Group):
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         rows = []
         for name in self.list_commands(ctx):
+            if name not in self.commands and name in self.lazy:
+                rows.append((name, self.lazy[name].short_help))  # not loaded for this
+                continue
             cmd = self.get_command(ctx, name)
             if cmd is None or cmd.hidden:
                 continue
@@ -190,20 +208,3 @@ class Main(Group):
 
 def _one_line(text: str) -> str:
     return " ".join(text.split())
-
-
-def variant_names(values: Sequence[str]) -> list[str]:
-    """The variants named by ``--variant`` options (each one or several, split by
-    commas or spaces; ``-`` for ``_``, any case), in order, or ValueError naming the
-    unknown one and the closest known name (RULES §9)."""
-    out: list[str] = []
-    for v in values:
-        for name in v.replace(",", " ").split():
-            name = name.strip().lower().replace("-", "_")
-            if name not in VARIANTS:
-                close = difflib.get_close_matches(name, VARIANTS, n=1)
-                hint = f"did you mean {close[0]}? " if close else ""
-                raise ValueError(f"unknown variant {name!r}: {hint}choose from "
-                                 f"{', '.join(VARIANTS)} (RULES §9)")
-            out.append(name)
-    return out

@@ -35,7 +35,8 @@ from ..league.store import LeagueStore
 from ..report.site import author_game_html
 from ..tournament.driver import choose_executor
 from ..tournament.standings import FORMATS, SCORE_KINDS, render
-from .kit import Command, Group, ending, executor_options, fail, running
+from .kit import Command, Group, ending, fail, running
+from .options import executor_options
 from .tournament import REPORT_EVERY, _Refresh, render_standings
 
 

@@ -35,7 +35,8 @@ from ..tournament.match import (
     run_match,
 )
 from ..tournament.run import sandbox_of
-from .kit import Command, UserError, executor_options, running, variant_names
+from .kit import Command, UserError, running
+from .options import executor_options, variant_names
 
 
 class MatchCliError(UserError):

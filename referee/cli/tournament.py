@@ -53,7 +53,8 @@ from ..tournament.standings import (
     render_by_worker,
 )
 from ..tournament.store import Store
-from .kit import Group, executor_options, fail, running
+from .kit import Group, fail, running
+from .options import executor_options
 
 KEY_REFERENCE = ("tournaments/README.md lists every key (and the matching options of "
                  "'referee play'), tournaments/gauntlet.toml shows each with a comment, and "

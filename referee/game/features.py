@@ -63,15 +63,28 @@ def hand_kinds(game: Game, seat: int) -> list[int]:
 
 def summary(game: Game, seat: int, kinds: Sequence[int] | None = None) -> Summary:
     """The seat's summary; ``kinds``: its hand's kinds, if not the game's."""
-    h = hand_summary(hand_kinds(game, seat) if kinds is None else kinds, game.top)
+    return summaries_of_hands(game, seat, [hand_kinds(game, seat) if kinds is None
+                                           else kinds])[0]
+
+
+def summaries_of_hands(game: Game, seat: int, hands: Sequence[Sequence[int]]) -> list[Summary]:
+    """``summary(game, seat, kinds)`` for each ``kinds`` of ``hands`` (a draw's
+    outcomes: the same table cards, another hand), the table cards' part summed once."""
     up = game.up[seat]
     up_rank = sum(KIND[c] for c in up if KIND[c] < CLEAR)
     up_special = sum(1 for c in up if KIND[c] >= CLEAR)
     down = game.down_count[seat]
-    pts = h[5] + sum(KIND_POINTS[KIND[c]] for c in up)
-    # 3DOWN cards are unseen: count them at a deck's mean worth, not their own.
-    return (game.place[seat] or 0, h[0], len(up), down, h[1], h[2], h[3], h[4], up_rank,
-            up_special, pts + 6 * down, h[6], *h[7:])
+    up_pts = sum(KIND_POINTS[KIND[c]] for c in up)
+    place = game.place[seat] or 0
+    n_up = len(up)
+    top = game.top
+    out = []
+    for kinds in hands:
+        h = hand_summary(kinds, top)
+        # 3DOWN cards are unseen: count them at a deck's mean worth, not their own.
+        out.append((place, h[0], n_up, down, h[1], h[2], h[3], h[4], up_rank,
+                    up_special, h[5] + up_pts + 6 * down, h[6], *h[7:]))
+    return out
 
 
 def summaries(game: Game) -> list[Summary]:

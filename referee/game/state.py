@@ -735,7 +735,15 @@ class Game:
         else:
             up = self.up[s]
             if d.cards:
-                cards = d.cards
+                # Named cards (four_of_a_colour): of identical copies, the first in the
+                # 3UP list leaves, as a play by count takes the first of a list
+                # (protocol/RULES.md §10.4): never the one whose deck position (its copy
+                # number) says so.  After a swap the copies need not be adjacent.
+                named: list[Card] = []
+                for x in d.cards:
+                    text = card_text(x)
+                    named.append(next(c for c in up if card_text(c) == text and c not in named))
+                cards = named
             else:
                 cards = sorted((c for c in up if KIND[c] == kind), key=sort_key)[: d.count]
             for c in cards:

@@ -14,7 +14,8 @@ File layout (all sections optional)::
     [rules]        variants, colours, deck, turn_limit      (as for tournaments)
     [time]         startup, per_decision, bank, game
     [faults]       policy, strike_limit
-    [sandbox]      mode, memory_mb, processes, scratch_mb, read_only, interpreters
+    [sandbox]      mode, memory_mb, processes, scratch_mb, read_only, interpreters,
+                   freeze_between_turns (default true in a league)
     [limits]       max_bytes, max_files, max_file_bytes, max_depth  (each submission)
     [server]       in_flight, submissions_per_hour, requests_per_hour, queue,
                    check_seconds, upload_seconds, connections,

@@ -31,7 +31,7 @@ from ..checkbot.checker import Checker, LeadGame, league_alias
 from ..checkbot.scenarios import SCENARIOS
 from ..errors import UsageError
 from ..players.botspec import BotSpec, as_transport
-from ..players.sandbox import Sandbox, SandboxError, resolve
+from ..players.sandbox import Sandbox, SandboxConfig, SandboxError, resolve
 from ..tournament.config import DEFAULT_STOP_AFTER, TournamentConfig
 from ..tournament.driver import Driver, Progress, Work
 from ..tournament.executor import Executor, Job, NotPlayed, ProcessExecutor
@@ -148,9 +148,22 @@ def _write_config(league_dir: Path, text: str) -> None:
     os.replace(tmp, league_dir / CONFIG_FILE)
 
 
+#: A league's bots are frozen between their turns unless its ``[sandbox]`` says
+#: ``freeze_between_turns = false``: on a shared machine a bot computing on the other
+#: seats' turns takes CPU from the seat on the clock (RULES.md, Time control).
+LEAGUE_FREEZE_DEFAULT = True
+
+
+def league_sandbox_config(config: LeagueConfig) -> SandboxConfig:
+    """The sandbox settings of a league's bots, for its checks and games alike: the
+    league's, each bot's folder its entry, frozen between turns unless it says not."""
+    return replace(config.sandbox, entry_fence=True,
+                   freeze_between_turns=config.sandbox.freezes(LEAGUE_FREEZE_DEFAULT))
+
+
 def league_sandbox(config: LeagueConfig, league_dir: Path) -> Sandbox:
     """The sandbox submitted bots run in: the league's, required."""
-    sb = resolve(replace(config.sandbox, mode="on", entry_fence=True))
+    sb = resolve(replace(league_sandbox_config(config), mode="on"))
     return sb.hide(str(league_dir))
 
 
@@ -313,7 +326,7 @@ def field_config(config: LeagueConfig, entries: Sequence[Entry], table: int,
                             game=config.game_for(table), time=config.time,
                             faults=config.faults, jobs=config.jobs,
                             output=str(league_dir), base_dir=str(league_dir),
-                            sandbox=replace(config.sandbox, entry_fence=True), luck=config.luck)
+                            sandbox=league_sandbox_config(config), luck=config.luck)
 
 
 def authors_of(config: LeagueConfig, entries: Sequence[Entry]) -> dict[str, str] | None:

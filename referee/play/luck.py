@@ -37,11 +37,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..bots import LowestBot, make_bot
+from ..bots import HeuristicBot, LowestBot, make_bot
 from ..bots.search import rollout_policy
 from ..game import Game, GameConfig
 from ..game.cards import COLOUR, KIND, Card, parse_deck
 from ..game.decisions import DOWN, Decision
+from ..game.events import events_for
 from ..game.features import (
     FEATURES,
     Summary,
@@ -49,7 +50,7 @@ from ..game.features import (
     hand_kinds,
     reshuffled,
     summaries,
-    summary,
+    summaries_of_hands,
     unseen,
     with_down,
     with_drawn,
@@ -157,18 +158,51 @@ class ValueModel:
         return json.dumps(body, indent=1) + "\n"
 
     def __call__(self, game: Game, sums: Sequence[Summary]) -> list[list[float]]:
-        exact = _exact(game, sums)
         per_n = self.weights.get(game.n)
         w = per_n[stage_index(game, self.bounds)] if per_n is not None else None
-        out = [[0.0] * game.n for _ in SCORES]
-        for s in range(game.n):
+        return self._seats(game, sums, _exact(game, sums), w, range(game.n))
+
+
+    def drawn(self, game: Game, sums: Sequence[Summary], drawer: int,
+              alts: Sequence[Summary]) -> list[list[list[float]]]:
+        """``self(game, sums')`` for each ``sums'``: ``sums`` with the drawer's summary
+        replaced by one of ``alts`` (a draw's outcomes), the same numbers computed
+        with less work: another seat's features read the drawer's summary only
+        through its place, its cards left and its specials, so they are computed once
+        for each value of those."""
+        exact = _exact(game, sums)  # the drawer's place is the same in every outcome
+        per_n = self.weights.get(game.n)
+        w = per_n[stage_index(game, self.bounds)] if per_n is not None else None
+        n = game.n
+        seen: dict[tuple[int, ...], list[list[float]]] = {}
+        out = []
+        alt_sums = list(sums)
+        for alt in alts:
+            alt_sums[drawer] = alt
+            key = (alt[0], alt[1] + alt[2] + alt[3], alt[6] + alt[7] + alt[9])
+            others = seen.get(key)
+            if others is None:
+                others = seen[key] = self._seats(game, alt_sums, exact, w,
+                                                 [s for s in range(n) if s != drawer])
+            mine = self._seats(game, alt_sums, exact, w, [drawer])
+            out.append([[mine[i][0] if s == drawer else others[i][s - (s > drawer)]
+                         for s in range(n)] for i in range(len(SCORES))])
+        return out
+
+    @staticmethod
+    def _seats(game: Game, sums: Sequence[Summary], exact: Sequence[Sequence[float | None]],
+               w: Mapping[str, Sequence[float]] | None, seats: Sequence[int]
+               ) -> list[list[float]]:
+        """``__call__``'s values of ``seats`` only, in that order."""
+        out = [[0.0] * len(seats) for _ in SCORES]
+        for j, s in enumerate(seats):
             x = features(game, sums, s) if w is not None else None
             for i, k in enumerate(SCORES):
                 e = exact[i][s]
                 if e is not None:
-                    out[i][s] = e
+                    out[i][j] = e
                 elif x is not None and w is not None:
-                    out[i][s] = dot(w[k], x)
+                    out[i][j] = dot(w[k], x)
         return out
 
 
@@ -241,8 +275,12 @@ class RolloutValue:
 
     def __init__(self, base: Value | None = None, rollouts: int = 8, seed: int = 1,
                  cap: int = 400, draw_limit: int = 0,
-                 policies: Sequence[Policy] | None = None, coupled: bool = True) -> None:
+                 policies: Sequence[Policy] | None = None, coupled: bool = True,
+                 choices: Sequence[str | None] | None = None) -> None:
         self.coupled = coupled
+        #: each seat's built-in bot (None: another bot), whose own random choices
+        #: are corrected too (``_Choices``); None: only the chance events
+        self.choices = list(choices) if choices is not None else None
         self.base = base if base is not None else default_model()
         self.rollouts = rollouts
         self.seed = seed
@@ -318,10 +356,15 @@ class LuckSetting:
     """Which V scores a tournament's or league's games (``[scores]``): the shipped
     linear model (``"linear"``, the default: cheap), or that model while the draw
     pile lasts and ``rollouts`` rollouts after (``"rollout"``: less variance left at
-    2 seats, about ten times the cost)."""
+    2 seats, about ten times the cost).  With the rollout V, ``choices``: the
+    built-in bots' own random choices are corrected too (``_Choices``; between
+    lowest and random at 2 seats the share's variance left went from 0.61 / 0.57 to
+    0.53 / 0.47 of the raw one; nothing measurable off the heuristic's); with the linear V they are not (it cannot tell one decision from
+    another well enough: the corrections only added noise)."""
 
     value: str = "linear"
     rollouts: int = DEFAULT_ROLLOUTS
+    choices: bool = True
 
     def __post_init__(self) -> None:
         if self.value not in VALUES:
@@ -331,21 +374,32 @@ class LuckSetting:
             raise ValueError(f"rollouts must be 1 to 1024, not {self.rollouts}")
 
     def describe(self) -> str:
-        return "linear" if self.value == "linear" else f"rollout x{self.rollouts}"
+        if self.value == "linear":
+            return "linear"
+        return f"rollout x{self.rollouts}" + (CHOICES_SUFFIX if self.choices else "")
 
     @classmethod
     def parse(cls, text: str) -> LuckSetting:
-        """The setting ``describe`` wrote."""
+        """The setting ``describe`` wrote (``rollout xN`` alone: a store scored before
+        the own choices were corrected)."""
         if text.startswith("rollout x"):
-            return cls("rollout", int(text.removeprefix("rollout x")))
+            rest = text.removeprefix("rollout x")
+            return cls("rollout", int(rest.removesuffix(CHOICES_SUFFIX)),
+                       rest.endswith(CHOICES_SUFFIX))
         return cls(text)
 
     def value_for(self, builtins: Sequence[str | None]) -> Value:
         """V for a game whose seats hold these bots (a built-in bot's name, None for
-        any other): a rollout plays each built-in bot by its own policy."""
+        any other): a rollout plays each built-in bot by its own policy and, with
+        ``choices``, corrects its own random choices."""
         if self.value == "linear":
             return default_model()
-        return RolloutValue(rollouts=self.rollouts, policies=seat_policies(builtins))
+        return RolloutValue(rollouts=self.rollouts, policies=seat_policies(builtins),
+                            choices=list(builtins) if self.choices else None)
+
+
+#: ``LuckSetting.describe``'s mark of the corrections at the built-in bots' choices.
+CHOICES_SUFFIX = ", own choices"
 
 
 @dataclass(frozen=True)
@@ -382,101 +436,287 @@ def _event_correction(actual: Sequence[Sequence[float]],
 
 def game_luck(config: GameConfig, seed: int, deck: Sequence[Card], first_player: int,
               steps: Iterable[tuple[int, str]], places: Sequence[int], points: Sequence[int],
-              value: Value | None = None) -> Luck:
+              value: Value | None = None, faults: Iterable[tuple[int, int]] = ()) -> Luck:
     """Replay a game (its deck, first player and decisions ``steps``: (seat, decision
     text)) and sum each seat's corrections at its chance events, for every score;
-    ``places`` and ``points``: the final ones, as the standings count them."""
+    ``places`` and ``points``: the final ones, as the standings count them;
+    ``faults``: (seat, turn) of each fault recorded (a seat's own choices are not
+    corrected from the turn of its first fault: the referee may have decided for it)."""
     v = value if value is not None else default_model()
-    total, events = corrections(config, seed, deck, first_player, steps, v, len(SCORES))
+    total, events = corrections(config, seed, deck, first_player, steps, v, len(SCORES),
+                                faults)
     return Luck(tuple(tuple(x) for x in raw_scores(places, points)),
                 tuple(tuple(x) for x in total), events)
 
 
 def corrections(config: GameConfig, seed: int, deck: Sequence[Card], first_player: int,
-                steps: Iterable[tuple[int, str]], v: Value, width: int
-                ) -> tuple[list[list[float]], int]:
+                steps: Iterable[tuple[int, str]], v: Value, width: int,
+                faults: Iterable[tuple[int, int]] = ()) -> tuple[list[list[float]], int]:
     """The sums, seat by seat, of the corrections of the ``width`` rows of ``v``'s
     values (``SCORES`` for a value function; a fit's design columns for
     ``design_rows``) at the game's chance events, and how many events there were."""
-    needs_state = bool(getattr(v, "needs_state", False))
     game = Game(config, seed, deck=deck, first_player=first_player)
-    n = game.n
-    total = [[0.0] * n for _ in range(width)]
+    total = [[0.0] * game.n for _ in range(width)]
     events = 0
-    by_colour = game.four_colour  # 3DOWN outcomes differ by colour too (RULES §9.6)
-    for seat, text in steps:
+    choices = _Choices(game, getattr(v, "choices", None), seed)
+    first_fault: dict[int, int] = {}
+    for seat, turn in faults:
+        first_fault[seat] = min(turn, first_fault.get(seat, turn))
+    for i, (seat, text) in enumerate(steps):
         if game.over:
             break
-        if game.phase != PLAYING:
-            game.apply(seat, text)
-            continue
-        pool = unseen(game)
-        before = game.copy() if text.startswith("down") else None
-        start = len(game.events)
-        decision = game.apply(seat, text)
-        new = game.events[start:]
-        if before is not None and decision.code == DOWN:
-            ev = new[0]
-            card = ev[3][0] if ev[0] == "play" else ev[3]
-            slot = decision.slot
-            groups: dict[tuple[int, int], list[Card]] = {}
-            for c in pool:
-                groups.setdefault((KIND[c], COLOUR[c] if by_colour else 0), []).append(c)
-            actual = v(game, summaries(game))
-            outcomes = []
-            for cards in groups.values():
-                if card in cards:
-                    outcomes.append((float(len(cards)), actual))
+        if seat in first_fault and game.turn >= first_fault[seat]:
+            choices.forget(seat)
+        if choices.known(seat):
+            events += choices.correct(i, seat, text, v, total)
+        events += step_corrections(game, seat, text, v, total)
+    return total, events
+
+
+#: Independent samples of a searching heuristic's decision per decision it searches.
+CHOICE_SAMPLES = 4
+#: The built-in bots whose own random choices are corrected (``_Choices``): random's
+#: (uniform over the legal decisions: its exact distribution) and the heuristic's
+#: (its endgame search; its distribution sampled).  Lowest is deterministic.
+RANDOMISING = ("heuristic", "random")
+
+
+class _Choices:
+    """Corrections at the random choices of seats whose policy is known (AIVAT's
+    corrections at a known player's actions): built-in bots, never external ones.
+
+    At a decision of such a seat once the draw pile is empty (no decision can draw
+    then, so each decision's worth is one V), the correction is
+
+        Q(decision taken) - mean of Q over the policy's distribution
+
+    with Q(d) = V after d (a 3DOWN card: the mean of V over the cards it may be).
+    For ``random`` the distribution is uniform over the legal decisions, exactly.
+    The heuristic's decision comes from a search with random deals; its distribution
+    has no closed form, so the mean is taken over ``CHOICE_SAMPLES`` independent runs
+    of the same search on the seat's own view (its observation, and the cards it
+    remembers from its events, replayed as the referee gave them), with generators
+    of their own seeded from the game's seed and the decision's number.  Each sample
+    is distributed as the bot's own choice and independent of it, so the correction
+    has mean 0 given everything before it, whatever Q is: the adjusted score stays
+    unbiased, and the part of the bot's luck in its own dice that V sees is taken
+    off (all but 1 / CHOICE_SAMPLES of it).  The heuristic's rule part is
+    deterministic: no correction when it does not search."""
+
+    def __init__(self, game: Game, builtins: Sequence[str | None] | None, seed: int) -> None:
+        self.game = game
+        self.seed = seed
+        self.bots: dict[int, Any] = {}
+        for s, name in enumerate(builtins or ()):
+            if name in RANDOMISING and s < game.n:
+                self.bots[s] = make_bot(name)
+        self.seen = [0] * game.n
+
+    def known(self, seat: int) -> bool:
+        return seat in self.bots
+
+    def forget(self, seat: int) -> None:
+        """No more corrections at the seat's choices (it faulted: the decisions
+        recorded from then on may be the referee's, not its policy's)."""
+        self.bots.pop(seat, None)
+
+    def told(self, seat: int) -> Any:
+        """The seat's bot, told the events since its last decision (as the referee
+        tells an in-process bot before each request)."""
+        bot = self.bots[seat]
+        game = self.game
+        observe = getattr(bot, "observe", None)
+        if observe is not None:
+            observe(events_for(game.events[self.seen[seat]:], seat))
+        self.seen[seat] = len(game.events)
+        return bot
+
+    def correct(self, index: int, seat: int, text: str, v: Value,
+                total: list[list[float]]) -> int:
+        game = self.game
+        bot = self.told(seat)
+        if game.phase != PLAYING or game.draw_pile:
+            return 0
+        legal = game.legal(seat)
+        if len(legal) < 2:
+            return 0
+        taken = next((d for d in legal if d.text == text), None)
+        if taken is None:
+            return 0  # not a decision the bot could have taken: no correction
+        if isinstance(bot, HeuristicBot):
+            obs = game.observation(seat)
+            if not bot.searches(obs, legal):
+                return 0
+            key = derive_seed(self.seed, "luck-choice", index)
+            sample = [bot.decide_with(obs, legal, random.Random(derive_seed(key, m)))
+                      for m in range(CHOICE_SAMPLES)]
+        else:
+            sample = list(legal)
+        worth: dict[str, list[list[float]]] = {}
+        for d in [taken, *sample]:
+            if d.text not in worth:
+                worth[d.text] = _q(game, seat, d, v)
+        mean = [[sum(worth[d.text][i][s] for d in sample) / len(sample) for s in range(game.n)]
+                for i in range(len(total))]
+        _add(total, [[a - b for a, b in zip(worth[taken.text][i], mean[i], strict=True)]
+                     for i in range(len(total))])
+        return 1
+
+
+class OwnChoices:
+    """``base`` (a value function), with the corrections at the built-in bots' own
+    random choices on (``_Choices``; ``builtins``: each seat's built-in bot, None for
+    any other bot: those seats get only the chance events' corrections)."""
+
+    def __init__(self, base: Value, builtins: Sequence[str | None]) -> None:
+        self.base = base
+        self.choices = list(builtins)
+        self.needs_state = bool(getattr(base, "needs_state", False))
+
+    def plays(self, game: Game) -> bool:
+        return bool(getattr(self.base, "plays", lambda g: True)(game))
+
+    def __call__(self, game: Game, sums: Sequence[Summary]) -> Sequence[Sequence[float]]:
+        return self.base(game, sums)
+
+
+def _q(game: Game, seat: int, d: Decision, v: Value) -> list[list[float]]:
+    """V after ``seat`` takes ``d`` (the draw pile empty: no card is drawn); a 3DOWN
+    card: the mean of V over the unseen cards it may be."""
+    if d.code != DOWN:
+        g = game.copy()
+        g.apply(seat, d)
+        return [list(x) for x in v(g, summaries(g))]
+    by_colour = game.four_colour
+    groups: dict[tuple[int, int], list[Card]] = {}
+    for c in unseen(game):
+        groups.setdefault((KIND[c], COLOUR[c] if by_colour else 0), []).append(c)
+    out: list[list[float]] | None = None
+    n = 0
+    for cards in groups.values():
+        alt = with_down(game, seat, d.slot, representative(cards))
+        alt.apply(seat, d)
+        got = v(alt, summaries(alt))
+        w = len(cards)
+        n += w
+        if out is None:
+            out = [[w * x for x in row] for row in got]
+        else:
+            for row, new in zip(out, got, strict=True):
+                for s, x in enumerate(new):
+                    row[s] += w * x
+    assert out is not None, "a 3DOWN card is always unseen"
+    return [[x / n for x in row] for row in out]
+
+
+def representative(cards: Sequence[Card]) -> Card:
+    """The card that stands for a group of outcomes (cards of one kind): the lowest id,
+    whatever its place among the unseen cards (``step_corrections``)."""
+    return min(cards)
+
+
+def step_corrections(game: Game, seat: int, text: str, v: Value,
+                     total: list[list[float]]) -> int:
+    """Apply ``seat``'s decision ``text`` to ``game`` and add the corrections of its
+    chance events (the cards it makes someone draw, the 3DOWN card it turns) to
+    ``total`` (rows of ``v``'s values by seat); returns how many events there were.
+
+    An outcome's state is the actual one with the card that came and the outcome's
+    card swapped (``with_drawn``, ``with_down``): under the uniform order of the unseen
+    cards, that swap is as likely as the actual state, which is what makes each
+    correction's mean 0 for any V, even one that reads where the unseen cards lie
+    (rollouts).  The outcomes of one kind (and colour, where colours matter) are
+    valued once, by a representative card chosen by its identity (the lowest id of
+    the group), never by where it lies: a representative chosen by position (say,
+    the first of its kind in the draw pile) would carry information on the order of
+    the unseen cards into the outcome's state, and a V that reads that order would
+    be biased."""
+    if game.phase != PLAYING:
+        game.apply(seat, text)
+        return 0
+    pool = unseen(game)
+    before = game.copy() if text.startswith("down") else None
+    start = len(game.events)
+    decision = game.apply(seat, text)
+    new = game.events[start:]
+    if before is not None and decision.code == DOWN:
+        ev = new[0]
+        card = ev[3][0] if ev[0] == "play" else ev[3]
+        slot = decision.slot
+        by_colour = game.four_colour  # 3DOWN outcomes differ by colour too (RULES §9.6)
+        groups: dict[tuple[int, int], list[Card]] = {}
+        for c in pool:
+            groups.setdefault((KIND[c], COLOUR[c] if by_colour else 0), []).append(c)
+        actual = v(game, summaries(game))
+        outcomes = []
+        for cards in groups.values():
+            if card in cards:
+                outcomes.append((float(len(cards)), actual))
+                continue
+            alt = with_down(before, seat, slot, representative(cards))
+            alt.apply(seat, decision)
+            outcomes.append((float(len(cards)), v(alt, summaries(alt))))
+        _add(total, _event_correction(actual, outcomes))
+        return 1
+    draws = [e for e in new if e[0] == "draw"]
+    if not draws or game.over:
+        return 0  # a game ended at the turn limit right after a draw: no correction
+    events = 0
+    sums = summaries(game)
+    actual = v(game, sums)
+    # a value function that plays the state out needs the real state of each
+    # outcome once the draw pile is empty, not only the drawer's summary
+    real = bool(getattr(v, "needs_state", False)) and bool(
+        getattr(v, "plays", lambda g: True)(game))
+    fast = getattr(v, "drawn", None)  # a draw's outcomes valued at once (ValueModel)
+    for ev in draws:
+        drawer, drawn = ev[1], list(ev[3])
+        kinds_after = hand_kinds(game, drawer)
+        left = Counter(KIND[c] for c in pool)
+        for i, c in enumerate(drawn):
+            later = Counter(KIND[x] for x in drawn[i + 1:])
+            possible = left - later  # drawing a later card: the same hand in the end
+            outcomes = [(float(sum(later.values())), actual)] if later else []
+            mine = KIND[c]
+            alts: list[tuple[int, list[int]]] = []  # (where in outcomes, the hand's kinds)
+            for k, count in possible.items():
+                if k == mine:
+                    outcomes.append((float(count), actual))
                     continue
-                alt = with_down(before, seat, slot, cards[0])
-                alt.apply(seat, decision)
-                outcomes.append((float(len(cards)), v(alt, summaries(alt))))
+                if real:
+                    alt_card = representative([x for x in pool if KIND[x] == k and x not in drawn])
+                    alt = with_drawn(game, drawer, c, alt_card)
+                    outcomes.append((float(count), v(alt, summaries(alt))))
+                    continue
+                kinds = list(kinds_after)
+                kinds.remove(mine)
+                kinds.append(k)
+                alts.append((len(outcomes), kinds))
+                outcomes.append((float(count), actual))  # its value is filled in below
+            if alts:
+                alt_summaries = summaries_of_hands(game, drawer, [h for _, h in alts])
+                if fast is not None:
+                    got = fast(game, sums, drawer, alt_summaries)
+                else:
+                    got = []
+                    for a in alt_summaries:
+                        alt_sums = list(sums)
+                        alt_sums[drawer] = a
+                        got.append(v(game, alt_sums))
+                for (at, _), value in zip(alts, got, strict=True):
+                    outcomes[at] = (outcomes[at][0], value)
             _add(total, _event_correction(actual, outcomes))
             events += 1
-            continue
-        draws = [e for e in new if e[0] == "draw"]
-        if not draws or game.over:
-            continue  # a game ended at the turn limit right after a draw: no correction
-        sums = summaries(game)
-        actual = v(game, sums)
-        # a value function that plays the state out needs the real state of each
-        # outcome once the draw pile is empty, not only the drawer's summary
-        real = needs_state and bool(getattr(v, "plays", lambda g: True)(game))
-        for ev in draws:
-            drawer, drawn = ev[1], list(ev[3])
-            kinds_after = hand_kinds(game, drawer)
-            left = Counter(KIND[c] for c in pool)
-            for i, c in enumerate(drawn):
-                later = Counter(KIND[x] for x in drawn[i + 1:])
-                possible = left - later  # drawing a later card: the same hand in the end
-                outcomes = [(float(sum(later.values())), actual)] if later else []
-                mine = KIND[c]
-                for k, count in possible.items():
-                    if k == mine:
-                        outcomes.append((float(count), actual))
-                        continue
-                    if real:
-                        alt_card = next(x for x in pool if KIND[x] == k and x not in drawn)
-                        alt = with_drawn(game, drawer, c, alt_card)
-                        outcomes.append((float(count), v(alt, summaries(alt))))
-                        continue
-                    kinds = list(kinds_after)
-                    kinds.remove(mine)
-                    kinds.append(k)
-                    alt_sums = list(sums)
-                    alt_sums[drawer] = summary(game, drawer, kinds)
-                    outcomes.append((float(count), v(game, alt_sums)))
-                _add(total, _event_correction(actual, outcomes))
-                events += 1
-                left[mine] -= 1
-            pool = [x for x in pool if x not in drawn]
-    return total, events
+            left[mine] -= 1
+        pool = [x for x in pool if x not in drawn]
+    return events
 
 
 def record_luck(lines: Iterable[str], value: Value | None = None) -> Luck:
     """The luck of a game from its JSONL record (the lines of the file)."""
     head: dict[str, Any] | None = None
     steps: list[tuple[int, str]] = []
+    faults: list[tuple[int, int]] = []
     result: dict[str, Any] | None = None
     for line in lines:
         if not line.strip():
@@ -487,13 +727,15 @@ def record_luck(lines: Iterable[str], value: Value | None = None) -> Luck:
             head = row
         elif kind == "decision":
             steps.append((int(row["seat"]), str(row["decision"])))
+        elif kind == "fault":
+            faults.append((int(row["seat"]), int(row.get("turn", 0))))
         elif kind == "result":
             result = row
     if head is None or result is None:
         raise ValueError("the record is incomplete: no header or no result")
     return game_luck(GameConfig.from_dict(head["config"]), int(head["seed"]),
                      parse_deck(head["deck"]), int(head["first_player"]), steps,
-                     result["places"], result["points"], value)
+                     result["places"], result["points"], value, faults)
 
 
 def file_luck(path: Path, value: Value | None = None) -> Luck:

@@ -521,13 +521,16 @@ _new = tuple.__new__
 
 def ask_now(ask: Ask, clock: Callable[[], float] = time.perf_counter) -> Answer:
     """Ask ``ask.player`` for its decision and wait for it (the blocking way, one
-    game at a time); the bot's time is the wall time of its ``decide``."""
+    game at a time); the bot's time is the wall time of its ``decide``, less the
+    referee's own work in it that a player reports (``overhead``: seconds spent
+    thawing and freezing its bot, which are never the bot's)."""
+    player = ask.player
     start = clock()
     try:
-        value = ask.player.decide(ask.request)
+        value = player.decide(ask.request)
     except Exception as e:  # a BotFault, or an in-process bot's bug: the game judges
-        return Answer(None, e, clock() - start)
-    return _new(Answer, (value, None, clock() - start))
+        return Answer(None, e, clock() - start - getattr(player, "overhead", 0.0))
+    return _new(Answer, (value, None, clock() - start - getattr(player, "overhead", 0.0)))
 
 
 def drive(steps: GameSteps, clock: Callable[[], float] = time.perf_counter) -> GameRecord:

@@ -68,7 +68,7 @@ from ..transport.base import (
 )
 from ..transport.zmq.listener import RemoteListener
 from .launcher import Connection, Launcher, launch_bot, launch_zmq_bot
-from .process import DEFAULT_MEMORY_MB, DEFAULT_STDERR_CAP, BotStartError, TurnGate
+from .process import DEFAULT_MEMORY_MB, DEFAULT_STDERR_CAP, BotProcess, BotStartError, TurnGate
 from .sandbox import Sandbox
 
 TranscriptHook = Callable[[str, str, Any, float], None]
@@ -131,6 +131,16 @@ def _allowance(request: DecisionRequest | None) -> str:
 #: each one would fill that pipe and block the referee (PROTOCOL.md, Request ids).
 MAX_IGNORED_TOLD = 5
 
+#: How many messages nobody asked for (strays: replies to no pending request) a bot
+#: may send in one game.  Each is read and decoded to know it is one (at most
+#: ``max_message_bytes``: a fraction of a millisecond), so a bot sending them by the
+#: thousand would cost the referee's CPU -- shared, under ``--concurrency``, with
+#: other games' bots on the clock -- without a fault.  The ``MAX_STRAYS``-th is a
+#: ``protocol`` fault that forfeits the game: nothing more of the bot is read in it.
+#: An honest bot sends one stray per reply that came too late (a timeout, itself a
+#: fault: a few a game at most).
+MAX_STRAYS = 10
+
 #: How long a bot that was sent ``error`` may take to read it and exit by itself
 #: before it is ended: ended at once, it would usually be gone before reading the line
 #: (PROTOCOL.md, ``error``).  It returns as soon as the bot exits.
@@ -186,6 +196,7 @@ class ExternalPlayer:
         self._start = 0.0
         self._deadline = 0.0
         self._told = 0
+        self._strays = 0  # messages nobody asked for in this game (MAX_STRAYS)
         self._start_fault: BotFault | None = None  # ``prepare`` could not start the bot
         #: The transport's encoder of values to embed in later messages (stdio's
         #: ``fragment``), if it has one: the events sent are encoded once, not per request.
@@ -193,6 +204,13 @@ class ExternalPlayer:
         #: The gate of the bot's capped logs (``TurnGate``), if we started it: open
         #: while a decision is asked, closed between its turns.
         self._gate: TurnGate | None = None
+        #: The bot's process when it is frozen between its turns (a sandbox that
+        #: freezes): thawed for its decisions, while game_over is written, and to
+        #: end; frozen from its first new_game on otherwise.
+        self._frozen: BotProcess | None = None
+        #: The referee's own seconds in the last ``decide`` (thawing and freezing the
+        #: bot): ``ask_now`` charges the bot its ``decide`` less this.
+        self.overhead = 0.0
 
     # -- transcript ------------------------------------------------------------------
 
@@ -274,6 +292,7 @@ class ExternalPlayer:
         t0 = self.clock()
         self._fragment = None
         self._gate = None
+        self._frozen = None
         try:
             self.conn = self.launch()
         except BotStartError as e:
@@ -328,6 +347,8 @@ class ExternalPlayer:
                 # From now on its capped logs are read on its turns only (``ask``).
                 self._gate = self.conn.process.gate
                 self._gate.close()
+                if self.conn.process.freezes:
+                    self._frozen = self.conn.process
         except BotFault:
             self.dead = True
             if self._error_sent and self.conn is not None and self.conn.process is not None:
@@ -398,6 +419,7 @@ class ExternalPlayer:
             label, self._log_label = self._log_label, None
             self.conn.process.stderr.mark(label or f"game {game_id}, seat {seat}")
         self._ids.clear()
+        self._strays = 0
         bots = self._bots if len(self._bots) == config.players else [
             self.name if s == seat else f"seat{s}" for s in range(config.players)]
         try:
@@ -406,6 +428,8 @@ class ExternalPlayer:
             raise self._stuck(e) from None
         except TransportClosed as e:
             raise self._lost("was gone", "at the start of the game", e) from None
+        if self._frozen is not None:
+            self._frozen.freeze(True)  # until its first request (it reads new_game then)
 
     def decide(self, request: DecisionRequest) -> Decision | str:
         """Ask for a decision and wait for it (``ask``, then ``take`` until it comes)."""
@@ -440,7 +464,14 @@ class ExternalPlayer:
         self._ids[request.request_id] = rid
         self._asked = (rid, request)  # its allowance in words only if it times out
         self._told = 0  # replies discarded and told of (MAX_IGNORED_TOLD)
-        start = self._start = self.clock()
+        frozen = self._frozen
+        if frozen is not None:  # its turn: thawed before its time starts
+            t = self.clock()
+            frozen.freeze(False)
+            start = self._start = self.clock()
+            self.overhead = start - t
+        else:
+            start = self._start = self.clock()
         self._deadline = start + request.time_left if timed else float("inf")
         gate = self._gate
         if gate is not None:
@@ -473,10 +504,17 @@ class ExternalPlayer:
                         f"within {_allowance(request)}")
 
     def _hold(self) -> None:
-        """Its turn is over: its capped logs wait for the next one (``TurnGate``)."""
+        """Its turn is over: its capped logs wait for the next one (``TurnGate``), and
+        a bot frozen between its turns is frozen (the time it takes is the referee's:
+        ``overhead``)."""
         gate = self._gate
         if gate is not None:
             gate.close()
+        frozen = self._frozen
+        if frozen is not None:
+            t = self.clock()
+            frozen.freeze(True)
+            self.overhead += self.clock() - t
 
     def take(self, timeout: float | None) -> Decision | str | None:
         """The asked decision, if it arrives within ``timeout`` seconds (None: until
@@ -532,6 +570,9 @@ class ExternalPlayer:
             if d is None:
                 if isinstance(event, IgnoredReply):
                     self._note(f"ignored: {event.reason}")
+                    self._strays += 1
+                    if self._strays >= MAX_STRAYS:
+                        raise self._strayed(event) from None
                     if self._told < MAX_IGNORED_TOLD:
                         self._told += 1
                         try:
@@ -559,6 +600,19 @@ class ExternalPlayer:
                                f"the legal list has indices 0 to {len(legal) - 1}; "
                                f"{legal_now(legal)}")
             return d
+    def _strayed(self, last: IgnoredReply) -> BotFault:
+        """The bot sent ``MAX_STRAYS`` messages nobody asked for in this game: a fault
+        that forfeits it (``MAX_STRAYS``).  Its process (its connection, for a remote
+        bot, which could not tell why it was cut) is kept: what else it queued is
+        read in its next game, and counts there."""
+        assert self.session is not None
+        self.session.abandon()
+        detail = (f"{self.name} sent {self._strays} messages nobody asked for in this game "
+                  f"(replies to no pending request; the last: {last.reason}): at most "
+                  f"{MAX_STRAYS - 1} are discarded in a game")
+        self._note(f"forfeit: {detail}")
+        return BotFault("protocol", detail, fatal=True)
+
     def rejected(self, request_id: int, code: str, message: str, action: str,
                  substitute: str | None) -> None:
         """Optional Player hook: tell the bot its reply to ``request_id`` (the
@@ -581,6 +635,12 @@ class ExternalPlayer:
 
     def end_game(self, game_id: str, result: GameResult,
                  events: Sequence[dict[str, Any]]) -> None:
+        frozen = self._frozen
+        if frozen is not None:
+            # Thawed while game_over is written (it may be larger than a pipe holds),
+            # then frozen again: between games it takes no CPU either (other games'
+            # bots may be on the clock), and reads game_over on its next turn.
+            frozen.freeze(False)
         if self.conn is not None and self.conn.process is not None:
             self.conn.process.remember_tree(min_interval=1.0)  # at most 1 /proc scan a second
         if self.dead or self.session is None or self.conn is None:
@@ -595,6 +655,8 @@ class ExternalPlayer:
             raise self._stuck(e) from None
         except TransportClosed as e:
             raise self._lost("was gone", "at the end of the game", e) from None
+        if frozen is not None:
+            frozen.freeze(True)
 
     # -- ending ----------------------------------------------------------------------
 
@@ -606,6 +668,7 @@ class ExternalPlayer:
             proc = self.conn.process
             if proc is not None:
                 proc.gate.open(final=True)  # a bot blocked on its full stderr can exit
+                proc.freeze(False)  # and a frozen one can read its bye
                 proc.remember_tree()
             self._try_send(self.session.bye())
             if proc is not None:

@@ -544,6 +544,18 @@ class BotProcess:
         self.known: dict[int, int] = {}
         self._remembered = -1e9
 
+    @property
+    def freezes(self) -> bool:
+        """Can the bot be frozen between its turns (``freeze``)?  Only in a sandbox that
+        freezes (``SandboxConfig.freeze_between_turns``), where a freezer is."""
+        return self.cgroup is not None and self.cgroup.freezes
+
+    def freeze(self, frozen: bool) -> None:
+        """Freeze (``frozen``) or thaw every process of the bot, where it ``freezes``:
+        a frozen bot takes no CPU, and writes nothing (so its logs need no reading)."""
+        if self.cgroup is not None:
+            self.cgroup.freeze(frozen)
+
     def tree(self) -> set[int]:
         """The live processes of the bot's tree now: its cgroup's, when it has one
         (every process of the bot, wherever it went; no /proc scan, whose cost grows
@@ -643,6 +655,7 @@ class BotProcess:
         # Its logs are read to their end whatever the turn: a bot blocked writing
         # to a full pipe is ended all the same, but its last words are read.
         self.gate.open(final=True)
+        self.freeze(False)  # a frozen bot would not see its SIGTERM
         try:
             tree = self.tree() | self._known_alive()
             group = None if self._leader_reused() else self.pid

@@ -27,9 +27,14 @@ from .game_schema import CONFIG, EVENT, MAX_PLAYERS, OBSERVATION
 #: Protocol versions this referee speaks, newest first.
 PROTOCOL_VERSIONS: tuple[int, ...] = (1,)
 
-#: Default cap on one message's encoded size (a JSON line without its newline, a
-#: msgpack frame).
-MAX_MESSAGE_BYTES = 1 << 20
+#: Default cap on one message a bot sends, encoded (a JSON line without its newline,
+#: a msgpack frame).  A bot's messages are small: its longest decision at 6 seats is
+#: about 70 bytes, the longest hello its fields allow (200 characters each, every one
+#: escaped) 7.3 KB (``bench/message_sizes.py``).  The cap bounds what a message
+#: nobody asked for (a stray: PROTOCOL.md, Request ids) costs the referee to read:
+#: at most ~0.5 ms.  The referee's own messages are longer (a ``game_over`` at 6
+#: seats: ~87 KB) and not bound by it.
+MAX_MESSAGE_BYTES = 8 << 10
 
 #: Codes of ``rejected`` messages (what was wrong with the bot's reply).
 REJECT_CODES = ("illegal", "malformed", "unknown_id", "oversized", "timeout", "protocol")

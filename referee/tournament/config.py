@@ -14,7 +14,8 @@ File layout (all sections but ``[[bots]]`` optional)::
     [time]         startup, per_decision, bank, game        (seconds)
     [faults]       policy, strike_limit, stop_after
     [remote]       listen, keys, server_key, wait, rewait   (remote bots only)
-    [sandbox]      mode, memory_mb, processes, scratch_mb, read_only, interpreters
+    [sandbox]      mode, memory_mb, processes, scratch_mb, read_only, interpreters,
+                   freeze_between_turns
     [[bots]]       name, and one of: builtin = "heuristic" | python = "file.py:Class"
                    | command = "..." (with transport, cwd, env, memory_mb, sandbox)
                    | remote = true (a bot its author runs, connecting over ZeroMQ)
@@ -63,7 +64,8 @@ _SCORES_KEYS = ("value", "rollouts")
 #: stopped: its remaining games are forfeited without starting it.
 DEFAULT_STOP_AFTER = 3
 _REMOTE_KEYS = ("listen", "keys", "server_key", "wait", "rewait")
-_SANDBOX_KEYS = ("mode", "memory_mb", "processes", "scratch_mb", "read_only", "interpreters")
+_SANDBOX_KEYS = ("mode", "memory_mb", "processes", "scratch_mb", "read_only", "interpreters",
+                 "freeze_between_turns")
 _BOT_KEYS = ("name", "builtin", "python", "command", "remote", "transport", "cwd", "env",
              "memory_mb", "sandbox")
 
@@ -246,6 +248,15 @@ class _Reader:
             self.fail(self.path(key), f"must be a whole number {span}, not {v!r}")
         return v
 
+    def flag(self, key: str) -> bool | None:
+        """A true/false setting; None when it is not given."""
+        if key not in self.table:
+            return None
+        v = self.table[key]
+        if not isinstance(v, bool):
+            self.fail(self.path(key), f"must be true or false, not {v!r}")
+        return bool(v)
+
     def seconds(self, key: str, default: float) -> float:
         if key not in self.table:
             return default
@@ -396,7 +407,8 @@ def parse_config(raw: dict[str, Any], *, base_dir: str = ".", source: str = "con
             memory_mb=sb.whole("memory_mb", SandboxConfig.memory_mb, 16),
             processes=sb.whole("processes", SandboxConfig.processes, 1),
             scratch_mb=sb.whole("scratch_mb", SandboxConfig.scratch_mb, 1),
-            read_only=tuple(read_only), interpreters=tuple(interpreters))
+            read_only=tuple(read_only), interpreters=tuple(interpreters),
+            freeze_between_turns=sb.flag("freeze_between_turns"))
     except SandboxError as e:
         raise TournamentConfigError(f"{source}: sandbox: {e}") from None
     if rm.table and not any(b.remote for b in bots):

@@ -227,7 +227,9 @@ def read_sandbox(f: Fields) -> SandboxConfig:
     return f.check("sandbox", lambda: SandboxConfig(
         mode=s.text("mode"), memory_mb=s.whole("memory_mb"), processes=s.whole("processes"),
         scratch_mb=s.whole("scratch_mb"), read_only=s.texts("read_only", ()),
-        interpreters=s.texts("interpreters", ())))
+        interpreters=s.texts("interpreters", ()),
+        freeze_between_turns=s.flag("freeze_between_turns") if s.has("freeze_between_turns")
+        else None))
 
 
 def read_bot(b: Fields) -> BotSpec:

@@ -61,7 +61,8 @@ def luck_of(record: GameRecord, value: Value | None = None
     try:
         luck = game_luck(record.config, record.seed, parse_deck(record.deck), record.first_player,
                          [(int(d["seat"]), str(d["decision"])) for d in record.decisions],
-                         r.places, r.points, value)
+                         r.places, r.points, value,
+                         [(f.seat, f.turn) for f in record.faults])
     except (OSError, ValueError, KeyError, IndexError, GameError):
         return None
     return luck.adjusted_all()

@@ -46,7 +46,7 @@ class MemoryPeer:
 class MemoryTransport:
     """The referee's end: ``send``/``recv``/``close`` as ``base.Transport``."""
 
-    def __init__(self, max_message_bytes: int = 1 << 20) -> None:
+    def __init__(self, max_message_bytes: int = 8 << 10) -> None:
         self.max_message_bytes = max_message_bytes
         self._inbox: deque[str | Exception] = deque()
         self._peer_closed = False

@@ -158,7 +158,7 @@ class StdioTransport:
         write_fd: int,
         read_fd: int,
         *,
-        max_message_bytes: int = 1 << 20,
+        max_message_bytes: int = 8 << 10,
         write_timeout: float = 5.0,
         exit_fd: int | None = None,
         clock: Any = time.monotonic,

@@ -45,3 +45,60 @@ def play(on_request=None, on_start=None, on_over=None, name="attacker"):
         elif kind in ("bye", "error"):
             return 0
     return 0
+
+
+class Channel:
+    """The protocol over this bot's own transport (``UPDOWN_TRANSPORT``): JSON lines
+    on stdin/stdout, or, launched as a ZeroMQ bot, msgpack frames on a DEALER
+    connected to ``UPDOWN_ENDPOINT`` (its hello carries ``UPDOWN_TOKEN``).  For the
+    attacks that go through either (msgpack and pyzmq: the referee's own Python)."""
+
+    def __init__(self, name):
+        self.zmq = os.environ.get("UPDOWN_TRANSPORT") == "zmq"
+        hello = {"type": "hello", "protocol": [1], "name": name}
+        if self.zmq:
+            import msgpack
+            import zmq
+
+            self._msgpack = msgpack
+            self.sock = zmq.Context().socket(zmq.DEALER)
+            self.sock.setsockopt(zmq.LINGER, 1000)
+            self.sock.connect(os.environ["UPDOWN_ENDPOINT"])
+            hello["token"] = os.environ.get("UPDOWN_TOKEN")
+        self.send(hello)
+
+    def encode(self, msg):
+        """One message as this transport sends it (a frame, or a line)."""
+        if self.zmq:
+            return self._msgpack.packb(msg)
+        return (json.dumps(msg, separators=(",", ":")) + "\n").encode()
+
+    def send_raw(self, data):
+        if self.zmq:
+            self.sock.send(data)
+        else:
+            sys.stdout.buffer.write(data)
+            sys.stdout.buffer.flush()
+
+    def send(self, msg):
+        self.send_raw(self.encode(msg))
+
+    def messages(self):
+        """The referee's messages, up to ``bye`` or ``error`` (then the bot ends)."""
+        while True:
+            if self.zmq:
+                msg = self._msgpack.unpackb(self.sock.recv(), raw=False)
+            else:
+                line = sys.stdin.readline()
+                if not line:
+                    return
+                msg = json.loads(line)
+            if msg.get("type") in ("bye", "error"):
+                return
+            yield msg
+
+    def end(self):
+        if self.zmq:
+            self.sock.close(linger=0)
+        sys.stdout.flush()
+        os._exit(0)  # its threads (a flood) end with it

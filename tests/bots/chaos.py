@@ -184,11 +184,15 @@ def do_fields(rng, req):
     ]))
 
 
+#: The size limit on what this bot sends: the welcome's ``max_message_bytes``.
+LIMIT = 1 << 20
+
+
 def do_huge(rng, req):
-    """A line of a few MB, or of exactly the limit (1 MiB by default), or one byte
-    over it."""
+    """A line of a few times the limit, or of exactly the limit (the welcome's), or
+    one byte over it."""
     head = b'{"type":"decision","id":%d,"decision":"' % req["id"]
-    size = rng.choice([1 << 21, 3 << 20, 1 << 20, (1 << 20) + 1])
+    size = rng.choice([2 * LIMIT, 3 * LIMIT, LIMIT, LIMIT + 1])
     if rng.random() < 0.5:
         raw(head + b"x" * (size - len(head) - 2) + b'"}\n')
     else:
@@ -198,8 +202,9 @@ def do_huge(rng, req):
 def do_longtext(rng, req):
     """A decision text just within the size limit."""
     reply(req["id"], rng.choice([
-        "play hand " + "7g " * 250000, "x" * 900000, "3up " + "7g " * 250000,
-        "down " + "1" * 900000, "pickup" + " " * 900000,
+        "play hand " + "7g " * (LIMIT // 4), "x" * (LIMIT * 7 // 8),
+        "3up " + "7g " * (LIMIT // 4), "down " + "1" * (LIMIT * 7 // 8),
+        "pickup" + " " * (LIMIT * 7 // 8),
     ]))
 
 
@@ -394,6 +399,7 @@ def say_hello():
 
 
 def main():
+    global LIMIT
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # SIGSEGV/SIGABRT: no core file
     note_pid(os.getpid())
     say_hello()
@@ -405,6 +411,8 @@ def main():
         t = msg.get("type")
         if t in ("bye", "error"):
             return
+        if t == "welcome":
+            LIMIT = msg.get("max_message_bytes", LIMIT)
         if t == "new_game":
             game, seat, n = msg["game_id"], msg["seat"], 0
         if t != "request":

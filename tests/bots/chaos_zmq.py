@@ -281,10 +281,14 @@ def do_nested(rng, req):
         frame(deep)
 
 
+#: The size limit on what this bot sends: the welcome's ``max_message_bytes``.
+LIMIT = 1 << 20
+
+
 def do_huge(rng, req):
     """A frame of a few MB (over twice the limit: ZeroMQ drops the connection), or of
-    exactly the limit (1 MiB by default), or one byte over it."""
-    size = rng.choice([1 << 20, (1 << 20) + 1, 3 << 19, 3 << 19, 3 << 20])
+    exactly the limit (the welcome's), or one byte over it."""
+    size = rng.choice([LIMIT, LIMIT + 1, 3 * LIMIT // 2, 3 * LIMIT // 2, 3 * LIMIT])
     if rng.random() < 0.5:
         head = msgpack.packb({"type": "decision", "id": req["id"], "decision": ""})[:-1]
         text = b"x" * (size - len(head) - 5)
@@ -296,8 +300,8 @@ def do_huge(rng, req):
 def do_longtext(rng, req):
     """A decision text just within the size limit."""
     reply(req["id"], rng.choice([
-        "play hand " + "7g " * 250000, "x" * 900000, "3up " + "7g " * 250000,
-        "pickup" + " " * 900000,
+        "play hand " + "7g " * (LIMIT // 4), "x" * (LIMIT * 7 // 8),
+        "3up " + "7g " * (LIMIT // 4), "pickup" + " " * (LIMIT * 7 // 8),
     ]))
 
 
@@ -487,6 +491,7 @@ def say_hello():
 
 
 def main():
+    global LIMIT
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # SIGSEGV/SIGABRT: no core file
     if not ENDPOINT:
         sys.exit("chaos_zmq.py: no endpoint (UPDOWN_ENDPOINT or --connect)")
@@ -502,6 +507,8 @@ def main():
             log(f"{t}: {msg.get('reason') or msg.get('message')}")
             drop(SOCK, MONITOR, 0)
             return
+        if t == "welcome":
+            LIMIT = msg.get("max_message_bytes", LIMIT)
         if t == "new_game":
             game, seat, n = msg["game_id"], msg["seat"], 0
         if t != "request":

@@ -26,7 +26,7 @@ pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[2]
 BOTS = ROOT / "example_bots"
 PY = sys.executable
-FAST = TimeControl(startup=5.0, per_decision=1.0, bank=2.0)
+FAST = TimeControl(startup=scaled(5.0), per_decision=scaled(1.0), bank=scaled(2.0))
 
 def fake_bot(answer: object = 0, exit_on: tuple[str, ...] = ("bye",), twice: bool = False,
              chatty: bool = False) -> str:

@@ -12,6 +12,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from referee.cli.main import main
+from tests.procs import scaled
 
 pytestmark = pytest.mark.slow
 
@@ -120,7 +121,7 @@ def test_nothing_on_stdout_gets_the_flush_hint_and_a_true_summary() -> None:
 
 
 def test_check_bot_takes_the_bot_specs_of_play() -> None:
-    r = check_bot("example:python-random", "--per-decision", "2")
+    r = check_bot("example:python-random", "--per-decision", str(scaled(2.0)))
     assert r.exit_code == 0, r.output
     assert "example_bots/python/random_bot.py over stdio" in r.output.splitlines()[0]
     assert re.search(r"PASSED: (\d+) of \1 checks passed$", r.output.rstrip())
@@ -165,5 +166,5 @@ def test_memory_limit_and_the_hint_when_a_bot_dies_under_it(tmp_path: Path) -> N
     assert boxed.exit_code == 1
     assert "out of memory under the 200 MB limit of its sandbox" in boxed.output
     # Within the limit it does not die, and no hint is given.
-    ok = check_bot(f"{PY} {p} 20", "--memory-mb", "200", "--per-decision", "5")
+    ok = check_bot(f"{PY} {p} 20", "--memory-mb", "200", "--per-decision", str(scaled(5.0)))
     assert "memory limit" not in ok.output and "MemoryError" not in ok.output

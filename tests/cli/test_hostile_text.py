@@ -190,7 +190,7 @@ def served_league(tmp_path: Path, league_server: Callable[..., Served],
     (k / "bots" / "alice.key").write_bytes((k / "authors" / "alice.key").read_bytes())
     cfg = tmp_path / "league.toml"
     cfg.write_text(f'[league]\nname = "l{TOML_HOSTILE}"\nseats = [2]\ndeals = 1\nseed = 5\n'
-                   "\n[time]\nper_decision = 2.0\n")
+                   f"\n[time]\nper_decision = {scaled(2.0)}\n")
     league = tmp_path / "league"
     run("league", "new", league, "--config", cfg)
     return league, k, run, league_server(league, "--play", "--jobs", "1", keys=k)

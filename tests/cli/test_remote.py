@@ -30,6 +30,10 @@ pytestmark = pytest.mark.slow
 
 StartBot = Callable[..., subprocess.Popen[bytes]]
 
+#: Generous bounds for bots that do connect and play (scaled: tests/procs.py).
+WAIT = f"{scaled(30):g}"
+MOVE_TIME = f"{scaled(20):g}"
+
 
 @pytest.fixture
 def keys(tmp_path: Path) -> Path:
@@ -116,7 +120,7 @@ def test_remote_bot_with_its_keys_plays_a_game(keys: Path, start_bot: StartBot,
         children, "heuristic", "remote:alice", "random", "--seed", "5", "--listen",
         "tcp://127.0.0.1:*",
         "--keys", str(keys / "bots"), "--server-key", str(keys / "referee.key_secret"),
-        "--wait", "30", "--move-time", "20")
+        "--wait", WAIT, "--move-time", MOVE_TIME)
     assert re.fullmatch(r"tcp://127\.0\.0\.1:\d+", endpoint)
     bot = start_bot(endpoint, "alice", alice_env)
     out, err = ref.communicate(timeout=scaled(60))
@@ -131,10 +135,10 @@ def test_remote_bot_with_its_keys_plays_a_game(keys: Path, start_bot: StartBot,
 def test_loopback_without_keys_admits_by_name(tmp_path: Path, start_bot: StartBot) -> None:
     endpoint = f"ipc://{tmp_path}/referee"
     start_bot(endpoint, "alice")  # a DEALER may connect before the referee binds
-    r = invoke("play", "remote:alice", "lowest", "--listen", endpoint, "--wait", "30",
-               "--move-time", "20", "--seed", "2")
+    r = invoke("play", "remote:alice", "lowest", "--listen", endpoint, "--wait", WAIT,
+               "--move-time", MOVE_TIME, "--seed", "2")
     assert r.exit_code == 0, r.output
-    assert (f"waiting up to 30s for remote bot alice: connect to {endpoint} "
+    assert (f"waiting up to {WAIT}s for remote bot alice: connect to {endpoint} "
             "(no CURVE: admitted by the name in the hello)") in r.output
     assert "remote bot alice connected" in r.output
     assert "alice [0]" in r.output and "faults: none" in r.output
@@ -144,8 +148,8 @@ def test_two_remote_bots_connect_in_any_order(tmp_path: Path, start_bot: StartBo
     endpoint = f"ipc://{tmp_path}/referee"
     start_bot(endpoint, "bob")
     start_bot(endpoint, "alice")
-    r = invoke("play", "remote:alice", "remote:bob", "--listen", endpoint, "--wait", "30",
-               "--move-time", "20", "--json")
+    r = invoke("play", "remote:alice", "remote:bob", "--listen", endpoint, "--wait", WAIT,
+               "--move-time", MOVE_TIME, "--json")
     assert r.exit_code == 0, r.output
     assert json.loads(r.stdout)["games"][0]["faults"] == []
     assert "for remote bots alice, bob:" in r.stderr
@@ -163,14 +167,14 @@ def test_in_a_match_a_lost_bot_connects_again(tmp_path: Path, start_bot: StartBo
     restart.start()
     try:
         r = invoke("play", "heuristic", "remote:alice", "--games", "2", "--listen", endpoint,
-                   "--wait", "30", "--move-time", "20", "--json")
+                   "--wait", WAIT, "--move-time", MOVE_TIME, "--json")
     finally:
         restart.join()
     assert r.exit_code == 0, r.output
     g1, g2 = json.loads(r.stdout)["games"]
     assert g1["forfeits"] == [1] and g1["faults"][0]["kind"] == "crash"
     assert g2["faults"] == [] and g2["forfeits"] == []
-    assert (f"waiting up to 30s for remote bot alice to connect again to {endpoint}\n"
+    assert (f"waiting up to {WAIT}s for remote bot alice to connect again to {endpoint}\n"
             "remote bot alice connected again") in r.stderr
 
 
@@ -199,12 +203,12 @@ def test_refused_bot_is_reported_after_wait(keys: Path, start_bot: StartBot, cas
     ref, endpoint = referee_waiting(
         children, "heuristic", "remote:alice", "--listen", f"tcp://127.0.0.1:{free_port()}",
         "--keys", str(keys / "bots"), "--server-key", str(keys / "referee.key_secret"),
-        "--wait", "3")
+        "--wait", f"{scaled(3):g}")
     start_bot(endpoint, "alice" if case == "unknown key" else "bob", bot_env)
     out, err = ref.communicate(timeout=scaled(30))
     assert ref.returncode == 1 and out == ""
     line = one_error_line(err)
-    assert line.startswith(f"Error: remote bot 'alice' did not connect to {endpoint} within 3s; "
+    assert line.startswith(f"Error: remote bot 'alice' did not connect to {endpoint} within {scaled(3):g}s; "
                            "connections refused meanwhile: "), line
     assert re.search(reason, line), line
     assert re.search(r"^referee: refused .*" + reason, err, re.M)  # said at once, too

@@ -15,12 +15,13 @@ from referee.bots import make_bot
 from referee.game import GameConfig
 from referee.play.runner import InProcessPlayer, Player, TimeControl, replay_check, run_game
 from referee.players.external import ExternalPlayer, stdio_player
+from tests.procs import scaled
 
 pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[2]
 BOTS = ROOT / "example_bots"
-TC = TimeControl(startup=5.0, per_decision=1.0, bank=5.0)
+TC = TimeControl(startup=scaled(5.0), per_decision=scaled(1.0), bank=scaled(5.0))
 
 COMMANDS = {
     "python-random": [sys.executable, str(BOTS / "python" / "random_bot.py"), "--seed", "7"],

@@ -31,7 +31,7 @@ pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[2]
 BOT = ROOT / "example_bots" / "js" / "zmq_bot.js"
-TC = TimeControl(startup=10.0, per_decision=2.0, bank=10.0)
+TC = TimeControl(startup=scaled(10.0), per_decision=scaled(2.0), bank=scaled(10.0))
 
 
 def _referee() -> str:
@@ -116,7 +116,7 @@ def _listen(children: Children, keys: Path, *extra: str) -> tuple[subprocess.Pop
     """``referee play heuristic remote:alice`` with CURVE, and the endpoint it prints."""
     p = children.popen([_referee(), "play", "heuristic", "remote:alice", "--listen",
                         "tcp://127.0.0.1:*", "--keys", str(keys / "bots"), "--server-key",
-                        str(keys / "referee.key_secret"), "--move-time", "20", "--json",
+                        str(keys / "referee.key_secret"), "--move-time", str(scaled(20)), "--json",
                         *extra], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert p.stderr is not None
     line = p.stderr.readline()
@@ -129,7 +129,7 @@ def _listen(children: Children, keys: Path, *extra: str) -> tuple[subprocess.Pop
 
 def test_remote_bot_with_curve_plays(node_env: dict[str, str], keys: Path,
                                      children: Children) -> None:
-    ref, endpoint = _listen(children, keys, "--wait", "60", "--seed", "5")
+    ref, endpoint = _listen(children, keys, "--wait", str(scaled(60)), "--seed", "5")
     env = {**node_env, **_keys_env(keys / "bots" / "alice.key_secret",
                                    keys / "referee.key", endpoint)}
     assert env["UPDOWN_NAME"] == "alice" and env["UPDOWN_SERVER_KEY"]
@@ -150,7 +150,7 @@ def test_remote_bot_with_curve_plays(node_env: dict[str, str], keys: Path,
 
 def test_remote_bot_with_the_wrong_server_key_says_so_and_exits(
         node_env: dict[str, str], keys: Path, tmp_path: Path, children: Children) -> None:
-    ref, endpoint = _listen(children, keys, "--wait", "30")
+    ref, endpoint = _listen(children, keys, "--wait", str(scaled(30)))
     new_keypair(tmp_path / "other", "referee")  # not the key the referee listens with
     env = {**node_env, **_keys_env(keys / "bots" / "alice.key_secret",
                                    tmp_path / "other" / "referee.key", endpoint)}

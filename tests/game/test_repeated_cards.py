@@ -128,3 +128,34 @@ def test_deals_differing_only_in_hidden_cards_give_identical_hands(players: int)
                 continue
             break
     assert checked > 1000
+
+
+def test_a_3up_play_of_one_of_two_identical_copies_leaves_the_first_in_the_3up_list() -> None:
+    """RULES §9.6 (four_of_a_colour: a swap puts the hand card in the place of the 3UP
+    card it replaced), §6 and protocol/RULES.md §10.4: identical copies are identical
+    for every purpose, and which copy a play takes depends only on the cards the seat
+    holds, in the order shown (the hand's, the 3UP cards'), never on where the copies
+    lay in the deck.  Seat 1's 3UP cards are 9g 7g 9g after swapping a hand 9g for its
+    2g; `play 3up 9g` plays the first 9g of that list and leaves 7g 9g.  (Found by the
+    differential tests against the oracle, tests/oracle: the engine played the copy
+    dealt first, by its copy number, and left 9g 7g.)"""
+    deck = ["4g", "Cg", "5g", "Cg", "7g", "5g", "10g", "9g", "2g", "6g", "C+2g", "3g", "4g",
+            "7g", "10g", "2g", "C+1g", "9g", "8g", "1g", "6g", "8g", "3g", "1g", "C+2g", "C+1g"]
+    decisions = [
+        (1, "3up 2g 7g 9g"), (0, "3up 2g 4g C+1g"), (1, "play hand 3g"),
+        (0, "play hand 10g 10g"), (1, "pickup"), (0, "play hand C+2"), (0, "draw"),
+        (0, "play hand 1g"), (0, "play hand 6g"), (1, "play hand 10g 10g"), (1, "swap 2g 9g"),
+        (0, "pickup"), (1, "play hand 2g"), (0, "play hand 3g"), (1, "play hand 6g"),
+        (0, "play hand 10g"), (0, "swap C+1g 1g"), (1, "play hand C+2"), (1, "play hand 8g"),
+        (1, "draw"), (1, "play hand C+1"), (1, "play hand 3g"), (0, "play hand 6g"),
+    ]
+    config = GameConfig(players=2, deck="alternative", colours=1,
+                        variants=frozenset({"four_of_a_colour"}))
+    game = Game(config, 0, deck=parse_deck(deck), first_player=1)
+    for seat, decision in decisions:
+        game.apply(seat, decision)
+    assert game.observation(0)["seats"][1]["up"] == ["9g", "7g", "9g"]
+    assert game.observation(0)["seats"][1]["hand"] == 0
+    game.apply(1, "play 3up 9g")
+    for seat in (0, 1):
+        assert game.observation(seat)["seats"][1]["up"] == ["7g", "9g"]

@@ -244,7 +244,8 @@ def test_wrong_swap_decisions_during_the_swap() -> None:
 @pytest.mark.parametrize("text", ["x" * 900_000, "play hand " + "7g " * 250_000,
                                   "3up " + "7g " * 250_000, "down " + "1" * 900_000])
 def test_a_text_of_a_megabyte_is_refused_with_a_message_of_one_line(text: str) -> None:
-    # A bot may send a decision text up to the message size limit (1 MiB); the message
+    # A bot may send a long decision text (the engine takes any text: the message size
+    # limit is the transport's, and an organiser's may be larger); the message
     # about it goes back to the bot, into the record and the transcript: it shows only
     # the start of the text, not the whole of it.
     g = position(BASE)

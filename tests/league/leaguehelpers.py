@@ -17,11 +17,16 @@ from tests.procs import scaled
 
 EXAMPLE_BOTS = Path(__file__).resolve().parents[2] / "example_bots" / "python"
 
+#: The test leagues' time limit per decision: 2 s, times the suite's time factor
+#: (REFEREE_TEST_TIME_FACTOR, tests/procs.py), so that an oversubscribed machine does
+#: not turn the bots' decisions into timeouts.
+PER_DECISION = scaled(2.0)
+
 
 def league_toml(path: Path, *, seats: Sequence[int] = (2,), deals: int = 1, seed: int = 5,
                 extra: str = "") -> Path:
     path.write_text(f"[league]\nname = \"test\"\nseats = {list(seats)}\ndeals = {deals}\n"
-                    f"seed = {seed}\n\n[time]\nper_decision = 2.0\n{extra}")
+                    f"seed = {seed}\n\n[time]\nper_decision = {PER_DECISION!r}\n{extra}")
     return path
 
 

@@ -23,8 +23,8 @@ import pytest
 from referee.league.config import Limits
 from referee.league.store import LeagueStore
 from referee.league.submission import stage
-from tests.league.conftest import Referee, env_for_subprocess, referee_command
-from tests.league.leaguehelpers import league_toml
+from tests.league.conftest import env_for_subprocess, referee_command
+from tests.league.leaguehelpers import make_league
 from tests.procs import scaled
 
 pytestmark = pytest.mark.slow
@@ -42,11 +42,10 @@ print(json.dumps({"rc": r.returncode, "out": r.stdout, "err": r.stderr,
 
 
 @pytest.fixture
-def league(tmp_path: Path, referee: Referee) -> Path:
-    where = tmp_path / "league"
-    cfg = league_toml(tmp_path / "league.toml", extra=LIMITS)
-    assert referee("league", "new", where, "--config", cfg).returncode == 0
-    return where
+def league(tmp_path: Path) -> Path:
+    """A new league (made in-process: ``league new`` itself is tested in
+    test_league_cli.py; these tests are about what ``league submit`` refuses)."""
+    return make_league(tmp_path / "league", extra=LIMITS)
 
 
 def refused(league: Path, source: Path, *words: str) -> str:

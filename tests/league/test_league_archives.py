@@ -21,7 +21,7 @@ from referee.league.config import Limits
 from referee.league.store import LeagueStore
 from referee.league.submission import SubmissionError, stage
 from tests.league.conftest import Referee, env_for_subprocess, referee_command
-from tests.league.leaguehelpers import EXAMPLE_BOTS, league_toml
+from tests.league.leaguehelpers import EXAMPLE_BOTS, make_league
 from tests.procs import Children, scaled
 
 pytestmark = pytest.mark.slow
@@ -30,11 +30,10 @@ LIMITS = "[limits]\nmax_bytes = 100000\nmax_files = 20\nmax_file_bytes = 60000\n
 
 
 @pytest.fixture
-def league(tmp_path: Path, referee: Referee) -> Path:
-    where = tmp_path / "league"
-    cfg = league_toml(tmp_path / "league.toml", extra=LIMITS)
-    assert referee("league", "new", where, "--config", cfg).returncode == 0
-    return where
+def league(tmp_path: Path) -> Path:
+    """A new league (made in-process: ``league new`` itself is tested in
+    test_league_cli.py; these tests are about what ``league submit`` refuses)."""
+    return make_league(tmp_path / "league", extra=LIMITS)
 
 
 def refused(referee: Referee, league: Path, source: Path, *words: str) -> str:

@@ -12,7 +12,7 @@ import pytest
 
 from referee.league.store import LeagueStore
 from tests.league.conftest import Referee
-from tests.league.leaguehelpers import EXAMPLE_BOTS, league_toml
+from tests.league.leaguehelpers import EXAMPLE_BOTS, PER_DECISION, league_toml
 
 pytestmark = pytest.mark.slow
 
@@ -142,7 +142,7 @@ def test_changing_rules_time_or_sandbox_is_refused_in_one_line(
     assert lines[0].startswith("Error: ") and "changes them" in lines[0]
     assert "rules.turn_limit: was 1000, now 300;" in lines[0]
     assert "sandbox.memory_mb: was 1024, now 256" in lines[0]
-    assert "time.per_decision: was 2.0, now 2.0" not in r.stderr
+    assert f"time.per_decision: was {PER_DECISION}, now {PER_DECISION}" not in r.stderr
     assert "deals: was 2, now 1" in lines[0]
     assert len(r.stderr) < 800
     # more deals and another table size are taken
@@ -163,4 +163,4 @@ def test_check_bot_takes_a_league_file(tmp_path: Path, referee: Referee,
     r = referee("check-bot", "--config", cfg, "--cwd", EXAMPLE_BOTS, "python3 heuristic_bot.py")
     assert r.returncode == 0, r.stdout + r.stderr
     assert "sandbox: bubblewrap; memory 300 MB" in r.stdout
-    assert "limit 2.000s each" in r.stdout  # the league's per_decision
+    assert f"limit {PER_DECISION:.3f}s each" in r.stdout  # the league's per_decision

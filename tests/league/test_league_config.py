@@ -123,6 +123,6 @@ def test_the_scores_value_function_is_kept_and_may_change() -> None:
     assert LeagueConfig.from_json(stored, "here").luck == LuckSetting()
     refused, accepted = changes(old, new)
     assert refused == []
-    assert accepted == ["scores.value: linear -> rollout x8 (the games played are scored again)"]
+    assert accepted == ["scores.value: linear -> rollout x8, own choices (the games played are scored again)"]
     with pytest.raises(LeagueConfigError, match="scores.value: must be one of linear, rollout"):
         parse_league_config({"scores": {"value": "exact"}})

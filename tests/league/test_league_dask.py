@@ -17,11 +17,10 @@ from tests.league.leaguehelpers import EXAMPLE_BOTS, league_toml
 pytestmark = pytest.mark.slow
 
 
-def _league(tmp_path: Path, referee: Referee, name: str, *same: Path) -> Path:
+def _league(tmp_path: Path, referee: Referee, name: str) -> Path:
     league = tmp_path / name
     cfg = league_toml(tmp_path / f"{name}.toml", seats=[2], deals=1, seed=9)
-    secret = ["--secret-from", str(same[0])] if same else []  # the same decks
-    assert referee("league", "new", league, "--config", cfg, *secret).returncode == 0
+    assert referee("league", "new", league, "--config", cfg).returncode == 0
     for bot, cmd in (("heur", "python3 heuristic_bot.py"),
                      ("rand", "python3 random_bot.py --seed 1")):
         r = referee("league", "submit", league, bot, EXAMPLE_BOTS, "--command", cmd)
@@ -32,7 +31,10 @@ def _league(tmp_path: Path, referee: Referee, name: str, *same: Path) -> Path:
 def test_a_league_on_a_local_dask_cluster_equals_the_process_pool(
         tmp_path: Path, referee: Referee, need_sandbox: None) -> None:
     on_dask = _league(tmp_path, referee, "dask")
-    on_pool = _league(tmp_path, referee, "pool", on_dask)
+    # the same league, played on the process pool: a copy of its folder (the same
+    # secret, hence decks, and the same checked entries; a league's folder holds
+    # only paths relative to itself)
+    on_pool = Path(shutil.copytree(on_dask, tmp_path / "pool"))
     r = referee("league", "run", on_dask, "--executor", "dask", "--jobs", "2", "--quiet")
     assert r.returncode == 0, r.stderr
     assert "played 2 games" in r.stderr
@@ -57,20 +59,18 @@ def test_an_adaptive_league_on_dask_plays_the_schedule_of_the_process_pool(
     """``schedule = "adaptive"``: which games come next depends on the results so
     far; the same league on a Dask cluster and on the process pool (the same
     secret) chooses the same lineups and plays the same games."""
-    leagues: list[Path] = []
-    for name in ("dask", "pool"):
-        league = tmp_path / name
-        cfg = league_toml(tmp_path / f"{name}.toml", seats=[2], deals=2, seed=9)
-        cfg.write_text(cfg.read_text().replace("[time]", 'schedule = "adaptive"\ntop = 1\n[time]'))
-        secret = ["--secret-from", str(leagues[0])] if leagues else []
-        assert referee("league", "new", league, "--config", cfg, *secret).returncode == 0
-        for bot, cmd in (("heur", "python3 heuristic_bot.py"),
-                         ("rand1", "python3 random_bot.py --seed 1"),
-                         ("rand2", "python3 random_bot.py --seed 2")):
-            r = referee("league", "submit", league, bot, EXAMPLE_BOTS, "--command", cmd)
-            assert r.returncode == 0, r.stdout + r.stderr
-        leagues.append(league)
-    on_dask, on_pool = leagues
+    on_dask = tmp_path / "dask"
+    cfg = league_toml(tmp_path / "dask.toml", seats=[2], deals=2, seed=9)
+    cfg.write_text(cfg.read_text().replace("[time]", 'schedule = "adaptive"\ntop = 1\n[time]'))
+    assert referee("league", "new", on_dask, "--config", cfg).returncode == 0
+    for bot, cmd in (("heur", "python3 heuristic_bot.py"),
+                     ("rand1", "python3 random_bot.py --seed 1"),
+                     ("rand2", "python3 random_bot.py --seed 2")):
+        r = referee("league", "submit", on_dask, bot, EXAMPLE_BOTS, "--command", cmd)
+        assert r.returncode == 0, r.stdout + r.stderr
+    # the same league (secret, entries) for the process pool: a copy of its folder
+    on_pool = Path(shutil.copytree(on_dask, tmp_path / "pool"))
+    leagues = [on_dask, on_pool]
     r = referee("league", "run", on_dask, "--executor", "dask", "--jobs", "2", "--quiet")
     assert r.returncode == 0, r.stderr
     assert referee("league", "run", on_pool, "--jobs", "2", "--quiet").returncode == 0

@@ -43,15 +43,15 @@ def test_a_league_scores_by_its_value_function_and_can_be_scored_again(
     for name, bot in [("low", "lowest"), ("rnd", "random")]:
         put(league, name, builtin_bot(tmp_path / name, bot))
     run_league(league, executor=BuiltinExecutor(), sandbox=unsandboxed(), progress=False)
-    assert [st.luck_value for st in standings(league)] == ["rollout x2"]
+    assert [st.luck_value for st in standings(league)] == ["rollout x2, own choices"]
     assert len(_rows(league)) == 2
 
     r = CliRunner().invoke(main, ["luck", "rescore", str(league)])
     assert r.exit_code == 0, r.output
-    assert "2 games scored again with the value function linear (was rollout x2)" in r.output
+    assert "2 games scored again with the value function linear (was rollout x2, own choices)" in r.output
     assert _rows(league) == _fresh(league, LuckSetting())
     assert [st.luck_value for st in standings(league)] == ["linear"]
     # the league's file still says rollout: its next run scores the games by it again
     run_league(league, executor=BuiltinExecutor(), sandbox=unsandboxed(), progress=False)
     assert _rows(league) == _fresh(league, LuckSetting("rollout", 2))
-    assert [st.luck_value for st in standings(league)] == ["rollout x2"]
+    assert [st.luck_value for st in standings(league)] == ["rollout x2, own choices"]

@@ -313,12 +313,13 @@ def test_a_flood_of_stale_replies_neither_extends_the_wait_nor_is_answered_in_fu
     now = [0.0]
 
     def clock() -> float:
-        now[0] += 0.01  # every look at the clock: 10 ms later
+        now[0] += 0.05  # every look at the clock: 50 ms later
         return now[0]
 
     def answer(req: dict[str, Any]) -> Any:
         if req["id"] == 1:
-            for _ in range(40):
+            # 8, and the late reply to it: 9 (the tenth in a game forfeits: MAX_STRAYS)
+            for _ in range(8):
                 bot.transports[-1].peer.send({"type": "decision", "id": 99, "decision": 0})
         return 0
 

@@ -42,7 +42,7 @@ def test_handshake_then_game_then_idle() -> None:
     s.receive({**HELLO, "protocol": [3, 1]})
     assert s.version == 1
     w = s.welcome()
-    assert w["protocol"] == 1 and w["max_message_bytes"] == 1 << 20
+    assert w["protocol"] == 1 and w["max_message_bytes"] == 8 << 10
     s.new_game("g1", 0, {}, ["a", "b"])
     req = s.request(0, {}, ["pickup"], [], 1.23456)
     check_referee_message(req)

@@ -128,13 +128,13 @@ def test_the_scores_setting_chooses_the_value_function_and_rescore_changes_it(
     linear = _game_lucks(out, LuckSetting(), builtins)
     assert _luck_rows(out) == rollout != linear
     st = standings_of(out)
-    assert st.luck_value == "rollout x3"
-    assert "value function: rollout x3" in render(st, "plain")
-    assert json.loads(render(st, "json"))["luck_value"] == "rollout x3"
+    assert st.luck_value == "rollout x3, own choices"
+    assert "value function: rollout x3, own choices" in render(st, "plain")
+    assert json.loads(render(st, "json"))["luck_value"] == "rollout x3, own choices"
 
     r = CliRunner().invoke(main, ["luck", "rescore", str(out)])
     assert r.exit_code == 0, r.output
-    assert "6 games scored again with the value function linear (was rollout x3)" in r.output
+    assert "6 games scored again with the value function linear (was rollout x3, own choices)" in r.output
     assert _luck_rows(out) == linear
     assert standings_of(out).luck_value == "linear"
 
@@ -168,3 +168,26 @@ def test_a_wrong_scores_setting_is_refused_naming_the_key(scores: dict[str, obje
                                                           error: str) -> None:
     with pytest.raises(TournamentConfigError, match=re.escape(error)):
         parse_config({**RAW, "scores": scores})
+
+
+def test_a_store_scored_by_rollouts_before_the_own_choices_were_corrected_is_scored_again(
+        tmp_path: Path) -> None:
+    """A store whose rollout scores were computed without the corrections at the
+    built-in bots' own choices (its setting reads ``rollout x3``) is scored again, with
+    them, when the tournament next runs: ``random``'s choices are corrected."""
+    out = tmp_path / "out"
+    config = parse_config({**RAW, "scores": {"value": "rollout", "rollouts": 3}})
+    builtins = {"a": "lowest", "b": "random"}
+    old = LuckSetting("rollout", 3, choices=False)
+    run_tournament(config, output_dir=out, executor=SerialExecutor(), quiet=True)
+    store = Store.create_or_resume_existing(out)
+    try:
+        store.rescore(old, lambda seats: [builtins[s] for s in seats])
+        assert store.meta("luck_value") == "rollout x3"
+    finally:
+        store.close()
+    assert _luck_rows(out) == _game_lucks(out, old, builtins)
+    run_tournament(config, output_dir=out, executor=SerialExecutor(), quiet=True)
+    assert _luck_rows(out) == _game_lucks(out, config.luck, builtins) != _game_lucks(
+        out, old, builtins)
+    assert standings_of(out).luck_value == "rollout x3, own choices"

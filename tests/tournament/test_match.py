@@ -167,16 +167,18 @@ def _run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 
 
 def test_match_through_the_installed_command(tmp_path: Path) -> None:
-    p = _run("match", "heuristic", "random", "--sprt", "elo0=0,elo1=20", "-j", "1",
-             "--json", "-o", str(tmp_path / "m"), cwd=tmp_path)
+    # elo1=100 and a fixed seed: H1 after 12 sets (elo1=20 and a random seed took about
+    # 50, a different number each run)
+    p = _run("match", "heuristic", "random", "--sprt", "elo0=0,elo1=100", "--seed", "1",
+             "-j", "1", "--json", "-o", str(tmp_path / "m"), cwd=tmp_path)
     assert p.returncode == 0, p.stderr
     s = json.loads(p.stdout)
     assert s["new"] == "heuristic" and s["old"] == "random"
-    assert s["sprt"]["verdict"] == "H1" and s["sprt"]["elo1"] == 20
+    assert s["sprt"]["verdict"] == "H1" and s["sprt"]["elo1"] == 100
     assert s["sets"] > 0 and (tmp_path / "m" / "tournament.sqlite").is_file()
     # the same command again: nothing left to play, the same verdict
-    again = _run("match", "heuristic", "random", "--sprt", "elo0=0,elo1=20", "-j", "1",
-                 "--json", "-o", str(tmp_path / "m"), cwd=tmp_path)
+    again = _run("match", "heuristic", "random", "--sprt", "elo0=0,elo1=100", "--seed", "1",
+                 "-j", "1", "--json", "-o", str(tmp_path / "m"), cwd=tmp_path)
     assert again.returncode == 0, again.stderr
     s2 = json.loads(again.stdout)
     assert s2["resumed_sets"] >= s["sets"] and s2["sprt"] == s["sprt"]
@@ -224,7 +226,7 @@ seats = 3
 seed = 5
 seating = "williams"
 [time]
-per_decision = 5.0
+per_decision = {scaled(5.0)}
 [[bots]]
 name = "ext"
 command = ["{sys.executable}", "heuristic_bot.py"]

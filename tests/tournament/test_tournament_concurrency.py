@@ -17,6 +17,7 @@ from referee.tournament import load_config
 from referee.tournament.executor import SerialExecutor
 from referee.tournament.run import run_tournament, standings_of
 from referee.tournament.standings import render
+from tests.procs import scaled
 
 HERE = Path(__file__).resolve().parent
 BOTS = HERE.parent / "bots"
@@ -27,7 +28,7 @@ seats = 2
 deals = 3
 seed = 11
 [time]
-per_decision = 5.0
+per_decision = {scaled(5.0)}
 [[bots]]
 name = "lowest"
 builtin = "lowest"

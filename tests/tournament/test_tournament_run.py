@@ -257,7 +257,7 @@ seats = 2
 deals = 3
 output = "out"
 [time]
-per_decision = 5
+per_decision = {scaled(5.0)}
 [[bots]]
 name = "heuristic"
 python = "{Path(__file__).resolve().parent / 'fakebots.py'}:HeuristicRule"

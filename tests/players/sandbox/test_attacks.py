@@ -26,8 +26,8 @@ import zmq
 
 from referee.bots import make_bot
 from referee.game import Decision, GameConfig
-from referee.play.runner import DecisionRequest, InProcessPlayer, run_game
-from referee.players.external import external_player
+from referee.play.runner import DecisionRequest, GameRecord, InProcessPlayer, run_game
+from referee.players.external import ExternalPlayer, external_player
 from referee.players.launcher import launch_zmq_bot
 from referee.players.process import StderrLog
 from referee.players.sandbox import Sandbox, SandboxConfig
@@ -455,8 +455,7 @@ def test_a_log_flood_between_its_turns_costs_only_the_flooder(tmp_path: Path, sa
     drains it only on the flooder's own turns (and at its end).  The game finishes
     without a fault; each log is capped, with the count of what was dropped."""
     cap = 32768
-    script = "attack_flood.py" if transport == "stdio" else "attack_flood_zmq.py"
-    flooder = external_player("flood", [sys.executable, str(BOTS / script)], None,
+    flooder = external_player("flood", [sys.executable, str(BOTS / "attack_flood.py")], None,
                               None, TC, sandbox.config.memory_mb, str(tmp_path / "logs"),
                               sandbox=sandbox, stderr_cap=cap, transport=transport)
     parked_turns = 0
@@ -499,3 +498,56 @@ def test_a_log_flood_between_its_turns_costs_only_the_flooder(tmp_path: Path, sa
         text = (tmp_path / "logs" / f"flood.{kind}.log").read_bytes()
         assert text.rstrip().endswith(f"[referee: {log.dropped} more bytes of output "
                                       f"dropped in this start]".encode())
+
+
+@pytest.mark.parametrize("transport", ["stdio", "zmq"])
+def test_messages_nobody_asked_for_cost_the_referee_nothing(tmp_path: Path, sandbox: Sandbox,
+                                                            transport: str) -> None:
+    """A sandboxed bot sending, before each answer, five 'decision's with ids never
+    sent, each as costly to decode as the size limit lets it (a list of empty lists:
+    at the old 1 MiB limit ~120 ms each, so a game cost the referee seconds of CPU):
+    the tenth in a game is a fault naming it that forfeits the game (nothing more
+    of it is read in that game), the game is played out, and the next game goes on
+    with the same process (the strays it queued count there).
+    The referee's CPU for its games stays near that of the same games without strays
+    (the same bot, ATTACK_STRAYS=0).  Over stdio and the launched (direct ZMTP)
+    ZeroMQ path."""
+    notes: list[str] = []
+
+    def games(strays: int) -> tuple[list[GameRecord], float, ExternalPlayer]:
+        p = external_player("strays", [sys.executable, str(BOTS / "attack_strays.py")], None,
+                            {"ATTACK_STRAYS": str(strays)}, TC, sandbox.config.memory_mb,
+                            str(tmp_path / "logs"), sandbox=sandbox, transport=transport,
+                            on_message=lambda d, _b, text, _t: notes.append(text)
+                            if d == "note" and strays else None)
+        recs = []
+        cpu = 0.0
+        try:
+            for seed in (3, 4):
+                p.prepare()  # its start (and restart) outside the measure
+                # The referee's thread (the game, and reading the bot's messages),
+                # not the process: other tests' threads may run in it meanwhile.
+                t = time.thread_time()
+                recs.append(run_game(GameConfig(players=2), seed,
+                                     [p, InProcessPlayer(make_bot("lowest"))], time_control=TC))
+                cpu += time.thread_time() - t
+        finally:
+            p.close()
+        return recs, cpu, p
+
+    normal, normal_cpu, _ = games(0)
+    assert [r.faults for r in normal] == [[], []]
+    attacked, attack_cpu, p = games(5)
+    for rec in attacked:
+        assert rec.result is not None and list(rec.result.forfeits) == [0]  # played out
+        [fault] = rec.faults
+        assert (fault.kind, fault.seat, fault.action) == ("protocol", 0, "forfeit")
+        assert fault.detail.startswith("strays sent 10 messages nobody asked for in this game")
+    assert p.starts == 1  # the same process for both games
+    # Each game read exactly ten strays, the tenth forfeited it: nothing more read.
+    assert sum(n.startswith("ignored: reply to request ") for n in notes) == 2 * 10
+    # Ten strays of 8 KiB a game: ~0.1 ms each as JSON, ~15 us as msgpack (its
+    # unknown field is skipped, nothing built): less than the game's own cost (~5 ms
+    # against 'lowest'), so at most twice that (plus slack for a loaded machine's
+    # caches).  Without the fix the referee spent seconds on them.
+    assert attack_cpu < 2 * normal_cpu + 0.03, (attack_cpu, normal_cpu)

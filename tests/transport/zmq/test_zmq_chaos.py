@@ -35,6 +35,7 @@ from typing import Any
 import pytest
 
 from referee.players.process import live_bots
+from tests.procs import scaled
 from tests.tournament import test_tournament_chaos as stdio_chaos  # the checks are shared
 
 pytestmark = pytest.mark.slow
@@ -257,8 +258,8 @@ def test_zmq_chaos_games_over_referee_play(tmp_path: Path, piddir: Path, tmpdir_
     transcript = tmp_path / "transcript.txt"
     p = stdio_chaos.run(
         "play", *seats, "remote:rchaos-p", "heuristic", "--games", "3", "--seed", str(SEED),
-        "--listen", endpoint, "--wait", "20", "--move-time", "0.1", "--bank", "0.1",
-        "--startup", "10", "--transcript", "--transcript-file", str(transcript),
+        "--listen", endpoint, "--wait", str(scaled(20)), "--move-time", "0.1", "--bank", "0.1",
+        "--startup", str(scaled(10)), "--transcript", "--transcript-file", str(transcript),
         "--no-colour", "--json", "--record-dir", str(tmp_path / "records"),
         env={"CHAOS_PIDDIR": str(piddir)})
     why = f"referee play over ZeroMQ, seed {SEED}"

@@ -36,7 +36,7 @@ from tests.procs import scaled
 
 pytestmark = pytest.mark.slow
 
-TC = TimeControl(startup=20.0, per_decision=20.0, bank=0.0)
+TC = TimeControl(startup=scaled(20.0), per_decision=scaled(20.0), bank=0.0)
 
 SERVER_PUBLIC, SERVER_SECRET = zmq.curve_keypair()
 ALICE = zmq.curve_keypair()

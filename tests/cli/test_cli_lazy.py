@@ -1,0 +1,100 @@
+"""The commands are loaded lazily (referee/cli/main.py ``COMMANDS``, click's "lazily
+loading subcommands"): ``referee --help`` lists every command with its own short
+help without loading any, each command and subcommand shows its own ``--help``, a
+mistyped command is still told the close names, and ``--help``/``--version`` start
+without the library's heavy modules."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import click
+import pytest
+
+from referee.cli.kit import Group
+from referee.cli.main import COMMANDS, main
+from tests.cli.cli_helpers import invoke
+from tests.procs import scaled
+
+#: What ``referee --help`` and ``--version`` must not load (the commands' modules,
+#: the layers above the players, the report's templates, ZeroMQ, Dask).
+HEAVY = ("referee.cli.play", "referee.cli.tournament", "referee.cli.league",
+         "referee.tournament", "referee.league", "referee.report", "referee.checkbot",
+         "jinja2", "zmq", "distributed", "dask")
+
+
+def _loaded_by(*args: str) -> tuple[int, list[str], str]:
+    """Run ``referee ARGS`` in a fresh interpreter: its exit status, the modules it
+    had loaded at the end, and what it printed."""
+    script = (
+        "import io, json, sys, contextlib\n"
+        "from referee.cli.main import main\n"
+        "out = io.StringIO()\n"
+        "with contextlib.redirect_stdout(out):\n"
+        "    try:\n"
+        "        main(sys.argv[1:], prog_name='referee')\n"
+        "        code = 0\n"
+        "    except SystemExit as e:\n"
+        "        code = e.code\n"
+        "sys.__stdout__.write(json.dumps([code, sorted(sys.modules), out.getvalue()]))\n")
+    r = subprocess.run([sys.executable, "-c", script, *args], capture_output=True, text=True,
+                       timeout=scaled(120))
+    assert r.returncode == 0, r.stderr
+    code, modules, printed = json.loads(r.stdout)
+    return code, modules, printed
+
+
+def test_the_command_list_shows_each_command_s_own_short_help() -> None:
+    """The short help kept for ``referee --help`` is the command's own (the list
+    would otherwise drift from the commands)."""
+    for name, lazy in COMMANDS.items():
+        command = lazy.load()
+        assert command.name == name
+        assert lazy.short_help == command.get_short_help_str(limit=500), name
+
+
+def test_referee_help_lists_every_command_and_each_help_works() -> None:
+    top = invoke("--help")
+    assert top.exit_code == 0
+    listing = " ".join(top.stdout.split("Commands:")[1].split())
+    for name, lazy in COMMANDS.items():
+        assert f"{name} {lazy.short_help}" in listing, name
+    ctx = click.Context(main)
+    for name in COMMANDS:
+        r = invoke(name, "--help")
+        assert r.exit_code == 0 and r.stdout.split("\n")[0].startswith(f"Usage: main {name} ")
+        command = main.get_command(ctx, name)
+        if isinstance(command, click.Group):
+            for sub in command.list_commands(ctx):
+                r = invoke(name, sub, "--help")
+                assert r.exit_code == 0, (name, sub, r.stderr)
+                assert r.stdout.startswith(f"Usage: main {name} {sub} "), (name, sub)
+
+
+def test_a_mistyped_command_is_told_the_close_names_none_loaded() -> None:
+    """click suggests among the loaded commands only; the group suggests among all."""
+    group = Group(name="g", lazy={"play": COMMANDS["play"], "replay": COMMANDS["replay"]})
+    with pytest.raises(click.UsageError) as e:
+        group.resolve_command(click.Context(group), ["plya"])
+    assert e.value.format_message() == ("No such command 'plya'. (Did you mean one of: "
+                                        "'play', 'replay'?)")
+    assert group.commands == {}  # nothing was loaded to say so
+
+
+@pytest.mark.parametrize("args", [["--help"], ["--version"]])
+def test_help_and_version_load_no_command(args: list[str]) -> None:
+    code, modules, printed = _loaded_by(*args)
+    assert code == 0 and printed
+    assert not [m for m in modules if m.startswith(HEAVY)], args
+
+
+def test_a_command_loads_only_its_own_module() -> None:
+    """``referee play`` needs neither the tournaments, the leagues nor the report."""
+    code, modules, printed = _loaded_by("play", "--help")
+    assert code == 0 and printed.startswith("Usage: referee play ")
+    assert "referee.cli.play" in modules
+    assert not [m for m in modules
+                if m.startswith(("referee.cli.tournament", "referee.cli.league",
+                                 "referee.league", "referee.report", "jinja2"))]
