@@ -1263,6 +1263,11 @@ def connect(endpoint: str, *, key: str | None = None, server_key: str | None = N
                     "league's authors' keys; send your public key (NAME.key) to the organiser")
             elif busy:
                 turned_away = True  # the door's BUSY_GREETING
+            elif event == zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL and key is None:
+                raise RemoteError(
+                    f"{endpoint} refused the connection's security handshake: the server "
+                    "requires CURVE keys; give --key NAME.key_secret and --server-key "
+                    "referee.key")
             elif event == zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL:
                 # The connection closed in its handshake: the door closed it (a flood
                 # of handshakes, or over its time) -- or the server could not read it
