@@ -30,6 +30,7 @@ import random
 import statistics
 import sys
 import time
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -41,12 +42,16 @@ from tests.oracle import rules as oracle  # noqa: E402
 
 def play(config: GameConfig, games: int, seed: int) -> tuple[float, int]:
     """Play ``games`` random games; (seconds, decisions)."""
-    rng = random.Random(seed)
-    rnd = rng.random
+    return _random_play((Game(config, seed=seed * 1_000_003 + i) for i in range(games)),
+                        random.Random(seed).random)
+
+
+def _random_play(games: Iterable[Game], rnd: Callable[[], float]) -> tuple[float, int]:
+    """Play each of ``games`` (made as they are needed, inside the timing) to its end
+    with uniformly random choices drawn from ``rnd``; (seconds, decisions)."""
     decisions = 0
     start = time.perf_counter()
-    for i in range(games):
-        game = Game(config, seed=seed * 1_000_003 + i)
+    for game in games:
         legal = game.legal
         apply = game.apply
         to_decide = game.to_decide
@@ -74,21 +79,9 @@ def play_engine(
 ) -> tuple[float, int]:
     """The engine plays the given deals with uniformly random choices; (seconds,
     decisions)."""
-    rnd = random.Random(seed).random
     decks = [(parse_deck(order), first) for order, first in deals]
-    decisions = 0
-    start = time.perf_counter()
-    for deck, first in decks:
-        game = Game(config, seed=0, deck=deck, first_player=first)
-        legal = game.legal
-        apply = game.apply
-        to_decide = game.to_decide
-        while game.phase != OVER:
-            for seat in to_decide():
-                options = legal(seat)
-                apply(seat, options[int(rnd() * len(options))])
-                decisions += 1
-    return time.perf_counter() - start, decisions
+    return _random_play((Game(config, seed=0, deck=deck, first_player=first)
+                         for deck, first in decks), random.Random(seed).random)
 
 
 def play_oracle(

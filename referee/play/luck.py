@@ -158,19 +158,9 @@ class ValueModel:
         return json.dumps(body, indent=1) + "\n"
 
     def __call__(self, game: Game, sums: Sequence[Summary]) -> list[list[float]]:
-        exact = _exact(game, sums)
         per_n = self.weights.get(game.n)
         w = per_n[stage_index(game, self.bounds)] if per_n is not None else None
-        out = [[0.0] * game.n for _ in SCORES]
-        for s in range(game.n):
-            x = features(game, sums, s) if w is not None else None
-            for i, k in enumerate(SCORES):
-                e = exact[i][s]
-                if e is not None:
-                    out[i][s] = e
-                elif x is not None and w is not None:
-                    out[i][s] = dot(w[k], x)
-        return out
+        return self._seats(game, sums, _exact(game, sums), w, range(game.n))
 
 
     def drawn(self, game: Game, sums: Sequence[Summary], drawer: int,
