@@ -153,13 +153,15 @@ class GameLoop:
     def _take(self, g: _InFlight, charged_until: float) -> Answer | None:
         """The bot's reply if it has come (charged up to ``charged_until``)."""
         elapsed = charged_until - g.sent if charged_until > g.sent else 0.0
+        player = g.player
         try:
-            value = g.player.take(0.0)
+            value = player.take(0.0)
         except Exception as e:
-            return Answer(None, e, elapsed)
+            return Answer(None, e, elapsed + getattr(player, "freeze_wait", 0.0))
         if value is None:
             return None
-        return Answer(value, None, elapsed)
+        # Waiting for the bot to be frozen after its reply is its own time.
+        return Answer(value, None, elapsed + getattr(player, "freeze_wait", 0.0))
 
     def _answered(self, g: _InFlight, answer: Answer) -> None:
         for h in g.handles:

@@ -141,6 +141,15 @@ MAX_IGNORED_TOLD = 5
 #: fault: a few a game at most).
 MAX_STRAYS = 10
 
+#: How long a bot frozen after its turn may take to be frozen (every process of it
+#: stopped) before it is a fault that ends it, in seconds.  A bot waiting for its
+#: next request stops in microseconds; one whose process is kept busy inside the
+#: kernel (a huge ``madvise`` or ``read``: a freezer stops a task only as it leaves
+#: the kernel) would go on taking CPU while the next seat is on the clock.  The next
+#: request (to any seat of the game) waits for the freeze; the wait is the bot's
+#: own time (the tail of its reply).
+FREEZE_LIMIT = 0.25
+
 #: How long a bot that was sent ``error`` may take to read it and exit by itself
 #: before it is ended: ended at once, it would usually be gone before reading the line
 #: (PROTOCOL.md, ``error``).  It returns as soon as the bot exits.
@@ -197,6 +206,9 @@ class ExternalPlayer:
         self._deadline = 0.0
         self._told = 0
         self._strays = 0  # messages nobody asked for in this game (MAX_STRAYS)
+        #: Requests of this game that timed out, whose one late reply is still to come:
+        #: that reply answers a request the referee did ask, and is no stray.
+        self._late: set[int] = set()
         self._start_fault: BotFault | None = None  # ``prepare`` could not start the bot
         #: The transport's encoder of values to embed in later messages (stdio's
         #: ``fragment``), if it has one: the events sent are encoded once, not per request.
@@ -211,6 +223,9 @@ class ExternalPlayer:
         #: The referee's own seconds in the last ``decide`` (thawing and freezing the
         #: bot): ``ask_now`` charges the bot its ``decide`` less this.
         self.overhead = 0.0
+        #: Seconds of the last ``_hold`` spent waiting for the bot to be frozen: the
+        #: bot's own time (a waiter that charges replies as they arrive adds it).
+        self.freeze_wait = 0.0
 
     # -- transcript ------------------------------------------------------------------
 
@@ -420,6 +435,7 @@ class ExternalPlayer:
             self.conn.process.stderr.mark(label or f"game {game_id}, seat {seat}")
         self._ids.clear()
         self._strays = 0
+        self._late.clear()
         bots = self._bots if len(self._bots) == config.players else [
             self.name if s == seat else f"seat{s}" for s in range(config.players)]
         try:
@@ -430,6 +446,9 @@ class ExternalPlayer:
             raise self._lost("was gone", "at the start of the game", e) from None
         if self._frozen is not None:
             self._frozen.freeze(True)  # until its first request (it reads new_game then)
+            fault = self._frozen_in_time("before its first turn")
+            if fault is not None:
+                raise fault
 
     def decide(self, request: DecisionRequest) -> Decision | str:
         """Ask for a decision and wait for it (``ask``, then ``take`` until it comes)."""
@@ -497,24 +516,48 @@ class ExternalPlayer:
     def expire(self) -> BotFault:
         """The asked decision did not come in time (the waiter's deadline)."""
         assert self.session is not None
-        self._hold()
-        self.session.abandon()
         rid, request = self._asked
-        return BotFault("timeout", f"{self.name} sent no decision for request {rid} "
-                        f"within {_allowance(request)}")
+        self._late.add(rid)  # its one late reply is no stray
+        fault = self._hold()
+        if self.session is not None:
+            self.session.abandon()
+        return fault or BotFault("timeout", f"{self.name} sent no decision for request {rid} "
+                                 f"within {_allowance(request)}")
 
-    def _hold(self) -> None:
+    def _hold(self) -> BotFault | None:
         """Its turn is over: its capped logs wait for the next one (``TurnGate``), and
-        a bot frozen between its turns is frozen (the time it takes is the referee's:
-        ``overhead``)."""
+        a bot frozen between its turns is frozen (writing the freezer is the referee's
+        time: ``overhead``; waiting until every process of it is frozen is the bot's:
+        ``freeze_wait``).  A bot not frozen within ``FREEZE_LIMIT`` is ended: the
+        fault, fatal, is returned."""
         gate = self._gate
         if gate is not None:
             gate.close()
         frozen = self._frozen
+        self.freeze_wait = 0.0
         if frozen is not None:
             t = self.clock()
             frozen.freeze(True)
-            self.overhead += self.clock() - t
+            t2 = self.clock()
+            self.overhead += t2 - t
+            fault = self._frozen_in_time("after its turn")
+            self.freeze_wait = self.clock() - t2
+            return fault
+        return None
+
+    def _frozen_in_time(self, when: str) -> BotFault | None:
+        """Wait until the bot, just asked to freeze, is frozen (at most
+        ``FREEZE_LIMIT``); if it is not, end it: the fatal fault naming it."""
+        frozen = self._frozen
+        if frozen is None or frozen.wait_frozen(FREEZE_LIMIT):
+            return None
+        self.dead = True
+        detail = (f"{self.name} kept running {when}: could not be frozen within "
+                  f"{FREEZE_LIMIT * 1000:.0f} ms (a process of it stayed busy inside the "
+                  f"kernel, where a freezer cannot stop it; RULES §5.4); its process is ended")
+        self._note(f"not frozen: {detail}")
+        self._end_connection()
+        return BotFault("timeout", detail, fatal=True)
 
     def take(self, timeout: float | None) -> Decision | str | None:
         """The asked decision, if it arrives within ``timeout`` seconds (None: until
@@ -523,10 +566,14 @@ class ExternalPlayer:
         try:
             got = self._take(timeout)
         except BaseException:
-            self._hold()
+            fault = self._hold()
+            if fault is not None:
+                raise fault from None
             raise
         if got is not None:
-            self._hold()
+            fault = self._hold()
+            if fault is not None:
+                raise fault
         return got
 
     def _take(self, timeout: float | None) -> Decision | str | None:
@@ -570,9 +617,12 @@ class ExternalPlayer:
             if d is None:
                 if isinstance(event, IgnoredReply):
                     self._note(f"ignored: {event.reason}")
-                    self._strays += 1
-                    if self._strays >= MAX_STRAYS:
-                        raise self._strayed(event) from None
+                    if type(event.id) is int and event.id in self._late:
+                        self._late.discard(event.id)  # late, but asked for: once
+                    else:
+                        self._strays += 1
+                        if self._strays >= MAX_STRAYS:
+                            raise self._strayed(event) from None
                     if self._told < MAX_IGNORED_TOLD:
                         self._told += 1
                         try:
@@ -585,6 +635,7 @@ class ExternalPlayer:
                     # deadline holds even while they keep coming.
                     if self.clock() >= deadline:
                         session.abandon()
+                        self._late.add(rid)
                         raise BotFault("timeout", f"{self.name} sent no decision for request "
                                        f"{rid} within {_allowance(request)} (only replies "
                                        f"to other requests)") from None
@@ -657,6 +708,8 @@ class ExternalPlayer:
             raise self._lost("was gone", "at the end of the game", e) from None
         if frozen is not None:
             frozen.freeze(True)
+            # Between games too: the next game's seats may be on the clock.
+            self._unreported = self._frozen_in_time("after its game") or self._unreported
 
     # -- ending ----------------------------------------------------------------------
 

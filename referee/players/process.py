@@ -556,6 +556,11 @@ class BotProcess:
         if self.cgroup is not None:
             self.cgroup.freeze(frozen)
 
+    def wait_frozen(self, timeout: float) -> bool:
+        """After ``freeze(True)``: is every process of the bot frozen within
+        ``timeout`` seconds (``Cgroup.wait_frozen``)?  True where it does not freeze."""
+        return self.cgroup is None or self.cgroup.wait_frozen(timeout)
+
     def tree(self) -> set[int]:
         """The live processes of the bot's tree now: its cgroup's, when it has one
         (every process of the bot, wherever it went; no /proc scan, whose cost grows

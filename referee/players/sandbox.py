@@ -65,6 +65,7 @@ import os
 import platform
 import re
 import secrets
+import select
 import shlex
 import shutil
 import signal
@@ -1490,6 +1491,11 @@ class Cgroup:
         #: The freezer's file, open (``freeze``), when the cgroup has one.
         self._freeze_fd: int | None = None
         self._freeze_values = (b"", b"")
+        #: The file that says whether the freeze is done (``wait_frozen``), open:
+        #: v2's ``cgroup.events`` (its ``frozen`` key; poll() wakes when it changes),
+        #: v1's ``freezer.state`` (FREEZING until done; no notification).
+        self._state_fd: int | None = None
+        self._poll: select.poll | None = None
         self.frozen = False
         if "freezer" in dirs:
             version, d = dirs["freezer"]
@@ -1497,6 +1503,14 @@ class Cgroup:
                                          else ("freezer.state", (b"THAWED", b"FROZEN")))
             with contextlib.suppress(OSError):
                 self._freeze_fd = os.open(os.path.join(d, name), os.O_WRONLY | os.O_CLOEXEC)
+                self._state_fd = os.open(
+                    os.path.join(d, "cgroup.events" if version == "2" else "freezer.state"),
+                    os.O_RDONLY | os.O_CLOEXEC)
+                if version == "2":
+                    self._poll = select.poll()
+                    # POLLPRI only: kernfs files always poll readable; POLLPRI (with
+                    # POLLERR) says the file changed since it was last read.
+                    self._poll.register(self._state_fd, select.POLLPRI)
 
     @classmethod
     def create(cls, parents: Mapping[str, tuple[str, str]], config: SandboxConfig) -> Cgroup | None:
@@ -1533,6 +1547,52 @@ class Cgroup:
         self.frozen = frozen
         with contextlib.suppress(OSError):
             os.pwrite(fd, self._freeze_values[frozen], 0)
+
+    def _frozen_state(self) -> bool:
+        fd = self._state_fd
+        if fd is None:
+            return False
+        try:
+            text = os.pread(fd, 256, 0)
+        except OSError:
+            return False
+        if self._poll is not None:
+            return b"frozen 1" in text
+        return text.strip() == b"FROZEN"
+
+    def wait_frozen(self, timeout: float) -> bool:
+        """After ``freeze(True)``: wait until every process of the cgroup is frozen, at
+        most ``timeout`` seconds; was it?  A freeze takes effect as each task next
+        leaves the kernel: a task sleeping (a bot waiting for its next request) stops
+        within microseconds, one kept busy in the kernel (``madvise`` populating
+        gigabytes, a huge ``read``) only when that call returns.  The wait sleeps:
+        short naps first (20 us, doubling to 1 ms: the usual freeze is done in tens
+        of microseconds), then, with cgroup v2, poll() on ``cgroup.events``, which
+        wakes when ``frozen`` changes (the kernel may delay that notice by up to 10
+        ms after the previous one: the poll is cut at 2 ms to read again); with v1,
+        ``freezer.state`` is read every 1 ms.  True at once without a freezer (or
+        once the cgroup is gone: nothing of it runs)."""
+        if self._state_fd is None or not self.frozen:
+            return True
+        if self._frozen_state():
+            return True
+        if not self.pids():
+            return True  # gone (a cgroup with no process reads as not frozen in v1)
+        deadline = time.monotonic() + timeout
+        pause = 20e-6
+        poll = self._poll
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0.0:
+                return self._frozen_state()
+            if pause < 1e-3 or poll is None:
+                time.sleep(min(pause, left))
+                pause = min(pause * 2, 1e-3)
+            else:
+                with contextlib.suppress(InterruptedError):
+                    poll.poll(min(left, 0.002) * 1000.0)
+            if self._frozen_state():
+                return True
 
     def frozen_now(self) -> bool:
         """Is every process of the cgroup frozen now (the kernel's word: a freeze
@@ -1592,6 +1652,10 @@ class Cgroup:
         if self._freeze_fd is not None:
             os.close(self._freeze_fd)
             self._freeze_fd = None
+        if self._state_fd is not None:
+            os.close(self._state_fd)
+            self._state_fd = None
+            self._poll = None
         for _, d in self.dirs.values():
             for _ in range(50):
                 try:

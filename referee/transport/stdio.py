@@ -203,7 +203,8 @@ class StdioTransport:
             i = self._buf.find(b"\n", self._scan)
             if i < 0:
                 self._scan = len(self._buf)
-                if self._scan > self.max_message_bytes:
+                # (+ 1: room for the "\r" of a "\r\n" line ending, not part of the message)
+                if self._scan > self.max_message_bytes + 1:
                     n = self._scan
                     self._buf.clear()
                     self._scan = 0
@@ -215,8 +216,10 @@ class StdioTransport:
             line = bytes(self._buf[:i])
             del self._buf[: i + 1]
             self._scan = 0
-            if len(line) > self.max_message_bytes:
-                raise MessageTooLarge(f"a line of {len(line)} bytes: a message may have at most "
+            # The limit counts the message, not its line ending ("\n" or "\r\n").
+            n = len(line) - 1 if line[-1:] == b"\r" else len(line)
+            if n > self.max_message_bytes:
+                raise MessageTooLarge(f"a line of {n} bytes: a message may have at most "
                                       f"{self.max_message_bytes} bytes")
             if line.strip():  # blank lines are tolerated and skipped
                 return line

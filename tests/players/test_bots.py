@@ -344,3 +344,33 @@ def test_other_forfeits_keep_the_process(pidfile: Pids) -> None:
     finally:
         garbage.close()
         other.close()
+
+
+@pytest.mark.parametrize("twice", [False, True])
+def test_late_replies_to_timed_out_requests_are_no_strays(pidfile: Pids, twice: bool) -> None:
+    """A slow but honest bot: every fourth request times out (a strike each; the
+    organiser allows 40), and its one late reply to each comes afterwards.  A late
+    reply to a request the referee did ask is no message "nobody asked for": the bot
+    plays the game out on its strikes.  A second reply to the same request answers
+    nothing: the tenth such forfeits it, as any stray does."""
+    notes: list[str] = []
+    extra = ("twice",) if twice else ()
+    tc = TimeControl(startup=scaled(5.0), per_decision=scaled(0.15), bank=0.0)
+    slow = bot("slow", "slow_honest.py", *extra, tc=tc,
+               on_message=lambda d, n, x, ts: notes.append(x) if d == "note" else None)
+    rec = play([slow, bot("ok", "first.py", tc=tc)], seed=7, tc=tc,
+               policy=FaultPolicy("substitute", 40))
+    mine = [f for f in rec.faults if f.seat == 0]
+    timeouts = [f for f in mine if f.kind == "timeout"]
+    late = sum(n.startswith("ignored: reply to request") for n in notes)
+    assert rec.result is not None
+    if twice:
+        assert mine[-1].kind == "protocol" and mine[-1].action == "forfeit"
+        assert mine[-1].detail.startswith("slow sent 10 messages nobody asked for in this game")
+        assert list(rec.result.forfeits) == [0]
+        assert len(timeouts) >= 10  # one late reply each, not counted; 10 second ones were
+    else:
+        assert not any("nobody asked for" in f.detail for f in mine), mine
+        assert list(rec.result.forfeits) == [] and len(timeouts) >= 10, mine
+        assert late >= 10  # its late replies did come, and were discarded
+    assert all(f.kind == "timeout" for f in mine[:-1])

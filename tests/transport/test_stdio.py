@@ -100,6 +100,31 @@ def test_oversized_line_is_refused_early_and_its_rest_skipped(p: Pipes) -> None:
     assert p.t.recv(scaled(1.0)) == {"ok": 2}
 
 
+@pytest.mark.parametrize("split", [False, True])
+def test_the_limit_counts_the_message_not_its_line_ending(split: bool) -> None:
+    """A message of exactly the limit fits with "\r\n" as with "\n" (whole, or its
+    "\r" arriving before its "\n"); one byte more is refused either way."""
+    p = Pipes(max_bytes=100)
+    try:
+        msg = b'{"a":"' + b"x" * 92 + b'"}'
+        assert len(msg) == 100
+        for ending in (b"\r\n", b"\n"):
+            if split:
+                p.write(msg + ending[:-1])
+                with pytest.raises(TransportTimeout):
+                    p.t.recv(0.0)
+                p.write(ending[-1:])
+            else:
+                p.write(msg + ending)
+            assert p.t.recv(scaled(1.0)) == {"a": "x" * 92}
+        p.write(b'{"a":"' + b"x" * 93 + b'"}\r\n{"ok":1}\n')
+        with pytest.raises(MessageTooLarge, match="a line of 101 bytes"):
+            p.t.recv(scaled(1.0))
+        assert p.t.recv(scaled(1.0)) == {"ok": 1}
+    finally:
+        p.close()
+
+
 def test_huge_line_is_never_buffered_whole() -> None:
     p = Pipes(max_bytes=1 << 16)
     total = 40 << 20
