@@ -89,13 +89,18 @@ def _too_large(size: int, max_message_bytes: int) -> str:
     return f"a frame of {size} bytes, over the limit of {max_message_bytes}"
 
 
+def multipart_error(parts: int) -> MalformedMessage:
+    """What is wrong with a message of ``parts`` frames."""
+    return MalformedMessage(
+        f"a message of {parts} frames, where a message must be exactly one frame "
+        f"(send each msgpack map as a single-part message from a DEALER socket; a REQ "
+        f"socket adds an empty delimiter frame)")
+
+
 def decode_frame(parts: Sequence[bytes], max_message_bytes: int) -> dict[str, Any]:
     """One message from the payload frames of one ZeroMQ message."""
     if len(parts) != 1:
-        raise MalformedMessage(
-            f"a message of {len(parts)} frames, where a message must be exactly one frame "
-            f"(send each msgpack map as a single-part message from a DEALER socket; a REQ "
-            f"socket adds an empty delimiter frame)")
+        raise multipart_error(len(parts))
     data = parts[0]
     if len(data) > max_message_bytes:
         raise MessageTooLarge(_too_large(len(data), max_message_bytes))

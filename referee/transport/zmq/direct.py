@@ -40,12 +40,18 @@ from typing import Any, Protocol
 import msgpack
 
 from ..base import MalformedMessage, MessageTooLarge, TransportClosed, TransportTimeout
-from .codec import MAX_MESSAGE_BYTES, _too_large, decode_frame
+from .codec import MAX_MESSAGE_BYTES, _too_large, decode_frame, multipart_error
 
 _GREETING = (b"\xff" + b"\x00" * 8 + b"\x7f" + b"\x03\x00" + b"NULL".ljust(20, b"\x00")
              + b"\x00" + b"\x00" * 31)
 _MORE, _LONG, _COMMAND = 1, 2, 4
 _READ = 1 << 16
+#: The largest command frame read, after the peer's READY and with it: a command is
+#: read whole, and its legal sizes are small (PING: a 2-byte TTL and at most 16 bytes
+#: of context; PONG, ERROR: at most 255 bytes after the name; READY: a few
+#: properties, its Identity at most 255 bytes).  A larger one is refused unread.
+_MAX_COMMAND = 512
+_MAX_READY = 2048
 
 
 class _Process(Protocol):
@@ -97,6 +103,10 @@ class _Peer:
         self.greeted = False  # its greeting read
         self.ready = False  # its READY read
         self.parts: list[bytes] = []  # frames of a message still coming (MORE)
+        #: A message of several parts being skipped (malformed whatever it holds:
+        #: none of it is kept): its parts and their bytes on the wire so far.
+        self.multipart = 0
+        self.multipart_bytes = 0
         self.too_large = 0  # a frame being skipped: its size
         self.skip = 0  # bytes of it still to skip
         self.skip_last = False  # the frame being skipped is its message's last
@@ -219,7 +229,8 @@ class DirectZmqTransport:
             raise TransportClosed("the transport is closed")
         bot = self._bot
         if (bot is not None and self._listener is None and not self._queue and not self._lost
-                and not self._exit_seen and not bot.buf and not bot.parts and not bot.skip):
+                and not self._exit_seen and not bot.buf and not bot.parts and not bot.skip
+                and not bot.multipart):
             # Fast path, the common case (as stdio's): the bot is in, nothing is pending,
             # and its reply arrives as one whole message of one short frame.  Wait for it
             # with one poll, take it with one read and decode it as it is.  Anything else
@@ -371,6 +382,14 @@ class DirectZmqTransport:
             else:
                 size, head = buf[1], 2
             if flags & _COMMAND:
+                bound = _MAX_COMMAND if peer.ready else _MAX_READY
+                if size > bound:
+                    # Refused before its body is read: a command's legal size is small
+                    # (a PING's is at most 23 bytes), and one is read whole.
+                    what = "command" if peer.ready else "command before its READY"
+                    self._refuse(peer, f"a ZeroMQ {what} frame of {size} bytes, over the "
+                                       f"limit of {bound} bytes for a command frame")
+                    return
                 if len(buf) < head + size:
                     return
                 body = bytes(buf[head: head + size])
@@ -382,6 +401,31 @@ class DirectZmqTransport:
             if not peer.ready:
                 self._drop(peer, "a message before its READY")
                 return
+            more = flags & _MORE
+            if more or peer.multipart:
+                # A message of several parts: malformed whatever its parts hold, so
+                # none of them is kept -- only counted, with their bytes on the wire
+                # (headers too: empty parts cost something), and once those pass the
+                # size limit the connection is refused: a message that never ends
+                # costs the referee nothing.
+                peer.multipart += 1
+                peer.multipart_bytes += head + size
+                if peer.multipart_bytes > self.max_message_bytes:
+                    self._refuse(peer, f"a message of several parts (at least "
+                                       f"{max(2, peer.multipart)} so far, "
+                                       f"{peer.multipart_bytes} bytes with their frame "
+                                       f"headers), over the limit of "
+                                       f"{self.max_message_bytes} bytes (a message must be "
+                                       f"one frame)")
+                    return
+                del buf[:head]
+                peer.skip = size
+                peer.skip_last = not more
+                if not size:
+                    self._message_done(peer, None)
+                    if peer.eof:
+                        return
+                continue
             if size > self.max_message_bytes:
                 if size > 2 * self.max_message_bytes:
                     self._drop(peer, "frame over the hard limit", hard=size)
@@ -409,8 +453,11 @@ class DirectZmqTransport:
             peer.skip_last = False
         parts, peer.parts = peer.parts, []
         too_large, peer.too_large = peer.too_large, 0
+        multipart, peer.multipart, peer.multipart_bytes = peer.multipart, 0, 0
         item: dict[str, Any] | Exception
         try:
+            if multipart:
+                raise multipart_error(multipart)
             if too_large and len(parts) == 1:
                 raise MessageTooLarge(_too_large(too_large, self.max_message_bytes))
             item = decode_frame(parts, self.max_message_bytes)
@@ -468,6 +515,18 @@ class DirectZmqTransport:
             self._listener = None
             with contextlib.suppress(OSError):
                 os.unlink(self.path)
+
+    def _refuse(self, peer: _Peer, what: str) -> None:
+        """``peer`` sent ``what``, which is never read: a ``malformed`` fault for the
+        bot (the reply it owes is substituted), then its connection is dropped."""
+        if peer is self._bot:
+            self._queue.append(MalformedMessage(f"{what}; the connection is dropped"))
+            if not self._lost:
+                self._lost = (f"the bot's connection to {self.endpoint} was dropped: it sent "
+                              f"{what}")
+        else:
+            self.impostors += 1
+        self._drop(peer, what)
 
     def _drop(self, peer: _Peer, why: str, hard: int = 0) -> None:
         if peer is self._bot:

@@ -560,3 +560,57 @@ def test_messages_nobody_asked_for_cost_the_referee_nothing(tmp_path: Path, sand
     # against 'lowest'), so at most twice that (plus slack for a loaded machine's
     # caches).  Without the fix the referee spent seconds on them.
     assert attack_cpu < 2 * normal_cpu + 0.03, (attack_cpu, normal_cpu)
+
+
+def _referee_play(children: Children, bot: list[str]) -> tuple[str, float]:
+    """``referee play`` (a real process: the CLI, the sandbox) of the ZeroMQ bot
+    ``bot`` against 'lowest': its output and the referee's own peak RSS (MB)."""
+    need_sandbox(SandboxConfig(mode="on"))
+    code = ("import atexit, resource, sys\n"
+            "atexit.register(lambda: print('PEAK_RSS_KB', resource.getrusage("
+            "resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr))\n"
+            "from referee.cli.main import main\n"
+            "sys.argv[0] = 'referee'\n"
+            "main()\n")
+    command = " ".join([sys.executable, str(BOTS / "attack_zmtp.py"), *bot])
+    p = children.popen([sys.executable, "-c", code, "play", f"zmtp=zmq:{command}", "lowest",
+                        "--seed", "7", "--sandbox", "on"], cwd=REPO, stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, text=True)
+    out, err = p.communicate(timeout=scaled(120))
+    assert p.returncode == 0, (out, err)
+    [peak] = [int(line.split()[1]) for line in err.splitlines()
+              if line.startswith("PEAK_RSS_KB ")]
+    return out, peak / 1024
+
+
+@pytest.mark.parametrize("bot, what", [
+    (["span", "64"], "a message of several parts (at least 2 so far, 8201 bytes with their "
+                     "frame headers), over the limit of 8192 bytes (a message must be one "
+                     "frame)"),
+    (["span", "16", "2"], "a message of several parts (at least 2049 so far, 8196 bytes with "
+                          "their frame headers), over the limit of 8192 bytes (a message "
+                          "must be one frame)"),
+    (["cmdbig", "200"], "a ZeroMQ command frame of 200000007 bytes, over the limit of 512 "
+                        "bytes for a command frame"),
+], ids=["parts-8k", "parts-2b", "command"])
+def test_a_zeromq_message_or_command_without_end_costs_the_referee_nothing(
+        children: Children, bot: list[str], what: str) -> None:
+    """A launched ZeroMQ bot speaking ZMTP by hand (nothing buffered on its side)
+    sends, on its first turn, one message whose parts never end (8 KiB parts; 2-byte
+    ones, where each part's overhead counted most) or one PING command frame of
+    200 MB.  Before, the referee kept every part until the message ended and read a
+    command whole: its RSS grew by ~1.1x-14x what was sent.  Now what passes the
+    limit is refused as it arrives, unread: a 'malformed' fault naming the bot and
+    what it sent, its connection dropped (so it forfeits), the game played out, and
+    the referee's peak RSS that of an honest game of the same bot."""
+    honest, honest_mb = _referee_play(children, ["honest", "0"])
+    assert "faults: none" in honest and "result:" in honest, honest
+    out, peak_mb = _referee_play(children, bot)
+    assert "result:" in out and "SUCCEEDED" not in out, out
+    assert f"zmtp (seat 0) turn 0: malformed: zmtp replied to request 1 with {what}; the " \
+           f"connection is dropped [substituted]" in out, out
+    assert "attack_zmtp: " in out and ": failed: the referee dropped the connection" in out, out
+    assert "[forfeit]" in out
+    # A few MB of slack: the same games, but for what the attack cost.  Before the
+    # fix: +70, +270 and +400 MB or more.
+    assert peak_mb < honest_mb + 16, (peak_mb, honest_mb)
