@@ -538,6 +538,7 @@ class DirectZmqTransport:
             self._poll.unregister(peer.sock.fileno())
         peer.sock.close()
         peer.eof = peer.dropped = True
+        peer.buf.clear()  # what it sent after that is never read
 
     def _gone(self, hard: int = 0) -> str:
         process = self.process

@@ -455,3 +455,75 @@ def test_a_message_larger_than_the_socket_buffer_arrives_once_and_whole() -> Non
     finally:
         peer.close()
         t.close()
+
+
+def _raw_bot(t: DirectZmqTransport) -> socket.socket:
+    """A raw ZMTP DEALER connected to ``t`` and admitted (its hello read)."""
+    peer = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    peer.connect(t.path)
+    ready = _command(b"READY", b"\x0bSocket-Type" + struct.pack(">I", 6) + b"DEALER")
+    peer.sendall(_GREETING + ready
+                 + _frame(msgpack.packb({"type": "hello", "protocol": [1], "name": "raw"})))
+    assert t.recv(scaled(5.0))["type"] == "hello"
+    return peer
+
+
+def _more(payload: bytes) -> bytes:
+    return bytes([1 | (2 if len(payload) > 255 else 0)]) + (
+        struct.pack(">Q", len(payload)) if len(payload) > 255 else bytes([len(payload)])
+    ) + payload
+
+
+@pytest.mark.parametrize("part", [8192, 100, 0])
+def test_a_message_in_parts_is_kept_nowhere_and_cut_off_at_the_limit(part: int) -> None:
+    """A multi-part message is malformed whatever it holds: none of its parts is
+    kept.  One whose parts stay within the limit (headers counted) is a fault and
+    the connection stays; one whose parts pass it -- however small each part,
+    empty ones too -- is refused as it arrives: a fault saying so, then the
+    connection is gone, the rest never read."""
+    t = DirectZmqTransport(name="raw", max_message_bytes=8192)
+    peer = _raw_bot(t)
+    try:
+        peer.sendall(_more(b"") + _frame(b"\x80"))  # two parts, 4 bytes: the connection stays
+        with pytest.raises(MalformedMessage, match="a message of 2 frames"):
+            t.recv(scaled(5.0))
+        peer.sendall(_frame(msgpack.packb({"type": "decision", "id": 1, "decision": 0})))
+        assert t.recv(scaled(5.0))["id"] == 1
+        # parts without end, sent a few at a time as the referee reads
+        one = _more(b"p" * part)
+        n = 8192 // len(one) + 1
+        peer.sendall(one * n)
+        with pytest.raises(MalformedMessage) as e:
+            t.recv(scaled(5.0))
+        assert str(e.value) == (
+            f"a message of several parts (at least {max(2, n)} so far, {n * len(one)} bytes "
+            f"with their frame headers), over the limit of 8192 bytes (a message must be one "
+            f"frame); the connection is dropped")
+        assert t._bot is not None and not t._bot.parts and not t._bot.buf
+        with pytest.raises(TransportClosed, match="it sent a message of several parts"):
+            t.recv(scaled(5.0))
+    finally:
+        peer.close()
+        t.close()
+
+
+@pytest.mark.parametrize("size", [513, 50 << 20])
+def test_a_command_frame_over_its_bound_is_refused_unread(size: int) -> None:
+    """A PING of up to 23 bytes is answered; a command frame over 512 bytes is
+    refused from its header (a 50 MB one: its body is never sent, nothing waits
+    for it): a fault, and the connection is gone."""
+    t = DirectZmqTransport(name="raw")
+    peer = _raw_bot(t)
+    try:
+        peer.sendall(_command(b"PING", b"\x00\x0a" + b"c" * 16)
+                     + _frame(msgpack.packb({"type": "decision", "id": 1, "decision": 0})))
+        assert t.recv(scaled(5.0))["id"] == 1
+        peer.sendall(bytes([4 | 2]) + struct.pack(">Q", size) + b"\x04PING\x00\x0a")
+        with pytest.raises(MalformedMessage, match=f"a ZeroMQ command frame of {size} bytes, "
+                                                   f"over the limit of 512 bytes"):
+            t.recv(scaled(5.0))
+        with pytest.raises(TransportClosed, match="it sent a ZeroMQ command frame"):
+            t.recv(scaled(5.0))
+    finally:
+        peer.close()
+        t.close()
