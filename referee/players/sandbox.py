@@ -1554,8 +1554,8 @@ class Cgroup:
             return False
         try:
             text = os.pread(fd, 256, 0)
-        except OSError:
-            return False
+        except OSError:  # the cgroup is gone (ENODEV): nothing of it runs
+            return True
         if self._poll is not None:
             return b"frozen 1" in text
         return text.strip() == b"FROZEN"
@@ -1566,18 +1566,22 @@ class Cgroup:
         leaves the kernel: a task sleeping (a bot waiting for its next request) stops
         within microseconds, one kept busy in the kernel (``madvise`` populating
         gigabytes, a huge ``read``) only when that call returns.  The wait sleeps:
-        short naps first (20 us, doubling to 1 ms: the usual freeze is done in tens
-        of microseconds), then, with cgroup v2, poll() on ``cgroup.events``, which
+        after two ``sched_yield`` (a bot sharing the referee's CPU stops as soon as
+        it runs), short naps (20 us, doubling to 1 ms: the usual freeze is done in
+        tens of microseconds), then, with cgroup v2, poll() on ``cgroup.events``, which
         wakes when ``frozen`` changes (the kernel may delay that notice by up to 10
         ms after the previous one: the poll is cut at 2 ms to read again); with v1,
         ``freezer.state`` is read every 1 ms.  True at once without a freezer (or
         once the cgroup is gone: nothing of it runs)."""
         if self._state_fd is None or not self.frozen:
             return True
-        if self._frozen_state():
+        if self._frozen_state():  # (a cgroup left with no process reads as frozen)
             return True
-        if not self.pids():
-            return True  # gone (a cgroup with no process reads as not frozen in v1)
+        for _ in range(2):
+            # The bot's tasks must run to stop: sharing this CPU, they run now.
+            os.sched_yield()
+            if self._frozen_state():
+                return True
         deadline = time.monotonic() + timeout
         pause = 20e-6
         poll = self._poll

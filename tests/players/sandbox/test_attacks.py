@@ -27,7 +27,14 @@ import zmq
 
 from referee.bots import make_bot
 from referee.game import Decision, GameConfig
-from referee.play.runner import DecisionRequest, GameRecord, InProcessPlayer, run_game
+from referee.play.runner import (
+    DecisionRequest,
+    FaultPolicy,
+    GameRecord,
+    InProcessPlayer,
+    TimeControl,
+    run_game,
+)
 from referee.players.external import ExternalPlayer, external_player
 from referee.players.launcher import launch_zmq_bot
 from referee.players.process import StderrLog
@@ -614,3 +621,29 @@ def test_a_zeromq_message_or_command_without_end_costs_the_referee_nothing(
     # A few MB of slack: the same games, but for what the attack cost.  Before the
     # fix: +70, +270 and +400 MB or more.
     assert peak_mb < honest_mb + 16, (peak_mb, honest_mb)
+
+
+@pytest.mark.parametrize("transport", ["stdio", "zmq"])
+def test_a_slow_honest_bot_is_held_to_its_strikes_not_the_stray_limit(
+        tmp_path: Path, sandbox: Sandbox, transport: str) -> None:
+    """Sandboxed, over both transports: a bot whose every fourth reply comes after its
+    request timed out (tests/bots/slow_honest.py) plays the game out on the strikes
+    the organiser allows (40): its late replies, one per timed-out request, are
+    discarded but are no messages "nobody asked for" (the stray limit counts those
+    in the referee's players, whatever the transport)."""
+    notes: list[str] = []
+    tc = TimeControl(startup=scaled(20.0), per_decision=scaled(0.15), bank=0.0)
+    p = external_player("slow", [sys.executable, str(BOTS / "slow_honest.py")], None, None,
+                        tc, sandbox.config.memory_mb, str(tmp_path / "logs"), sandbox=sandbox,
+                        transport=transport,
+                        on_message=lambda d, _b, text, _t: notes.append(text)
+                        if d == "note" else None)
+    try:
+        rec = run_game(GameConfig(players=2), 7, [p, InProcessPlayer(make_bot("lowest"))],
+                       time_control=tc, policy=FaultPolicy("substitute", 40))
+    finally:
+        p.close()
+    mine = [f for f in rec.faults if f.seat == 0]
+    assert rec.result is not None and list(rec.result.forfeits) == [], mine
+    assert len(mine) >= 10 and all(f.kind == "timeout" for f in mine), mine
+    assert sum(n.startswith("ignored: reply to request") for n in notes) >= 10
