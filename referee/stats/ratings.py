@@ -59,6 +59,11 @@ from dataclasses import dataclass
 
 #: Virtual wins and losses of every bot against a reference of strength 1.
 PRIOR = 1.0
+#: The log-strengths are kept within +-THETA_BOUND (+-5,212 Elo): where the data
+#: hold no finite maximum (a group of bots handed fewer wins than the games among
+#: them -- adjusted shares held at 0 can do it in a bootstrap resample), the fit
+#: stops at the bound instead of running away.
+THETA_BOUND = 30.0
 RESAMPLES = 200
 #: What a rating is fitted to: finishing orders, or luck-adjusted shares.
 SCORE_KINDS = ("raw", "adjusted")
@@ -116,6 +121,28 @@ def _key(g: RatedGame) -> tuple[int, tuple[str, ...], tuple[int, ...], tuple[flo
     return (g.deal, g.bots, g.places, g.shares or ())
 
 
+def _held_shares(shares: Sequence[float]) -> list[float]:
+    """``shares`` shifted by one amount and held within 0 and 1 so that they add up
+    to k / 2, as a game's raw shares do (the shift found by bisection: the held sum
+    grows with it; 100 halvings reach the last bit)."""
+    k = len(shares)
+    target = k / 2
+    lo, hi = -1.0 - max(shares), 1.0 - min(shares)  # held sums 0 and k
+
+    def held(shift: float) -> list[float]:
+        return [min(max(x + shift, 0.0), 1.0) for x in shares]
+
+    for _ in range(100):
+        mid = (lo + hi) / 2
+        if mid in (lo, hi):
+            break
+        if math.fsum(held(mid)) < target:
+            lo = mid
+        else:
+            hi = mid
+    return held(hi)
+
+
 def _tally(games: Iterable[RatedGame], scores: str = "raw") -> _Tally:
     """Sums taken in a canonical order of the games, so that not even the rounding
     of the sums depends on the order the games came in.  ``scores="adjusted"``: the
@@ -130,16 +157,15 @@ def _tally(games: Iterable[RatedGame], scores: str = "raw") -> _Tally:
                 continue
             w = 2.0 / k
             shares = [g.share_of(i) for i in range(k)]
-            shift = (k / 2 - math.fsum(shares)) / k  # raw shares add up to k / 2
-            # Each share held within 0 and 1, game by game: an adjusted share can
-            # stray below 0 (a seat's luck was good and it still lost), and summed
-            # over games such shares left two weak bots fewer wins than the games
-            # between them hand out -- then the likelihood grows without bound as
-            # both sink together, and the fit ran away (a tournament's standings
-            # failed with a ZeroDivisionError).  At 2 seats the pair still adds up
-            # to 1.
-            for i, b in enumerate(g.bots):
-                held = min(max(shares[i] + shift, 0.0), 1.0)
+            # Each share held within 0 and 1, game by game, and the game's shares
+            # shifted together so that, held, they add up to k / 2 as raw shares do
+            # (_held_shares): an adjusted share can stray below 0 (a seat's luck was
+            # good and it still lost), and summed over games such shares left two
+            # weak bots fewer wins than the games between them hand out -- then the
+            # likelihood grows without bound as both sink together, and the fit ran
+            # away (a tournament's standings failed with a ZeroDivisionError).  At 2
+            # seats the pair still adds up to 1.
+            for i, (b, held) in enumerate(zip(g.bots, _held_shares(shares), strict=True)):
                 t.wins[b] = t.wins.get(b, 0.0) + w * (k - 1) * held
                 for c in g.bots[i + 1:]:
                     pair = frozenset((b, c))
@@ -154,12 +180,17 @@ def _tally(games: Iterable[RatedGame], scores: str = "raw") -> _Tally:
 
 
 def _solve(a: list[list[float]], b: list[float]) -> list[float]:
-    """x with a x = b, a symmetric positive definite (Gaussian elimination)."""
+    """x with a x = b, a symmetric positive semi-definite (Gaussian elimination with
+    partial pivoting).  A column with no pivot left (a direction in which the
+    likelihood is flat to the last bit: strengths at the bound, where the logistic
+    and the softmax saturate) gets no step, instead of a division by zero."""
     n = len(b)
     m = [row[:] + [b[i]] for i, row in enumerate(a)]
     for c in range(n):
         piv = max(range(c, n), key=lambda r: abs(m[r][c]))
         m[c], m[piv] = m[piv], m[c]
+        if m[c][c] == 0.0:
+            continue
         for r in range(c + 1, n):
             f = m[r][c] / m[c][c]
             if f:
@@ -167,7 +198,8 @@ def _solve(a: list[list[float]], b: list[float]) -> list[float]:
                     m[r][j] -= f * m[c][j]
     x = [0.0] * n
     for r in range(n - 1, -1, -1):
-        x[r] = (m[r][n] - sum(m[r][j] * x[j] for j in range(r + 1, n))) / m[r][r]
+        if m[r][r] != 0.0:
+            x[r] = (m[r][n] - sum(m[r][j] * x[j] for j in range(r + 1, n))) / m[r][r]
     return x
 
 
@@ -253,15 +285,17 @@ def _fit(t: _Tally, bots: Sequence[str], prior: float, tol: float = 1e-10,
         step = _solve(hess, grad)
         scale = 1.0
         while True:  # damped: never step to a lower likelihood
-            cand = [x + scale * d for x, d in zip(theta, step, strict=True)]
+            cand = [min(max(x + scale * d, -THETA_BOUND), THETA_BOUND)
+                    for x, d in zip(theta, step, strict=True)]
             cll = _loglik(cand, wins, stages, prior)
             if cll >= ll - 1e-12 or scale < 1e-6:
                 break
             scale /= 2
         if not cll >= ll - 1e-12:  # no step up the (concave) likelihood: at its top
             break
+        moved = max(abs(c - x) for c, x in zip(cand, theta, strict=True))
         theta, ll = cand, cll
-        if max(abs(scale * d) for d in step) < tol:
+        if moved < tol:
             break
     mean = sum(theta) / n if n else 0.0
     return {b: theta[index[b]] - mean for b in bots}

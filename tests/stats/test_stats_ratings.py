@@ -7,7 +7,17 @@ import random
 
 import pytest
 
-from referee.stats.ratings import RatedGame, data_seed, fit_plackett_luce, rate
+from referee.stats.ratings import (
+    PRIOR,
+    THETA_BOUND,
+    RatedGame,
+    _fit,
+    _held_shares,
+    _Tally,
+    data_seed,
+    fit_plackett_luce,
+    rate,
+)
 
 ELO = 400 / math.log(10)
 
@@ -198,3 +208,46 @@ def test_adjusted_ratings_stay_finite_when_weak_bots_lose_with_good_luck() -> No
     r = fit_plackett_luce(games, ["strong", "weak1", "weak2"], scores="adjusted")
     assert all(math.isfinite(v) and abs(v) < 2000 for v in r.values()), r
     assert r["strong"] > r["weak1"] > r["weak2"], r
+
+
+def test_held_shares_add_up_as_raw_shares_do() -> None:
+    """A game's adjusted shares, held within 0 and 1, still add up to k / 2 (each
+    game hands out as many wins as its pairs weigh), and stay in order."""
+    rng = random.Random(5)
+    for _ in range(500):
+        k = rng.randint(2, 6)
+        shares = [rng.uniform(-1.5, 2.5) for _ in range(k)]
+        held = _held_shares(shares)
+        assert all(0.0 <= h <= 1.0 for h in held)
+        assert math.isclose(math.fsum(held), k / 2, abs_tol=1e-9), (shares, held)
+        for x, y, hx, hy in zip(shares, shares[1:], held, held[1:], strict=False):
+            assert (hx <= hy) if x <= y else (hx >= hy)
+
+
+def test_a_fit_with_no_finite_maximum_stops_at_the_bound() -> None:
+    """A resample of a chaos tournament's 4-seat games held two bots that shared a
+    game and won nothing at all: the likelihood grows without bound as they sink
+    together, the Newton system lost its pivots and the standings failed with a
+    ZeroDivisionError in CI.  The fit now stops at the strengths' bound, finite,
+    with the bots that won above those that did not; and no tally of random games
+    breaks it."""
+    tally = _Tally({"a": 0.0, "e": 0.0, "d": 0.2407, "b": 0.4245, "c": 0.0},
+                   {frozenset({"e", "a"}): 1.0, frozenset({"b", "d"}): 1.0,
+                    frozenset({"c", "a"}): 3.0})
+    bots = ["a", "b", "c", "d", "e"]
+    theta = _fit(tally, bots, PRIOR, tol=1e-8)
+    assert all(math.isfinite(v) and abs(v) <= 2 * THETA_BOUND for v in theta.values())
+    assert min(theta["b"], theta["d"]) > max(theta["a"], theta["c"])
+    rng = random.Random(11)
+    for _ in range(400):
+        t = _Tally({}, {})
+        for _ in range(rng.randint(1, 6)):
+            k = rng.choice([2, 3, 4])
+            g = rng.sample(bots, k)
+            w = rng.choice([0.5, 1.0, 3.0])
+            for i, b in enumerate(g):
+                t.wins[b] = t.wins.get(b, 0.0) + w * (k - 1) * rng.choice([0.0, 1.0, rng.random()])
+                for c in g[i + 1:]:
+                    t.stages[frozenset((b, c))] = t.stages.get(frozenset((b, c)), 0.0) + w
+        fitted = _fit(t, bots, PRIOR, tol=1e-8)
+        assert all(math.isfinite(v) and abs(v) <= 2 * THETA_BOUND for v in fitted.values())
