@@ -364,6 +364,13 @@ class ExternalPlayer:
                 self._gate.close()
                 if self.conn.process.freezes:
                     self._frozen = self.conn.process
+                    # Its start-up ends with its hello: frozen from its welcome (read
+                    # on its first turn) on, it takes no CPU while it waits for its
+                    # first game -- other games' seats may be on the clock.
+                    self._frozen.freeze(True)
+                    fault = self._frozen_in_time("after its hello")
+                    if fault is not None:
+                        raise fault
         except BotFault:
             self.dead = True
             if self._error_sent and self.conn is not None and self.conn.process is not None:

@@ -261,3 +261,22 @@ def test_a_bot_busy_in_the_kernel_is_frozen_before_anyone_else_is_asked(tmp_path
     # The attack was live: either it was caught, or the child's calls ran between turns.
     assert faults or calls > 0
     assert turns > 0 or faults
+
+
+def test_a_bot_is_frozen_from_its_welcome_until_its_first_game(tmp_path: Path) -> None:
+    """Its start-up ends with its hello: once started (``prepare``), before any game,
+    the pondering bot is frozen -- the kernel says so, no wait -- and makes not one
+    loop while it waits for its first game."""
+    sandbox = frozen_sandbox(True)
+    p = ponder(tmp_path, sandbox)
+    try:
+        p.prepare()
+        proc = process(p)
+        assert proc.cgroup is not None and proc.cgroup.frozen_now()
+        before = loops(proc)
+        end = time.monotonic() + 0.05
+        while time.monotonic() < end:
+            time.sleep(0.005)
+        assert loops(proc) == before
+    finally:
+        p.close()
