@@ -14,7 +14,7 @@ import pytest
 from referee.bots import make_bot
 from referee.game import GameConfig
 from referee.game.cards import parse_deck
-from referee.play.runner import InProcessPlayer, run_game
+from referee.play.runner import InProcessPlayer, TimeControl, run_game
 from referee.players.human import HumanClock, HumanPlayer, draw_table, match_choice
 from tests.cli.cli_helpers import (
     KNOWN_DEAL,
@@ -69,22 +69,25 @@ def test_human_player_through_a_whole_game() -> None:
 
 
 def test_thinking_time_does_not_count_as_a_timeout() -> None:
+    # The human thinks 2.5 times the decision limit at every answer: counted, each
+    # answer would time out.  The limit (scaled by the suite's time factor) binds
+    # the bot too, so it is 100 ms, not less: the bot's decisions (the heuristic's
+    # rule part, without the endgame search: some milliseconds) must fit even when
+    # a loaded machine holds its thread back (10 ms failed once at load ~20).
+    limit = scaled(0.1)
+
     class Slow(io.StringIO):
         def readline(self, size: int | None = -1) -> str:
-            time.sleep(0.05)
+            time.sleep(2.5 * limit)
             return super().readline()
 
     clock = HumanClock()
     human = HumanPlayer(Slow("\n".join(WINNING_ANSWERS) + "\n"), io.StringIO(), clock=clock)
-    from referee.play.runner import TimeControl
-
-    # The 10 ms limit binds the bot too: the heuristic's rule part, without the
-    # endgame search (some milliseconds, more on a loaded machine).
     rule = InProcessPlayer(make_bot("heuristic"))
     rule.bot.SEARCH_CARDS = -1  # no seat ever holds fewer cards: it never searches
     rec = run_game(GameConfig(players=2), 1, [human, rule],
                    deck=_deck(), first_player=0, clock=clock,
-                   time_control=TimeControl(per_decision=0.01, bank=0.0))
+                   time_control=TimeControl(per_decision=limit, bank=0.0))
     assert not rec.faults and rec.places == [1, 2]
 
 
