@@ -868,10 +868,15 @@ class Door:
         if sock is pair.client:
             self._from_client(pair, data, now)
         else:
+            pending = pair.frames
             pair.from_server(data)
             if pair.replied:
                 pair.replied = False
                 pair.answered, pair.asked = now, 0.0
+            elif pending and not pair.frames:
+                # PONGs answered every frame the client sent (its PINGs): nothing is
+                # asked, and heartbeats do not keep a connection from being idle
+                pair.asked = 0.0
             pair.to_client += data
             self._write(pair, pair.client)
             if pair.became_ready:

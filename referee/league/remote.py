@@ -444,6 +444,8 @@ class Server:
             self.sock.setsockopt(zmq.ZAP_DOMAIN, ZAP_DOMAIN.encode())
         self.door: Door | None = None
         self._private: str | None = None
+        self._stop = threading.Event()  # before anything close() may be called after
+        self._checkers: list[threading.Thread] = []
         try:
             if tcp_address(self.listen) is None:  # ipc://, inproc://: local already
                 self.sock.bind(self.listen)
@@ -456,7 +458,6 @@ class Server:
             raise RemoteError(f"cannot listen on {self.listen}: {e}") from None
         if self.door is not None:
             self.door.start()
-        self._stop = threading.Event()
         self._checkers = [threading.Thread(target=self._check_loop, name=f"league-checks-{i}",
                                            daemon=True) for i in range(self.limits.checkers)]
         for checker in self._checkers:

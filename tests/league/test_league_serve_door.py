@@ -481,3 +481,16 @@ def test_an_upload_left_by_a_killed_server_is_removed(tmp_path: Path) -> None:
         assert server.endpoint.startswith("tcp://127.0.0.1:")
     finally:
         server.close()
+
+
+def test_a_port_in_use_is_said_plainly(tmp_path: Path) -> None:
+    """A server that cannot listen says so: its clean-up after the failed bind once
+    raised AttributeError ('Server' object has no attribute '_stop'), hiding the
+    reason."""
+    league = make_league(tmp_path / "l", seats=[2], deals=1, seed=3)
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        with pytest.raises(RemoteError, match=rf"^cannot listen on tcp://127\.0\.0\.1:{port}: "):
+            Server(league, f"tcp://127.0.0.1:{port}")

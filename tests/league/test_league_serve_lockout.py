@@ -245,6 +245,27 @@ def test_a_known_authors_idle_connections_do_not_lock_authors_out(idle2: Served)
         ctx.term()
 
 
+def test_heartbeats_do_not_keep_a_connection_from_being_idle(idle2: Served) -> None:
+    """Found by the network attacker: a client PINGing every second was never closed
+    for idleness (each PING counted as a request asked).  A heartbeat PING is no
+    request: alice's connection, PINGing every 100 ms and asking nothing, is closed
+    after idle_seconds (2) as a silent one is."""
+    server_key, _ = keys_of(idle2.keys / "referee.key")
+    _, secret = keys_of(idle2.keys / "authors" / "alice.key_secret")
+    ctx: zmq.Context[zmq.Socket[bytes]] = zmq.Context()
+    sock, mon = dealer(ctx, idle2.endpoint, server_key, secret, heartbeat_ms=100)
+    try:
+        assert next_event(mon) == zmq.EVENT_HANDSHAKE_SUCCEEDED
+        assert next_event(mon) == zmq.EVENT_DISCONNECTED
+        summed(idle2, r"the door closed (\d+) connections idle for 2 s \(\[server\] "
+                      r"idle_seconds\)", 1)
+    finally:
+        sock.disable_monitor()
+        mon.close(0)
+        sock.close(0)
+        ctx.term()
+
+
 def test_a_connection_waiting_for_its_answer_is_not_idle(idle2: Served) -> None:
     """idle_seconds counts from the last answer: a connection used again and again
     across more than idle_seconds is never closed while it asks."""
