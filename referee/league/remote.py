@@ -75,7 +75,7 @@ from zmq.utils import z85
 from zmq.utils.monitor import recv_monitor_message
 
 from ..errors import ExecutionError
-from ..text.quoting import command_line, printable
+from ..text.quoting import command_line, printable, show
 from ..tournament.outcome import GameOutcome as Outcome
 from ..tournament.standings import Standings
 from ..transport.zmq.keys import KeyFileError, load_allowed_keys, load_public_key, load_secret_key
@@ -536,12 +536,18 @@ class Server:
             self._lock.notify_all()
 
     def public(self, text: str) -> str:
-        """``text`` without a path of the organiser's machine: every absolute path
-        shown as ``<path>`` (but the sandbox's own ``/bot``, the same on every
-        machine).  By its shape, never by comparing it with the server's own paths:
-        a reply that changed only the server's paths would tell an author which of
-        the paths they sent are real (an oracle, one guess per path sent)."""
-        return _ABSOLUTE_PATH.sub("<path>", text)
+        """``text`` as a reply shows it: without a path of the organiser's machine
+        (every absolute path shown as ``<path>``, but the sandbox's own ``/bot``, the
+        same on every machine), and with every character that is not printable
+        escaped (``printable``: newlines and tabs kept), whatever the author sent that
+        it echoes (a ticket, a game id, a name) and whatever their bot wrote: an
+        author's own client need not escape it (the network attacker's ticket
+        number of escape codes came back raw).  Paths by their shape, never by
+        comparing them with the server's own paths: a reply that changed only the
+        server's paths would tell an author which of the paths they sent are real
+        (an oracle, one guess per path sent)."""
+        return printable(_ABSOLUTE_PATH.sub("<path>", text), keep_tabs=True,
+                         keep_newlines=True)
 
     # --- the request loop ---------------------------------------------------------
 
@@ -567,6 +573,8 @@ class Server:
                 reply["error"] = self.public(str(reply.get("error")))
             if "text" in reply:
                 reply["text"] = self.public(str(reply["text"]))
+            if isinstance(reply.get("ticket"), dict) and "text" in reply["ticket"]:
+                reply["ticket"]["text"] = self.public(str(reply["ticket"]["text"]))
             reply["v"] = PROTOCOL
             # Every reply is at least REPLY_MIN bytes: the door tells replies from the
             # server's other frames by their size (door.py).
@@ -814,6 +822,9 @@ class Server:
             mine = list(author.tickets)
             queue = list(self._queue)
         if number is not None:
+            if not isinstance(number, int) or isinstance(number, bool):
+                return {"ok": False, "error": f"a ticket is a number ('submit --status "
+                        f"--ticket N'), not {show(number, 20)}"}
             found = [t for t in mine if t.number == number]
             if not found:
                 return {"ok": False, "error": f"{name} has no ticket #{str(number)[:20]}"}

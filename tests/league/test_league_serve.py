@@ -310,3 +310,34 @@ def test_refusals_are_kept_across_restarts_and_commands_forge_no_line(
             assert not any(x.startswith("#99") or "\r" in x for x in served.lines), \
                 served.lines
     assert reports[0] != reports[1] and all(p.exists() for p in reports), reports
+
+
+HOSTILE = "\x1b]0;owned\x07\x1b[2J\x1b[31mFAKE: accepted\u202e\x9b1m\r\n#99"
+
+
+def raw_controls(value: object) -> list[str]:
+    """Every string in a reply (nested) that holds a character a terminal would obey
+    (all but printable ones, newlines and tabs)."""
+    if isinstance(value, dict):
+        return [x for v in value.values() for x in raw_controls(v)]
+    if isinstance(value, list):
+        return [x for v in value for x in raw_controls(v)]
+    if isinstance(value, str) and not value.replace("\n", " ").replace("\t", " ").isprintable():
+        return [value]
+    return []
+
+
+def test_a_reply_echoes_nothing_an_author_sent_raw(served: Served) -> None:
+    """Found by the network attacker: a ticket "number" of escape codes came back raw
+    in the error of its own reply (an author's own client then printed it).  Every
+    reply's texts are escaped where the server sends them: the ticket (a string, a
+    list), a game id, an unknown request; the ticket is shown as JSON writes it."""
+    replies = [served.ask("alice", {"op": "status", "ticket": HOSTILE}),
+               served.ask("alice", {"op": "status", "ticket": [HOSTILE, 1]}),
+               served.ask("alice", {"op": "status", "game": HOSTILE}),
+               served.ask("alice", {"op": HOSTILE})]
+    assert [r.get("ok") for r in replies] == [False, False, True, False], replies
+    assert not raw_controls(replies), raw_controls(replies)
+    assert replies[0]["error"].startswith(
+        "a ticket is a number ('submit --status --ticket N'), not \"\\u001b]0;owned"), replies
+    assert served.ask("alice", {"op": "status", "ticket": 7})["error"] == "alice has no ticket #7"
