@@ -56,7 +56,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from referee.league.adaptive import states  # noqa: E402
 from referee.league.config import parse_league_config  # noqa: E402
-from referee.league.run import config_of, new_league, run_league, submit  # noqa: E402
+from referee.league.results import config_of  # noqa: E402
+from referee.league.run import new_league, run_league, submit  # noqa: E402
 from referee.league.store import LeagueStore  # noqa: E402
 from referee.players.botspec import BotSpec  # noqa: E402
 from referee.players.sandbox import unsandboxed  # noqa: E402

@@ -17,7 +17,7 @@ shows a traceback for one.  Anything else that escapes is a bug of the referee.
     │   │   ├── BotSpecError                players/botspec.py (a bot spec)
     │   │   │   └── RemoteBotError          players/remote_seats.py
     │   │   ├── FenceError                  players/sandbox.py (an entry's command path)
-    │   │   ├── LeagueError                 league/run.py (a name, a table size...)
+    │   │   ├── LeagueError                 league/results.py (a name, a table size...)
     │   │   └── DoorError                   league/door.py (an endpoint to listen on)
     │   └── InputError           a file or text given to be read
     │       ├── RecordError                 play/replay.py (a game record)

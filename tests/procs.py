@@ -29,10 +29,29 @@ import contextlib
 import os
 import signal
 import subprocess
+import sys
 from collections.abc import Iterator, Sequence
 from typing import Any
 
 TIME_FACTOR = float(os.environ.get("REFEREE_TEST_TIME_FACTOR", "1") or "1")
+
+#: The ``referee`` command as a Python program that prints its own peak RSS on
+#: stderr as it exits (``PEAK_RSS_KB N``: read by :func:`peak_rss_mb`).
+REFEREE_WITH_PEAK_RSS = [
+    sys.executable, "-c",
+    "import atexit, resource, sys\n"
+    "atexit.register(lambda: print('PEAK_RSS_KB', resource.getrusage("
+    "resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr))\n"
+    "from referee.cli.main import main\n"
+    "sys.argv[0] = 'referee'\n"
+    "main()\n"]
+
+
+def peak_rss_mb(stderr: str) -> float:
+    """The peak RSS (MB) a ``REFEREE_WITH_PEAK_RSS`` process said it had."""
+    [peak] = [int(line.split()[1]) for line in stderr.splitlines()
+              if line.startswith("PEAK_RSS_KB ")]
+    return peak / 1024
 
 
 def scaled(seconds: float) -> float:

@@ -31,7 +31,7 @@ LEAVES = [
     ("referee.players.botspec", "BotSpecError", UsageError),
     ("referee.players.remote_seats", "RemoteBotError", UsageError),
     ("referee.players.sandbox", "FenceError", UsageError),
-    ("referee.league.run", "LeagueError", UsageError),
+    ("referee.league.results", "LeagueError", UsageError),
     ("referee.league.door", "DoorError", UsageError),
     ("referee.play.replay", "RecordError", InputError),
     ("referee.play.series", "DeckFileError", InputError),

@@ -46,7 +46,7 @@ COMMANDS = {
                    "Write the results in DIR (a tournament's, match's or league's folder) as "
                    "a static site: standings, charts, a page per bot and a replay viewer per "
                    "game (a league: a site per table size)."),
-    "submit": Lazy("referee.cli.league", "submit_remote",
+    "submit": Lazy("referee.cli.submit", "submit_remote",
                    "Submit the bot in the folder PATH to a league on another machine (or, "
                    "with --status, see your entries there)."),
     "tournament": Lazy("referee.cli.tournament", "tournament",

@@ -1,13 +1,15 @@
 """The options of the commands that set up and play games: the ``--variant`` names
-(``play``, ``match``, ``tournament quick``) and ``executor_options``, the
+(``play``, ``match``, ``tournament quick``), ``executor_options``, the
 ``--executor``, ``--scheduler`` and ``--concurrency`` options of every command that
-plays games (``tournament run``, ``match``, ``league run``).  Apart from ``kit``
+plays games (``tournament run``, ``match``, ``league run``), and ``split_command``,
+the ``--command`` of a submitted bot (``league submit``, ``submit``).  Apart from ``kit``
 because they need the game's and the tournament's settings, which ``referee --help``
 does not."""
 
 from __future__ import annotations
 
 import difflib
+import shlex
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
@@ -15,6 +17,7 @@ import click
 
 from ..game.config import VARIANTS
 from ..tournament.config import EXECUTORS
+from .kit import fail
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -57,3 +60,14 @@ def variant_names(values: Sequence[str]) -> list[str]:
                                  f"{', '.join(VARIANTS)} (RULES §9)")
             out.append(name)
     return out
+
+
+def split_command(command: str) -> list[str]:
+    """A submitted bot's ``--command``, split into words as a shell would."""
+    try:
+        words = shlex.split(command)
+    except ValueError as e:
+        fail(f"--command cannot be split into words: {e}")
+    if not words:
+        fail('--command is empty: give the bot\'s command line, e.g. --command "python3 bot.py"')
+    return words

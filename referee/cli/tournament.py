@@ -10,11 +10,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
-import os
 import random
-import shutil
-import sys
-import time
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -29,7 +25,7 @@ from ..players.botspec import NAMING, parse_specs
 from ..players.factory import hello_names
 from ..players.sandbox import MODES as SANDBOX_MODES
 from ..players.sandbox import SandboxConfig, SandboxError, resolve
-from ..report.site import ReportError, write_site
+from ..report.site import write_site
 from ..tournament import verify as verify_mod
 from ..tournament.config import (
     DEFAULT_STOP_AFTER,
@@ -42,19 +38,19 @@ from ..tournament.config import (
 )
 from ..tournament.driver import choose_executor
 from ..tournament.kinds import TournamentSettings
-from ..tournament.run import RunSummary, run_tournament, sandbox_of, standings_of, with_seed
+from ..tournament.run import run_tournament, sandbox_of, standings_of, with_seed
 from ..tournament.schedule import schedule, schedule_digest
 from ..tournament.standings import (
     FORMATS,
     SCORE_KINDS,
-    Standings,
     by_worker,
-    render,
     render_by_worker,
 )
 from ..tournament.store import Store
 from .kit import Group, fail, running
 from .options import executor_options
+from .refresh import REPORT_EVERY, Refresh
+from .tables import render_standings
 
 KEY_REFERENCE = ("tournaments/README.md lists every key (and the matching options of "
                  "'referee play'), tournaments/gauntlet.toml shows each with a comment, and "
@@ -68,49 +64,6 @@ def _fail(message: str, code: int = 1) -> NoReturn:
 def _warn(cfg: TournamentConfig) -> None:
     for w in cfg.warnings:
         click.echo(f"warning: {w}", err=True)
-
-
-
-#: Seconds between two rewrites of the report while a tournament runs (writing it
-#: takes a moment per hundred games: not after every game).
-REPORT_EVERY = 30.0
-
-
-class _Refresh:
-    """``run_tournament``'s ``on_game``: rewrites the report when it is older than
-    REPORT_EVERY.  A report that cannot be written is said once; the games go on."""
-
-    def __init__(self, site: Path) -> None:
-        self.site = site
-        self.results = site
-        self.last = time.monotonic()
-        self.failed = False
-
-    def __call__(self, summary: RunSummary | None, *, state: str = "",
-                 now: bool = False) -> None:
-        """Rewrite the report if it is older than REPORT_EVERY, or ``now`` (a state
-        change: a league going idle, a submission arriving, the run's end); with
-        ``state``, every page says when it was written and in what state."""
-        if self.failed or not now and time.monotonic() - self.last < REPORT_EVERY:
-            return
-        stamp = ""
-        if state:
-            stamp = time.strftime("updated %Y-%m-%d %H:%M:%S UTC", time.gmtime()) + \
-                f" · {state}"
-        try:
-            write_site(Path(self.results), self.site, stamp=stamp)
-        except ReportError as e:
-            self.failed = True
-            click.echo(f"warning: the report is not kept up to date: {e}", err=True)
-        self.last = time.monotonic()
-
-
-def render_standings(st: Standings, fmt: str, wide: bool) -> str:
-    """Plain standings fit the terminal they are printed on, or $COLUMNS (any width when
-    piped without COLUMNS)."""
-    width = (shutil.get_terminal_size().columns
-             if sys.stdout.isatty() or "COLUMNS" in os.environ else None)
-    return render(st, fmt, wide=wide, width=width)
 
 
 @click.group(cls=Group)
@@ -137,7 +90,7 @@ def _play(cfg: TournamentConfig, output: str | None, jobs: int | None, fmt: str,
     """Play (or resume) ``cfg`` and print its standings: what 'run' and 'quick' do."""
     _warn(cfg)
     out = Path(output).resolve() if output else cfg.output_dir
-    refresh = _Refresh(Path(report_dir)) if report_dir else None
+    refresh = Refresh(Path(report_dir)) if report_dir else None
     if refresh:
         refresh.results = out
     sandbox = sandbox_of(cfg, sandbox_mode)

@@ -19,7 +19,8 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from .run import LeagueError, submit
+from .results import LeagueError
+from .run import submit
 from .submission import SubmissionError
 
 

@@ -85,7 +85,7 @@ from .browse import stderr_of
 from .config import Limits, ServerLimits
 from .door import REPLY_MIN, Door, DoorError, loopback_sources, tcp_address
 from .door import Limits as DoorLimits
-from .run import config_of, standings
+from .results import config_of, standings
 from .schedule import keyed, name_of
 from .store import LeagueStore
 

@@ -60,6 +60,7 @@ from ..protocol import (
 )
 from ..protocol.messages import FaultKind
 from ..transport.base import (
+    ConnectionCut,
     MalformedMessage,
     MessageTooLarge,
     TransportClosed,
@@ -263,9 +264,16 @@ class ExternalPlayer:
         """The bot is gone: a fatal crash fault saying how it ended ("NAME ``verb``
         ``when``: the bot process exited with code 3").  What is left of it (children
         holding its pipes) is ended now, not at ``close``.  A bot whose process still
-        runs closed a pipe (``cause`` says which): that is what the fault says."""
+        runs closed a pipe (``cause`` says which): that is what the fault says.  A
+        connection the referee closed (``ConnectionCut``: it sent more than it may
+        without ending a message) is an ``oversized`` fault saying so."""
         self.dead = True
         conn = self.conn
+        if isinstance(cause, ConnectionCut):
+            detail = f"{self.name} {cause} ({when})"
+            self._note(f"lost: {detail}")
+            self._end_connection()
+            return BotFault("oversized", detail, fatal=True)
         how = conn.describe_loss(ran=self.session is not None) if conn is not None else \
             "no connection"
         if conn is not None and conn.process is not None and cause is not None and \

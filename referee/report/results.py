@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import StorageError
-from ..league.run import LeagueError, tables
+from ..league.results import LeagueError, tables
 from ..league.store import DB_NAME as LEAGUE_DB
 from ..league.store import LeagueStore
 from ..protocol.messages import FAULT_KINDS

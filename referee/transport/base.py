@@ -25,6 +25,12 @@ class TransportClosed(TransportError):
     """The peer is gone (process exited, pipe or connection closed)."""
 
 
+class ConnectionCut(TransportClosed):
+    """The referee closed the connection: the peer sent more than it may without
+    ending a message.  Its text completes "the bot ..." ("sent 10485760 bytes
+    without ending a message, ...")."""
+
+
 class MessageTooLarge(TransportError):
     """The peer sent a message over the size limit."""
 

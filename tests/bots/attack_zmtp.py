@@ -1,6 +1,7 @@
-"""Speaks ZeroMQ's wire (ZMTP 3.0, NULL) by hand on a launched bot's ipc:// socket --
-no libzmq, so nothing is buffered on its side -- and, on its first request, sends what
-the referee must never hold (argv: MODE MB [PART]):
+"""Speaks ZeroMQ's wire (ZMTP 3.0, NULL) by hand on a launched bot's ipc:// socket, or
+as a remote bot on a tcp:// one (UPDOWN_ENDPOINT; its hello's name: UPDOWN_NAME, else
+"zmtp") -- no libzmq, so nothing is buffered on its side -- and, on its first request,
+sends what the referee must never hold (argv: MODE MB [PART]):
   span   one message whose parts (PART bytes each, default 8192, every one flagged
          MORE) never end: MB megabytes of them;
   cmdbig one PING command frame of MB megabytes;
@@ -31,8 +32,13 @@ def frame(body, more=False, cmd=False):
     return bytes([flags, len(body)]) + body
 
 
-s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-s.connect(os.environ["UPDOWN_ENDPOINT"][len("ipc://"):])
+ENDPOINT = os.environ["UPDOWN_ENDPOINT"]
+if ENDPOINT.startswith("tcp://"):
+    host, _, port = ENDPOINT[len("tcp://"):].rpartition(":")
+    s = socket.create_connection((host, int(port)))
+else:
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.connect(ENDPOINT[len("ipc://"):])
 s.sendall(b"\xff" + b"\x00" * 8 + b"\x7f\x03\x00" + b"NULL".ljust(20, b"\x00") + b"\x00" * 32)
 s.sendall(frame(b"\x05READY\x0bSocket-Type" + struct.pack(">I", 6) + b"DEALER", cmd=True))
 buf = b""
@@ -59,7 +65,8 @@ def message():
 
 take(64)  # its greeting
 token = os.environ.get("UPDOWN_TOKEN")
-s.sendall(frame(msgpack.packb({"type": "hello", "protocol": [1], "name": "zmtp",
+s.sendall(frame(msgpack.packb({"type": "hello", "protocol": [1],
+                               "name": os.environ.get("UPDOWN_NAME", "zmtp"),
                                **({"token": token} if token else {})})))
 attacked = False
 while True:

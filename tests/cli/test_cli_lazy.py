@@ -1,8 +1,10 @@
 """The commands are loaded lazily (referee/cli/main.py ``COMMANDS``, click's "lazily
-loading subcommands"): ``referee --help`` lists every command with its own short
-help without loading any, each command and subcommand shows its own ``--help``, a
-mistyped command is still told the close names, and ``--help``/``--version`` start
-without the library's heavy modules."""
+loading subcommands"), and so are the league's (referee/cli/league.py
+``LEAGUE_COMMANDS``): ``referee --help`` and ``referee league --help`` list every
+command with its own short help without loading any, each command and subcommand
+shows its own ``--help``, a mistyped command is still told the close names,
+``--help``/``--version`` start without the library's heavy modules, and each league
+command loads only what it uses."""
 
 from __future__ import annotations
 
@@ -13,7 +15,8 @@ import sys
 import click
 import pytest
 
-from referee.cli.kit import Group
+from referee.cli.kit import Group, Lazy
+from referee.cli.league import LEAGUE_COMMANDS
 from referee.cli.main import COMMANDS, main
 from tests.cli.cli_helpers import invoke
 from tests.procs import scaled
@@ -46,10 +49,11 @@ def _loaded_by(*args: str) -> tuple[int, list[str], str]:
     return code, modules, printed
 
 
-def test_the_command_list_shows_each_command_s_own_short_help() -> None:
-    """The short help kept for ``referee --help`` is the command's own (the list
-    would otherwise drift from the commands)."""
-    for name, lazy in COMMANDS.items():
+@pytest.mark.parametrize("table", [COMMANDS, LEAGUE_COMMANDS], ids=["referee", "league"])
+def test_the_command_list_shows_each_command_s_own_short_help(table: dict[str, Lazy]) -> None:
+    """The short help kept for ``referee --help`` (``referee league --help``) is the
+    command's own (the list would otherwise drift from the commands)."""
+    for name, lazy in table.items():
         command = lazy.load()
         assert command.name == name
         assert lazy.short_help == command.get_short_help_str(limit=500), name
@@ -98,3 +102,32 @@ def test_a_command_loads_only_its_own_module() -> None:
     assert not [m for m in modules
                 if m.startswith(("referee.cli.tournament", "referee.cli.league",
                                  "referee.league", "referee.report", "jinja2"))]
+
+
+#: What each league command must not load: the checks, the executors and the run
+#: loop, the report (Jinja2) and ZeroMQ, unless it uses them.
+LEAGUE_HEAVY = {"checks": ("referee.checkbot", "referee.league.run"),
+                "executors": ("referee.tournament.executor", "referee.tournament.driver"),
+                "report": ("referee.report", "jinja2"),
+                "zeromq": ("zmq", "referee.league.remote")}
+
+
+@pytest.mark.parametrize(("command", "uses"), [
+    ("standings", ()), ("games", ()), ("show", ()), ("game", ()), ("verify", ()),
+    ("new", ("checks", "executors", "zeromq")), ("withdraw", ("checks", "executors", "zeromq")),
+    ("submit", ("checks", "executors", "zeromq")),  # the check plays games, ZeroMQ bots too
+    ("run", ("checks", "executors", "zeromq", "report")),
+])
+def test_a_league_command_loads_only_what_it_uses(command: str, uses: tuple[str, ...]) -> None:
+    """``league standings`` reads the league: it starts with neither the checks, the
+    executors, the report nor ZeroMQ; ``league submit`` without the report; none
+    loads the other league commands' modules."""
+    code, modules, printed = _loaded_by("league", command, "--help")
+    assert code == 0 and printed.startswith(f"Usage: referee league {command} ")
+    own = LEAGUE_COMMANDS[command].module
+    assert own in modules
+    others = {lazy.module for lazy in LEAGUE_COMMANDS.values()} - {own}
+    assert not others & set(modules), command
+    for what, heavy in LEAGUE_HEAVY.items():
+        if what not in uses:
+            assert not [m for m in modules if m.startswith(heavy)], (command, what)

@@ -17,7 +17,8 @@ import pytest
 from referee.league.adaptive import next_games, states
 from referee.league.browse import overview
 from referee.league.config import LeagueConfig, LeagueConfigError, load_league_config
-from referee.league.run import config_of, new_league, run_league, standings, submit
+from referee.league.results import config_of, standings
+from referee.league.run import new_league, run_league, submit
 from referee.league.schedule import name_of
 from referee.league.store import LeagueStore
 from referee.players.botspec import BotSpec

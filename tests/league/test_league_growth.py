@@ -13,7 +13,8 @@ import pytest
 
 from referee.game import Game, GameConfig
 from referee.league.config import LeagueConfigError, load_league_config
-from referee.league.run import new_league, pending, run_league, standings, submit
+from referee.league.results import pending, standings
+from referee.league.run import new_league, run_league, submit
 from referee.league.schedule import deck_idents, league_schedule, name_of
 from referee.league.store import LeagueStore
 from referee.players.sandbox import unsandboxed

@@ -11,7 +11,8 @@ from click.testing import CliRunner
 
 from referee.cli.main import main
 from referee.league.config import load_league_config
-from referee.league.run import new_league, run_league, standings
+from referee.league.results import standings
+from referee.league.run import new_league, run_league
 from referee.league.store import DB_NAME, LeagueStore
 from referee.play.luck import SCORES, LuckSetting, file_luck
 from referee.players.sandbox import unsandboxed

@@ -19,7 +19,8 @@ from referee.cli.main import main
 from referee.errors import StorageError
 from referee.game import GameConfig
 from referee.league.config import LeagueConfig, load_league_config, read_league_config
-from referee.league.run import new_league, standings
+from referee.league.results import standings
+from referee.league.run import new_league
 from referee.league.store import LeagueStore
 from referee.play.runner import FaultPolicy, TimeControl
 from referee.players.sandbox import SandboxConfig, resolve

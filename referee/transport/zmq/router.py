@@ -20,6 +20,7 @@ import os
 import shutil
 import stat
 import tempfile
+import time
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -33,6 +34,7 @@ from zmq.utils.monitor import parse_monitor_message
 
 from ..base import MessageTooLarge, TransportClosed
 from .codec import MAX_MESSAGE_BYTES, _says_hello, _too_large, decode_frame
+from .watchdog import FINE, TcpWatch, connection_limit
 
 log = logging.getLogger("referee.zmq")
 
@@ -161,6 +163,9 @@ class _Router:
         self.denied_keys: list[str] = []  # appended by the authenticator's thread
         self.flooded = 0  # messages dropped over _QUEUE_CAP
         self.ignored: set[bytes] = set()  # connections refused: what they send is dropped
+        # Connections the TCP watchdog closed, by key: why (``watchdog``).
+        self.cut: dict[bytes, str] = {}
+        self.watch: TcpWatch | None = None
         self.closed = False
         # The ipc socket file we bound, and its inode: libzmq leaves it behind.
         self._socket_file: tuple[str, int] | None = None
@@ -194,7 +199,7 @@ class _Router:
             # while they cannot be queued: our end takes any number of them (no HWM),
             # and is closed only after the monitor is stopped (``close``).
             monitor_addr = f"inproc://monitor-{id(self):x}"
-            self.sock.monitor(monitor_addr, zmq.EVENT_DISCONNECTED
+            self.sock.monitor(monitor_addr, zmq.EVENT_ACCEPTED | zmq.EVENT_DISCONNECTED
                               | zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL
                               | zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL
                               | zmq.EVENT_HANDSHAKE_FAILED_AUTH)
@@ -205,6 +210,9 @@ class _Router:
             self.sock.bind(endpoint)
             self.endpoint = self.sock.getsockopt_string(zmq.LAST_ENDPOINT)
             self._socket_file = _ipc_socket_file(self.endpoint)
+            if self.endpoint.startswith("tcp://"):
+                # What a connection may send before its message ends (``watchdog``).
+                self.watch = TcpWatch(self.endpoint, connection_limit(max_message_bytes))
         except BaseException:
             self.close()
             raise
@@ -232,12 +240,29 @@ class _Router:
         for fd in fds:
             self.poller.register(fd, zmq.POLLIN)
         try:
-            ready = dict(self.poller.poll(max(0, int(timeout * 1000))))
+            watch = self.watch
+            if watch is not None and timeout > FINE and watch.conns:
+                ready = self._watched_poll(watch, timeout)
+            else:
+                ready = dict(self.poller.poll(max(0, int(timeout * 1000))))
         finally:
             for fd in fds:
                 self.poller.unregister(fd)
         if self.monitor in ready or self.sock in ready:
             self._read_frames()  # (disconnections first)
+
+    def _watched_poll(self, watch: TcpWatch, timeout: float) -> dict[Any, int]:
+        """``poll`` for ``timeout`` seconds in slices of ``FINE``, checking the TCP
+        connections between them: the wait of a bot's reply is when it is most likely
+        to send (a message in parts that does not end), so it is checked closer than
+        the watchdog's thread does."""
+        end = time.monotonic() + timeout
+        while True:
+            left = end - time.monotonic()
+            ready = dict(self.poller.poll(max(0, int(min(left, FINE) * 1000 + 0.999))))
+            if ready or left <= FINE:
+                return ready
+            watch.check(time.monotonic())
 
     def _read_frames(self) -> None:
         while True:
@@ -275,6 +300,8 @@ class _Router:
             # hello is looked for in the frames as they came, not in ``item``.
             identity = self._key(frames[0].bytes, fd, [p.bytes for p in payload[:2]]
                                  if len(payload) > 1 else item.parts)
+            if fd is not None and self.watch is not None:
+                self.watch.read(fd)  # a message came: the connection owes none now
             if identity in self.ignored:
                 continue
             queue = self.queues.get(identity)
@@ -328,10 +355,16 @@ class _Router:
                 return
             kind, value = event["event"], int(event["value"])
             if kind == zmq.EVENT_DISCONNECTED:
+                cut = self.watch.gone(value) if self.watch is not None else ""
                 for identity, fd in self.fds.items():
                     if fd == value and identity not in self.dropped:
                         self.dropped.add(identity)
                         self.settling.add(identity)
+                        if cut:
+                            self.cut[identity] = cut
+            elif kind == zmq.EVENT_ACCEPTED:
+                if self.watch is not None:
+                    self.watch.accepted(value)
             elif kind == zmq.EVENT_HANDSHAKE_FAILED_AUTH:
                 self.refusals += 1  # the key check has logged which key it was
             elif kind == zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL:
@@ -391,6 +424,8 @@ class _Router:
         if self.closed:
             return
         self.closed = True
+        if self.watch is not None:
+            self.watch.close()
         sock = getattr(self, "sock", None)
         monitor = getattr(self, "monitor", None)
         if sock is not None:

@@ -40,7 +40,13 @@ import time
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from ..base import MalformedMessage, MessageTooLarge, TransportClosed, TransportTimeout
+from ..base import (
+    ConnectionCut,
+    MalformedMessage,
+    MessageTooLarge,
+    TransportClosed,
+    TransportTimeout,
+)
 from .router import _decode, _Frame, _Held, _Router, log
 
 # Environment variables given to (or read by) bots: protocol/ZEROMQ.md.
@@ -127,7 +133,7 @@ class ZmqTransport:
             # The bot speaks first (hello); nothing can be sent before it has.
             raise TransportClosed(f"no bot has connected to {self.endpoint} yet")
         if self.identity in self._router.dropped:
-            raise TransportClosed(self._lost_text())
+            raise self._lost()
         self._router.send(self.identity, message)
 
     def recv(self, timeout: float) -> dict[str, Any]:
@@ -140,7 +146,7 @@ class ZmqTransport:
                 return self._decode(item)
             if self.identity is not None and self.identity in self._router.dropped:
                 self._wait_exit(_EXIT_GRACE)
-                raise TransportClosed(self._lost_text())
+                raise self._lost()
             if self.process is not None and self.process.returncode is not None:
                 self._router.pump(0)  # what it sent before it died still counts
                 item = self._take()
@@ -213,12 +219,16 @@ class ZmqTransport:
         if self.process is not None and self.process.returncode is None:
             self.process.wait(grace)
 
-    def _lost_text(self) -> str:
+    def _lost(self) -> TransportClosed:
+        cut = self._router.cut.get(self.identity or b"")
+        if cut:
+            return ConnectionCut(cut)
         if self.process is not None and self.process.returncode is not None:
-            return f"the bot process {self.process.exit_description()}"
-        return (f"the bot's connection to {self.endpoint} was dropped: it closed its "
-                f"socket, lost its link, or sent a frame over ZeroMQ's hard limit of "
-                f"{2 * self.max_message_bytes} bytes")
+            return TransportClosed(f"the bot process {self.process.exit_description()}")
+        return TransportClosed(
+            f"the bot's connection to {self.endpoint} was dropped: it closed its socket, "
+            f"lost its link, or sent a frame over ZeroMQ's hard limit of "
+            f"{2 * self.max_message_bytes} bytes")
 
     def _decode(self, item: _Frame) -> dict[str, Any]:
         return _decode(item, self.max_message_bytes)

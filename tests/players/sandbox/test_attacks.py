@@ -44,7 +44,7 @@ from referee.tournament.executor import Job, ProcessExecutor
 from referee.tournament.run import run_tournament, standings_of
 from referee.tournament.schedule import schedule
 from tests.players.sandbox.conftest import BOTS, TC, Attack, need_sandbox
-from tests.procs import Children, scaled
+from tests.procs import REFEREE_WITH_PEAK_RSS, Children, peak_rss_mb, scaled
 
 pytestmark = pytest.mark.slow
 
@@ -573,21 +573,13 @@ def _referee_play(children: Children, bot: list[str]) -> tuple[str, float]:
     """``referee play`` (a real process: the CLI, the sandbox) of the ZeroMQ bot
     ``bot`` against 'lowest': its output and the referee's own peak RSS (MB)."""
     need_sandbox(SandboxConfig(mode="on"))
-    code = ("import atexit, resource, sys\n"
-            "atexit.register(lambda: print('PEAK_RSS_KB', resource.getrusage("
-            "resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr))\n"
-            "from referee.cli.main import main\n"
-            "sys.argv[0] = 'referee'\n"
-            "main()\n")
     command = " ".join([sys.executable, str(BOTS / "attack_zmtp.py"), *bot])
-    p = children.popen([sys.executable, "-c", code, "play", f"zmtp=zmq:{command}", "lowest",
+    p = children.popen([*REFEREE_WITH_PEAK_RSS, "play", f"zmtp=zmq:{command}", "lowest",
                         "--seed", "7", "--sandbox", "on"], cwd=REPO, stdout=subprocess.PIPE,
                        stderr=subprocess.PIPE, text=True)
     out, err = p.communicate(timeout=scaled(120))
     assert p.returncode == 0, (out, err)
-    [peak] = [int(line.split()[1]) for line in err.splitlines()
-              if line.startswith("PEAK_RSS_KB ")]
-    return out, peak / 1024
+    return out, peak_rss_mb(err)
 
 
 @pytest.mark.parametrize("bot, what", [

@@ -25,11 +25,13 @@ from referee.game import GameConfig
 from referee.play.runner import InProcessPlayer, TimeControl, run_game
 from referee.players.external import remote_player
 from referee.transport.base import (
+    ConnectionCut,
     MalformedMessage,
     MessageTooLarge,
     TransportClosed,
     TransportTimeout,
 )
+from referee.transport.zmq import watchdog
 from referee.transport.zmq.listener import RemoteListener, wait_for_remote_bot
 from referee.transport.zmq.router import Refusal, is_loopback
 from tests.procs import scaled
@@ -379,7 +381,9 @@ def test_a_listener_on_ipc_leaves_no_socket_file_behind() -> None:
 def test_a_flood_of_large_frames_is_not_held_in_memory() -> None:
     # Each frame is at most twice the limit (MAXMSGSIZE), but a bot sending hundreds
     # of them at once must not make the referee hold them all: a frame over the
-    # limit is kept as its size only, and what is held for one bot is bounded.
+    # limit is kept as its size only, and what is held for one bot is bounded.  On
+    # Linux the connection is closed besides (the TCP watchdog: it sent far more than
+    # it may between two messages read), once libzmq's queue is read.
     listener = RemoteListener("tcp://127.0.0.1:*", {"alice": b""}, None,
                               max_message_bytes=1 << 20)
     bot = _Dealer(listener.endpoint, None)
@@ -401,10 +405,15 @@ def test_a_flood_of_large_frames_is_not_held_in_memory() -> None:
                     seen.append(t.recv(0.5)["type"])
                 except (MessageTooLarge, MalformedMessage) as e:
                     seen.append(type(e).__name__)
+                except ConnectionCut:
+                    seen.append("cut")
+                    break
         peak = tracemalloc.get_traced_memory()[1]
         assert peak < 32 << 20, f"{peak >> 20} MiB held"
-        assert seen[0] == "MessageTooLarge"
-        assert "MalformedMessage" in seen and len(seen) < 301  # some were dropped
+        assert (seen[-1] == "cut") == watchdog.AVAILABLE, seen
+        if seen[0] != "cut":  # (cut before libzmq queued anything: nothing to read)
+            assert seen[0] == "MessageTooLarge"
+            assert "MalformedMessage" in seen and len(seen) < 301  # some were dropped
         t.close()
     finally:
         tracemalloc.stop()
