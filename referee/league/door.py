@@ -85,6 +85,13 @@ OWING_GRACE = 0.5
 #: How fast an address's stalls are forgiven: its count of handshakes that stalled
 #: or were refused halves every so many seconds.
 STALL_HALF_LIFE = 60.0
+#: An address with this many stalls (one in the last minute, or more before) is
+#: **stalling**: its handshakes are let in at most ``handshakes`` / ``OWING_GRACE``
+#: a second in all (with the defaults 128; the most a flood of handshakes that
+#: stall after the server's WELCOME could take anyway), however many addresses,
+#: so that handshakes the server ends at once (a HELLO it cannot open, a key it
+#: refuses) cost it no more CPU than stalled ones.
+STALLING = 0.5
 #: ZMTP 3's greeting, before the first frame, and its signature (its first bytes).
 GREETING = 64
 SIGNATURE = 10
@@ -160,6 +167,7 @@ class _Quiet:
     opened: float
     data: bytearray = field(default_factory=bytearray)
     spoke: float = 0.0  # when its first bytes came (0: silent)
+    slowed: bool = False  # it waited for a stalling address's turn
 
 
 @dataclass
@@ -338,6 +346,7 @@ class Tally:
     fds: int = 0
     evicted: int = 0  # handshakes closed to make room for a new connection
     held: int = 0  # new connections connected after waiting for room among them
+    slowed: int = 0  # connections of stalling addresses that waited for their turn
     hushed: int = 0  # connections not connected yet closed to make room
     silent: int = 0  # connections that sent nothing within the handshake's time
     unplaced: int = 0  # connections that found no room within the handshake's time
@@ -529,6 +538,9 @@ class Door:
         self.queued: dict[socket.socket, _Quiet] = {}
         self.stalls = Stalls()
         self._full = 0.0  # when the last connection queued found no room
+        # the stalling addresses' handshakes: a token bucket of a second's worth
+        self._stalling_rate = limits.handshakes / OWING_GRACE
+        self._tokens, self._tokens_at = self._stalling_rate, time.monotonic()
         # shared with the ZAP handler's thread
         self._lock = threading.Lock()
         self._sources: dict[str, _Pair] = {}
@@ -650,8 +662,13 @@ class Door:
 
     def _timeout(self, now: float) -> float:
         """How long the loop may wait for a socket: at most 0.1 s; with connections
-        waiting for room, until the first handshake that may be closed for them."""
-        if not self.queued or len(self.shaking) < self.limits.handshakes:
+        waiting for room, until the first handshake that may be closed for them,
+        or the stalling addresses' next turn."""
+        if not self.queued:
+            return 0.1
+        if self._tokens < 1.0:
+            return min(0.1, max(0.01, (1.0 - self._tokens) / self._stalling_rate))
+        if len(self.shaking) < self.limits.handshakes:
             return 0.1
         owing = [p.owes for p in self.shaking.values() if p.owes]
         if not owing:
@@ -693,62 +710,49 @@ class Door:
         if not t.any():
             return
         span = "minute" if self.window == 60 else f"{self.window:g} s"
-        said = []
         lim = self.limits
-        if t.full:
-            said.append(f"turned away {t.full} connections with {self.connections} open "
-                        "([server] connections)")
-        if t.per_ip:
-            said.append(f"turned away {t.per_ip} connections from addresses with "
-                        f"{self.per_ip} open ([server] connections_per_ip)")
-        if t.cut:
-            said.append(f"cut {t.cut} connections that sent more than {self.budget} bytes "
-                        f"or {FRAMES + HEARTBEATS} frames unanswered (a request's "
-                        f"{FRAMES} and a heartbeat)")
-        if t.fds:
-            said.append(f"paused accepting {t.fds} times: out of file descriptors")
-        if t.hushed:
-            said.append(f"closed {t.hushed} connections not connected to the server yet "
-                        f"to let new ones in ({lim.quiet} at once)")
-        if t.silent:
-            said.append(f"closed {t.silent} connections that sent nothing within "
-                        f"{lim.handshake_seconds:g} s")
-        if t.evicted:
-            said.append(f"closed {t.evicted} handshakes to let new connections in "
+        # (count, what the door did: {n} is the count)
+        said = [
+            (t.full, f"turned away {{n}} connections with {self.connections} open "
+                     "([server] connections)"),
+            (t.per_ip, f"turned away {{n}} connections from addresses with {self.per_ip} "
+                       "open ([server] connections_per_ip)"),
+            (t.cut, f"cut {{n}} connections that sent more than {self.budget} bytes or "
+                    f"{FRAMES + HEARTBEATS} frames unanswered (a request's {FRAMES} and a "
+                    "heartbeat)"),
+            (t.fds, "paused accepting {n} times: out of file descriptors"),
+            (t.hushed, f"closed {{n}} connections not connected to the server yet to let "
+                       f"new ones in ({lim.quiet} at once)"),
+            (t.silent, f"closed {{n}} connections that sent nothing within "
+                       f"{lim.handshake_seconds:g} s"),
+            (t.evicted, f"closed {{n}} handshakes to let new connections in "
                         f"({lim.handshakes} at once, {lim.handshakes_per_ip} from one "
                         "address: [server] handshakes, handshakes_per_ip), each the one "
-                        "whose client had owed its next bytes longest")
-        if t.held:
-            said.append(f"held {t.held} new connections' first bytes until there was "
-                        "room among the handshakes")
-        if t.unplaced:
-            said.append(f"closed {t.unplaced} connections that found no room among the "
-                        f"handshakes within {lim.handshake_seconds:g} s")
-        if t.slow:
-            said.append(f"closed {t.slow} handshakes not over within "
-                        f"{lim.handshake_seconds:g} s")
-        if t.per_author:
-            said.append(f"refused {t.per_author} handshakes of keys with "
-                        f"{lim.per_author} connections open ([server] "
-                        "connections_per_author)")
-        if t.idle:
-            said.append(f"closed {t.idle} connections idle for {lim.idle_seconds:g} s "
-                        "([server] idle_seconds)")
-        if t.displaced:
-            said.append(f"closed {t.displaced} idle connections to let others in, with "
-                        f"{self.connections} open ([server] connections)")
-        if t.rate:
-            said.append(f"turned away {t.rate} connections from addresses opening more "
-                        f"than {lim.rate_per_ip:g} a second ([server] handshake_rate_per_ip)")
-        if t.per_hour:
-            said.append(f"refused {t.per_hour} handshakes of keys that made "
-                        f"{lim.per_hour} in the last hour (twice [server] "
-                        "requests_per_hour)")
-        if t.bypass:
-            said.append(f"refused {t.bypass} handshakes of known keys that did not come "
-                        "through it (a connection to the socket behind it)")
-        for each in said:  # a line each: a bounded few a window
-            self.on_line(f"the door {each} in the last {span}")
+                        "whose client had owed its next bytes longest"),
+            (t.held, "held {n} new connections' first bytes until there was room among "
+                     "the handshakes"),
+            (t.slowed, f"made {{n}} connections of addresses whose handshakes stalled wait "
+                       f"for their turn ({self._stalling_rate:g} handshakes a second of "
+                       "such addresses, in all)"),
+            (t.unplaced, f"closed {{n}} connections that found no room among the "
+                         f"handshakes within {lim.handshake_seconds:g} s"),
+            (t.slow, f"closed {{n}} handshakes not over within {lim.handshake_seconds:g} s"),
+            (t.per_author, f"refused {{n}} handshakes of keys with {lim.per_author} "
+                           "connections open ([server] connections_per_author)"),
+            (t.idle, f"closed {{n}} connections idle for {lim.idle_seconds:g} s "
+                     "([server] idle_seconds)"),
+            (t.displaced, f"closed {{n}} idle connections to let others in, with "
+                          f"{self.connections} open ([server] connections)"),
+            (t.rate, f"turned away {{n}} connections from addresses opening more than "
+                     f"{lim.rate_per_ip:g} a second ([server] handshake_rate_per_ip)"),
+            (t.per_hour, f"refused {{n}} handshakes of keys that made {lim.per_hour} in "
+                         "the last hour (twice [server] requests_per_hour)"),
+            (t.bypass, "refused {n} handshakes of known keys that did not come through it "
+                       "(a connection to the socket behind it)"),
+        ]
+        for n, what in said:  # a line each: a bounded few a window
+            if n:
+                self.on_line(f"the door {what.format(n=n)} in the last {span}")
 
     def _accept(self) -> None:
         # At most a pool's worth a turn: a flood of connections does not keep the
@@ -840,15 +844,27 @@ class Door:
         waits for the server's greeting before it speaks; libzmq's does not)."""
         lim = self.limits
         if self.queued and (len(self.shaking) < lim.handshakes or self._evictable(now)):
+            self._tokens = min(self._stalling_rate, self._tokens + (now - self._tokens_at)
+                               * self._stalling_rate)
+            self._tokens_at = now
             score = self.stalls.score
             # sorted() is stable: among equal scores, the order they spoke in
-            for q in sorted(self.queued.values(), key=lambda q: score(q.ip, now)):
+            scored = sorted(((score(q.ip, now), q) for q in self.queued.values()),
+                            key=lambda x: x[0])
+            for i, (stalls, q) in enumerate(scored):
+                stalling = stalls >= STALLING
+                if stalling and self._tokens < 1.0:
+                    for _, late in scored[i:]:  # the rest are stalling too
+                        self.tally.slowed += not late.slowed
+                        late.slowed = True
+                    break
                 if self.shaking_by_ip[q.ip] >= lim.handshakes_per_ip \
                         and not self._evict(q.ip, now, shaking=True):
                     continue  # its address's share is waiting for the server
                 if len(self.shaking) >= lim.handshakes and not self._evict(None, now):
                     self._full = now  # those queued now waited for room
                     break
+                self._tokens -= stalling
                 self._connect(q, now)
         for q in list(self.quiet.values()):  # oldest first
             if now - q.opened < QUIET_GRACE or len(self.shaking) >= lim.handshakes:

@@ -605,3 +605,38 @@ def test_an_address_whose_handshakes_stalled_waits_behind_others() -> None:
         assert behind.door.stalls.score("127.0.9.11", time.monotonic()) > 1.9
     finally:
         behind.close()
+
+
+def test_stalling_addresses_handshakes_are_let_in_at_a_bounded_rate() -> None:
+    """Handshakes the server ends at once (a HELLO it cannot open, a key it refuses)
+    hold a place for no time: from many addresses they could cost the server a CPU
+    (found by the network attacker: HELLOs of random bytes from 300 addresses).  An
+    address whose handshakes stalled or were refused is let in at most handshakes /
+    0.5 s a second, all such addresses together (4 places: 8 a second, a second's
+    worth at once): 24 connections from 6 such addresses, each ended by the server
+    at once, take 2 s at least; one from an address that never stalled, queued last,
+    is connected before them."""
+    behind = Behind(handshakes=4)
+    try:
+        sources = [f"127.0.9.{21 + i}" for i in range(6)]
+        for source in sources:  # each address's first handshake: ended by the server
+            behind.client(source, 0)
+            inner, _ = behind.accept()
+            inner.close()
+        wait_for("the stalls counted", lambda: all(
+            behind.door.stalls.score(s, time.monotonic()) > 0.9 for s in sources), 60)
+        began = time.monotonic()
+        for i in range(24):
+            behind.client(sources[i % 6], 0)
+        wait_for("24 connections queued", lambda: len(behind.door.queued) >= 16, 60)
+        behind.client("127.0.9.30", 9)
+        seen = []
+        while 9 not in seen or len(seen) < 25:
+            inner, marker = behind.accept()
+            seen.append(marker)
+            inner.close()
+        took = time.monotonic() - began
+        assert seen.index(9) < 24 - 8, seen  # not behind the stalling addresses' queue
+        assert took >= (24 - 8) / 8, took
+    finally:
+        behind.close()
