@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-fast soak lint bench clean system sandbox
+.PHONY: demo test test-fast test-sweep soak lint bench clean system sandbox
 
 # System packages the tests need, installed with apt-get when missing and we are
 # root (CI); otherwise say what to install.  bubblewrap: the bots' sandbox;
@@ -65,8 +65,9 @@ demo: $(STAMP) sandbox
 	$(BIN)/referee league run $(DEMO) --report $(DEMO)/report
 
 # Both CPUs (pytest-xdist): the tests share no port, file or name (tmp_path, port 0).
+# Everything but the oracle's long sweep (make test-sweep).
 test: $(STAMP) system
-	$(BIN)/python -m pytest -q -n auto
+	$(BIN)/python -m pytest -q -n auto -m "not sweep"
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 	$(BIN)/lint-imports
@@ -78,6 +79,12 @@ test-fast: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 	$(BIN)/lint-imports
+
+# The oracle's long sweep: the engine against the independent oracle over 1,200
+# random games (tests/oracle/test_differential.py; make test plays the first 120).
+# About a minute of CPU; the soak runs it with everything else.
+test-sweep: $(STAMP)
+	$(BIN)/python -m pytest -q -n auto -m sweep
 
 # The proof that the suite does not flake: the whole suite RUNS times in a row, in
 # MODE busy (every 4th run with the other CPU kept busy), background (started from a

@@ -145,13 +145,20 @@ def test_the_oracle_deals_like_the_rules_say() -> None:
     assert g.draw_pile == deck[18:]
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("players", [2, 3, 4, 5, 6])
-def test_a_large_sweep(players: int) -> None:
-    """240 games per seat count (about 10 s of CPU each), random settings (a third of
-    them four_of_a_colour on the smallest deck), the seats' choices uniformly random,
-    mostly the lowest play or mostly the last entry."""
-    for seed in range(240):
+#: The sweep's games per seat count: the first QUICK in every run of the suite (make
+#: test), all SWEEP of them under the ``sweep`` marker too (make test-sweep; the soak
+#: runs them all).  Each game's setting and choices depend on its number alone, so
+#: the quick part is the sweep's first games, every kind of them included: a third on
+#: the smallest deck with four_of_a_colour, and each of the three ways of choosing.
+SWEEP = 240
+QUICK = 24
+
+
+def sweep(players: int, games: range) -> None:
+    """Games of random settings (a third of them four_of_a_colour on the smallest
+    deck), the seats' choices uniformly random, mostly the lowest play or mostly the
+    last entry (about 0.05 s of CPU a game)."""
+    for seed in games:
         rng = random.Random(players * 100_000 + seed)
         setting = random_setting(rng, players)
         if seed % 3 == 0:
@@ -159,6 +166,22 @@ def test_a_large_sweep(players: int) -> None:
             setting.variants = setting.variants | {"four_of_a_colour"}
         lowest, last = [(0.0, 0.0), (0.8, 0.0), (0.0, 0.6)][seed % 3]
         play_both(setting, players * 100_000 + seed, lowest=lowest, last=last)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("players", [2, 3, 4, 5, 6])
+def test_a_sweep(players: int) -> None:
+    """The sweep's first QUICK games at each seat count."""
+    sweep(players, range(QUICK))
+
+
+@pytest.mark.slow
+@pytest.mark.sweep
+@pytest.mark.parametrize("players", [2, 3, 4, 5, 6])
+def test_a_large_sweep(players: int) -> None:
+    """The rest of the sweep: SWEEP games per seat count in all (about 10 s of CPU
+    each), run by make test-sweep and the soak, not by make test."""
+    sweep(players, range(QUICK, SWEEP))
 
 
 def test_a_determinized_game_shows_the_seat_what_the_oracle_does() -> None:
