@@ -29,7 +29,12 @@
    the greeting, each opened again as soon as it is closed, (c) the same from 24
    addresses x 10, (d) the same from 200 addresses x 1, (e) while a known author
    (mallory) holds 210 idle connections from 10 addresses (ZeroMQ connects each
-   again when it is closed).  Printed: answered of asked, p50/p99/max answer time.
+   again when it is closed), (f) while a stranger's connections from ``--advanced``
+   addresses (default 300, 200 and 120) each send a real greeting and CURVE HELLO at
+   once and stall after the server's WELCOME, reopened as soon as closed, 9 a second
+   an address (under the door's rate: none turned away), (g) the same with HELLOs of
+   random bytes (the server closes each).  Printed: answered of asked, p50/p99/max
+   answer time.  ``--only-advanced``: part 4's cases (f) and (g) only.
 5. Handshake churn (``--churn S``, 0 skips it; ``--only-churn``), with the default
    ``[server]`` settings, against this server and ``--baseline`` case by case:
    complete CURVE handshakes as fast as 4 threads can, each connection closed at its
@@ -43,6 +48,7 @@ per author, would refuse this load by design).
     .venv/bin/python bench/serve.py [--clients 20] [--seconds 15] [--flood 100]
                                     [--attack 150] [--only-attack]
                                     [--asks 40] [--only-lockout] [--baseline REFEREE]
+                                    [--advanced 300 200 120] [--only-advanced]
                                     [--churn 10] [--only-churn]
 """
 
@@ -72,7 +78,7 @@ from zmq.utils.monitor import recv_monitor_message
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 from referee.league.remote import CHUNK, RemoteError, request, upload  # noqa: E402
-from tests.league.attackers import Relay, Stranger, churn  # noqa: E402
+from tests.league.attackers import Relay, Stranger, advanced, churn  # noqa: E402
 
 BOTS = REPO / "example_bots" / "python"
 SLOW_BOT = '''\
@@ -127,6 +133,10 @@ def main() -> None:
     ap.add_argument("--asks", type=int, default=40, help="alice's requests per case (part 4)")
     ap.add_argument("--no-lockout", action="store_true", help="Skip part 4.")
     ap.add_argument("--only-lockout", action="store_true", help="Only part 4.")
+    ap.add_argument("--advanced", type=int, nargs="*", default=[300, 200, 120],
+                    help="addresses of the stalling HELLO floods (part 4)")
+    ap.add_argument("--only-advanced", action="store_true",
+                    help="Only part 4's stalling HELLO floods.")
     ap.add_argument("--baseline", help="Part 4 also against this referee executable "
                     "(e.g. an older checkout's .venv/bin/referee), case by case")
     ap.add_argument("--connect-timeout", type=float, default=10.0,
@@ -138,6 +148,7 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="bench-serve-"))
     try:
         print(f"load: {os.getloadavg()[0]:.1f} (1 min), {os.cpu_count()} CPUs")
+        a.only_lockout = a.only_lockout or a.only_advanced
         only = a.only_attack or a.only_lockout or a.only_churn
         if not only:
             run(work / "serve", a)
@@ -571,6 +582,28 @@ def lockout(work: Path, a: argparse.Namespace) -> None:
               f"{a.asks} requests of alice's each, connect timeout {a.connect_timeout:g} s:")
         for label, (_, endpoint) in servers.items():
             asks(endpoint, f"{label}, no attack")
+        server_key = zmq.auth.load_certificate(keys / "referee.key")[0]
+        for n_addr in a.advanced:
+            for real in (True, False):
+                first = advanced(server_key, real)
+                for label, (proc, endpoint) in servers.items():
+                    flood = Stranger(endpoint, [f"127.3.{i // 250}.{1 + i % 250}"
+                                                for i in range(n_addr)], first=first, rate=9)
+                    try:
+                        flood.wait_reopened(2 * n_addr, 60)  # the flood at full strength
+                        before, cpu = flood.opened, cpu_seconds(proc.pid)
+                        began = time.monotonic()
+                        asks(endpoint, f"{label}, {n_addr} addresses each sending a "
+                             f"greeting and a {'real' if real else 'random'} HELLO "
+                             "and stalling")
+                        print(f"    (the stranger opened {flood.opened - before} "
+                              f"connections meanwhile; server CPU "
+                              f"{cpu_seconds(proc.pid) - cpu:.1f} s in "
+                              f"{time.monotonic() - began:.1f} s)", flush=True)
+                    finally:
+                        flood.stop()
+        if a.only_advanced:
+            return
         for n_addr, per in ((7, 32), (24, 10), (200, 1)):
             for label, (_, endpoint) in servers.items():
                 flood = Stranger(endpoint, [f"127.1.{i // 250}.{1 + i % 250}"

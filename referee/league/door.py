@@ -24,11 +24,14 @@ of PINGs buys an attacker more budget.
 Nor can connections lock the authors out (found by an attacker: a stranger's
 unfinished handshakes, and a known author's idle connections, each held every
 place).  Handshakes and authenticated connections are two pools (see ``Door``):
-a stalled handshake makes room for a new connection, an idle authenticated one is
-closed, and one key holds at most a few (``admit``, asked by the ZAP handler,
-which knows a connection by the door's own loopback address it comes from).  The
-door also stops accepting for a moment when the process runs out of file
-descriptors instead of spinning on them.
+a handshake is judged by who owes the next bytes, followed through the
+handshake's steps in the bytes relayed both ways, so a stalled one makes room for
+a new connection and one waiting for the server never does (the new connection
+waits, its first bytes held, an address whose handshakes stalled behind those
+whose did not); an idle authenticated one is closed, and one key holds at most a
+few (``admit``, asked by the ZAP handler, which knows a connection by the door's
+own loopback address it comes from).  The door also stops accepting for a moment
+when the process runs out of file descriptors instead of spinning on them.
 
 What one connection may cost is then bounded: a few frames (at most 2 x ``budget``
 bytes) queued in libzmq, and the door's buffers, so the server's memory is at most
@@ -70,6 +73,18 @@ GONE_KEPT = 1 << 17
 #: the ZeroMQ socket anyway, if there is room among the handshakes (a client that
 #: waits for the server's greeting first; libzmq's speaks first).
 QUIET_GRACE = 0.5
+#: The most of a new connection's first bytes the door holds while it waits for room
+#: among the handshakes (a ZeroMQ client sends 10, then waits for the server's; a
+#: greeting and a CURVE HELLO are 266): past it, the door reads no more of it until
+#: it is connected.
+HOLD = 1024
+#: How long a handshake's client may owe its next bytes before the door may close it
+#: to let a new connection in: an honest client answers the server within its
+#: round trip (milliseconds; this allows one of 0.5 s); a stalled one never does.
+OWING_GRACE = 0.5
+#: How fast an address's stalls are forgiven: its count of handshakes that stalled
+#: or were refused halves every so many seconds.
+STALL_HALF_LIFE = 60.0
 #: ZMTP 3's greeting, before the first frame, and its signature (its first bytes).
 GREETING = 64
 SIGNATURE = 10
@@ -135,12 +150,16 @@ def tcp_address(endpoint: str) -> tuple[str, int, socket.AddressFamily] | None:
 
 @dataclass
 class _Quiet:
-    """A connection whose client has sent nothing yet: the door has not connected it
-    to the ZeroMQ socket (it costs the server nothing, the door a descriptor)."""
+    """A connection not connected to the ZeroMQ socket yet (it costs the server
+    nothing, the door a descriptor): its client has sent nothing yet (**silent**), or
+    it has (**waiting**: its first bytes, at most ``HOLD``, held in ``data`` until
+    there is room among the handshakes)."""
 
     client: socket.socket
     ip: str
     opened: float
+    data: bytearray = field(default_factory=bytearray)
+    spoke: float = 0.0  # when its first bytes came (0: silent)
 
 
 @dataclass
@@ -156,6 +175,7 @@ class _Pair:
     answered: float = 0.0  # the server's last reply (or the handshake's end)
     asked: float = 0.0  # when the first frame not answered yet came (0: none)
     author: str | None = None  # the key's NAME, once the ZAP handler admitted it
+    owes: float = 0.0  # since when its client owes the handshake's next bytes (0: not)
     to_up: bytearray = field(default_factory=bytearray)
     to_client: bytearray = field(default_factory=bytearray)
     unanswered: int = 0  # bytes the client sent since the server last answered
@@ -171,7 +191,6 @@ class _Pair:
     c_name: bytearray = field(default_factory=bytearray)
     c_command: bool = False
     c_seen: bytearray = field(default_factory=bytearray)  # its greeting's first bytes
-    c_bytes: int = 0  # all the client sent (its handshake's progress, while it lasts)
     c_steps: int = 0  # the handshake commands it sent whole: HELLO, then INITIATE
     c_step: bool = False  # the frame coming in is one of them
     # the server's command names, while the handshake lasts (its READY ends it)
@@ -195,7 +214,6 @@ class _Pair:
         message (all but the handshake's commands).  With CURVE a message's MORE flag
         is inside the encryption, so a message cannot be told from the next: frames
         are what is counted."""
-        self.c_bytes += len(data)
         view = memoryview(data)
         while view:
             if self.c_greeting:
@@ -291,13 +309,23 @@ class _Pair:
         """Whether the handshake waits for the server, the client having sent all it
         can until the server's next step: its greeting ahead of the server's (ZMTP's
         greetings go step by step, each side waiting for the other's), its HELLO sent
-        and no WELCOME yet, its INITIATE sent and no READY yet.  A client stalling
-        its handshake never waits for the server; an honest one mostly does."""
+        and no WELCOME yet, its INITIATE sent and no READY yet.  Else its client owes
+        the next bytes: the rest of its greeting, its HELLO, or -- the server having
+        answered its HELLO with a WELCOME -- its INITIATE.  A client stalling its
+        handshake owes bytes for as long as it stalls; an honest one for its round
+        trip at most."""
         client, server = GREETING - self.c_greeting, GREETING - self.greeting
         if client < GREETING or server < GREETING:
             # its signature (10 bytes) a client sends whatever the server does
             return client >= SIGNATURE and client > server
         return self.c_steps >= 2 or (self.c_steps == 1 and not self.welcomed)
+
+    def follow(self, now: float) -> None:
+        """After bytes either way in the handshake: since when the client owes."""
+        if self.waiting():
+            self.owes = 0.0
+        elif not self.owes:
+            self.owes = now
 
 
 @dataclass
@@ -309,9 +337,10 @@ class Tally:
     cut: int = 0
     fds: int = 0
     evicted: int = 0  # handshakes closed to make room for a new connection
-    waited: int = 0  # of those, handshakes waiting for the server (none while others)
-    hushed: int = 0  # connections that had sent nothing closed to make room
+    held: int = 0  # new connections connected after waiting for room among them
+    hushed: int = 0  # connections not connected yet closed to make room
     silent: int = 0  # connections that sent nothing within the handshake's time
+    unplaced: int = 0  # connections that found no room within the handshake's time
     slow: int = 0  # handshakes not over within the handshake's time
     idle: int = 0  # authenticated connections closed for asking nothing
     displaced: int = 0  # idle ones closed to make room, the authenticated pool full
@@ -415,6 +444,32 @@ class Buckets:
             del self.buckets[next(iter(self.buckets))]
 
 
+class Stalls:
+    """A count per address of its handshakes that stalled or were refused, each
+    forgiven by half every ``half_life`` seconds (``score``: 0 for an address that
+    never did).  Bounded: past ``most`` addresses, those nearly forgiven are
+    forgotten, and if that is not enough, the oldest."""
+
+    def __init__(self, half_life: float = STALL_HALF_LIFE, most: int = 65536) -> None:
+        self.half_life = half_life
+        self.most = most
+        self.counts: dict[str, tuple[float, float]] = {}  # address: (count, when)
+
+    def score(self, ip: str, now: float) -> float:
+        count, when = self.counts.get(ip, (0.0, now))
+        return count * 0.5 ** ((now - when) / self.half_life) if count else 0.0
+
+    def add(self, ip: str, now: float) -> None:
+        count = self.score(ip, now) + 1.0
+        self.counts.pop(ip, None)
+        self.counts[ip] = (count, now)  # the newest last
+        if len(self.counts) > self.most:
+            for old in [a for a in self.counts if self.score(a, now) < 1 / 64]:
+                del self.counts[old]
+            while len(self.counts) > self.most // 2:
+                del self.counts[next(iter(self.counts))]
+
+
 class Door:
     """Listen on ``listen`` (tcp://HOST:PORT) and relay each connection to
     ``upstream``: a unix socket path (the ZeroMQ socket's ipc endpoint), or a
@@ -423,13 +478,17 @@ class Door:
 
     Two pools.  A connection is first in its **handshake** (until the server's READY:
     its key admitted by the ZAP handler).  An honest handshake takes milliseconds,
-    a stranger's can stall for the whole handshake time, so when the handshakes are
-    full a new connection is let in by closing one: the one of the address holding
-    most handshakes, silent longest (a flood from many addresses closes its own
-    connections first).  Past its handshake a connection is **authenticated**: at
-    most ``connections`` of them, ``per_author`` of one key (refused at the
-    handshake), each closed after ``idle_seconds`` with no request (a client
-    connects again when it next asks)."""
+    a stranger's can stall for the whole handshake time.  The door judges a
+    handshake by who owes the next bytes (``_Pair.waiting``): when the handshakes
+    are full, a new connection is let in by closing the one whose client has owed
+    its bytes longest, at least ``OWING_GRACE``; one waiting for the server is never
+    closed for it, and if there is none to close the new connection waits,
+    unconnected, its first bytes held by the door (``_admit``), an address whose
+    handshakes stalled or were refused (``Stalls``) behind those whose did not.
+    Past its handshake a connection is **authenticated**: at most ``connections``
+    of them, ``per_author`` of one key (refused at the handshake), each closed
+    after ``idle_seconds`` with no request (a client connects again when it next
+    asks)."""
 
     def __init__(self, listen: str, upstream: str | tuple[str, int], *, limits: Limits,
                  on_line: Callable[[str], None] = lambda text: None,
@@ -464,7 +523,12 @@ class Door:
         self.shaking: dict[int, _Pair] = {}
         self.shaking_by_ip: collections.Counter[str] = collections.Counter()
         self.ready: dict[int, _Pair] = {}
-        self.quiet: dict[socket.socket, _Quiet] = {}  # oldest first
+        # not connected to the socket yet: silent, oldest first; and queued for room
+        # among the handshakes (their first bytes held), in the order they spoke
+        self.quiet: dict[socket.socket, _Quiet] = {}
+        self.queued: dict[socket.socket, _Quiet] = {}
+        self.stalls = Stalls()
+        self._full = 0.0  # when the last connection queued found no room
         # shared with the ZAP handler's thread
         self._lock = threading.Lock()
         self._sources: dict[str, _Pair] = {}
@@ -492,8 +556,8 @@ class Door:
         if self._thread.is_alive():
             self._thread.join(10)
         for pair in list(self.pairs.values()):
-            self._close(pair)
-        for q in list(self.quiet.values()):
+            self._close(pair, stalled=False)
+        for q in [*self.quiet.values(), *self.queued.values()]:
             self._hush(q)
         with contextlib.suppress(KeyError, ValueError):
             self._sel.unregister(self.listener)
@@ -501,7 +565,7 @@ class Door:
         self._sel.close()
 
     def open_connections(self) -> int:
-        return len(self.quiet) + len(self.shaking) + len(self.ready)
+        return len(self.quiet) + len(self.queued) + len(self.shaking) + len(self.ready)
 
     # --- the ZAP handler's side ---------------------------------------------------
 
@@ -557,15 +621,15 @@ class Door:
         if self._paused_until and now >= self._paused_until:
             self._paused_until = 0.0
             self._sel.register(self.listener, selectors.EVENT_READ)
-        for key, events in self._sel.select(0.1):
+        for key, events in self._sel.select(self._timeout(now)):
             sock = key.fileobj
             assert isinstance(sock, socket.socket)
             if sock is self.listener:
                 self._accept()
                 continue
             pair = self.pairs.get(sock)
-            if pair is None and sock in self.quiet:
-                self._speak(self.quiet[sock])
+            if pair is None and (sock in self.quiet or sock in self.queued):
+                self._hear(self.quiet.get(sock) or self.queued[sock])
                 continue
             if pair is None or pair.closed:
                 continue  # closed earlier in this turn
@@ -581,7 +645,18 @@ class Door:
         now = time.monotonic()
         if now - self._swept >= 0.1:
             self._sweep(now)
+        self._admit(now)
         self._summary(now)
+
+    def _timeout(self, now: float) -> float:
+        """How long the loop may wait for a socket: at most 0.1 s; with connections
+        waiting for room, until the first handshake that may be closed for them."""
+        if not self.queued or len(self.shaking) < self.limits.handshakes:
+            return 0.1
+        owing = [p.owes for p in self.shaking.values() if p.owes]
+        if not owing:
+            return 0.1
+        return min(0.1, max(0.01, min(owing) + OWING_GRACE - now))
 
     def _sweep(self, now: float) -> None:
         """Close the handshakes over their time, and the connections idle too long:
@@ -594,17 +669,16 @@ class Door:
                 break
             self.tally.silent += 1
             self._hush(q)
-        # A client that waits for the server's greeting before it speaks (libzmq's
-        # does not) is connected once it has waited a moment and there is room.
-        for q in list(self.quiet.values()):
-            if now - q.opened < QUIET_GRACE or len(self.shaking) >= self.limits.handshakes:
-                break
-            if self.shaking_by_ip[q.ip] < self.limits.handshakes_per_ip:
-                self._speak(q, b"")
+        for q in list(self.queued.values()):
+            if now - q.opened >= self.limits.handshake_seconds:
+                self.tally.unplaced += 1
+                self._hush(q)
         for pair in list(self.shaking.values()):
             if now - pair.opened >= self.limits.handshake_seconds:
                 self.tally.slow += 1
-                self._close(pair)
+                # over its time: its address's doing if its client owes bytes, the
+                # server's if it waits for the server
+                self._close(pair, stalled=bool(pair.owes))
         idle = self.limits.idle_seconds
         for pair in list(self.ready.values()):
             if now - pair.answered >= idle and (not pair.asked or now - pair.asked >= idle):
@@ -634,17 +708,22 @@ class Door:
         if t.fds:
             said.append(f"paused accepting {t.fds} times: out of file descriptors")
         if t.hushed:
-            said.append(f"closed {t.hushed} connections that had sent nothing to let new "
-                        f"ones in ({lim.quiet} at once)")
+            said.append(f"closed {t.hushed} connections not connected to the server yet "
+                        f"to let new ones in ({lim.quiet} at once)")
         if t.silent:
             said.append(f"closed {t.silent} connections that sent nothing within "
                         f"{lim.handshake_seconds:g} s")
         if t.evicted:
             said.append(f"closed {t.evicted} handshakes to let new connections in "
                         f"({lim.handshakes} at once, {lim.handshakes_per_ip} from one "
-                        "address: [server] handshakes, handshakes_per_ip)"
-                        + (f", {t.waited} of them waiting for the server" if t.waited
-                           else ""))
+                        "address: [server] handshakes, handshakes_per_ip), each the one "
+                        "whose client had owed its next bytes longest")
+        if t.held:
+            said.append(f"held {t.held} new connections' first bytes until there was "
+                        "room among the handshakes")
+        if t.unplaced:
+            said.append(f"closed {t.unplaced} connections that found no room among the "
+                        f"handshakes within {lim.handshake_seconds:g} s")
         if t.slow:
             said.append(f"closed {t.slow} handshakes not over within "
                         f"{lim.handshake_seconds:g} s")
@@ -692,25 +771,35 @@ class Door:
                     continue
                 raise
             ip = address_group(addr[0])
-            if not self.buckets.take(ip, time.monotonic()):
+            now = time.monotonic()
+            if not self.buckets.take(ip, now):
                 self.tally.rate += 1
                 _turn_away(client)
                 continue
-            if self.by_ip[ip] >= self.per_ip and not self._evict(ip):
+            if self.by_ip[ip] >= self.per_ip and not self._evict(ip, now):
                 self.tally.per_ip += 1
                 _turn_away(client)
                 continue
-            if len(self.quiet) >= self.limits.quiet:
+            if len(self.quiet) + len(self.queued) >= self.limits.quiet:
                 self.tally.hushed += 1
-                self._hush(next(iter(self.quiet.values())))  # the oldest
+                self._hush(self._least_placed(now))
             client.setblocking(False)
-            self.quiet[client] = _Quiet(client, ip, time.monotonic())
+            self.quiet[client] = _Quiet(client, ip, now)
             self.by_ip[ip] += 1
             self._sel.register(client, selectors.EVENT_READ)
 
+    def _least_placed(self, now: float) -> _Quiet:
+        """Of the connections not connected yet, the one closed to make room for a new
+        one: the silent one waiting longest, else, of those waiting for room among
+        the handshakes, one of the address with the most stalls, the last come."""
+        if self.quiet:
+            return next(iter(self.quiet.values()))
+        score = self.stalls.score
+        return max(reversed(self.queued.values()), key=lambda q: score(q.ip, now))
+
     def _hush(self, q: _Quiet) -> None:
-        """Close a connection that has sent nothing."""
-        if self.quiet.pop(q.client, None) is None:
+        """Close a connection not connected to the socket yet."""
+        if self.quiet.pop(q.client, None) is None and self.queued.pop(q.client, None) is None:
             return
         with contextlib.suppress(KeyError, ValueError, OSError):
             self._sel.unregister(q.client)
@@ -719,35 +808,73 @@ class Door:
         if self.by_ip[q.ip] <= 0:
             del self.by_ip[q.ip]
 
-    def _speak(self, q: _Quiet, data: bytes | None = None) -> None:
-        """The client's first bytes (read here unless given; ``b""``: none, connect it
-        anyway): connect it to the ZeroMQ socket, a handshake now, making room among
-        the handshakes if they are full."""
-        if data is None:
-            try:
-                data = q.client.recv(READ)
-            except BlockingIOError:
-                return
-            except OSError:
-                data = b""
-            if not data:
-                self._hush(q)
-                return
-        del self.quiet[q.client]
+    def _hear(self, q: _Quiet) -> None:
+        """Bytes from a connection not connected yet: held (at most ``HOLD``; past it
+        the door reads no more of it until it is connected), and it waits for room
+        among the handshakes (``_admit``)."""
+        try:
+            data = q.client.recv(HOLD - len(q.data))
+        except BlockingIOError:
+            return
+        except OSError:
+            data = b""
+        if not data:
+            self._hush(q)
+            return
+        q.data += data
+        if not q.spoke:
+            q.spoke = time.monotonic()
+            del self.quiet[q.client]
+            self.queued[q.client] = q
+        if len(q.data) >= HOLD:
+            with contextlib.suppress(KeyError, ValueError, OSError):
+                self._sel.unregister(q.client)
+
+    def _admit(self, now: float) -> None:
+        """Connect to the socket the connections waiting for room, while there is
+        room among the handshakes or one may be closed for them (``_evict``): those
+        of addresses with the fewest stalls first (``Stalls``: an address whose
+        handshakes stalled or were refused waits behind those whose did not), then
+        in the order they spoke.  A connection whose client has sent nothing is
+        connected only into room left over, after ``QUIET_GRACE`` (a client that
+        waits for the server's greeting before it speaks; libzmq's does not)."""
+        lim = self.limits
+        if self.queued and (len(self.shaking) < lim.handshakes or self._evictable(now)):
+            score = self.stalls.score
+            # sorted() is stable: among equal scores, the order they spoke in
+            for q in sorted(self.queued.values(), key=lambda q: score(q.ip, now)):
+                if self.shaking_by_ip[q.ip] >= lim.handshakes_per_ip \
+                        and not self._evict(q.ip, now, shaking=True):
+                    continue  # its address's share is waiting for the server
+                if len(self.shaking) >= lim.handshakes and not self._evict(None, now):
+                    self._full = now  # those queued now waited for room
+                    break
+                self._connect(q, now)
+        for q in list(self.quiet.values()):  # oldest first
+            if now - q.opened < QUIET_GRACE or len(self.shaking) >= lim.handshakes:
+                break
+            if self.shaking_by_ip[q.ip] < lim.handshakes_per_ip:
+                self._connect(q, now)
+
+    def _connect(self, q: _Quiet, now: float) -> None:
+        """Connect a connection not connected yet to the socket (a handshake now), and
+        relay the bytes it sent meanwhile."""
+        (self.queued if q.spoke else self.quiet).pop(q.client)
         with contextlib.suppress(KeyError, ValueError, OSError):
             self._sel.unregister(q.client)
-        if self.shaking_by_ip[q.ip] >= self.limits.handshakes_per_ip:
-            self._evict(q.ip, shaking=True)
-        if len(self.shaking) >= self.limits.handshakes:
-            self._evict(None)
-        pair = self._open(q.client, q.ip, q.opened)
-        if pair is not None and data:
+        self.tally.held += 0.0 < q.spoke <= self._full
+        pair = self._open(q.client, q.ip, now)
+        if pair is None:
+            return
+        if q.data:
             try:
-                self._from_client(pair, data, time.monotonic())
+                self._from_client(pair, bytes(q.data), now)
             except OSError:
                 self._close(pair)
-            if not pair.closed:
-                self._watch(pair)
+        else:
+            pair.follow(now)
+        if not pair.closed:
+            self._watch(pair)
 
     def _open(self, client: socket.socket, ip: str, opened: float) -> _Pair | None:
         """Connect ``client`` (already counted in ``by_ip``) to the ZeroMQ socket."""
@@ -788,34 +915,36 @@ class Door:
             self._watched[sock] = selectors.EVENT_READ
         return pair
 
-    def _evict(self, ip: str | None, *, shaking: bool = False) -> bool:
-        """Make room: for ``ip``, close its oldest connection that has sent nothing,
-        if any (unless ``shaking``); else close a handshake (of ``ip``, or of any
-        address with None):
-        one not waiting for the server before one that is (``_Pair.waiting``), then
-        the one with the least progress (bytes its client sent), then of the address
-        holding the most handshakes, then the oldest.  So a client completing its
-        handshake is never the one closed while a stalled one is there, however many
-        addresses the stalled ones come from (found by an attacker: with one silent
-        handshake per address, 120 addresses and more, the old rule -- the client
-        silent longest -- closed the author's, waiting for the server).  A candidate
-        whose bytes have come but are not read yet is read first.  False if there is
-        none to close."""
+    def _evict(self, ip: str | None, now: float, *, shaking: bool = False) -> bool:
+        """Make room by closing a connection whose client owes the next bytes, never
+        one waiting for the server.  For ``ip`` at its share of connections (not
+        ``shaking``): its oldest silent connection, else its last come of those
+        waiting for room, else its handshake whose client has owed its bytes
+        longest (the address's own: however briefly).  For a new handshake (of
+        ``ip`` at its share of handshakes, or of any address with None): the
+        handshake whose client has owed its bytes longest, for ``OWING_GRACE`` at
+        least.  Bytes sent are no measure of progress (found by the network
+        attacker: handshakes that send a greeting and a HELLO at once and stall had
+        sent more than an author's, whose handshake was closed for theirs, from
+        300 addresses every time).  A candidate whose bytes have come but are not
+        read yet is read first.  False if there is none to close."""
         if ip is not None and not shaking:
-            for q in self.quiet.values():  # oldest first
+            for q in [*self.quiet.values(), *reversed(self.queued.values())]:
                 if q.ip == ip:
                     self.tally.hushed += 1
                     self._hush(q)
                     return True
+        grace = 0.0 if ip is not None and not shaking else OWING_GRACE
         for _ in range(4):
-            candidates = [p for p in self.shaking.values() if ip is None or p.ip == ip]
+            candidates = [p for p in self.shaking.values() if (ip is None or p.ip == ip)
+                          and p.owes and now - p.owes >= grace]
             if not candidates:
                 return False
-            count = self.shaking_by_ip
-            pair = min(candidates, key=lambda p: (p.waiting(), p.c_bytes, -count[p.ip],
-                                                  p.opened))
+            pair = min(candidates, key=lambda p: p.owes)
             if not self._unread(pair):
-                break
+                self.tally.evicted += 1
+                self._close(pair)
+                return True
             try:
                 self._read(pair, pair.client)
             except OSError:
@@ -823,10 +952,11 @@ class Door:
             if pair.closed:
                 return True  # it made room itself (cut, or gone)
             self._watch(pair)
-        self.tally.evicted += 1
-        self.tally.waited += pair.waiting()
-        self._close(pair)
-        return True
+        return False
+
+    def _evictable(self, now: float) -> bool:
+        """Whether a handshake's client has owed its bytes for ``OWING_GRACE``."""
+        return any(p.owes and now - p.owes >= OWING_GRACE for p in self.shaking.values())
 
     @staticmethod
     def _unread(pair: _Pair) -> bool:
@@ -870,6 +1000,8 @@ class Door:
         else:
             pending = pair.frames
             pair.from_server(data)
+            if not pair.ready:
+                pair.follow(now)
             if pair.replied:
                 pair.replied = False
                 pair.answered, pair.asked = now, 0.0
@@ -891,6 +1023,8 @@ class Door:
             self.tally.cut += 1
             self._close(pair)
             return
+        if not pair.ready:
+            pair.follow(now)
         if pair.ready and pair.frames and not asked:
             pair.asked = now
         pair.to_up += data
@@ -926,9 +1060,14 @@ class Door:
                 self._sel.modify(sock, events)
                 self._watched[sock] = events
 
-    def _close(self, pair: _Pair) -> None:
+    def _close(self, pair: _Pair, *, stalled: bool = True) -> None:
+        """Close both sides of a connection.  One closed before the server's READY
+        counts against its address (``Stalls``) unless not ``stalled``: a handshake
+        closed by the door while it waited for the server, or the door closing."""
         if pair.closed:
             return
+        if stalled and not pair.ready:
+            self.stalls.add(pair.ip, time.monotonic())
         with self._lock:
             pair.closed = True
             if pair.source:

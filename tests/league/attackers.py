@@ -3,8 +3,10 @@
 module): no pytest here, and every socket they open is closed by their ``stop`` /
 ``close``.
 
-* :class:`Stranger`: silent TCP connections (no key, never past the greeting) from
-  given loopback addresses, each opened again as soon as the door closes it;
+* :class:`Stranger`: TCP connections from given loopback addresses that stall (no
+  key, never past the greeting; or, with :func:`advanced`, a real greeting and
+  CURVE HELLO sent at once and nothing after the server's WELCOME), each opened
+  again as soon as the door closes it (at most ``rate`` a second an address);
 * :class:`Relay`: the attacker's own relay between a ZeroMQ client and the server,
   byte for byte, which can withhold the last bytes a client sends (a message that
   never ends) and counts the frames a client sent past its handshake (its messages'
@@ -16,6 +18,8 @@ module): no pytest here, and every socket they open is closed by their ``stop`` 
 from __future__ import annotations
 
 import contextlib
+import heapq
+import os
 import selectors
 import socket
 import threading
@@ -31,22 +35,66 @@ def host_port(endpoint: str) -> tuple[str, int]:
     return host, int(port)
 
 
+#: A ZMTP 3.0 greeting of a CURVE client, and of a server.
+GREETING = b"\xff" + bytes(7) + b"\x01\x7f\x03\x00" + b"CURVE".ljust(20, b"\0") + bytes(32)
+SERVER_GREETING = GREETING[:32] + b"\x01" + bytes(31)
+
+
+def advanced(server_key: bytes, real: bool = True) -> bytes:
+    """What an advanced stalling stranger sends at once: a ZMTP greeting and a CURVE
+    HELLO (266 bytes), taken from libzmq's own client (a fresh transient key, boxed
+    for ``server_key``: the server can open it, and answers with its WELCOME, every
+    time it is sent), or with ``real`` False a HELLO of random bytes after its name
+    (the server cannot open it).  The same bytes do for every connection."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    ctx: zmq.Context[zmq.Socket[bytes]] = zmq.Context()
+    client = ctx.socket(zmq.DEALER)
+    try:
+        client.setsockopt(zmq.LINGER, 0)
+        public, secret = zmq.curve_keypair()
+        client.setsockopt(zmq.CURVE_SECRETKEY, secret)
+        client.setsockopt(zmq.CURVE_PUBLICKEY, public)
+        client.setsockopt(zmq.CURVE_SERVERKEY, server_key)
+        client.connect(f"tcp://127.0.0.1:{listener.getsockname()[1]}")
+        listener.settimeout(30)
+        conn, _ = listener.accept()
+        with conn:
+            conn.settimeout(30)
+            conn.sendall(SERVER_GREETING)
+            sent = b""
+            while len(sent) < 64 + 2 + 200:
+                data = conn.recv(4096)
+                assert data, sent
+                sent += data
+    finally:
+        client.close(0)
+        ctx.term()
+        listener.close()
+    assert sent[64:72] == b"\x04\xc8\x05HELLO", sent[64:72]
+    return sent if real else sent[:72] + os.urandom(len(sent) - 72)
+
+
 class Stranger:
     """No key: ``per_address`` TCP connections from each of ``addresses``, each
     sending ``first`` (nothing by default) and then nothing more (a handshake that
     never goes on; what the server sends is read, never answered), each opened again
-    as soon as it is closed, until ``stop``.  ``opened`` counts the connections
-    opened, ``reopened`` those opened again."""
+    as soon as it is closed -- with ``rate``, an address at most ``rate`` times a
+    second (under the door's rate, none is turned away) -- until ``stop``.
+    ``opened`` counts the connections opened, ``reopened`` those opened again."""
 
     #: The first byte of a ZMTP greeting: a handshake begun, then stalled.
     BEGUN = b"\xff"
 
     def __init__(self, endpoint: str, addresses: list[str], per_address: int = 1,
-                 first: bytes = b"") -> None:
+                 first: bytes = b"", rate: float = 0.0) -> None:
         self.target = host_port(endpoint)
         self.first = first
+        self.pause = 1 / rate if rate else 0.0
+        self.free: dict[str, float] = {}  # when an address may open its next
+        self.due: list[tuple[float, str]] = []  # reopened when due (a heap)
         self.sel = selectors.DefaultSelector()
         self.opened = self.reopened = 0
+        self.changed = threading.Condition()
         self.stopping = threading.Event()
         for a in addresses:
             for _ in range(per_address):
@@ -75,7 +123,11 @@ class Stranger:
 
     def _run(self) -> None:
         while not self.stopping.is_set():
-            for key, _ in self.sel.select(0.1):
+            now = time.monotonic()
+            while self.due and self.due[0][0] <= now:
+                self._reopen(heapq.heappop(self.due)[1])
+            wait = min(0.1, max(0.0, self.due[0][0] - now)) if self.due else 0.1
+            for key, _ in self.sel.select(wait):
                 s = key.fileobj
                 assert isinstance(s, socket.socket)
                 try:
@@ -85,10 +137,27 @@ class Stranger:
                 if not data:
                     self.sel.unregister(s)
                     s.close()
-                    if not self.stopping.is_set():
-                        with contextlib.suppress(OSError):  # out of ports: one less
-                            self._open(str(key.data))
-                            self.reopened += 1
+                    address, now = str(key.data), time.monotonic()
+                    when = max(now, self.free.get(address, 0.0))
+                    self.free[address] = when + self.pause
+                    if when > now:
+                        heapq.heappush(self.due, (when, address))
+                    else:
+                        self._reopen(address)
+
+    def _reopen(self, address: str) -> None:
+        if not self.stopping.is_set():
+            with contextlib.suppress(OSError):  # out of ports: one less
+                self._open(address)
+                with self.changed:
+                    self.reopened += 1
+                    self.changed.notify_all()
+
+    def wait_reopened(self, count: int, timeout: float) -> None:
+        """Until ``count`` connections were opened again (the door closed them)."""
+        with self.changed:
+            assert self.changed.wait_for(lambda: self.reopened >= count, timeout), \
+                f"{self.reopened} connections of {count} opened again"
 
     def stop(self) -> None:
         self.stopping.set()

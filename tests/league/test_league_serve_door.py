@@ -17,7 +17,7 @@ import pytest
 import zmq
 from zmq.utils.monitor import recv_monitor_message
 
-from referee.league.door import BUSY_GREETING, Door
+from referee.league.door import BUSY_GREETING, OWING_GRACE, Door
 from referee.league.door import Limits as DoorLimits
 from referee.league.remote import (
     CHUNK,
@@ -32,9 +32,9 @@ from referee.league.remote import (
 )
 from referee.league.run import play_pending, submit
 from referee.league.store import LeagueStore
-from tests.league.attackers import Relay, host_port
+from tests.league.attackers import GREETING, SERVER_GREETING, Relay, host_port
 from tests.league.conftest import Referee
-from tests.league.leaguehelpers import EXAMPLE_BOTS, make_league
+from tests.league.leaguehelpers import EXAMPLE_BOTS, make_league, wait_for
 from tests.league.servehelpers import Served, dealer, keys_of, next_event, serve
 from tests.procs import Children, scaled
 
@@ -494,3 +494,114 @@ def test_a_port_in_use_is_said_plainly(tmp_path: Path) -> None:
         port = taken.getsockname()[1]
         with pytest.raises(RemoteError, match=rf"^cannot listen on tcp://127\.0\.0\.1:{port}: "):
             Server(league, f"tcp://127.0.0.1:{port}")
+
+
+def greeting(marker: int) -> bytes:
+    """A client's ZMTP greeting with ``marker`` in its signature's padding (which no
+    one reads): the server behind the door tells the clients apart by it."""
+    return GREETING[:1] + bytes([marker]) + GREETING[2:]
+
+
+class Behind:
+    """A real door with ``handshakes`` places in front of a plain TCP server that
+    answers nothing unless told (each connection the door makes is accepted in
+    turn: ``accept``); clients from given loopback addresses (``client``)."""
+
+    def __init__(self, handshakes: int) -> None:
+        self.server = socket.create_server(("127.0.0.1", 0))
+        self.server.settimeout(scaled(60))
+        self.door = Door("tcp://127.0.0.1:0", self.server.getsockname(),
+                         limits=DoorLimits(handshakes=handshakes,
+                                           handshake_seconds=scaled(60)))
+        self.door.start()
+        self.socks: list[socket.socket] = []
+
+    def client(self, source: str, marker: int) -> socket.socket:
+        """A connection from ``source`` that sends a greeting at once, and waits."""
+        c = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.socks.append(c)
+        c.bind((source, 0))
+        c.connect(host_port(self.door.endpoint))
+        c.sendall(greeting(marker))
+        c.settimeout(scaled(60))
+        return c
+
+    def accept(self) -> tuple[socket.socket, int]:
+        """The door's next connection to the server, and the marker of its client."""
+        inner, _ = self.server.accept()
+        self.socks.append(inner)
+        inner.settimeout(scaled(60))
+        first = b""
+        while len(first) < 2:
+            first += inner.recv(2 - len(first))
+        return inner, first[1]
+
+    def close(self) -> None:
+        for s in (*self.socks, self.server):
+            s.close()
+        self.door.close()
+
+
+def closed(sock: socket.socket) -> bool:
+    """Read what came, to the end: whether the door closed the connection."""
+    while data := sock.recv(4096):
+        assert data
+    return True
+
+
+def test_a_handshake_waiting_for_the_server_is_never_closed_for_a_new_one() -> None:
+    """Found by the network attacker: the door closed an author's handshake waiting
+    for the server's answer to make room for a stalled one (it had sent fewer
+    bytes).  Now, with both handshakes waiting for the server, a third connection
+    waits, queued, its bytes held (the server sees no third connection); once the
+    server answers the first (its greeting: its client owes the next bytes), that
+    one is closed for the third -- after owing them 0.5 s, never sooner -- and the
+    one still waiting for the server is never closed.  The stalled one's address is
+    counted as such."""
+    behind = Behind(handshakes=2)
+    try:
+        a = behind.client("127.0.9.1", 1)
+        inner_a, marker = behind.accept()
+        assert marker == 1
+        b = behind.client("127.0.9.2", 2)
+        assert behind.accept()[1] == 2
+        behind.client("127.0.9.3", 3)
+        wait_for("the third connection queued", lambda: len(behind.door.queued) == 1, 60)
+        answered = time.monotonic()
+        inner_a.sendall(SERVER_GREETING)  # a's client owes the rest; it stalls
+        inner_c, marker = behind.accept()  # the door connects the third
+        assert marker == 3
+        assert time.monotonic() - answered >= OWING_GRACE
+        assert closed(a)  # a's handshake was closed for it: it owed bytes
+        b.setblocking(False)
+        with pytest.raises(BlockingIOError):  # b waits for the server, still open
+            b.recv(1)
+        assert behind.door.stalls.score("127.0.9.1", time.monotonic()) > 0.9
+        assert behind.door.stalls.score("127.0.9.2", time.monotonic()) == 0
+        assert behind.door.tally.evicted == 1
+    finally:
+        behind.close()
+
+
+def test_an_address_whose_handshakes_stalled_waits_behind_others() -> None:
+    """One handshake place.  An address whose handshake stalled (its client owed its
+    next bytes until the door closed it) has its next connection connected after
+    one from another address that came later."""
+    behind = Behind(handshakes=1)
+    try:
+        behind.client("127.0.9.11", 1)
+        first, _ = behind.accept()
+        behind.client("127.0.9.11", 2)  # queued
+        wait_for("the second connection queued", lambda: len(behind.door.queued) == 1, 60)
+        first.sendall(SERVER_GREETING)  # the first stalls: closed for the second
+        second, marker = behind.accept()
+        assert marker == 2
+        behind.client("127.0.9.11", 3)  # queued first, from the stalling address
+        wait_for("the third connection queued", lambda: len(behind.door.queued) == 1, 60)
+        behind.client("127.0.9.12", 4)  # then one from another address
+        wait_for("the fourth connection queued", lambda: len(behind.door.queued) == 2, 60)
+        second.sendall(SERVER_GREETING)  # the second stalls too
+        assert behind.accept()[1] == 4  # the other address's goes first
+        assert behind.door.stalls.score("127.0.9.11", time.monotonic()) > 1.9
+    finally:
+        behind.close()

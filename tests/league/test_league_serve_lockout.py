@@ -25,7 +25,7 @@ import pytest
 import zmq
 
 from referee.league.remote import RemoteError, connect, request
-from tests.league.attackers import Stranger, host_port
+from tests.league.attackers import Stranger, advanced, host_port
 from tests.league.conftest import Referee
 from tests.league.servehelpers import Served, dealer, keys_of, next_event, serve
 from tests.league.test_league_serve import SLOW, slow_bot
@@ -103,6 +103,35 @@ def test_a_stranger_with_many_addresses_does_not_lock_authors_out(
     finally:
         flood.stop()
     assert not [x for x in said if "waiting for the server" in x], said
+
+
+@pytest.mark.parametrize("real", [True, False], ids=["hello", "random"])
+def test_an_advanced_stalling_flood_does_not_lock_authors_out(
+        defaults: Served, real: bool) -> None:
+    """Found by the network attacker (round 3, repro_10): from 300 addresses, each
+    connection sends a greeting and a CURVE HELLO at once and stalls, reopened as
+    soon as it is closed, under the door's rate per address.  The door counted each
+    as waiting for the server, like alice's, and closed the handshake whose client
+    had sent fewest bytes: alice's (0 of 4 answered).  Now a handshake is judged by
+    who owes the next bytes: once the server has answered (WELCOME), its client owes
+    the INITIATE, and the one that has owed longest is closed first; one waiting for
+    the server never is, a new connection waits instead (the door holds its bytes),
+    and an address whose handshakes stalled waits behind those whose did not.
+    Real HELLOs (the server answers each) or random ones (it closes each): alice is
+    answered every time."""
+    server_key, _ = keys_of(defaults.keys / "referee.key")
+    flood = Stranger(defaults.endpoint, [f"127.2.{i // 250}.{1 + i % 250}" for i in range(200)],
+                     first=advanced(server_key, real), rate=9)
+    try:
+        flood.wait_reopened(400, scaled(60))  # each address's, twice over
+        if real:
+            defaults.wait_line(r"the door closed \d+ handshakes to let new connections in")
+        before = flood.reopened
+        for _ in range(5):
+            assert defaults.ask("alice", {"op": "status"})["ok"]
+        flood.wait_reopened(before + 200, scaled(60))  # the flood goes on
+    finally:
+        flood.stop()
 
 
 @pytest.fixture
