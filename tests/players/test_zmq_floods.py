@@ -126,6 +126,35 @@ def test_a_ping_flood_is_charged_with_games_in_flight(no_allowance: None) -> Non
     assert calm.faults == [] and calm.result is not None
 
 
+def test_a_ping_flood_loses_on_the_game_clock_with_games_in_flight(no_allowance: None) -> None:
+    """With a game clock (``[time] game``) and games in flight, the flooder's turns
+    are taken from its clock as they last: it loses on time (a forfeit) once two
+    turns and a half of thinking are spent (before: charged ~0 s a decision, its
+    clock never ran out)."""
+    tc = TimeControl(startup=scaled(20.0), per_decision=scaled(0.3), bank=0.0,
+                     game=scaled(0.75))
+    p = zmq_player("flooder", [sys.executable, ATTACK, "pings", FLOOD], env=dict(os.environ),
+                   time_control=tc, memory_mb=None)
+    got: list[tuple[GameRecord | None, BaseException | None]] = []
+    loop = GameLoop()
+    try:
+        for seed in (7, 8):  # the flooder's game, and one of two built-ins beside it
+            seats = [p, InProcessPlayer(make_bot("lowest"))] if seed == 7 else \
+                [InProcessPlayer(make_bot("lowest")), InProcessPlayer(make_bot("random"))]
+            loop.start(game_steps(GameConfig(players=2), seed, seats, time_control=tc,
+                                  policy=FaultPolicy("substitute", 100)),
+                       lambda rec, err: got.append((rec, err)))
+        loop.run()
+    finally:
+        loop.close()
+        p.close()
+    [rec] = [r for r, _ in got if r is not None and p.name in r.bots]
+    mine = [f for f in rec.faults if f.seat == 0]
+    assert [f.kind for f in mine] == ["timeout"] * len(mine) and len(mine) == 3, mine
+    assert "game clock: lost on time" in mine[-1].detail and mine[-1].action == "forfeit", mine
+    assert rec.result is not None and list(rec.result.forfeits) == [0]
+
+
 EMFILE_SCRIPT = r"""
 import json, os, resource, socket, sys, time
 from referee.transport.base import TransportTimeout
