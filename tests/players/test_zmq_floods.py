@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -153,6 +154,29 @@ def test_a_ping_flood_loses_on_the_game_clock_with_games_in_flight(no_allowance:
     assert [f.kind for f in mine] == ["timeout"] * len(mine) and len(mine) == 3, mine
     assert "game clock: lost on time" in mine[-1].detail and mine[-1].action == "forfeit", mine
     assert rec.result is not None and list(rec.result.forfeits) == [0]
+
+
+def test_pings_before_the_hello_count_too() -> None:
+    """A connection that floods PINGs before its READY and its hello (where nobody is
+    asked anything yet) is refused at the allowance like any other: its socket is
+    closed, and the wait for the bot says a connection was refused."""
+    t = direct.DirectZmqTransport(token="t")
+    c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        c.connect(t.path)
+        ping = bytes([4, 7]) + b"\x04PING\x00\x00"
+        c.sendall(direct._GREETING + ping * (direct._COMMAND_BURST + 50))
+        with pytest.raises(TransportTimeout, match=r"\(1 connection\(s\) refused"):
+            t.recv(scaled(0.5))
+        assert t.impostors == 1
+        c.settimeout(scaled(10))
+        got = b""
+        while data := c.recv(1 << 16):  # its greeting, READY and PONGs, then its end
+            got += data
+        assert got.startswith(direct._GREETING)
+    finally:
+        c.close()
+        t.close()
 
 
 EMFILE_SCRIPT = r"""

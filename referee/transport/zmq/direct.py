@@ -31,7 +31,7 @@ What a bot may cost the referee is bounded, whatever it sends (issue 21):
   ``time_left`` overrun by a minute, and, with games in flight, a ``recv(0)`` that
   read the flooder's PINGs for the whole of its thinking time, which was then
   charged to nobody).  One read of a connection stops once it gave a message.
-* Command frames after READY (PING and any other) may come at
+* Command frames (READY, PING and any other) may come at
   ``_COMMAND_BURST`` + ``_COMMAND_RATE`` a second since the connection was accepted;
   one past that is refused (``_refuse``): a ``malformed`` fault naming the bot, its
   connection dropped.  A libzmq heartbeat (``ZMQ_HEARTBEAT_IVL`` of 10 ms or more)
@@ -79,8 +79,8 @@ _READ = 1 << 16
 #: properties, its Identity at most 255 bytes).  A larger one is refused unread.
 _MAX_COMMAND = 512
 _MAX_READY = 2048
-#: Command frames (PING, ...) a connection may send after its READY: this many at
-#: once, then this many a second on average since it was accepted (protocol/ZEROMQ.md).
+#: Command frames (READY, PING, ...) a connection may send: this many at once, then
+#: this many a second on average since it was accepted (protocol/ZEROMQ.md).
 _COMMAND_BURST = 100
 _COMMAND_RATE = 100.0
 #: Connections a launched bot may have open at once before its hello, and make in
@@ -593,17 +593,16 @@ class DirectZmqTransport:
             return
         n = body[0]
         name, data = body[1: 1 + n], body[1 + n:]
-        if peer.ready:
-            # Commands after READY are few (heartbeats): each is parsed, and a PING
-            # answered, on the game's thread -- past the allowance the peer is refused.
-            peer.commands += 1
-            if peer.commands > _COMMAND_BURST:
-                took = time.monotonic() - peer.since
-                if peer.commands > _COMMAND_BURST + _COMMAND_RATE * took:
-                    self._refuse(peer, f"{peer.commands} ZeroMQ command frames (PING, ...) "
-                                       f"in {took:.1f}s, over the limit of "
-                                       f"{_COMMAND_BURST} + {_COMMAND_RATE:g} a second")
-                    return
+        # Commands are few (READY, heartbeats): each is parsed, and a PING answered, on
+        # the game's thread -- past the allowance the peer is refused.
+        peer.commands += 1
+        if peer.commands > _COMMAND_BURST:
+            took = time.monotonic() - peer.since
+            if peer.commands > _COMMAND_BURST + _COMMAND_RATE * took:
+                self._refuse(peer, f"{peer.commands} ZeroMQ command frames (PING, ...) "
+                                   f"in {took:.1f}s, over the limit of "
+                                   f"{_COMMAND_BURST} + {_COMMAND_RATE:g} a second")
+                return
         if name == b"READY":
             socket_type = _properties(data).get("socket-type", b"")
             if socket_type != b"DEALER":
