@@ -1,5 +1,7 @@
 """The options of the commands that set up and play games: the ``--variant`` names
-(``play``, ``match``, ``tournament quick``), ``executor_options``, the
+(``play``, ``match``, ``tournament quick``), ``clock_and_fault_options`` (the
+time control and fault policy of ``play`` and ``tournament quick``),
+``executor_options``, the
 ``--executor``, ``--scheduler`` and ``--concurrency`` options of every command that
 plays games (``tournament run``, ``match``, ``league run``), and ``split_command``,
 the ``--command`` of a submitted bot (``league submit``, ``submit``).  Apart from ``kit``
@@ -42,6 +44,48 @@ def executor_options(default_help: str) -> Callable[[F], F]:
                             help="Where the games are played: process (worker processes "
                                  f"on this machine) or dask (a Dask cluster).  Default: "
                                  f"{default_help}.")(f)
+    return decorate
+
+
+def clock_and_fault_options(*, config_keys: bool) -> Callable[[F], F]:
+    """``--startup``, ``--move-time``, ``--bank``, ``--game-time``, ``--faults`` and
+    ``--strikes`` with their defaults, for the commands that take them on the command
+    line alone (``play``, ``tournament quick``); ``config_keys`` names, in each help,
+    the configuration key the option stands for."""
+    def key(name: str) -> str:
+        return f" ({name})" if config_keys else ""
+
+    def decorate(f: F) -> F:
+        options = [
+            click.option("--startup", type=click.FloatRange(min=0), default=10.0,
+                         show_default=True, help="Seconds for a bot to start and answer "
+                         f"the handshake{key('[time] startup')}."),
+            click.option("--move-time", "--per-decision", "move_time",
+                         type=click.FloatRange(min=0), default=1.0, show_default=True,
+                         help=f"Seconds per decision{key('[time] per_decision')}."),
+            click.option("--bank", type=click.FloatRange(min=0), default=10.0,
+                         show_default=True, help="Extra seconds per game, used when a "
+                         f"decision takes longer{key('[time] bank')}."),
+            click.option("--game-time", type=click.FloatRange(min=0, min_open=True),
+                         default=None, metavar="S",
+                         help="Each seat's game clock: seconds of thinking time for the "
+                              "whole game, charged as --move-time and --bank are; a bot "
+                              "whose clock runs out loses on time, a forfeit ("
+                              + ("[time] game, " if config_keys else "")
+                              + "RULES §5.4). Default: none."),
+            click.option("--faults", "fault_mode",
+                         type=click.Choice(["substitute", "forfeit"]), default="substitute",
+                         show_default=True,
+                         help="On a bot fault: play its first legal decision for it (and "
+                              "count a strike), or forfeit it at once"
+                              f"{key('[faults] policy')}."),
+            click.option("--strikes", type=click.IntRange(min=0), default=3,
+                         show_default=True, help="Faults a bot may make (substitute policy) "
+                         f"before it forfeits{key('[faults] strike_limit')}."),
+        ]
+        for option in reversed(options):
+            f = option(f)
+        return f
     return decorate
 
 

@@ -46,7 +46,7 @@ from ..players.sandbox import MODES as SANDBOX_MODES
 from ..players.sandbox import Sandbox, SandboxConfig, SandboxError, resolve
 from ..text.quoting import control, printable
 from .kit import UserError
-from .options import variant_names
+from .options import clock_and_fault_options, variant_names
 
 PLAY_HELP = """Play one game, or a match (--games N), among 2 to 6 bots.
 
@@ -141,23 +141,7 @@ def _use_colour(flag: bool | None, stream: Any) -> bool:
 @click.option("--turn-limit", type=click.IntRange(min=1), default=1000, show_default=True,
               help="Turns after which the game ends; the players who have not finished "
                    "are placed by penalty points (RULES §5.2).")
-@click.option("--startup", type=click.FloatRange(min=0), default=10.0, show_default=True,
-              help="Seconds for a bot to start and answer the handshake.")
-@click.option("--move-time", "--per-decision", "move_time", type=click.FloatRange(min=0),
-              default=1.0, show_default=True, help="Seconds per decision.")
-@click.option("--bank", type=click.FloatRange(min=0), default=10.0, show_default=True,
-              help="Extra seconds per game, used when a decision takes longer.")
-@click.option("--game-time", type=click.FloatRange(min=0, min_open=True), default=None,
-              metavar="S", help="Each seat's game clock: seconds of thinking time for the "
-                               "whole game, charged as --move-time and --bank are; a bot "
-                               "whose clock runs out loses on time, a forfeit (RULES §5.4). "
-                               "Default: none.")
-@click.option("--faults", "fault_mode", type=click.Choice(["substitute", "forfeit"]),
-              default="substitute", show_default=True,
-              help="On a bot fault: play its first legal decision for it (and count a "
-                   "strike), or forfeit it at once.")
-@click.option("--strikes", type=click.IntRange(min=0), default=3, show_default=True,
-              help="Faults a bot may make (substitute policy) before it forfeits.")
+@clock_and_fault_options(config_keys=False)
 @click.option("--record", "record_file", type=click.Path(dir_okay=False), default=None,
               help="Write the game record here (a match: FILE-1.jsonl, FILE-2.jsonl, ...).")
 @click.option("--record-dir", type=click.Path(file_okay=False), default=None,

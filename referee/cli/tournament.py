@@ -48,7 +48,7 @@ from ..tournament.standings import (
 )
 from ..tournament.store import Store
 from .kit import Group, fail, running
-from .options import executor_options
+from .options import clock_and_fault_options, executor_options
 from .refresh import REPORT_EVERY, Refresh
 from .tables import render_standings
 
@@ -194,22 +194,7 @@ limits and environments) write a file: 'referee tournament init FILE'.
 @click.option("-V", "--variant", "variant_opts", multiple=True, metavar="NAME",
               help=f"A rules variant, repeatable or comma-separated (default: play_out): "
                    f"{', '.join(VARIANTS)}.")
-@click.option("--startup", type=click.FloatRange(min=0), default=10.0, show_default=True,
-              help="Seconds for a bot to start and answer the handshake ([time] startup).")
-@click.option("--move-time", "--per-decision", "move_time", type=click.FloatRange(min=0),
-              default=1.0, show_default=True, help="Seconds per decision ([time] per_decision).")
-@click.option("--bank", type=click.FloatRange(min=0), default=10.0, show_default=True,
-              help="Extra seconds per game ([time] bank).")
-@click.option("--game-time", type=click.FloatRange(min=0, min_open=True), default=None,
-              metavar="S", help="Each seat's game clock: seconds of thinking time for the "
-                               "whole game; a bot whose clock runs out loses on time, a "
-                               "forfeit ([time] game, RULES §5.4). Default: none.")
-@click.option("--faults", "fault_mode", type=click.Choice(["substitute", "forfeit"]),
-              default="substitute", show_default=True,
-              help="On a bot fault: substitute a legal decision (and count a strike), or "
-                   "forfeit ([faults] policy).")
-@click.option("--strikes", type=click.IntRange(min=0), default=3, show_default=True,
-              help="Faults a bot may make before it forfeits ([faults] strike_limit).")
+@clock_and_fault_options(config_keys=True)
 @click.option("--stop-after", type=click.IntRange(min=0), default=DEFAULT_STOP_AFTER,
               show_default=True,
               help="Stop a bot that crashes or never says hello in each of its first N "

@@ -93,11 +93,36 @@ class _Raw(str):
     """Text written into a message's JSON form as it is (not as a JSON string)."""
 
 
+#: How deep a message is shown: deeper lists and objects are shown as ``"..."``.  A bot
+#: may nest 1024 levels (PROTOCOL.md), more than Python's own recursion allows the
+#: encoder: a transcript shows what a bot sent as far as this, and goes on.
+SHOWN_DEPTH = 64
+
+
+def _clipped(value: Any, depth: int) -> Any:
+    """``value`` with what lies deeper than ``depth`` levels as a note."""
+    if isinstance(value, dict):
+        if depth <= 0:
+            return f"... (an object nested deeper than {SHOWN_DEPTH} levels)"
+        return {k: _clipped(v, depth - 1) for k, v in value.items()}
+    if isinstance(value, list):
+        if depth <= 0:
+            return f"... (a list nested deeper than {SHOWN_DEPTH} levels)"
+        return [_clipped(v, depth - 1) for v in value]
+    return value
+
+
+def _json(value: Any) -> str:
+    try:
+        return json.dumps(value, separators=(", ", ": "), default=str)
+    except RecursionError:
+        return json.dumps(_clipped(value, SHOWN_DEPTH), separators=(", ", ": "), default=str)
+
+
 def _text(payload: Any) -> str:
     if isinstance(payload, dict) and any(isinstance(v, _Raw) for v in payload.values()):
         return "{" + ", ".join(
-            f"{json.dumps(k)}: "
-            + (v if isinstance(v, _Raw) else json.dumps(v, separators=(", ", ": "), default=str))
+            f"{json.dumps(k)}: " + (v if isinstance(v, _Raw) else _json(v))
             for k, v in payload.items()) + "}"
     if isinstance(payload, (bytes, bytearray)):
         try:
@@ -107,7 +132,7 @@ def _text(payload: Any) -> str:
     if isinstance(payload, str):
         return payload.rstrip("\n")
     try:
-        return json.dumps(payload, separators=(", ", ": "), default=str)
+        return _json(payload)
     except (TypeError, ValueError):
         return repr(payload)
 

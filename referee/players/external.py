@@ -18,6 +18,7 @@ not JSON, not an object, a field wrong         malformed   no
 a message it may not send now                  protocol    no
 an index outside the legal list                illegal     no
 stops reading its stdin (a write times out)    timeout     yes
+ZeroMQ: more connections than a launch allows  protocol    yes
 =============================================  ==========  ======
 
 A decision given as text is returned as text: the runner checks it through the
@@ -273,7 +274,8 @@ class ExternalPlayer:
             detail = f"{self.name} {cause} ({when})"
             self._note(f"lost: {detail}")
             self._end_connection()
-            return BotFault("oversized", detail, fatal=True)
+            return BotFault("protocol" if cause.kind == "protocol" else "oversized", detail,
+                            fatal=True)
         how = conn.describe_loss(ran=self.session is not None) if conn is not None else \
             "no connection"
         if conn is not None and conn.process is not None and cause is not None and \

@@ -27,8 +27,13 @@ class TransportClosed(TransportError):
 
 class ConnectionCut(TransportClosed):
     """The referee closed the connection: the peer sent more than it may without
-    ending a message.  Its text completes "the bot ..." ("sent 10485760 bytes
-    without ending a message, ...")."""
+    ending a message (or, ``kind`` "protocol", did what no bot may: connected to a
+    launched bot's endpoint too often).  Its text completes "the bot ..." ("sent
+    10485760 bytes without ending a message, ..."); ``kind`` is its fault's."""
+
+    def __init__(self, text: str, kind: str = "oversized") -> None:
+        super().__init__(text)
+        self.kind = kind
 
 
 class MessageTooLarge(TransportError):

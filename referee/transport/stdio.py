@@ -37,6 +37,11 @@ from ..text.quoting import excerpt, quote
 from .base import MalformedMessage, MessageTooLarge, TransportClosed, TransportTimeout
 
 READ_CHUNK = 1 << 16
+_BLANK_START = (b" ", b"\t", b"\r", b"\n")
+
+#: A run of blank lines at the start of the buffer (skipped in one step, not line by
+#: line: a bot writing newlines as fast as it can costs the referee a read, not a loop).
+_BLANKS = re.compile(rb"[ \t\r\n]*")
 
 
 def encode(message: dict[str, Any]) -> bytes:
@@ -177,6 +182,7 @@ class StdioTransport:
         self.received_bytes = 0
         self._scan = 0  # bytes of _buf known to hold no newline
         self._skipping = False  # inside an oversized line: drop bytes until its newline
+        self._blank = 0  # bytes of blank lines since the last message
         self._eof = False
         self._exited = False
         self._broken = ""  # why sending is impossible, once it is
@@ -196,10 +202,31 @@ class StdioTransport:
 
     # -- receiving -------------------------------------------------------------------
 
+    def _skip_blanks(self) -> None:
+        """Drop the blank lines at the start of the buffer, all at once; raises
+        MalformedMessage when more than the limit of them has come since the last
+        message (blank lines are tolerated, not free: reading them costs the referee)."""
+        buf = self._buf
+        end = _BLANKS.match(buf).end()  # type: ignore[union-attr]  # always matches
+        j = buf.rfind(b"\n", 0, end)
+        if j < 0:
+            return
+        del buf[: j + 1]
+        self._scan = 0
+        self._blank += j + 1
+        if self._blank > self.max_message_bytes:
+            n, self._blank = self._blank, 0
+            raise MalformedMessage(
+                f"{n} bytes of blank lines in a row: blank lines are ignored, but at most "
+                f"{self.max_message_bytes} bytes of them between two messages")
+
     def _next_line(self) -> bytes | None:
         """A complete line from the buffer, if there is one; raises MessageTooLarge as
-        soon as more than the limit has arrived without a newline."""
+        soon as more than the limit has arrived without a newline, MalformedMessage
+        when more than the limit of blank lines has."""
         while True:
+            if self._buf[:1] in _BLANK_START:
+                self._skip_blanks()
             i = self._buf.find(b"\n", self._scan)
             if i < 0:
                 self._scan = len(self._buf)
@@ -221,8 +248,12 @@ class StdioTransport:
             if n > self.max_message_bytes:
                 raise MessageTooLarge(f"a line of {n} bytes: a message may have at most "
                                       f"{self.max_message_bytes} bytes")
-            if line.strip():  # blank lines are tolerated and skipped
+            if line.strip():
+                self._blank = 0
                 return line
+            # A blank line after text the buffer began with (``_skip_blanks`` takes
+            # the rest): counted the same.
+            self._blank += i + 1
 
     def _read_available(self, drain: bool = False) -> None:
         """Read what the pipe holds now, without blocking; at most 64 chunks unless
@@ -295,6 +326,7 @@ class StdioTransport:
                         except orjson.JSONDecodeError:
                             value = None
                         if type(value) is dict:
+                            self._blank = 0
                             return value
                         self._buf += chunk
                     else:

@@ -108,3 +108,18 @@ def test_a_crash_is_called_a_crash() -> None:
     fault = next(x for x in r.stdout.splitlines() if " XX crasher " in x)
     assert re.search(r"XX crasher\s+CRASHED at turn \d+: .*\[forfeit\]$", fault), fault
     assert "REJECTED crash" not in r.stdout
+
+
+def test_a_message_nested_deep_within_the_limit_keeps_the_transcript_on() -> None:
+    """A bot's legal decision with a field nested 1000 levels (1024 are allowed) is
+    shown, its depth past 64 levels as a note, and the transcript goes on showing
+    everything the bot sends after it (the bot attacker's F3: json's recursion limit
+    switched the bot's transcript off, hiding its later messages)."""
+    r = invoke("play", f"deep={sys.executable} {BOTS / 'deep_legal.py'}", "lowest", "--seed",
+               "3", "--quiet", "--transcript", "--full", "--no-colour")
+    assert r.exit_code == 0, r.output
+    assert "switched off" not in r.output
+    received = [x for x in r.stdout.splitlines() if " <- " in x and '"decision"' in x]
+    assert '"... (a list nested deeper than 64 levels)"' in received[0]
+    assert received[0].count("[") == 64, received[0]
+    assert len(received) > 5 and all('"x": "still-here"' in x for x in received[1:])

@@ -125,6 +125,53 @@ def test_the_limit_counts_the_message_not_its_line_ending(split: bool) -> None:
         p.close()
 
 
+def test_blank_lines_up_to_the_limit_between_two_messages_are_ignored(p: Pipes) -> None:
+    """Blank lines (spaces, tabs, "\r") are skipped, up to the limit of bytes of them
+    since the last message; a message starts the count again."""
+    for _ in range(3):
+        p.write(b"\n" * 500 + b" \t \r\n" * 100)  # 1,000 bytes: the limit
+        p.write(b'{"a":1}\n')
+        assert p.t.recv(scaled(1.0)) == {"a": 1}
+
+
+def test_more_blank_lines_than_the_limit_are_malformed_and_the_stream_goes_on(
+        p: Pipes) -> None:
+    p.write(b"\n" * 1001 + b'{"a":2}\n')
+    with pytest.raises(MalformedMessage, match="1001 bytes of blank lines in a row: blank "
+                                               "lines are ignored, but at most 1000 bytes "
+                                               "of them between two messages"):
+        p.t.recv(scaled(1.0))
+    assert p.t.recv(scaled(1.0)) == {"a": 2}
+
+
+def test_a_flood_of_blank_lines_is_refused_after_a_read_not_read_line_by_line() -> None:
+    """A peer writing newlines as fast as it can (the bot attacker's F4: 64 KiB blocks
+    of "\n" for a whole turn, which cost the referee 0.42 s of CPU a second, one line
+    at a time, and was never a fault): refused as malformed from the first read."""
+    p = Pipes(max_bytes=8 << 10)
+    stop = threading.Event()
+
+    def flood() -> None:
+        block = b"\n" * READ_CHUNK
+        with contextlib.suppress(OSError):
+            while not stop.is_set():
+                os.write(p.bot_out, block)
+
+    writer = threading.Thread(target=flood)
+    writer.start()
+    try:
+        with pytest.raises(MalformedMessage, match="bytes of blank lines in a row"):
+            p.t.recv(scaled(5.0))
+        # What was read before the fault: a read or two, not the flood.
+        assert p.t.received_bytes <= 2 * READ_CHUNK
+        assert len(p.t._buf) <= READ_CHUNK
+    finally:
+        stop.set()
+        p.t.close()  # the writer's pipe breaks: it stops
+        writer.join()
+        p.close()
+
+
 def test_huge_line_is_never_buffered_whole() -> None:
     p = Pipes(max_bytes=1 << 16)
     total = 40 << 20

@@ -22,11 +22,32 @@ is ``MalformedMessage``; a frame over ``max_message_bytes`` is ``MessageTooLarge
 first message is a hello carrying the launch's token is the bot's; any other is
 told why and closed (``impostors`` counts them); once the bot is in, the endpoint
 is closed to everyone else.
+
+What a bot may cost the referee is bounded, whatever it sends (issue 21):
+
+* ``recv`` returns by its deadline even while bytes keep coming: it reads what has
+  arrived, looks at the clock, and gives up at the deadline as when nothing came (a
+  PING flood once held it for as long as the flood lasted: the deadline of a 1 s
+  ``time_left`` overrun by a minute, and, with games in flight, a ``recv(0)`` that
+  read the flooder's PINGs for the whole of its thinking time, which was then
+  charged to nobody).  One read of a connection stops once it gave a message.
+* Command frames (READY, PING and any other) may come at
+  ``_COMMAND_BURST`` + ``_COMMAND_RATE`` a second since the connection was accepted;
+  one past that is refused (``_refuse``): a ``malformed`` fault naming the bot, its
+  connection dropped.  A libzmq heartbeat (``ZMQ_HEARTBEAT_IVL`` of 10 ms or more)
+  stays inside it.  The PONGs of one read go back in one write.
+* Before the hello, at most ``_MAX_PENDING`` connections may be open at once and
+  ``_MAX_CONNECTIONS`` be made in all per start: the one past either is closed at
+  once and ends the start (``recv`` raises ``TransportClosed`` saying so), so a bot
+  cannot make the referee hold its descriptors.  Out of descriptors all the same
+  (``EMFILE``: other bots hold them), the listener is not looked at for
+  ``_ACCEPT_PAUSE`` s rather than polled readable in a loop.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import select
 import shutil
@@ -39,7 +60,13 @@ from typing import Any, Protocol
 
 import msgpack
 
-from ..base import MalformedMessage, MessageTooLarge, TransportClosed, TransportTimeout
+from ..base import (
+    ConnectionCut,
+    MalformedMessage,
+    MessageTooLarge,
+    TransportClosed,
+    TransportTimeout,
+)
 from .codec import MAX_MESSAGE_BYTES, _too_large, decode_frame, multipart_error
 
 _GREETING = (b"\xff" + b"\x00" * 8 + b"\x7f" + b"\x03\x00" + b"NULL".ljust(20, b"\x00")
@@ -52,6 +79,17 @@ _READ = 1 << 16
 #: properties, its Identity at most 255 bytes).  A larger one is refused unread.
 _MAX_COMMAND = 512
 _MAX_READY = 2048
+#: Command frames (READY, PING, ...) a connection may send: this many at once, then
+#: this many a second on average since it was accepted (protocol/ZEROMQ.md).
+_COMMAND_BURST = 100
+_COMMAND_RATE = 100.0
+#: Connections a launched bot may have open at once before its hello, and make in
+#: all per start: one past either ends the start.
+_MAX_PENDING = 4
+_MAX_CONNECTIONS = 16
+#: Seconds the listener is not looked at after ``accept`` ran out of descriptors.
+_ACCEPT_PAUSE = 0.1
+_OUT_OF_FDS = (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM)
 
 
 class _Process(Protocol):
@@ -112,6 +150,9 @@ class _Peer:
         self.skip_last = False  # the frame being skipped is its message's last
         self.eof = False
         self.dropped = False
+        self.since = time.monotonic()  # accepted
+        self.commands = 0  # command frames after its READY
+        self.pongs = bytearray()  # PONGs owed, written after the read that found them
 
     def fileno(self) -> int:
         return self.sock.fileno()
@@ -142,6 +183,9 @@ class DirectZmqTransport:
             self.close()
             raise
         self._peers: list[_Peer] = []  # connections not admitted yet
+        self.connections = 0  # accepted on the endpoint, in all
+        #: Until when the listener is not looked at (``accept`` found no descriptor).
+        self._paused_until = 0.0
         self._bot: _Peer | None = None
         self._queue: list[dict[str, Any] | Exception] = []  # messages (or errors) read
         self._poll = select.poll()
@@ -154,6 +198,7 @@ class DirectZmqTransport:
         #: call: 12 % more per request); used by the game's thread only.
         self._pack = msgpack.Packer(use_bin_type=True).pack
         self._lost = ""  # why the bot's connection is gone, once it is
+        self._cut: ConnectionCut | None = None  # raised for it, when the referee cut it
         #: As ``StdioTransport.on_blocked``: told True when a send waits for the bot
         #: to read (its socket full), False when that wait is over.
         self.on_blocked: Callable[[bool], None] | None = None
@@ -261,11 +306,11 @@ class DirectZmqTransport:
                     raise item
                 return item
             if self._lost:
-                raise TransportClosed(self._lost)
+                raise self._cut or TransportClosed(self._lost)
             process = self.process
             if process is not None and (self._exit_seen or not self._exit_registered) \
                     and process.returncode is not None:
-                self._read_all()  # what it sent before it died still counts
+                self._read_all(None)  # what it sent before it died still counts
                 if self._queue:
                     continue
                 raise TransportClosed(f"the bot process {process.exit_description()}")
@@ -274,8 +319,11 @@ class DirectZmqTransport:
                 deadline = now + timeout
             left = deadline - now
             if self._poll_once(left if left > 0 else 0.0):
-                self._read_all()
-                continue
+                self._read_all(deadline)
+                if self._queue or self._lost or time.monotonic() < deadline:
+                    continue
+                # Bytes kept coming, and none of them made a message: the deadline
+                # holds all the same (a flood cannot hold the referee past it).
             if time.monotonic() >= deadline and not self._queue:
                 refused = (f" ({self.impostors} connection(s) refused: the first message "
                            f"must be a hello carrying this launch's UPDOWN_TOKEN)"
@@ -288,6 +336,14 @@ class DirectZmqTransport:
         if exit_fd is not None and not self._exit_registered:
             self._poll.register(exit_fd, select.POLLIN)
             self._exit_registered = True
+        if self._paused_until:
+            pause = self._paused_until - time.monotonic()
+            if pause <= 0:
+                self._paused_until = 0.0
+                if self._listener is not None:
+                    self._poll.register(self._listener.fileno(), select.POLLIN)
+            elif timeout > pause:
+                timeout = pause
         ms = max(0, int(timeout * 1000 + 0.999)) if timeout > 0 else 0
         try:
             ready = self._poll.poll(ms)
@@ -301,26 +357,67 @@ class DirectZmqTransport:
 
     # -- reading -------------------------------------------------------------------
 
-    def _read_all(self) -> None:
-        """Accept new connections; read what every connection has sent."""
-        if self._listener is not None:
-            while True:
-                try:
-                    sock, _ = self._listener.accept()
-                except (BlockingIOError, InterruptedError):
-                    break
-                except OSError:
-                    break
-                sock.setblocking(False)
-                peer = _Peer(sock)
-                with contextlib.suppress(OSError):
-                    sock.sendall(_GREETING)
-                self._peers.append(peer)
-                self._poll.register(sock.fileno(), select.POLLIN)
+    def _read_all(self, until: float | None) -> None:
+        """Accept new connections; read what every connection has sent (a chunk of
+        each at least, no more once ``until`` has passed)."""
+        if self._listener is not None and not self._paused_until:
+            self._accept()
         for peer in [*self._peers, *([self._bot] if self._bot else [])]:
-            self._read(peer)
+            self._read(peer, until)
 
-    def _read(self, peer: _Peer) -> None:
+    def _accept(self) -> None:
+        """Take the connections waiting on the endpoint (before the bot's hello)."""
+        while self._listener is not None:
+            try:
+                sock, _ = self._listener.accept()
+            except (BlockingIOError, InterruptedError):
+                return
+            except OSError as e:
+                if e.errno in _OUT_OF_FDS:
+                    # Out of descriptors: the connection stays in the backlog and the
+                    # listener readable -- not looked at for a moment, rather than
+                    # polled readable in a loop (as libzmq and the league's door do).
+                    with contextlib.suppress(KeyError, ValueError):
+                        self._poll.unregister(self._listener.fileno())
+                    self._paused_until = time.monotonic() + _ACCEPT_PAUSE
+                    return
+                if e.errno in (errno.ECONNABORTED, errno.EPROTO, errno.EPERM):
+                    continue
+                return
+            self.connections += 1
+            if len(self._peers) >= _MAX_PENDING or self.connections > _MAX_CONNECTIONS:
+                sock.close()
+                what = (f"{len(self._peers) + 1} connections open at once"
+                        if len(self._peers) >= _MAX_PENDING else
+                        f"{self.connections} connections")
+                self._lost = (f"made {what} to its endpoint {self.endpoint} (a launched "
+                              f"bot may have {_MAX_PENDING} open at once before its hello, "
+                              f"and make {_MAX_CONNECTIONS} in all per start): the endpoint "
+                              f"was closed")
+                self._cut = ConnectionCut(self._lost, "protocol")
+                for other in list(self._peers):
+                    self._drop(other, "too many connections")
+                self._close_listener()
+                return
+            sock.setblocking(False)
+            peer = _Peer(sock)
+            with contextlib.suppress(OSError):
+                sock.sendall(_GREETING)
+            self._peers.append(peer)
+            self._poll.register(sock.fileno(), select.POLLIN)
+
+    def _close_listener(self) -> None:
+        """Nobody may connect from now on (the socket file is removed)."""
+        if self._listener is not None:
+            with contextlib.suppress(KeyError, ValueError):
+                self._poll.unregister(self._listener.fileno())
+            self._listener.close()
+            self._listener = None
+            self._paused_until = 0.0
+            with contextlib.suppress(OSError):
+                os.unlink(self.path)
+
+    def _read(self, peer: _Peer, until: float | None) -> None:
         for _ in range(64):  # a flooding peer cannot keep us here for ever
             try:
                 chunk = peer.sock.recv(_READ)
@@ -329,8 +426,10 @@ class DirectZmqTransport:
             except OSError:
                 chunk = b""
             self._chunk(peer, chunk)
-            if peer.eof or len(chunk) < _READ:
-                break
+            if peer.eof or len(chunk) < _READ or self._queue:
+                break  # the rest (if any) when the message read is taken
+            if until is not None and time.monotonic() >= until:
+                break  # the caller's deadline: the rest is read at its next wait
 
     def _chunk(self, peer: _Peer, chunk: bytes) -> None:
         """What one read from ``peer`` gave (``b""``: its end): its frames, and the
@@ -340,6 +439,11 @@ class DirectZmqTransport:
                 self.received_bytes += len(chunk)
             peer.buf += chunk
             self._frames(peer)
+            if peer.pongs:
+                if not peer.dropped:
+                    with contextlib.suppress(OSError):
+                        peer.sock.sendall(peer.pongs)
+                peer.pongs.clear()
         else:
             peer.eof = True
         if peer.eof and not peer.dropped:
@@ -489,6 +593,16 @@ class DirectZmqTransport:
             return
         n = body[0]
         name, data = body[1: 1 + n], body[1 + n:]
+        # Commands are few (READY, heartbeats): each is parsed, and a PING answered, on
+        # the game's thread -- past the allowance the peer is refused.
+        peer.commands += 1
+        if peer.commands > _COMMAND_BURST:
+            took = time.monotonic() - peer.since
+            if peer.commands > _COMMAND_BURST + _COMMAND_RATE * took:
+                self._refuse(peer, f"{peer.commands} ZeroMQ command frames (PING, ...) "
+                                   f"in {took:.1f}s, over the limit of "
+                                   f"{_COMMAND_BURST} + {_COMMAND_RATE:g} a second")
+                return
         if name == b"READY":
             socket_type = _properties(data).get("socket-type", b"")
             if socket_type != b"DEALER":
@@ -497,8 +611,7 @@ class DirectZmqTransport:
                 return
             peer.ready = True
         elif name == b"PING" and len(data) >= 2:
-            with contextlib.suppress(OSError):
-                peer.sock.sendall(_command(b"PONG", data[2:]))
+            peer.pongs += _command(b"PONG", data[2:])
         elif name == b"ERROR":
             self._drop(peer, "sent ERROR")
 
@@ -508,13 +621,7 @@ class DirectZmqTransport:
         self._bot = peer
         for other in list(self._peers):
             self._drop(other, "the bot is in")
-        if self._listener is not None:
-            with contextlib.suppress(KeyError, ValueError):
-                self._poll.unregister(self._listener.fileno())
-            self._listener.close()
-            self._listener = None
-            with contextlib.suppress(OSError):
-                os.unlink(self.path)
+        self._close_listener()
 
     def _refuse(self, peer: _Peer, what: str) -> None:
         """``peer`` sent ``what``, which is never read: a ``malformed`` fault for the

@@ -212,7 +212,11 @@ class _Router:
             self._socket_file = _ipc_socket_file(self.endpoint)
             if self.endpoint.startswith("tcp://"):
                 # What a connection may send before its message ends (``watchdog``).
-                self.watch = TcpWatch(self.endpoint, connection_limit(max_message_bytes))
+                self.watch = TcpWatch(self.endpoint, connection_limit(max_message_bytes),
+                                      events_fd=int(self.monitor.getsockopt(zmq.FD)))
+                # Read to the end once: from now on libzmq signals ``events_fd`` when
+                # an event comes to a monitor nobody has read since.
+                self._read_monitor()
         except BaseException:
             self.close()
             raise

@@ -16,7 +16,9 @@ duplicate of its file descriptor, which makes libzmq drop the connection and fre
 what it held.  An honest bot has at most a reply or two in flight: it never comes
 near the limit.
 
-The thread only reads the kernel's counters and shuts connections down; the
+The thread only reads the kernel's counters and shuts connections down (and,
+when the socket's events wait unread, looks for connections the owner has not been
+told of among the process's file descriptors: ``discover``); the
 socket's owner tells a watch of connections (``accepted``, ``gone``) and of every
 message it reads (``read``: one dict look-up and an increment, the only cost on
 the path of a decision), and checks its connections itself, ``FINE`` apart, while
@@ -29,7 +31,9 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import select
 import socket
+import stat
 import struct
 import sys
 import threading
@@ -49,6 +53,9 @@ log = logging.getLogger("referee.zmq")
 #: waits longer than itself.
 TICK = 0.02
 FINE = 0.005
+#: Seconds between two looks for connections accepted while nobody read the
+#: socket's events (``TcpWatch.discover``: a look at every file descriptor).
+DISCOVER = 0.1
 #: Bytes a connection may send besides its messages, per second since the last
 #: message read from it: ZeroMQ heartbeats (a PING or PONG is ~10 bytes, ~45 with
 #: CURVE; a bot heartbeating every 100 ms sends under 1 KiB a second).
@@ -93,6 +100,34 @@ def bytes_received(fd: int) -> tuple[int, int] | None:
     return inode, int.from_bytes(info[_BYTES_RECEIVED], sys.byteorder)
 
 
+def _port(endpoint: str) -> int | None:
+    """The port of a bound ``tcp://HOST:PORT`` endpoint (None for any other)."""
+    if not endpoint.startswith("tcp://"):
+        return None
+    try:
+        return int(endpoint.rpartition(":")[2])
+    except ValueError:
+        return None
+
+
+def _accepted_on(fd: int, port: int) -> bool:
+    """Is the socket ``fd`` a TCP connection (not a listener) whose local port is
+    ``port``: one the listener of that port accepted?"""
+    try:
+        s = socket.socket(fileno=fd)  # (its family and type asked of the kernel)
+    except OSError:
+        return False
+    try:
+        return (s.family in (socket.AF_INET, socket.AF_INET6)
+                and s.type == socket.SOCK_STREAM and s.proto == socket.IPPROTO_TCP
+                and s.getsockname()[1] == port
+                and not s.getsockopt(socket.SOL_SOCKET, socket.SO_ACCEPTCONN))
+    except OSError:
+        return False
+    finally:
+        s.detach()
+
+
 def shut(fd: int, inode: int) -> bool:
     """``shutdown()`` the socket ``fd`` if it still is the one with ``inode`` (libzmq
     may have closed it, and the number gone to another file, since it was read):
@@ -124,15 +159,16 @@ class _Conn:
     socket's owner), what the watchdog last saw of it (``seen``), and since when and
     from how many bytes received it owes a message (``since``, ``base``)."""
 
-    __slots__ = ("base", "cut", "inode", "reads", "seen", "since")
+    __slots__ = ("base", "cut", "found", "inode", "reads", "seen", "since")
 
-    def __init__(self) -> None:
+    def __init__(self, found: bool = False) -> None:
         self.reads = 0
         self.seen = -1
         self.inode = 0
         self.base = 0
         self.since = 0.0
         self.cut = ""  # why the watchdog closed it, once it has
+        self.found = found  # by ``discover``, before its EVENT_ACCEPTED was read
 
 
 class TcpWatch:
@@ -142,10 +178,17 @@ class TcpWatch:
     ``read`` (each message read, with its ``SRCFD``) and ``gone`` (``EVENT_DISCONNECTED``:
     the connection, and why it was cut if it was); ``close`` ends the watch.  The
     watchdog thread calls ``check``.  Only dict operations are shared between the
-    two threads (atomic in CPython)."""
+    two threads (atomic in CPython).
+
+    The owner reads the monitor's events only when it uses the socket.  A connection
+    accepted while it does not (other seats' turns) would not be watched until then:
+    with ``events_fd`` (the monitor socket's ``ZMQ_FD``, readable while events wait
+    to be read) the thread looks for such connections itself (``discover``: the
+    process's TCP sockets on the endpoint's port), at most ``DISCOVER`` apart."""
 
     def __init__(self, endpoint: str, limit: int, *,
-                 heartbeat_bytes: int = HEARTBEAT_BYTES, watched: bool = True) -> None:
+                 heartbeat_bytes: int = HEARTBEAT_BYTES, watched: bool = True,
+                 events_fd: int | None = None) -> None:
         self.endpoint = endpoint
         self.limit = limit
         self.heartbeat_bytes = heartbeat_bytes
@@ -153,12 +196,22 @@ class TcpWatch:
         #: Connections cut so far (for tests and the log).
         self.cuts = 0
         self._checking = threading.Lock()  # the owner's checks and the thread's
+        self.port = _port(endpoint)
+        self.events_fd = events_fd
+        self._looked_at: dict[int, int] = {}  # fd -> inode of sockets ``discover`` saw
+        self._discovered_at = -DISCOVER
         if watched:  # (else only ``check`` calls look: tests)
             _WATCHDOG.add(self)
 
     # -- the socket's owner ----------------------------------------------------------
 
     def accepted(self, fd: int) -> None:
+        conn = self.conns.get(fd)
+        if conn is not None and conn.found:  # ``discover`` was first: the same one?
+            conn.found = False
+            with contextlib.suppress(OSError):
+                if os.fstat(fd).st_ino == conn.inode:
+                    return
         self.conns[fd] = _Conn()
 
     def read(self, fd: int) -> None:
@@ -184,6 +237,48 @@ class TcpWatch:
         the watchdog's thread, or the socket's owner while it waits: ``FINE``)."""
         with self._checking:
             self._check(now)
+
+    def events_waiting(self) -> bool:
+        """Are monitor events (a new connection, say) waiting to be read?"""
+        fd = self.events_fd
+        if fd is None:
+            return False
+        try:
+            return bool(select.select([fd], [], [], 0)[0])
+        except (OSError, ValueError):
+            return False
+
+    def discover(self, now: float) -> int:
+        """Watch the TCP connections on the endpoint's port that the socket's owner
+        has not told of yet (their EVENT_ACCEPTED unread): each counted from its first
+        byte.  Looks at every file descriptor of the process (``/proc/self/fd``), and
+        at each socket once; at most ``DISCOVER`` apart.  How many it found."""
+        if self.port is None or now - self._discovered_at < DISCOVER:
+            return 0
+        self._discovered_at = now
+        try:
+            names = os.listdir("/proc/self/fd")
+        except OSError:
+            return 0
+        found = 0
+        looked_at, conns = self._looked_at, self.conns
+        for name in names:
+            fd = int(name)
+            if fd in conns:
+                continue
+            try:
+                st = os.fstat(fd)
+            except OSError:
+                continue
+            if not stat.S_ISSOCK(st.st_mode) or looked_at.get(fd) == st.st_ino:
+                continue
+            looked_at[fd] = st.st_ino
+            if _accepted_on(fd, self.port):
+                conn = _Conn(found=True)
+                conn.inode = st.st_ino
+                conns.setdefault(fd, conn)
+                found += 1
+        return found
 
     def _check(self, now: float) -> None:
         for fd, conn in list(self.conns.items()):
@@ -260,6 +355,9 @@ class _Watchdog:
             now = self.clock()
             for watch in watches:
                 with contextlib.suppress(Exception):  # a watch closed meanwhile
+                    if watch.events_waiting():  # and nobody reads them: look
+                        with watch._checking:
+                            watch.discover(now)
                     watch.check(now)
 
     def _after_fork(self) -> None:

@@ -639,3 +639,38 @@ def test_a_slow_honest_bot_is_held_to_its_strikes_not_the_stray_limit(
     assert rec.result is not None and list(rec.result.forfeits) == [], mine
     assert len(mine) >= 10 and all(f.kind == "timeout" for f in mine), mine
     assert sum(n.startswith("ignored: reply to request") for n in notes) >= 10
+
+
+def test_a_zeromq_ping_flood_is_cut_at_its_allowance(children: Children) -> None:
+    """A launched ZeroMQ bot sends 9-byte ZMTP PINGs as fast as it can on each of its
+    turns (for a minute, reading the PONGs), thinking meanwhile.  Before, the referee
+    read them for as long as they came: the deadline of a 1 s turn overrun by the
+    whole flood, about 0.4 s of the referee's CPU per second of it, and, with games
+    in flight, the flooder charged nothing for its time.  Now a connection may send
+    100 command frames, then 100 a second: the 101st-odd is a 'malformed' fault
+    naming the bot and what it sent, its connection dropped, and it forfeits (the
+    game played out).  (The clock holding whatever arrives is
+    tests/players/test_zmq_floods.py.)"""
+    out, _ = _referee_play(children, ["pings", f"{scaled(60):g}"])
+    assert "result:" in out and "SUCCEEDED" not in out, out
+    assert "zmtp (seat 0) turn 0: malformed: zmtp replied to request 1 with " in out, out
+    assert " ZeroMQ command frames (PING, ...) in " in out, out
+    assert ("over the limit of 100 + 100 a second; the connection is dropped [substituted]"
+            in out), out
+    assert "attack_zmtp: " in out and ": failed: the referee dropped the connection" in out, out
+    assert "[forfeit]" in out
+
+
+def test_a_launched_zeromq_bot_cannot_hold_the_referees_descriptors(children: Children) -> None:
+    """Before its hello, a launched ZeroMQ bot connects 1,000 more times to its
+    endpoint and keeps every connection.  Before, the referee accepted them all
+    (2,013 descriptors for 2,000) and, out of descriptors, spun on accept() for good:
+    the startup limit never fired, no fault, no result.  Now the fifth connection
+    open at once closes the endpoint: a 'protocol' fault naming the bot, which
+    forfeits, and the game is played out."""
+    out, _ = _referee_play(children, ["conns", "1000"])
+    assert "result:" in out and "SUCCEEDED" not in out, out
+    assert ("zmtp (seat 0) turn 0: protocol: zmtp made 5 connections open at once to its "
+            "endpoint ipc://") in out, out
+    assert ("(a launched bot may have 4 open at once before its hello, and make 16 in all "
+            "per start): the endpoint was closed (before its hello) [forfeit]") in out, out

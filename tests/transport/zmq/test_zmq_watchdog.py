@@ -122,6 +122,29 @@ def test_a_descriptor_number_taken_by_another_socket_is_never_shut(
                 other_peer.recv(1)  # not shut down
 
 
+def test_connections_nobody_was_told_of_are_found_among_the_process_sockets(
+        tcp_pair: tuple[socket.socket, socket.socket]) -> None:
+    """A connection accepted while its socket's events were not read is found among
+    the process's file descriptors: the accepted sockets on the endpoint's port, not
+    its listener, nor a socket on another port; counted from its first byte, and the
+    same connection when its EVENT_ACCEPTED is read at last."""
+    peer, ours = tcp_pair
+    fd = ours.fileno()
+    watch = TcpWatch(f"tcp://127.0.0.1:{ours.getsockname()[1]}", 1000, watched=False)
+    assert watch.discover(0.0) == 1 and list(watch.conns) == [fd]
+    assert watch.discover(1.0) == 0  # known
+    conn = watch.conns[fd]
+    watch.accepted(fd)
+    assert watch.conns[fd] is conn
+    _send(peer, ours, 1001)
+    watch.check(1.0)
+    assert watch.cuts == 1
+    with socket.create_server(("127.0.0.1", 0)) as listening:
+        other = TcpWatch(f"tcp://127.0.0.1:{listening.getsockname()[1]}", 1000,
+                         watched=False)
+        assert other.discover(0.0) == 0 and not other.conns
+
+
 class _RawBot:
     """A remote bot speaking ZMTP 3.0 (NULL) by hand over TCP, so that nothing is
     buffered on its side: ``hello``, then ``flood`` -- one message of 8 KiB parts,
@@ -175,23 +198,26 @@ class _RawBot:
         self.thread.join(scaled(10)) if self.thread.ident else None
 
 
-@pytest.mark.parametrize("when", ["waited-for", "unread", "first-message"])
+@pytest.mark.parametrize("when", ["waited-for", "unread", "first-message",
+                                  "first-message-unread"])
 def test_a_remote_message_in_endless_parts_is_cut_off(
         when: str, caplog: pytest.LogCaptureFixture) -> None:
     """Endless parts from an admitted bot, while the referee waits for its message
     (checked by the waiting thread) or while nobody reads the socket (other seats'
     turns: the watchdog's thread): its transport says why it is gone (the player
     makes it an ``oversized`` fault).  From a connection that never finished a first
-    message: closed all the same, and logged.  What the peer got into the referee
-    before its connection broke is its limit, plus what arrived between two looks
-    and the kernel's buffers: nothing like what it tried to send."""
+    message: closed all the same, and logged -- also one that came while nobody read
+    the socket, so that the referee never heard of it (the watchdog found it among
+    the process's sockets).  What the peer got into the referee before its
+    connection broke is its limit, plus what arrived between two looks and the
+    kernel's buffers: nothing like what it tried to send."""
     listener = RemoteListener("tcp://127.0.0.1:*", {"zmtp": b""}, None)
     bot = _RawBot(listener.endpoint)
     watch = listener._router.watch
     assert watch is not None
     try:
         with caplog.at_level(logging.WARNING, "referee.zmq"):
-            if when != "first-message":
+            if not when.startswith("first-message"):
                 bot.hello()
                 _, transport = listener.accept(scaled(10), "zmtp")
                 assert transport.recv(scaled(5))["type"] == "hello"  # (left to be read)
@@ -207,6 +233,10 @@ def test_a_remote_message_in_endless_parts_is_cut_off(
                     f"{connection_limit(8192)} a connection may send between two messages "
                     f"(a message in parts that never ends, or messages the referee did not "
                     f"ask for): its connection was closed")
+            elif when == "first-message-unread":
+                bot.flood()
+                bot.thread.join(scaled(20))  # the socket is never read
+                assert watch.cuts == 1, "never cut"
             else:
                 bot.flood()
                 end = time.monotonic() + scaled(20)
