@@ -151,7 +151,7 @@ class _Peer:
         self.eof = False
         self.dropped = False
         self.since = time.monotonic()  # accepted
-        self.commands = 0  # command frames after its READY
+        self.commands = 0  # command frames read (READY included)
         self.pongs = bytearray()  # PONGs owed, written after the read that found them
 
     def fileno(self) -> int:

@@ -40,7 +40,7 @@ from referee.players.launcher import launch_zmq_bot
 from referee.players.process import StderrLog
 from referee.players.sandbox import Sandbox, SandboxConfig
 from referee.tournament.config import parse_config
-from referee.tournament.executor import Job, ProcessExecutor
+from referee.tournament.executor import Job, ProcessExecutor, SerialExecutor
 from referee.tournament.run import run_tournament, standings_of
 from referee.tournament.schedule import schedule
 from tests.players.sandbox.conftest import BOTS, TC, Attack, need_sandbox
@@ -674,3 +674,35 @@ def test_a_launched_zeromq_bot_cannot_hold_the_referees_descriptors(children: Ch
             "endpoint ipc://") in out, out
     assert ("(a launched bot may have 4 open at once before its hello, and make 16 in all "
             "per start): the endpoint was closed (before its hello) [forfeit]") in out, out
+
+
+def test_a_zeromq_ping_flood_is_cut_with_games_in_flight(tmp_path: Path, sandbox: object) -> None:
+    """The flood of test_a_zeromq_ping_flood_is_cut_at_its_allowance in a sandboxed
+    tournament with games in flight (one worker loop, ``--concurrency 4``, as
+    ``league run`` plays too): before, the flooder thought 3 s a decision against 1 s
+    + 2 s of bank and was charged 0.04 s a game, never faulted.  Now each of its
+    games records the 'malformed' fault naming it at its first request, and it
+    forfeits them; the games without it have no fault."""
+    cfg, out = _tournament(tmp_path, [
+        {"name": "pinger", "transport": "zmq",
+         "command": [sys.executable, str(BOTS / "attack_zmtp.py"), "pings", f"{scaled(60):g}"]},
+        _first("first"), {"name": "lowest", "builtin": "lowest"}], deals=1)
+    summary = run_tournament(cfg, output_dir=out, executor=SerialExecutor(concurrency=4),
+                             quiet=True)
+    assert not summary.errors, summary.errors
+    flooded = 0
+    for path in sorted((out / "games").glob("*.jsonl")):
+        rows = [json.loads(line) for line in path.read_text().splitlines()]
+        [game] = [r for r in rows if r["type"] == "game"]
+        faults = [r for r in rows if r["type"] == "fault"]
+        if "pinger" not in game["bots"]:
+            assert faults == [], faults
+            continue
+        flooded += 1
+        seat = game["bots"].index("pinger")
+        assert faults and all(f["seat"] == seat for f in faults), faults
+        assert faults[0]["kind"] == "malformed", faults
+        assert faults[0]["detail"].startswith("pinger replied to request 1 with "), faults
+        assert "ZeroMQ command frames (PING, ...)" in faults[0]["detail"], faults
+        assert faults[-1]["action"] == "forfeit", faults
+    assert flooded >= 2
