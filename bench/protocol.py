@@ -670,7 +670,7 @@ def main() -> int:
                 # waiting until the kernel says the bot is frozen (as before the wait):
                 # what the wait itself costs an honest bot.
                 Cgroup.wait_frozen = (  # type: ignore[method-assign]
-                    (lambda self, timeout: True) if name == "frozen, no wait" else waiting)
+                    (lambda self, cpu, wall: None) if name == "frozen, no wait" else waiting)
                 try:
                     secs, dec, _, _, cpu, _ = bench_stdio(args.games, args.seed, sandbox=sb)
                 finally:

@@ -143,14 +143,23 @@ MAX_IGNORED_TOLD = 5
 #: fault: a few a game at most).
 MAX_STRAYS = 10
 
-#: How long a bot frozen after its turn may take to be frozen (every process of it
-#: stopped) before it is a fault that ends it, in seconds.  A bot waiting for its
-#: next request stops in microseconds; one whose process is kept busy inside the
-#: kernel (a huge ``madvise`` or ``read``: a freezer stops a task only as it leaves
-#: the kernel) would go on taking CPU while the next seat is on the clock.  The next
-#: request (to any seat of the game) waits for the freeze; the wait is the bot's
-#: own time (the tail of its reply).
+#: How much CPU a bot frozen after its turn may use, in seconds, before it is frozen
+#: (every process of it stopped), or it is a fault that ends it.  A bot waiting for
+#: its next request stops in microseconds once it runs -- on a busy machine only
+#: when the scheduler gives it a CPU, which may take hundreds of milliseconds of
+#: wall time, using none: it is waited for, never faulted for the machine's load.
+#: One whose process is kept busy inside the kernel (a huge ``madvise`` or
+#: ``read``: a freezer stops a task only as it leaves the kernel) goes on using
+#: CPU, which the kernel counts (its cgroup's, ``Cgroup.cpu_ns``).  The next request
+#: (to any seat of the game) waits for the freeze; the wait is the bot's own time
+#: (the tail of its reply).
 FREEZE_LIMIT = 0.25
+
+#: The last resort: how long (wall seconds) a freeze may take, however little CPU
+#: the bot uses, before it is the same fault (a kernel that counts no CPU for the
+#: cgroup; threads that escape v1's count by exiting).  A bot merely waiting for a
+#: CPU is frozen long before, even at a load of 25 on 2 CPUs.
+FREEZE_WALL_LIMIT = 5.0
 
 #: How long a bot that was sent ``error`` may take to read it and exit by itself
 #: before it is ended: ended at once, it would usually be gone before reading the line
@@ -545,7 +554,8 @@ class ExternalPlayer:
         """Its turn is over: its capped logs wait for the next one (``TurnGate``), and
         a bot frozen between its turns is frozen (writing the freezer is the referee's
         time: ``overhead``; waiting until every process of it is frozen is the bot's:
-        ``freeze_wait``).  A bot not frozen within ``FREEZE_LIMIT`` is ended: the
+        ``freeze_wait``).  A bot that uses more than ``FREEZE_LIMIT`` of CPU before it
+        is frozen (or is not frozen within ``FREEZE_WALL_LIMIT``) is ended: the
         fault, fatal, is returned."""
         gate = self._gate
         if gate is not None:
@@ -563,15 +573,22 @@ class ExternalPlayer:
         return None
 
     def _frozen_in_time(self, when: str) -> BotFault | None:
-        """Wait until the bot, just asked to freeze, is frozen (at most
-        ``FREEZE_LIMIT``); if it is not, end it: the fatal fault naming it."""
+        """Wait until the bot, just asked to freeze, is frozen (while it uses at most
+        ``FREEZE_LIMIT`` of CPU, and at most ``FREEZE_WALL_LIMIT``); if it is not,
+        end it: the fatal fault naming it."""
         frozen = self._frozen
-        if frozen is None or frozen.wait_frozen(FREEZE_LIMIT):
+        if frozen is None:
+            return None
+        used = frozen.wait_frozen(FREEZE_LIMIT, FREEZE_WALL_LIMIT)
+        if used is None:
             return None
         self.dead = True
-        detail = (f"{self.name} kept running {when}: could not be frozen within "
-                  f"{FREEZE_LIMIT * 1000:.0f} ms (a process of it stayed busy inside the "
-                  f"kernel, where a freezer cannot stop it; RULES §5.4); its process is ended")
+        within = (f"{FREEZE_LIMIT * 1000:.0f} ms of its CPU" if used > FREEZE_LIMIT
+                  else f"{FREEZE_WALL_LIMIT:g} s")
+        detail = (f"{self.name} kept running {when}: could not be frozen within {within} "
+                  f"(it used {used * 1000:.0f} ms of CPU after its freeze was asked: a "
+                  f"process of it stayed busy inside the kernel, where a freezer cannot "
+                  f"stop it, or left it unseen; RULES §5.4); its process is ended")
         self._note(f"not frozen: {detail}")
         self._end_connection()
         return BotFault("timeout", detail, fatal=True)

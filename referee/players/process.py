@@ -556,10 +556,12 @@ class BotProcess:
         if self.cgroup is not None:
             self.cgroup.freeze(frozen)
 
-    def wait_frozen(self, timeout: float) -> bool:
-        """After ``freeze(True)``: is every process of the bot frozen within
-        ``timeout`` seconds (``Cgroup.wait_frozen``)?  True where it does not freeze."""
-        return self.cgroup is None or self.cgroup.wait_frozen(timeout)
+    def wait_frozen(self, cpu_limit: float, wall_limit: float) -> float | None:
+        """After ``freeze(True)``: wait until every process of the bot is frozen; None
+        once it is, else the CPU seconds it used while waiting: it used more than
+        ``cpu_limit``, or ``wall_limit`` seconds passed (``Cgroup.wait_frozen``).
+        None where it does not freeze."""
+        return None if self.cgroup is None else self.cgroup.wait_frozen(cpu_limit, wall_limit)
 
     def tree(self) -> set[int]:
         """The live processes of the bot's tree now: its cgroup's, when it has one

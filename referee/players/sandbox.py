@@ -1560,43 +1560,91 @@ class Cgroup:
             return b"frozen 1" in text
         return text.strip() == b"FROZEN"
 
-    def wait_frozen(self, timeout: float) -> bool:
-        """After ``freeze(True)``: wait until every process of the cgroup is frozen, at
-        most ``timeout`` seconds; was it?  A freeze takes effect as each task next
-        leaves the kernel: a task sleeping (a bot waiting for its next request) stops
-        within microseconds, one kept busy in the kernel (``madvise`` populating
-        gigabytes, a huge ``read``) only when that call returns.  The wait sleeps:
-        after two ``sched_yield`` (a bot sharing the referee's CPU stops as soon as
-        it runs), short naps (20 us, doubling to 1 ms: the usual freeze is done in
-        tens of microseconds), then, with cgroup v2, poll() on ``cgroup.events``, which
-        wakes when ``frozen`` changes (the kernel may delay that notice by up to 10
-        ms after the previous one: the poll is cut at 2 ms to read again); with v1,
-        ``freezer.state`` is read every 1 ms.  True at once without a freezer (or
+    def cpu_ns(self) -> int | None:
+        """Nanoseconds of CPU (user and system: time inside the kernel counts) the
+        cgroup's processes have used so far, as the kernel counts it: cgroup v2's
+        ``cpu.stat`` (``usage_usec``, in every cgroup, processes gone included); v1's
+        ``cpuacct.usage`` where the cgroup is in a ``cpuacct`` hierarchy (``cpu`` and
+        ``cpuacct`` mounted together), else the sum of its threads' ``schedstat`` (the
+        freezer's ``tasks``; threads gone are not counted).  None where unknown (the
+        cgroup is gone, or the kernel keeps no such count)."""
+        if "freezer" not in self.dirs:
+            return None
+        version, d = self.dirs["freezer"]
+        if version == "2":
+            for line in (_read(os.path.join(d, "cpu.stat")) or "").splitlines():
+                key, _, value = line.partition(" ")
+                if key == "usage_usec" and value.strip().isdigit():
+                    return int(value) * 1000
+            return None
+        for ctrl in ("cpuacct", "cpu"):
+            if ctrl in self.dirs and (usage := _read(os.path.join(
+                    self.dirs[ctrl][1], "cpuacct.usage"))) and usage.strip().isdigit():
+                return int(usage)
+        tids = (_read(os.path.join(d, "tasks")) or "").split()
+        if not tids:
+            return None
+        total = 0
+        for tid in tids:
+            stat = (_read(f"/proc/{tid}/schedstat") or "").split()
+            if stat and stat[0].isdigit():
+                total += int(stat[0])
+        return total
+
+    def wait_frozen(self, cpu_limit: float, wall_limit: float) -> float | None:
+        """After ``freeze(True)``: wait until every process of the cgroup is frozen;
+        None once it is, else the CPU seconds its processes used while waiting.  A
+        freeze takes effect as each task next leaves the kernel: a task sleeping (a
+        bot waiting for its next request) stops within microseconds once it runs --
+        on a busy machine only when the scheduler gives it a CPU, which may take
+        hundreds of milliseconds; one kept busy in the kernel (``madvise`` populating
+        gigabytes, a huge ``read``) only when that call returns, using CPU all along.
+        So the wait is judged by what the cgroup does, not by the machine's load:
+        it ends unfrozen only once the cgroup has used more than ``cpu_limit``
+        seconds of CPU while waiting (``cpu_ns``, counted from the end of the quick
+        wait below, about 1 ms after the freeze: the usual freeze reads nothing),
+        or, as a last resort (no CPU count, or threads that escape v1's count by
+        exiting), after ``wall_limit`` seconds.  The wait sleeps: after two
+        ``sched_yield`` (a bot sharing the referee's CPU stops as soon as it runs),
+        short naps (20 us, doubling to 1 ms: the usual freeze is done in tens of
+        microseconds), then, with cgroup v2, poll() on ``cgroup.events``, which wakes
+        when ``frozen`` changes (the kernel may delay that notice by up to 10 ms
+        after the previous one: the poll is cut at 2 ms to read again); with v1,
+        ``freezer.state`` is read every 1 ms.  None at once without a freezer (or
         once the cgroup is gone: nothing of it runs)."""
         if self._state_fd is None or not self.frozen:
-            return True
+            return None
         if self._frozen_state():  # (a cgroup left with no process reads as frozen)
-            return True
+            return None
         for _ in range(2):
             # The bot's tasks must run to stop: sharing this CPU, they run now.
             os.sched_yield()
             if self._frozen_state():
-                return True
-        deadline = time.monotonic() + timeout
+                return None
+        deadline = time.monotonic() + wall_limit
         pause = 20e-6
         poll = self._poll
+        start: int | None = None
+        counting = False
         while True:
             left = deadline - time.monotonic()
-            if left <= 0.0:
-                return self._frozen_state()
             if pause < 1e-3 or poll is None:
-                time.sleep(min(pause, left))
+                time.sleep(max(0.0, min(pause, left)))
                 pause = min(pause * 2, 1e-3)
             else:
                 with contextlib.suppress(InterruptedError):
-                    poll.poll(min(left, 0.002) * 1000.0)
+                    poll.poll(max(0.0, min(left, 0.002)) * 1000.0)
             if self._frozen_state():
-                return True
+                return None
+            used = 0.0
+            if pause >= 1e-3:  # the quick wait (about 1 ms) failed: count its CPU
+                now = self.cpu_ns()
+                if not counting:
+                    start, counting = now, True
+                elif now is not None and start is not None:
+                    used = (now - start) / 1e9
+            if used > cpu_limit or time.monotonic() >= deadline:
+                return None if self._frozen_state() else used
 
     def frozen_now(self) -> bool:
         """Is every process of the cgroup frozen now (the kernel's word: a freeze

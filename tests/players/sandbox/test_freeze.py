@@ -19,7 +19,7 @@ import pytest
 from referee.bots import make_bot
 from referee.game import Decision, GameConfig
 from referee.play.runner import DecisionRequest, InProcessPlayer, run_game
-from referee.players.external import ExternalPlayer, external_player
+from referee.players.external import FREEZE_LIMIT, ExternalPlayer, external_player
 from referee.players.process import BotProcess
 from referee.players.sandbox import Cgroup, Sandbox, SandboxConfig, probe
 from tests.players.sandbox.conftest import BOTS, TC, need_sandbox
@@ -279,4 +279,68 @@ def test_a_bot_is_frozen_from_its_welcome_until_its_first_game(tmp_path: Path) -
             time.sleep(0.005)
         assert loops(proc) == before
     finally:
+        p.close()
+
+
+#: A real-time busy loop on one CPU for a while (the CPU is the first argument, the
+#: seconds the second); it says "go" once it runs there.  The fair scheduler's tasks
+#: on that CPU get little or nothing of it meanwhile.
+RT_SPINNER = """
+import os, sys, time
+os.sched_setaffinity(0, {int(sys.argv[1])})
+os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(1))
+sys.stdout.write("go\\n")
+sys.stdout.flush()
+end = time.monotonic() + float(sys.argv[2])
+while time.monotonic() < end:
+    pass
+"""
+
+
+def test_an_honest_bot_slow_to_freeze_for_want_of_a_cpu_is_not_faulted(
+        tmp_path: Path) -> None:
+    """A busy machine, not the bot, makes a freeze slow: an honest bot waiting in
+    read() for its next request is frozen only once its task runs to reach the
+    freezer's trap.  Here its one CPU is taken by a real-time busy loop for 1 s (the
+    referee runs on another): freezing it takes longer than ``FREEZE_LIMIT`` of wall
+    time while it uses no CPU.  It is waited for and frozen -- no fault, not ended
+    -- and the wait is its own time (``freeze_wait``); as before the limit was one
+    of CPU, it would have been ended ("could not be frozen within 250 ms")."""
+    sandbox = frozen_sandbox(True)
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        if os.environ.get("CI") == "true":
+            pytest.fail("CI needs 2 CPUs for this test")
+        pytest.skip("one CPU: the referee would starve with the bot")
+    bot_cpu, own_cpu = cpus[-1], cpus[0]
+    p = external_player("honest", [sys.executable, str(BOTS / "first.py")], None, None, TC,
+                        sandbox.config.memory_mb, str(tmp_path / "logs"), sandbox=sandbox)
+    spinner: subprocess.Popen[str] | None = None
+    try:
+        p.prepare()  # (its cpuset: the CPUs the referee may use)
+        os.sched_setaffinity(0, {own_cpu})
+        proc = process(p)
+        assert proc.cgroup is not None and proc.cgroup.frozen_now()
+        proc.freeze(False)  # its turn: thawed; it waits in read() for a request
+        assert wait_for(lambda: not proc.cgroup.frozen_now(), scaled(5.0))  # type: ignore[union-attr]
+        for pid in proc.tree():
+            for tid in os.listdir(f"/proc/{pid}/task"):
+                os.sched_setaffinity(int(tid), {bot_cpu})
+        spinner = subprocess.Popen([sys.executable, "-c", RT_SPINNER, str(bot_cpu), "1.0"],
+                                   stdout=subprocess.PIPE, text=True)
+        assert spinner.stdout is not None and spinner.stdout.readline() == "go\n"
+        used = proc.cgroup.cpu_ns()  # type: ignore[union-attr]
+        fault = p._hold()  # its turn is over: frozen, as after each of its decisions
+        assert fault is None, fault.detail
+        assert proc.cgroup.frozen_now()  # type: ignore[union-attr]
+        assert not p.dead
+        # The scenario held: the freeze took longer than the CPU limit, in wall time.
+        assert p.freeze_wait > FREEZE_LIMIT, p.freeze_wait
+        after = proc.cgroup.cpu_ns()  # type: ignore[union-attr]
+        assert used is not None and after is not None and after - used < FREEZE_LIMIT * 1e9
+    finally:
+        if spinner is not None:
+            spinner.kill()
+            spinner.wait()
+        os.sched_setaffinity(0, cpus)
         p.close()
