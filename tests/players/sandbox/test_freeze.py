@@ -218,12 +218,27 @@ def test_the_v1_freezer_freezes_and_thaws_too(tmp_path: Path) -> None:
     assert not Path(cg.dirs["freezer"][1]).exists()
 
 
+def kernel_calls(proc: BotProcess) -> int:
+    """How many madvise calls tests/bots/attack_kernel.py's child has completed (its
+    count in its scratch, read through its root)."""
+    calls = 0
+    for pid in proc.tree():
+        try:
+            with open(f"/proc/{pid}/root/tmp/kernel", "rb") as f:
+                calls = max(calls, int(f.read() or b"0"))
+        except (OSError, ValueError):
+            continue
+    return calls
+
+
 def test_a_bot_busy_in_the_kernel_is_frozen_before_anyone_else_is_asked(tmp_path: Path) -> None:
     """tests/bots/attack_kernel.py: a child loops on madvise(MADV_POPULATE_READ), each
     call up to a second in the kernel, where a freezer cannot stop it.  Whenever the
     opponent is asked (its clock starts), the attacker is frozen already -- the kernel
-    says so, no wait -- or it was faulted for not freezing in time and its process
-    ended ("could not be frozen"); its child did work, so the attack was live."""
+    says so, no wait -- or it was faulted for using too much CPU before it froze and
+    its process ended ("could not be frozen"); the attack was live: its child did
+    work between turns, or, on a machine too busy for it to (its thawed turns are
+    short), does once thawed after the game."""
     sandbox = frozen_sandbox(True)
     p = external_player("kernel", [sys.executable, str(BOTS / "attack_kernel.py")], None,
                         None, TC, sandbox.config.memory_mb, str(tmp_path / "logs"),
@@ -238,27 +253,27 @@ def test_a_bot_busy_in_the_kernel_is_frozen_before_anyone_else_is_asked(tmp_path
                 proc = conn.process
                 assert proc.cgroup is not None
                 running += not proc.cgroup.frozen_now()  # the victim's clock runs now
-                for pid in proc.tree():  # the attacker's count of its madvise calls
-                    try:
-                        with open(f"/proc/{pid}/root/tmp/kernel", "rb") as f:
-                            calls = max(calls, int(f.read() or b"0"))
-                    except (OSError, ValueError):
-                        continue
+                calls = max(calls, kernel_calls(proc))
                 turns += 1
             return super().decide(request)
 
     try:
         rec = run_game(GameConfig(players=2), 3, [p, Victim(make_bot("lowest"))],
                        time_control=TC)
+        faults = [f for f in rec.faults if f.seat == 0]
+        if not faults and calls == 0:  # the attack made no progress in the game: is it one?
+            proc = process(p)
+            proc.freeze(False)
+            assert wait_for(lambda: kernel_calls(proc) > 0, scaled(30.0))
+            calls = kernel_calls(proc)
     finally:
         p.close()
     assert rec.result is not None
     assert running == 0, f"the attacker still ran at {running} of the victim's {turns} turns"
-    faults = [f for f in rec.faults if f.seat == 0]
     assert all("kept running" in f.detail and "could not be frozen within" in f.detail
                for f in faults), [f.detail for f in faults]
     assert all(f.seat == 0 for f in rec.faults)
-    # The attack was live: either it was caught, or the child's calls ran between turns.
+    # The attack was live: either it was caught, or the child's calls ran.
     assert faults or calls > 0
     assert turns > 0 or faults
 
