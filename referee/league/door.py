@@ -92,6 +92,14 @@ STALL_HALF_LIFE = 60.0
 #: so that handshakes the server ends at once (a HELLO it cannot open, a key it
 #: refuses) cost it no more CPU than stalled ones.
 STALLING = 0.5
+#: How long an address whose handshake ended with the server's READY (a key the ZAP
+#: handler admitted: an author's) is **known**: its connections waiting for room go
+#: before those of other addresses, are the last closed to make room for new ones,
+#: and are never held to the stalling addresses' rate.  A stranger has no allowed
+#: key: however many addresses it comes from, none of them is known (found by the
+#: network attacker: stalling handshakes, each from an address never seen, so never
+#: a stalling one, closed an author's queued connection as the last come).
+KNOWN_FOR = 3600.0
 #: ZMTP 3's greeting, before the first frame, and its signature (its first bytes).
 GREETING = 64
 SIGNATURE = 10
@@ -479,6 +487,26 @@ class Stalls:
                 del self.counts[next(iter(self.counts))]
 
 
+class Known:
+    """The addresses whose handshakes ended with the server's READY, each for
+    ``KNOWN_FOR`` seconds after its last.  Bounded: past ``most`` addresses, the
+    oldest are forgotten."""
+
+    def __init__(self, most: int = 65536) -> None:
+        self.most = most
+        self.since: dict[str, float] = {}  # address: its last READY, the newest last
+
+    def add(self, ip: str, now: float) -> None:
+        self.since.pop(ip, None)
+        self.since[ip] = now
+        while len(self.since) > self.most:
+            del self.since[next(iter(self.since))]
+
+    def __call__(self, ip: str, now: float) -> bool:
+        when = self.since.get(ip)
+        return when is not None and now - when < KNOWN_FOR
+
+
 class Door:
     """Listen on ``listen`` (tcp://HOST:PORT) and relay each connection to
     ``upstream``: a unix socket path (the ZeroMQ socket's ipc endpoint), or a
@@ -537,6 +565,7 @@ class Door:
         self.quiet: dict[socket.socket, _Quiet] = {}
         self.queued: dict[socket.socket, _Quiet] = {}
         self.stalls = Stalls()
+        self.known = Known()
         self._full = 0.0  # when the last connection queued found no room
         # the stalling addresses' handshakes: a token bucket of a second's worth
         self._stalling_rate = limits.handshakes / OWING_GRACE
@@ -795,11 +824,13 @@ class Door:
     def _least_placed(self, now: float) -> _Quiet:
         """Of the connections not connected yet, the one closed to make room for a new
         one: the silent one waiting longest, else, of those waiting for room among
-        the handshakes, one of the address with the most stalls, the last come."""
+        the handshakes, one of an address not known (``Known``) if there is one, of
+        the address with the most stalls, the last come."""
         if self.quiet:
             return next(iter(self.quiet.values()))
-        score = self.stalls.score
-        return max(reversed(self.queued.values()), key=lambda q: score(q.ip, now))
+        score, known = self.stalls.score, self.known
+        return max(reversed(self.queued.values()),
+                   key=lambda q: (not known(q.ip, now), score(q.ip, now)))
 
     def _hush(self, q: _Quiet) -> None:
         """Close a connection not connected to the socket yet."""
@@ -837,7 +868,8 @@ class Door:
     def _admit(self, now: float) -> None:
         """Connect to the socket the connections waiting for room, while there is
         room among the handshakes or one may be closed for them (``_evict``): those
-        of addresses with the fewest stalls first (``Stalls``: an address whose
+        of known addresses first (``Known``: an admitted key's handshake ended there
+        within the hour), then of addresses with the fewest stalls (``Stalls``: an address whose
         handshakes stalled or were refused waits behind those whose did not), then
         in the order they spoke.  A connection whose client has sent nothing is
         connected only into room left over, after ``QUIET_GRACE`` (a client that
@@ -847,12 +879,16 @@ class Door:
             self._tokens = min(self._stalling_rate, self._tokens + (now - self._tokens_at)
                                * self._stalling_rate)
             self._tokens_at = now
-            score = self.stalls.score
-            # sorted() is stable: among equal scores, the order they spoke in
-            scored = sorted(((score(q.ip, now), q) for q in self.queued.values()),
+            score, known = self.stalls.score, self.known
+
+            def rank(q: _Quiet) -> tuple[bool, bool, float]:
+                stalls, k = score(q.ip, now), known(q.ip, now)
+                return stalls >= STALLING and not k, not k, stalls
+
+            # sorted() is stable: among equal ranks, the order they spoke in
+            scored = sorted(((rank(q), q) for q in self.queued.values()),
                             key=lambda x: x[0])
-            for i, (stalls, q) in enumerate(scored):
-                stalling = stalls >= STALLING
+            for i, ((stalling, _, _), q) in enumerate(scored):
                 if stalling and self._tokens < 1.0:
                     for _, late in scored[i:]:  # the rest are stalling too
                         self.tally.slowed += not late.slowed
@@ -989,6 +1025,7 @@ class Door:
         authenticated one; if that is full, the connection idle longest (no request
         waiting) makes room, else this one is turned away."""
         pair.ready, pair.became_ready = True, False
+        self.known.add(pair.ip, now)
         pair.unanswered = pair.frames = 0  # the handshake's bytes are no request
         pair.answered, pair.asked = now, 0.0
         self.shaking.pop(id(pair), None)

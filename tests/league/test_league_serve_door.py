@@ -507,11 +507,11 @@ class Behind:
     answers nothing unless told (each connection the door makes is accepted in
     turn: ``accept``); clients from given loopback addresses (``client``)."""
 
-    def __init__(self, handshakes: int) -> None:
+    def __init__(self, handshakes: int, quiet: int = 1024) -> None:
         self.server = socket.create_server(("127.0.0.1", 0))
         self.server.settimeout(scaled(60))
         self.door = Door("tcp://127.0.0.1:0", self.server.getsockname(),
-                         limits=DoorLimits(handshakes=handshakes,
+                         limits=DoorLimits(handshakes=handshakes, quiet=quiet,
                                            handshake_seconds=scaled(60)))
         self.door.start()
         self.socks: list[socket.socket] = []
@@ -638,5 +638,48 @@ def test_stalling_addresses_handshakes_are_let_in_at_a_bounded_rate() -> None:
         took = time.monotonic() - began
         assert seen.index(9) < 24 - 8, seen  # not behind the stalling addresses' queue
         assert took >= (24 - 8) / 8, took
+    finally:
+        behind.close()
+
+
+#: The server's READY (a ZMTP command frame, in clear under CURVE: sent once the ZAP
+#: handler admitted the client's key): the door's sign that a handshake succeeded.
+READY = bytes([0x04, 6, 5]) + b"READY"
+
+
+def test_a_known_address_is_never_the_last_come_a_stranger_closes() -> None:
+    """Found by the network attacker (round 4): stalling handshakes, each from an
+    address never seen (so never a stalling one), filled the door's queued places;
+    each new one closed the last come, an author's connection as soon as it queued.
+    Now an address whose handshake ended with the server's READY (an admitted key's)
+    is known: its queued connection is closed for a stranger's only if every queued
+    one is known, and it is connected first when there is room."""
+    behind = Behind(handshakes=1, quiet=16)
+    try:
+        behind.client("127.0.10.1", 1)  # alice's first connection: admitted
+        inner, marker = behind.accept()
+        assert marker == 1
+        inner.sendall(SERVER_GREETING + READY)
+        wait_for("alice's handshake over", lambda: len(behind.door.ready) == 1, 60)
+        behind.client("127.0.10.2", 2)  # a stranger's: waits for the server
+        assert behind.accept()[1] == 2
+        places = 16  # not connected yet: quiet or queued
+        for i in range(places - 1):  # strangers, each from a new address, queued
+            behind.client(f"127.0.11.{i + 1}", 3)
+        wait_for("the strangers queued", lambda: len(behind.door.queued) == places - 1, 60)
+        alice = behind.client("127.0.10.1", 4)  # alice again: queued last
+        wait_for("alice queued", lambda: len(behind.door.queued) == places, 60)
+        for i in range(3):  # more strangers: each closes a queued one
+            behind.client(f"127.0.12.{i + 1}", 3)
+            wait_for("a stranger's connection queued in the place of another",
+                     lambda n=i: behind.door.tally.hushed == n + 1
+                     and len(behind.door.queued) == places, 60)
+        # alice's connection is still queued, and goes first when there is room
+        assert any(q.ip == "127.0.10.1" for q in behind.door.queued.values())
+        alice.settimeout(0.0)
+        with pytest.raises(BlockingIOError):
+            alice.recv(1)  # not closed
+        behind.socks[3].close()  # the stranger waiting for the server ends its handshake
+        assert behind.accept()[1] == 4
     finally:
         behind.close()
