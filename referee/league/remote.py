@@ -620,10 +620,13 @@ class Server:
         version = header.get("v", 1)
         if version != PROTOCOL and not (version == 1 and op == "status"):
             author.requests.append(now)
-            said = str(version)[:20] if isinstance(version, int) else "an unknown version"
+            if isinstance(version, int) and not isinstance(version, bool):
+                said = f"speaks version {str(version)[:20]}"
+            else:  # shown as JSON writes it (the reply is escaped where it is sent)
+                said = f'sends "v": {json.dumps(version)[:40]}, which is no version number'
             return {"ok": False, "error": (
                 f"this league speaks version {PROTOCOL} of the remote submission protocol "
-                f"(bots uploaded in chunks); your client speaks version {said}: update "
+                f"(bots uploaded in chunks); your client {said}: update "
                 "updown-referee ('referee submit' of version 2 of the protocol or later)")}
         data = frames[1] if len(frames) > 1 else None
         if op == "chunk":

@@ -141,6 +141,11 @@ def test_uploads_come_in_checked_chunks(served: Served) -> None:
                   key=key, server_key=server_key)
     assert not old["ok"] and ("this league speaks version 2 of the remote submission "
                               "protocol") in old["error"] and "version 1" in old["error"], old
+    # a version that is no number is said so (it was "version an unknown version")
+    odd = request(served.endpoint, {"v": "two", "op": "status", "name": "alice"}, b"",
+                  key=key, server_key=server_key)
+    assert not odd["ok"] and 'your client sends "v": "two", which is no version number' \
+        in odd["error"], odd
     data = bytes(range(256)) * 400  # 102,400 bytes: two chunks
     begin = {"op": "begin", "name": "alice", "command": ["python3", "bot.py"],
              "size": len(data), "sha256": hashlib.sha256(data).hexdigest()}
