@@ -79,13 +79,22 @@ from typing import Any
 
 from ..errors import ExecutionError, UsageError
 
-try:  # the kernel fence: libseccomp (Debian's libseccomp2) through its ctypes binding
-    import pyseccomp
-    _SECCOMP_MISSING: str | None = None
-except (ImportError, RuntimeError, OSError) as _e:  # RuntimeError: no libseccomp
-    pyseccomp = None
-    _SECCOMP_MISSING = (f"libseccomp cannot be loaded ({_e}; Debian/Ubuntu: apt-get "
-                        f"install libseccomp2, and pip install pyseccomp)")
+
+@functools.lru_cache(maxsize=1)
+def _pyseccomp() -> tuple[Any, str | None]:
+    """The kernel fence's library: libseccomp (Debian's libseccomp2) through its ctypes
+    binding, pyseccomp; or None and why it cannot be loaded.  Imported when the first
+    filter is built, not with this module: every ``referee`` start loads this module
+    (``process.py``), and importing pyseccomp looks libc and libseccomp up with
+    ``ctypes.util.find_library``, which runs ``ldconfig -p`` twice (two processes at
+    each start, also of ``referee --version`` and of every worker)."""
+    try:
+        import pyseccomp
+    except (ImportError, RuntimeError, OSError) as e:  # RuntimeError: no libseccomp
+        return None, (f"libseccomp cannot be loaded ({e}; Debian/Ubuntu: apt-get "
+                      f"install libseccomp2, and pip install pyseccomp)")
+    return pyseccomp, None
+
 
 MODES = ("auto", "on", "off")
 
@@ -485,8 +494,8 @@ _TIOCLINUX = 0x541C
 def _build_filter() -> bytes:
     """The seccomp program every sandboxed bot runs under, as BPF that bwrap loads
     (``--seccomp FD``), built by libseccomp for this machine's architecture."""
-    assert pyseccomp is not None
-    sc = pyseccomp
+    sc, _ = _pyseccomp()
+    assert sc is not None
     f = sc.SyscallFilter(sc.ALLOW)
     for name in DENIED_SYSCALLS:
         with contextlib.suppress(ValueError, OSError):  # not on this architecture
@@ -513,8 +522,9 @@ def _build_filter() -> bytes:
 def seccomp_filter() -> tuple[bytes | None, str | None]:
     """The seccomp program (built once per process), or None and why it cannot be
     had here."""
-    if pyseccomp is None:
-        return None, _SECCOMP_MISSING
+    sc, missing = _pyseccomp()
+    if sc is None:
+        return None, missing
     try:
         return _build_filter(), None
     except (OSError, ValueError, RuntimeError) as e:

@@ -22,10 +22,11 @@ from tests.cli.cli_helpers import invoke
 from tests.procs import scaled
 
 #: What ``referee --help`` and ``--version`` must not load (the commands' modules,
-#: the layers above the players, the report's templates, ZeroMQ, Dask).
+#: the layers above the players, the report's templates, ZeroMQ, Dask, and the
+#: sandbox's seccomp binding: importing it runs ``ldconfig -p`` twice).
 HEAVY = ("referee.cli.play", "referee.cli.tournament", "referee.cli.league",
          "referee.tournament", "referee.league", "referee.report", "referee.checkbot",
-         "jinja2", "zmq", "distributed", "dask")
+         "jinja2", "zmq", "distributed", "dask", "pyseccomp")
 
 
 def _loaded_by(*args: str) -> tuple[int, list[str], str]:
