@@ -12,11 +12,13 @@ decision, charged nothing (``--concurrency``) or past its deadline (one game).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -223,3 +225,54 @@ def test_out_of_descriptors_the_startup_wait_neither_spins_nor_outlasts_its_limi
     assert got["out"].startswith("no message within"), got
     # One look at the listener per pause (0.1 s), and a few more: before, thousands.
     assert got["calls"] <= wait / direct._ACCEPT_PAUSE + 5, got
+
+
+def test_a_quiet_spell_banks_no_command_allowance() -> None:
+    """The allowance is a bucket of 100 refilled at 100 a second and never past full
+    (the bot attacker, round 2: averaged since the connection began, a long match
+    banked it, and 3,895 PINGs after 40 s cost 1.41 CPU-s and no fault).  A
+    connection sends 50 PINGs, is quiet for 2 s (worth 200 more on the old average),
+    then sends 150 at once: the 101st of them is refused."""
+    t = direct.DirectZmqTransport(token="t")
+    c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    ping = bytes([4, 7]) + b"\x04PING\x00\x00"
+    pong = bytes([4, 5]) + b"\x04PONG"
+    try:
+        c.connect(t.path)
+        c.sendall(direct._GREETING + ping * 50)
+        c.settimeout(scaled(10))
+        got = b""
+        while got.count(pong) < 50:  # the first 50 read and answered
+            with pytest.raises(TransportTimeout):
+                t.recv(0.05)
+            with contextlib.suppress(socket.timeout):
+                c.settimeout(0.05)
+                got += c.recv(1 << 16)
+        assert t.impostors == 0
+        time.sleep(2.0)  # the quiet spell: the point of the test
+        c.sendall(ping * 150)
+        with pytest.raises(TransportTimeout, match=r"\(1 connection\(s\) refused"):
+            t.recv(scaled(0.5))
+        assert t.impostors == 1
+    finally:
+        c.close()
+        t.close()
+
+
+def test_connections_closed_one_after_another_are_not_open_at_once() -> None:
+    """Five connections made and closed one after another before the referee looked
+    (the bot attacker, round 2: the fault said "5 connections open at once" of
+    sequential ones).  The ones the bot closed are not counted as open: the start
+    goes on (before: the endpoint was closed, 'made 5 connections open at once')."""
+    t = direct.DirectZmqTransport(token="t")
+    try:
+        for _ in range(direct._MAX_PENDING + 1):
+            c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            c.connect(t.path)
+            c.sendall(direct._GREETING)
+            c.close()
+        with pytest.raises(TransportTimeout):  # not TransportClosed: no cut
+            t.recv(scaled(0.3))
+        assert t.connections == direct._MAX_PENDING + 1
+    finally:
+        t.close()

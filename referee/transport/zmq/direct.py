@@ -31,10 +31,10 @@ What a bot may cost the referee is bounded, whatever it sends (issue 21):
   ``time_left`` overrun by a minute, and, with games in flight, a ``recv(0)`` that
   read the flooder's PINGs for the whole of its thinking time, which was then
   charged to nobody).  One read of a connection stops once it gave a message.
-* Command frames (READY, PING and any other) may come at
-  ``_COMMAND_BURST`` + ``_COMMAND_RATE`` a second since the connection was accepted;
-  one past that is refused (``_refuse``): a ``malformed`` fault naming the bot, its
-  connection dropped.  A libzmq heartbeat (``ZMQ_HEARTBEAT_IVL`` of 10 ms or more)
+* Command frames (READY, PING and any other) are charged to a bucket that holds
+  ``_COMMAND_BURST`` and refills at ``_COMMAND_RATE`` a second, never past full (so
+  a long quiet spell banks nothing); one that finds it empty is refused
+  (``_refuse``): a ``malformed`` fault naming the bot, its connection dropped.  A libzmq heartbeat (``ZMQ_HEARTBEAT_IVL`` of 10 ms or more)
   stays inside it.  The PONGs of one read go back in one write.
 * Before the hello, at most ``_MAX_PENDING`` connections may be open at once and
   ``_MAX_CONNECTIONS`` be made in all per start: the one past either is closed at
@@ -80,7 +80,8 @@ _READ = 1 << 16
 _MAX_COMMAND = 512
 _MAX_READY = 2048
 #: Command frames (READY, PING, ...) a connection may send: this many at once, then
-#: this many a second on average since it was accepted (protocol/ZEROMQ.md).
+#: this many a second -- a bucket of ``_COMMAND_BURST`` refilled at ``_COMMAND_RATE``
+#: a second and never past full, so nothing is banked (protocol/ZEROMQ.md).
 _COMMAND_BURST = 100
 _COMMAND_RATE = 100.0
 #: Connections a launched bot may have open at once before its hello, and make in
@@ -89,6 +90,8 @@ _MAX_PENDING = 4
 _MAX_CONNECTIONS = 16
 #: Seconds the listener is not looked at after ``accept`` ran out of descriptors.
 _ACCEPT_PAUSE = 0.1
+#: The peer shut its side (Linux; elsewhere only a full hang-up is seen).
+_RDHUP = getattr(select, "POLLRDHUP", 0)
 _OUT_OF_FDS = (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM)
 
 
@@ -150,8 +153,10 @@ class _Peer:
         self.skip_last = False  # the frame being skipped is its message's last
         self.eof = False
         self.dropped = False
-        self.since = time.monotonic()  # accepted
         self.commands = 0  # command frames read (READY included)
+        #: The command allowance: frames left in the bucket, when it was last filled.
+        self.allowance = float(_COMMAND_BURST)
+        self.filled = time.monotonic()
         self.pongs = bytearray()  # PONGs owed, written after the read that found them
 
     def fileno(self) -> int:
@@ -385,6 +390,8 @@ class DirectZmqTransport:
                     continue
                 return
             self.connections += 1
+            if len(self._peers) >= _MAX_PENDING:
+                self._reap()  # those the bot closed and we have not read the end of yet
             if len(self._peers) >= _MAX_PENDING or self.connections > _MAX_CONNECTIONS:
                 sock.close()
                 what = (f"{len(self._peers) + 1} connections open at once"
@@ -405,6 +412,19 @@ class DirectZmqTransport:
                 sock.sendall(_GREETING)
             self._peers.append(peer)
             self._poll.register(sock.fileno(), select.POLLIN)
+
+    def _reap(self) -> None:
+        """Drop the connections before the hello that the bot has closed though their
+        end was not read yet (``POLLRDHUP``: its side is shut, whatever it left unread
+        -- a bot that closed its socket can never be answered): only those still open
+        count as open at once."""
+        poll = select.poll()
+        peers = {peer.sock.fileno(): peer for peer in self._peers}
+        for fd in peers:
+            poll.register(fd, select.POLLIN | _RDHUP)
+        for fd, events in poll.poll(0):
+            if events & (_RDHUP | select.POLLHUP | select.POLLERR):
+                self._drop(peers[fd], "closed by the bot")
 
     def _close_listener(self) -> None:
         """Nobody may connect from now on (the socket file is removed)."""
@@ -596,13 +616,16 @@ class DirectZmqTransport:
         # Commands are few (READY, heartbeats): each is parsed, and a PING answered, on
         # the game's thread -- past the allowance the peer is refused.
         peer.commands += 1
-        if peer.commands > _COMMAND_BURST:
-            took = time.monotonic() - peer.since
-            if peer.commands > _COMMAND_BURST + _COMMAND_RATE * took:
-                self._refuse(peer, f"{peer.commands} ZeroMQ command frames (PING, ...) "
-                                   f"in {took:.1f}s, over the limit of "
-                                   f"{_COMMAND_BURST} + {_COMMAND_RATE:g} a second")
-                return
+        now = time.monotonic()
+        peer.allowance = min(float(_COMMAND_BURST),
+                             peer.allowance + (now - peer.filled) * _COMMAND_RATE)
+        peer.filled = now
+        if peer.allowance < 1.0:
+            self._refuse(peer, f"ZeroMQ command frames (PING, ...) faster than the limit "
+                               f"of {_COMMAND_BURST} at once and {_COMMAND_RATE:g} a "
+                               f"second ({peer.commands} in all)")
+            return
+        peer.allowance -= 1.0
         if name == b"READY":
             socket_type = _properties(data).get("socket-type", b"")
             if socket_type != b"DEALER":
