@@ -8,11 +8,19 @@ from pathlib import Path
 
 import click
 
-from ..report.site import ReportError, write_site
-
 #: Seconds between two rewrites of the report while a tournament runs (writing it
 #: takes a moment per hundred games: not after every game).
 REPORT_EVERY = 30.0
+
+
+def write_report(results: Path, site: Path, stamp: str = "") -> None:
+    """``report.site.write_site``, the report's modules loaded on the first write: they
+    and Jinja2 take ~30 ms of CPU to import, which a run without ``--report`` (most
+    ``tournament run``, ``tournament quick`` and ``league run`` commands) should not
+    pay at its start."""
+    from ..report.site import write_site
+
+    write_site(results, site, stamp=stamp)
 
 
 class Refresh:
@@ -35,8 +43,10 @@ class Refresh:
         if state:
             stamp = time.strftime("updated %Y-%m-%d %H:%M:%S UTC", time.gmtime()) + \
                 f" · {state}"
+        from ..report.site import ReportError  # loaded by the first write (write_report)
+
         try:
-            write_site(Path(self.results), self.site, stamp=stamp)
+            write_report(Path(self.results), self.site, stamp=stamp)
         except ReportError as e:
             self.failed = True
             click.echo(f"warning: the report is not kept up to date: {e}", err=True)

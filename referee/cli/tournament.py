@@ -25,7 +25,6 @@ from ..players.botspec import NAMING, parse_specs
 from ..players.factory import hello_names
 from ..players.sandbox import MODES as SANDBOX_MODES
 from ..players.sandbox import SandboxConfig, SandboxError, resolve
-from ..report.site import write_site
 from ..tournament import verify as verify_mod
 from ..tournament.config import (
     DEFAULT_STOP_AFTER,
@@ -49,7 +48,7 @@ from ..tournament.standings import (
 from ..tournament.store import Store
 from .kit import Group, fail, running
 from .options import clock_and_fault_options, executor_options
-from .refresh import REPORT_EVERY, Refresh
+from .refresh import REPORT_EVERY, Refresh, write_report
 from .tables import render_standings
 
 KEY_REFERENCE = ("tournaments/README.md lists every key (and the matching options of "
@@ -109,7 +108,7 @@ def _play(cfg: TournamentConfig, output: str | None, jobs: int | None, fmt: str,
     if not quiet:
         click.echo(f"\nresults: {out}", err=True)
     if refresh:
-        write_site(out, refresh.site)
+        write_report(out, refresh.site)
         click.echo(f"report: {(refresh.site / 'index.html').resolve()}", err=True)
     if summary.errors:
         _fail(f"{len(summary.errors)} games could not be played (first: {summary.errors[0].game_id}:"

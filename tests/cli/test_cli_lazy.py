@@ -105,6 +105,16 @@ def test_a_command_loads_only_its_own_module() -> None:
                                  "referee.league", "referee.report", "jinja2"))]
 
 
+def test_a_run_loads_the_report_only_to_write_one() -> None:
+    """``tournament run`` (and ``quick``) load the report's modules and Jinja2 when
+    ``--report`` asks for a report, at its first write, not at every start."""
+    for args in (["tournament", "run", "--help"], ["tournament", "quick", "--help"]):
+        code, modules, printed = _loaded_by(*args)
+        assert code == 0 and printed.startswith("Usage: referee " + " ".join(args[:2]))
+        assert "referee.tournament.run" in modules
+        assert not [m for m in modules if m.startswith(("referee.report", "jinja2"))], args
+
+
 #: What each league command must not load: the checks, the executors and the run
 #: loop, the report (Jinja2) and ZeroMQ, unless it uses them.
 LEAGUE_HEAVY = {"checks": ("referee.checkbot", "referee.league.run"),
@@ -117,7 +127,7 @@ LEAGUE_HEAVY = {"checks": ("referee.checkbot", "referee.league.run"),
     ("standings", ()), ("games", ()), ("show", ()), ("game", ()), ("verify", ()),
     ("new", ("checks", "executors", "zeromq")), ("withdraw", ("checks", "executors", "zeromq")),
     ("submit", ("checks", "executors", "zeromq")),  # the check plays games, ZeroMQ bots too
-    ("run", ("checks", "executors", "zeromq", "report")),
+    ("run", ("checks", "executors", "zeromq")),  # the report: only when it writes one
 ])
 def test_a_league_command_loads_only_what_it_uses(command: str, uses: tuple[str, ...]) -> None:
     """``league standings`` reads the league: it starts with neither the checks, the
