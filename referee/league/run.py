@@ -203,14 +203,15 @@ def submit(league_dir: Path, name: str, source: Path, command: Sequence[str], *,
             version = store.next_version(name)
             rel = Path("entries") / name / f"v{version}"
             dest = league_dir / rel
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            if dest.exists():  # left by a submission that died before its commit
-                make_writable(dest)
-                shutil.rmtree(dest)
-            make_writable(staged)
-            os.replace(staged, dest)
-            freeze(dest)
-            try:
+            committed = False
+            try:  # from the first step that leaves a trace, to the commit: all or nothing
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                if dest.exists():  # left by a submission that died before its commit
+                    make_writable(dest)
+                    shutil.rmtree(dest)
+                make_writable(staged)
+                os.replace(staged, dest)
+                freeze(dest)
                 if checker is not None:
                     ok, report = checker(command, transport, dest, config, sandbox)
                 else:
@@ -229,8 +230,13 @@ def submit(league_dir: Path, name: str, source: Path, command: Sequence[str], *,
                                           "this one was checked: submit again")
                     store.add_entry(Entry(name, version, digest, tuple(command), transport,
                                           str(rel), author or name, now(), None))
+                committed = True
             except BaseException:
-                _remove(dest)
+                # Interrupted (Ctrl-C) or failed anywhere before the commit: neither the
+                # version's folder nor its name's new folder is left behind.  (Once
+                # committed, the entry and its folder stay whatever comes next.)
+                if not committed:
+                    _remove(dest)
                 raise
             retired = current[0].version if current else None
             return SubmitResult(True, name, version, digest, report, retired)

@@ -14,14 +14,18 @@ import time
 import zipfile
 import zlib
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from referee.league.config import Limits
+from referee.league import run as league_run
+from referee.league.config import Limits, load_league_config
+from referee.league.run import new_league, submit
 from referee.league.store import LeagueStore
 from referee.league.submission import SubmissionError, stage
+from referee.players.sandbox import unsandboxed
 from tests.league.conftest import Referee, env_for_subprocess, referee_command
-from tests.league.leaguehelpers import EXAMPLE_BOTS, make_league
+from tests.league.leaguehelpers import EXAMPLE_BOTS, fake_bot, league_toml, make_league
 from tests.procs import Children, scaled
 
 pytestmark = pytest.mark.slow
@@ -234,3 +238,54 @@ def test_stage_removes_its_copy_on_any_exception(tmp_path: Path) -> None:
     with pytest.raises(SubmissionError, match="does not exist"), \
             stage(tmp_path / "nothing", tmp_path / "in", Limits()):
         pass
+
+
+
+@pytest.mark.parametrize("at", ["mkdir", "replace", "freeze"])
+def test_an_interrupt_between_staging_and_the_check_leaves_nothing(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, at: str) -> None:
+    """Ctrl-C right after each step between the staged copy and the check (the
+    name's folder made, the copy moved into it, made read-only): no version folder
+    and no name folder is left, nothing recorded (the background soak, run 1 at load
+    ~4: `entries/heur` was left behind by a Ctrl-C that landed in this window)."""
+    cfg = league_toml(tmp_path / "l.toml", seats=[2], deals=1, seed=3)
+    league = tmp_path / "l"
+    new_league(league, load_league_config(cfg), cfg.read_text())
+    hits: list[str] = []
+    real_mkdir, real_replace, real_freeze = Path.mkdir, os.replace, league_run.freeze
+
+    def mkdir(self: Path, *args: Any, **kwargs: Any) -> None:
+        real_mkdir(self, *args, **kwargs)
+        if self.name == "bot":
+            hits.append("mkdir")
+            raise KeyboardInterrupt
+
+    def replace(src: Any, dst: Any) -> None:
+        real_replace(src, dst)
+        if Path(dst).parent.name == "bot":
+            hits.append("replace")
+            raise KeyboardInterrupt
+
+    def freeze(folder: Path) -> None:
+        real_freeze(folder)
+        if folder.parent.name == "bot":
+            hits.append("freeze")
+            raise KeyboardInterrupt
+
+    if at == "mkdir":
+        monkeypatch.setattr(Path, "mkdir", mkdir)
+    elif at == "replace":
+        monkeypatch.setattr(league_run.os, "replace", replace)
+    else:
+        monkeypatch.setattr(league_run, "freeze", freeze)
+    with pytest.raises(KeyboardInterrupt):
+        submit(league, "bot", fake_bot(tmp_path / "src", 1), ["python3", "b.py"],
+               sandbox=unsandboxed(), checker=lambda *a: (True, ""))
+    monkeypatch.undo()
+    assert hits == [at]
+    assert list((league / "entries").iterdir()) == []
+    store = LeagueStore.open(league)
+    try:
+        assert store.entries("bot") == []
+    finally:
+        store.close()

@@ -7,11 +7,12 @@ count of its pondering loops, in its scratch, says whether it made progress."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import pytest
@@ -297,6 +298,28 @@ def test_a_bot_is_frozen_from_its_welcome_until_its_first_game(tmp_path: Path) -
         p.close()
 
 
+def _tasks(pids: Iterable[int]) -> list[str]:
+    """Every thread of ``pids``, as /proc/PID/task/TID paths."""
+    out = []
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            out += [f"/proc/{pid}/task/{tid}" for tid in os.listdir(f"/proc/{pid}/task")]
+    return out
+
+
+def _asleep_outside_the_freezer(task: str) -> bool:
+    """The thread sleeps (state S), and not in the freezer's trap (cgroup v1's
+    ``__refrigerator``, v2's ``do_freezer_trap``)."""
+    try:
+        with open(f"{task}/stat") as f:
+            state = f.read().rsplit(")", 1)[1].split()[0]
+        with open(f"{task}/wchan") as f:
+            wchan = f.read().strip()
+    except OSError:
+        return True  # gone: nothing left to freeze
+    return state == "S" and wchan not in ("__refrigerator", "do_freezer_trap")
+
+
 #: A real-time busy loop on one CPU for a while (the CPU is the first argument, the
 #: seconds the second); it says "go" once it runs there.  The fair scheduler's tasks
 #: on that CPU get little or nothing of it meanwhile.
@@ -338,6 +361,12 @@ def test_an_honest_bot_slow_to_freeze_for_want_of_a_cpu_is_not_faulted(
         assert proc.cgroup is not None and proc.cgroup.frozen_now()
         proc.freeze(False)  # its turn: thawed; it waits in read() for a request
         assert wait_for(lambda: not proc.cgroup.frozen_now(), scaled(5.0))  # type: ignore[union-attr]
+        # Thawed is the cgroup's state at once, but each task must run to leave the
+        # freezer's trap: until it has, freezing it again is instant and the scenario
+        # does not hold (the background soak, run 4 at load ~7: 22 us).  Wait until
+        # every task is asleep elsewhere (back in its read()).
+        assert wait_for(lambda: all(_asleep_outside_the_freezer(tid)
+                                    for tid in _tasks(proc.tree())), scaled(10.0))
         for pid in proc.tree():
             for tid in os.listdir(f"/proc/{pid}/task"):
                 os.sched_setaffinity(int(tid), {bot_cpu})
