@@ -359,29 +359,40 @@ def test_an_honest_bot_slow_to_freeze_for_want_of_a_cpu_is_not_faulted(
         os.sched_setaffinity(0, {own_cpu})
         proc = process(p)
         assert proc.cgroup is not None and proc.cgroup.frozen_now()
-        proc.freeze(False)  # its turn: thawed; it waits in read() for a request
-        assert wait_for(lambda: not proc.cgroup.frozen_now(), scaled(5.0))  # type: ignore[union-attr]
-        # Thawed is the cgroup's state at once, but each task must run to leave the
-        # freezer's trap: until it has, freezing it again is instant and the scenario
-        # does not hold (the background soak, run 4 at load ~7: 22 us).  Wait until
-        # every task is asleep elsewhere (back in its read()).
-        assert wait_for(lambda: all(_asleep_outside_the_freezer(tid)
-                                    for tid in _tasks(proc.tree())), scaled(10.0))
-        for pid in proc.tree():
-            for tid in os.listdir(f"/proc/{pid}/task"):
-                os.sched_setaffinity(int(tid), {bot_cpu})
-        spinner = subprocess.Popen([sys.executable, "-c", RT_SPINNER, str(bot_cpu), "1.0"],
-                                   stdout=subprocess.PIPE, text=True)
-        assert spinner.stdout is not None and spinner.stdout.readline() == "go\n"
-        used = proc.cgroup.cpu_ns()  # type: ignore[union-attr]
-        fault = p._hold()  # its turn is over: frozen, as after each of its decisions
-        assert fault is None, fault.detail
-        assert proc.cgroup.frozen_now()  # type: ignore[union-attr]
-        assert not p.dead
-        # The scenario held: the freeze took longer than the CPU limit, in wall time.
-        assert p.freeze_wait > FREEZE_LIMIT, p.freeze_wait
-        after = proc.cgroup.cpu_ns()  # type: ignore[union-attr]
-        assert used is not None and after is not None and after - used < FREEZE_LIMIT * 1e9
+        # The scenario is attempted up to 5 times: a starved fair task is not starved
+        # for sure (Linux 6.12's fair server runs it 50 ms a second even under a
+        # real-time loop, sometimes at once: CI saw a freeze of 0.9 ms, the soak one of
+        # 22 us).  Every attempt must end without a fault; one must be slow to freeze.
+        waits: list[float] = []
+        for _ in range(5):
+            proc.freeze(False)  # its turn: thawed; it waits in read() for a request
+            assert wait_for(lambda: not proc.cgroup.frozen_now(), scaled(5.0))  # type: ignore[union-attr]
+            # Thawed is the cgroup's state at once, but each task must run to leave
+            # the freezer's trap (refreezing one still in it is instant): wait until
+            # every task is asleep elsewhere (back in its read()).
+            assert wait_for(lambda: all(_asleep_outside_the_freezer(tid)
+                                        for tid in _tasks(proc.tree())), scaled(10.0))
+            for pid in proc.tree():
+                for tid in os.listdir(f"/proc/{pid}/task"):
+                    os.sched_setaffinity(int(tid), {bot_cpu})
+            spinner = subprocess.Popen([sys.executable, "-c", RT_SPINNER, str(bot_cpu), "1.0"],
+                                       stdout=subprocess.PIPE, text=True)
+            assert spinner.stdout is not None and spinner.stdout.readline() == "go\n"
+            used = proc.cgroup.cpu_ns()  # type: ignore[union-attr]
+            fault = p._hold()  # its turn is over: frozen, as after each of its decisions
+            assert fault is None, fault.detail
+            assert proc.cgroup.frozen_now()  # type: ignore[union-attr]
+            assert not p.dead
+            after = proc.cgroup.cpu_ns()  # type: ignore[union-attr]
+            assert used is not None and after is not None and after - used < FREEZE_LIMIT * 1e9
+            waits.append(p.freeze_wait)
+            spinner.kill()
+            spinner.wait()
+            spinner = None
+            if p.freeze_wait > FREEZE_LIMIT:
+                break
+        # The scenario held: a freeze took longer than the CPU limit, in wall time.
+        assert max(waits) > FREEZE_LIMIT, waits
     finally:
         if spinner is not None:
             spinner.kill()
